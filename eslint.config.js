@@ -1,0 +1,2 @@
+import { configPkg } from '@adonisjs/eslint-config'
+export default configPkg({ ignores: ['build/**', 'tests/tmp/**'] })

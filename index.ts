@@ -1,0 +1,34 @@
+/**
+ * adonis-agent-stream: durable, resumable agent streams for AdonisJS 7.
+ *
+ * The public face: the frame vocabulary and the sink SPI (sink-spi.md), the Lucid sink, cursors,
+ * the table definitions and the typed errors.
+ */
+export type {
+  AgentStreamErrorCode,
+  AgentStreamEvent,
+  DeliveredFrame,
+  ElicitationOption,
+  ElicitationQuestion,
+  ElicitationRequest,
+  StreamFrame,
+  ToolConfirmation,
+} from './src/sink/frames.js'
+export { AGENT_STREAM_ERROR_CODES, FRAME_KINDS } from './src/sink/frames.js'
+export type { SinkWriter, TokenStreamSink } from './src/sink/spi.js'
+export { childSinkWriter } from './src/sink/spi.js'
+export { LucidTokenStreamSink } from './src/sink/lucid_sink.js'
+export type { LucidSinkOptions, SubscribeOptions } from './src/sink/lucid_sink.js'
+export { LucidSinkWriter } from './src/sink/writer.js'
+export { RUN_FAILED_MESSAGE } from './src/sink/subscriber.js'
+export { formatCursor, parseCursor, compareCursors } from './src/sink/cursor.js'
+export type { Cursor } from './src/sink/cursor.js'
+export { DEFAULT_MAX_FRAME_BYTES, validateFrame } from './src/sink/validate.js'
+export { createTables, dropTables, tableNames, DEFAULT_TABLES } from './src/store/schema.js'
+export type { TableNames } from './src/store/schema.js'
+export {
+  InvalidCursorError,
+  InvalidFrameError,
+  InvalidRunIdError,
+  StreamClosedError,
+} from './src/errors.js'

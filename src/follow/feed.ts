@@ -1,0 +1,196 @@
+import { compareCursors, type Cursor } from '../sink/cursor.js'
+import type { StreamFrame } from '../sink/frames.js'
+import type { RowKind, StoredRow } from '../store/stream_store.js'
+
+/**
+ * One piece of a stream as readers receive it: a stored row, the part of a text row that grew,
+ * or a live-only partial component (which has no position of its own: `to` is where it was
+ * published).
+ */
+export interface Delivery {
+  kind: RowKind | 'partial'
+  /** The position right after this piece: the cursor a reader holds once it has it. */
+  to: Cursor
+  /** For text: the row's offset this piece starts at. */
+  from?: number
+  /** For text: the characters from `from` to `to.offset`. */
+  text?: string
+  /** For every other kind: the frame. */
+  frame?: StreamFrame
+  componentId?: string | null
+  /** A later component with the same id replaced this one: skipped, but the cursor moves on. */
+  superseded?: boolean
+  /** For a partial: its number in the feed, so a reader takes each partial once. */
+  n?: number
+}
+
+/** Convert a stored row into the delivery a reader at `cursor` receives (text sliced after it). */
+export function rowToDelivery(row: StoredRow, cursor?: Cursor): Delivery | null {
+  if (row.kind === 'text') {
+    let from = 0
+    if (cursor && cursor.seq === row.seq) {
+      if (cursor.offset === undefined || cursor.offset >= row.body.length) return null
+      from = cursor.offset
+    }
+    return {
+      kind: 'text',
+      from,
+      text: row.body.slice(from),
+      to: { seq: row.seq, offset: row.body.length },
+    }
+  }
+  if (cursor && cursor.seq >= row.seq) return null
+  return {
+    kind: row.kind,
+    to: { seq: row.seq },
+    frame: row.kind === 'end' ? undefined : (JSON.parse(row.body) as StreamFrame),
+    componentId: row.componentId,
+    superseded: row.superseded,
+  }
+}
+
+/** The frame a delivery yields; `null` for an end marker or a superseded component. */
+export function deliveryFrame(delivery: Delivery): StreamFrame | null {
+  if (delivery.superseded || delivery.kind === 'end') return null
+  if (delivery.kind === 'text') return { t: 'text', v: delivery.text! }
+  return delivery.frame!
+}
+
+/**
+ * What ONE replica knows of one followed stream: its head and a bounded window of the most recent
+ * deliveries, shared by every reader of the stream on this replica. Readers that keep up are
+ * served from the window (no database read); a reader behind it reads its own pages from the
+ * store and so slows only itself.
+ */
+export class Feed {
+  /** Readers on this replica. */
+  refs = 0
+  /** Position right after the last row this replica has read. */
+  head: Cursor = { seq: 0 }
+  /** Seq of the end marker when it is the last row known, else `null`. */
+  endedAt: number | null = null
+  /** The stream's row was deleted (purge or close). */
+  gone = false
+  /** The stream did not exist when the first reader came. */
+  missing = false
+  rev = -1
+  /** Set once the head has been read from the store. */
+  ready: Promise<void> | null = null
+
+  #window: Delivery[] = []
+  /** Position right before the first delivery of the window. */
+  #windowStart: Cursor = { seq: 0 }
+  #waiters: (() => void)[] = []
+  #partials = 0
+
+  constructor(
+    readonly runId: string,
+    readonly capacity: number
+  ) {}
+
+  /** Start the window at the stream's current last row. */
+  reset(last: StoredRow | null) {
+    this.head = last
+      ? last.kind === 'text'
+        ? { seq: last.seq, offset: last.body.length }
+        : { seq: last.seq }
+      : { seq: 0 }
+    this.endedAt = last?.kind === 'end' ? last.seq : null
+    this.#window = []
+    this.#windowStart = this.head
+  }
+
+  /**
+   * Apply rows read from the store (or handed over by a local writer) that continue the head.
+   * Rows at or before the head are ignored, except the head's own text row, which may have grown.
+   */
+  apply(rows: StoredRow[]) {
+    let changed = false
+    for (const row of rows) {
+      if (row.seq < this.head.seq) continue
+      if (row.seq === this.head.seq && row.kind !== 'text') continue
+      const delivery = rowToDelivery(row, this.head)
+      if (!delivery) continue
+      this.#push(delivery)
+      changed = true
+    }
+    if (changed) this.#wake()
+  }
+
+  /** A text row that grew in place (handed over by a local writer right after its commit). */
+  grow(seq: number, body: string) {
+    this.apply([{ seq, kind: 'text', body, componentId: null, superseded: false }])
+  }
+
+  /** A live-only partial component, placed at the current head. */
+  partial(frame: StreamFrame) {
+    this.#push({ kind: 'partial', to: this.head, frame, n: ++this.#partials })
+    this.#wake()
+  }
+
+  /** The stream's row is gone: readers end. */
+  markGone() {
+    this.gone = true
+    this.#wake()
+  }
+
+  /** Number of the last partial published so far (a new reader skips those). */
+  get partials() {
+    return this.#partials
+  }
+
+  /**
+   * Deliveries after `cursor` from the window, at most `limit`; `null` when the cursor is before
+   * the window (the reader must read the store). Partials numbered above `seenPartial` that were
+   * published at or after the cursor are included in order.
+   */
+  after(cursor: Cursor, limit: number, seenPartial: number): Delivery[] | null {
+    if (compareCursors(cursor, this.#windowStart) < 0) return null
+    const out: Delivery[] = []
+    for (const delivery of this.#window) {
+      if (out.length >= limit) break
+      if (delivery.kind === 'partial') {
+        if (delivery.n! > seenPartial && compareCursors(delivery.to, cursor) >= 0) out.push(delivery)
+        continue
+      }
+      if (compareCursors(delivery.to, cursor) <= 0) continue
+      if (delivery.kind === 'text' && cursor.seq === delivery.to.seq && cursor.offset !== undefined) {
+        const skip = cursor.offset - (delivery.from ?? 0)
+        if (skip > 0) {
+          out.push({ ...delivery, from: cursor.offset, text: delivery.text!.slice(skip) })
+          continue
+        }
+      }
+      out.push(delivery)
+    }
+    return out
+  }
+
+  /** Resolves on the next change to this stream (new rows, a partial, gone). */
+  changed(): Promise<void> {
+    return new Promise((resolve) => this.#waiters.push(resolve))
+  }
+
+  #push(delivery: Delivery) {
+    if (delivery.kind !== 'partial') {
+      this.head = delivery.to
+      this.endedAt = delivery.kind === 'end' ? delivery.to.seq : null
+      if (delivery.componentId && !delivery.superseded) {
+        for (const earlier of this.#window) {
+          if (earlier.componentId === delivery.componentId) earlier.superseded = true
+        }
+      }
+    }
+    this.#window.push(delivery)
+    while (this.#window.length > this.capacity) {
+      const dropped = this.#window.shift()!
+      if (dropped.kind !== 'partial') this.#windowStart = dropped.to
+    }
+  }
+
+  #wake() {
+    const waiters = this.#waiters
+    this.#waiters = []
+    for (const resolve of waiters) resolve()
+  }
+}

@@ -1,0 +1,209 @@
+import type { StreamFrame } from '../sink/frames.js'
+import type { CommitResult, StreamStore } from '../store/stream_store.js'
+import { Feed } from './feed.js'
+import type { Notifier } from './notifier.js'
+
+export interface TailOptions {
+  /** Safety-net poll of every followed stream's head, in milliseconds. */
+  pollIntervalMs: number
+  /** Deliveries kept per followed stream for readers that keep up. */
+  windowSize: number
+  /** Rows per store read. */
+  pageSize: number
+  /** Called for each followed stream whose writer's lease lapsed: fail it (exactly once). */
+  onLapsed: (runId: string) => Promise<void>
+}
+
+/**
+ * The ONE tail reader of a replica. It follows every stream that has a reader on this replica,
+ * and reads the store once per change of a stream however many readers it has, so database reads
+ * do not grow with readers (DESIGN.md section 3, `follow`).
+ *
+ * Wake-ups: a local writer hands its committed rows over right after the commit (no read at
+ * all); a {@link Notifier} wakes it for commits on other replicas (PostgreSQL LISTEN/NOTIFY); a
+ * poll of the heads of all followed streams in one query is the fallback and the safety net, and
+ * also finds writers whose lease lapsed. No timer runs while nothing is followed.
+ */
+export class Tail {
+  #feeds = new Map<string, Feed>()
+  #refreshing = new Map<string, Promise<void>>()
+  #dirty = new Set<string>()
+  #timer: NodeJS.Timeout | null = null
+  #polling: Promise<void> | null = null
+  #notifierStarted = false
+  #closed = false
+
+  constructor(
+    readonly store: StreamStore,
+    readonly notifier: Notifier | null,
+    readonly options: TailOptions
+  ) {}
+
+  /** Start following a stream (or join its feed). Pair every call with {@link unfollow}. */
+  async follow(runId: string): Promise<Feed> {
+    let feed = this.#feeds.get(runId)
+    if (!feed) {
+      feed = new Feed(runId, this.options.windowSize)
+      this.#feeds.set(runId, feed)
+      const created = feed
+      created.ready = (async () => {
+        const heads = await this.store.heads([runId])
+        const head = heads.get(runId)
+        if (!head) {
+          created.missing = true
+          created.gone = true
+          return
+        }
+        created.rev = head.rev
+        created.reset(await this.store.lastRow(runId))
+      })()
+      this.#ensureRunning()
+    }
+    feed.refs++
+    try {
+      await feed.ready
+    } catch (error) {
+      this.unfollow(runId)
+      throw error
+    }
+    return feed
+  }
+
+  unfollow(runId: string) {
+    const feed = this.#feeds.get(runId)
+    if (!feed) return
+    if (--feed.refs <= 0) this.#feeds.delete(runId)
+    if (this.#feeds.size === 0) this.#stopTimer()
+  }
+
+  /** How many streams this replica follows. */
+  get followed() {
+    return this.#feeds.size
+  }
+
+  /**
+   * A local writer committed: hand the rows straight to the feed when they continue its head;
+   * otherwise (another replica wrote in between) read the store.
+   */
+  committed(runId: string, result: CommitResult) {
+    const feed = this.#feeds.get(runId)
+    if (!feed || !feed.ready || feed.missing) return
+    const head = feed.head
+    // Applying is idempotent (rows at or before the head are ignored), so a read racing with
+    // this hand-over cannot duplicate anything.
+    const continues = result.grown
+      ? head.seq === result.grown.seq && head.offset === result.grown.from
+      : head.seq === result.before
+    if (continues) {
+      if (result.grown) feed.grow(result.grown.seq, result.grown.body)
+      feed.apply(result.rows)
+      if (feed.rev === result.rev - 1) feed.rev = result.rev
+    } else {
+      this.wake(runId)
+    }
+  }
+
+  /** A live-only partial component from a local writer. */
+  partial(runId: string, frame: StreamFrame) {
+    this.#feeds.get(runId)?.partial(frame)
+  }
+
+  /** Something changed in a stream (a notification): read it if followed here. */
+  wake(runId: string) {
+    if (!this.#feeds.has(runId)) return
+    void this.refresh(runId).catch(() => {})
+  }
+
+  /** Read a followed stream's new rows into its feed. One read at a time per stream. */
+  async refresh(runId: string): Promise<void> {
+    const running = this.#refreshing.get(runId)
+    if (running) {
+      this.#dirty.add(runId)
+      return running
+    }
+    const work = (async () => {
+      try {
+        do {
+          this.#dirty.delete(runId)
+          const feed = this.#feeds.get(runId)
+          if (!feed || feed.missing) return
+          await feed.ready
+          let rows
+          do {
+            rows = await this.store.rows(runId, feed.head.seq, this.options.pageSize)
+            feed.apply(rows)
+          } while (rows.length >= this.options.pageSize && this.#feeds.has(runId))
+        } while (this.#dirty.has(runId))
+      } finally {
+        this.#refreshing.delete(runId)
+      }
+    })()
+    this.#refreshing.set(runId, work)
+    return work
+  }
+
+  /** Poll the heads of every followed stream in one query; read those that changed. */
+  async poll(): Promise<void> {
+    if (this.#polling) return this.#polling
+    this.#polling = (async () => {
+      try {
+        const runIds = [...this.#feeds.keys()].filter((id) => !this.#feeds.get(id)!.missing)
+        if (runIds.length === 0) return
+        const heads = await this.store.heads(runIds)
+        const reads: Promise<void>[] = []
+        for (const runId of runIds) {
+          const feed = this.#feeds.get(runId)
+          if (!feed) continue
+          const head = heads.get(runId)
+          if (!head) {
+            feed.markGone()
+            continue
+          }
+          if (head.rev !== feed.rev) {
+            feed.rev = head.rev
+            reads.push(this.refresh(runId))
+          }
+        }
+        await Promise.all(reads)
+        for (const runId of this.store.lapsed(heads)) {
+          await this.options.onLapsed(runId).catch(() => {})
+        }
+      } finally {
+        this.#polling = null
+      }
+    })()
+    return this.#polling
+  }
+
+  /** Stop timers and the notifier. Followed feeds end as gone. */
+  async close() {
+    this.#closed = true
+    this.#stopTimer()
+    for (const feed of this.#feeds.values()) feed.markGone()
+    this.#feeds.clear()
+    if (this.#notifierStarted) await this.notifier?.stop()
+  }
+
+  #ensureRunning() {
+    if (this.#closed) return
+    if (!this.#notifierStarted && this.notifier) {
+      this.#notifierStarted = true
+      this.notifier.start({
+        wake: (runId) => this.wake(runId),
+        // A reconnected listener may have missed notifications.
+        resync: () => void this.poll().catch(() => {}),
+      })
+    }
+    if (!this.#timer) {
+      this.#timer = setInterval(() => {
+        void this.poll().catch(() => {})
+      }, this.options.pollIntervalMs)
+      this.#timer.unref()
+    }
+  }
+
+  #stopTimer() {
+    if (this.#timer) clearInterval(this.#timer)
+    this.#timer = null
+  }
+}

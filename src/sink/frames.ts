@@ -1,0 +1,174 @@
+/**
+ * The frame vocabulary of the token-stream sink SPI (`shared/reference/sink-spi.md`), field for
+ * field, so an app written against that SPI plugs this package's sink in unchanged.
+ *
+ * A frame is one unit an agent writes into a run's stream. Readers must tolerate event kinds they
+ * do not know: fields are only ever added, and new ones are optional.
+ */
+
+/** Why a run failed, as streamed in an `error` frame. */
+export type AgentStreamErrorCode =
+  | 'quota_exceeded'
+  | 'output_rejected'
+  | 'structured_output_invalid'
+  | 'replay_diverged'
+  | 'model_no_output'
+  | 'run_failed'
+
+/** The stable list of {@link AgentStreamErrorCode} values. */
+export const AGENT_STREAM_ERROR_CODES: readonly AgentStreamErrorCode[] = [
+  'quota_exceeded',
+  'output_rejected',
+  'structured_output_invalid',
+  'replay_diverged',
+  'model_no_output',
+  'run_failed',
+]
+
+/** One choice of an elicitation question. */
+export interface ElicitationOption {
+  value: string
+  label: string
+  hotkey?: string
+}
+
+/** One question of a question set; answers come back under its `id`. */
+export interface ElicitationQuestion {
+  id: string
+  prompt: string
+  options: ElicitationOption[]
+  multiple?: boolean
+  /** Pre-picked values, taken when a reply leaves the question out. */
+  defaults?: string[]
+  allowFreeText?: boolean
+}
+
+/** A question set a run parks on. `id` is the tool-call id it is persisted under. */
+export interface ElicitationRequest {
+  id: string
+  source: 'intake' | 'ask'
+  preamble?: string
+  questions: ElicitationQuestion[]
+}
+
+/** Display copy for the person deciding an approval. */
+export interface ToolConfirmation {
+  title?: string
+  description?: string
+  [key: string]: unknown
+}
+
+/** The `event` frame's payload, discriminated on `kind` (sink-spi.md, `AgentStreamEvent`). */
+export type AgentStreamEvent =
+  | { kind: 'step-start' }
+  | {
+      kind: 'step-finish'
+      usage?: Record<string, unknown>
+      /** `null` = unpriced, never a made-up 0. */
+      costUsd?: number | null
+      reasoningMs?: number
+      model?: string
+    }
+  | { kind: 'text'; text: string }
+  | { kind: 'reasoning'; text: string }
+  | {
+      kind: 'tool-input-start'
+      id: string
+      name: string
+      toolKind: 'read' | 'action'
+      parentId?: string
+    }
+  | { kind: 'tool-input-delta'; id: string; delta: string }
+  | {
+      kind: 'tool-input-available'
+      id: string
+      name: string
+      input: unknown
+      toolKind: 'read' | 'action'
+      parentId?: string
+    }
+  | { kind: 'tool-output'; id: string; output: unknown }
+  | { kind: 'tool-output-error'; id: string; error: unknown }
+  | { kind: 'tool-output-denied'; id: string; reason?: string }
+  | { kind: 'elicitation'; id: string; request: ElicitationRequest }
+  | {
+      kind: 'approval-requested'
+      id: string
+      approver: string
+      confirmation?: ToolConfirmation
+      expiresAt?: string
+      reason?: string
+    }
+  | {
+      kind: 'approval-settled'
+      id: string
+      status: 'approved' | 'rejected' | 'expired'
+      approver?: string
+      decidedBy?: string
+      decidedVia?: string
+      remember?: boolean
+      reason?: string
+    }
+  | {
+      kind: 'ui'
+      id: string
+      component: string
+      props: unknown
+      version?: number
+      fallbackText?: string
+      componentVersions?: Record<string, number>
+      toolCallId?: string
+    }
+  | { kind: 'title'; title: string }
+  | { kind: 'cancelled' }
+  | { kind: 'queue'; queue: unknown; started?: { messageId: string; runId: string } }
+
+/** One frame of a run's stream, discriminated on `t` (sink-spi.md, `StreamFrame`). */
+export type StreamFrame =
+  | { t: 'text'; v: string }
+  | {
+      t: 'component'
+      name: string
+      data: unknown
+      /** Stamped as `<toolCallId>:ui:<n>`; a later frame with the same id replaces this one. */
+      id?: string
+      toolCallId?: string
+      version?: number
+      fallbackText?: string
+      componentVersions?: Record<string, number>
+      /** A preview of a call's streaming input: delivered live, never persisted. */
+      partial?: true
+    }
+  | { t: 'event'; event: AgentStreamEvent }
+  | { t: 'error'; code: AgentStreamErrorCode; message: string }
+  | {
+      t: 'elicitation'
+      /** The PARKED run (a sub-agent's own id when a child asked), not necessarily the stream's. */
+      runId: string
+      id: string
+      request: ElicitationRequest
+    }
+  | {
+      t: 'approval'
+      target?: { kind: 'proposal'; proposalId: string }
+      /** The PARKED run (a sub-agent's own id when a child asked), not necessarily the stream's. */
+      runId: string
+      id: string
+      toolName: string
+      input: unknown
+      confirmation?: ToolConfirmation
+      /** Who may decide: `'requester'` (the default) or a role. */
+      approver?: string
+      /** ISO-8601 instant the request lapses; absent = never. */
+      expiresAt?: string
+    }
+
+/** The `t` of every frame kind, in the SPI's order. */
+export const FRAME_KINDS = ['text', 'component', 'event', 'error', 'elicitation', 'approval'] as const
+
+/**
+ * A frame as a subscriber receives it: the frame itself plus `cursor`, the position right after
+ * it. Subscribing again with `{ after: cursor }` yields exactly what followed (no gap, no
+ * duplicate). This is what the SSE `id:` carries.
+ */
+export type DeliveredFrame = StreamFrame & { readonly cursor: string }

@@ -1,0 +1,62 @@
+import type { Tail } from '../follow/tail.js'
+import { deliveryFrame, rowToDelivery, type Delivery } from '../follow/feed.js'
+import type { StreamStore } from '../store/stream_store.js'
+import { compareCursors, formatCursor, type Cursor } from './cursor.js'
+import type { DeliveredFrame } from './frames.js'
+
+/** The fixed sentence readers get when a stream disappears or its writer died. */
+export const RUN_FAILED_MESSAGE = 'The run stopped unexpectedly.'
+
+/**
+ * Replay a stream from `cursor`, then follow it live until its end marker.
+ *
+ * Pull-based: a frame is read only when the consumer asks for the next one, so a slow reader
+ * holds at most one page and slows only itself. Readers that keep up are served from the
+ * replica's shared feed; a reader behind it reads the store in pages of `pageSize` rows.
+ */
+export async function* follow(
+  runId: string,
+  start: Cursor,
+  tail: Tail,
+  store: StreamStore,
+  pageSize: number
+): AsyncGenerator<DeliveredFrame> {
+  const feed = await tail.follow(runId)
+  try {
+    if (feed.missing) return
+    let cursor = start
+    // Partials published before this reader came are previews it has no use for.
+    let seenPartial = feed.partials
+    while (true) {
+      let batch: Delivery[] | null = feed.after(cursor, pageSize, seenPartial)
+      if (batch === null) {
+        batch = []
+        const rows = await store.rows(runId, cursor.seq, pageSize)
+        for (const row of rows) {
+          const delivery = rowToDelivery(row, cursor)
+          if (delivery) batch.push(delivery)
+        }
+        // Ahead of this replica's tail: have it catch up, so the end is noticed promptly.
+        const last = batch.at(-1)
+        if (last && compareCursors(last.to, feed.head) > 0) tail.wake(runId)
+      }
+      if (batch.length > 0) {
+        for (const delivery of batch) {
+          if (delivery.kind === 'partial') seenPartial = delivery.n!
+          else cursor = delivery.to
+          const frame = deliveryFrame(delivery)
+          if (frame) yield { ...frame, cursor: formatCursor(cursor) }
+        }
+        continue
+      }
+      if (feed.endedAt !== null && cursor.seq >= feed.endedAt) return
+      if (feed.gone) {
+        yield { t: 'error', code: 'run_failed', message: RUN_FAILED_MESSAGE, cursor: formatCursor(cursor) }
+        return
+      }
+      await feed.changed()
+    }
+  } finally {
+    tail.unfollow(runId)
+  }
+}

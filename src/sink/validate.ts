@@ -1,0 +1,207 @@
+import vine, { errors } from '@vinejs/vine'
+import type { FieldContext } from '@vinejs/vine/types'
+import { InvalidFrameError } from '../errors.js'
+import { AGENT_STREAM_ERROR_CODES, type StreamFrame } from './frames.js'
+
+/**
+ * Text that every SQL dialect stores and returns unchanged, so cursor offsets (UTF-16 code units)
+ * mean the same after a round trip: well-formed Unicode (no lone surrogate, which PostgreSQL and
+ * MySQL would replace) and no NUL (PostgreSQL `text` refuses it).
+ */
+const storableText = vine.createRule((value: unknown, _: undefined, field: FieldContext) => {
+  if (typeof value !== 'string') return
+  if (!value.isWellFormed() || value.includes('\u0000')) {
+    field.report('The {{ field }} field must be well-formed Unicode without NUL', 'storableText', field)
+  }
+})
+
+const text = () => vine.string().use(storableText())
+/** Ids are stored in indexed columns: keep them short and printable. */
+const id = () => vine.string().minLength(1).maxLength(191)
+const toolKind = () => vine.enum(['read', 'action'] as const)
+
+const elicitationRequest = vine.object({
+  id: id(),
+  source: vine.enum(['intake', 'ask'] as const),
+  preamble: text().optional(),
+  questions: vine.array(
+    vine
+      .object({
+        id: id(),
+        prompt: text(),
+        options: vine.array(
+          vine
+            .object({ value: text(), label: text(), hotkey: text().optional() })
+            .allowUnknownProperties()
+        ),
+        multiple: vine.boolean({ strict: true }).optional(),
+        defaults: vine.array(text()).optional(),
+        allowFreeText: vine.boolean({ strict: true }).optional(),
+      })
+      .allowUnknownProperties()
+  ),
+})
+
+/** Fields of each known event kind; unknown kinds pass with only `kind` checked (sink-spi.md). */
+const eventKinds = {
+  'step-start': {},
+  'step-finish': {
+    usage: vine.record(vine.any()).optional(),
+    costUsd: vine.number({ strict: true }).nullable().optional(),
+    reasoningMs: vine.number({ strict: true }).min(0).optional(),
+    model: text().optional(),
+  },
+  'text': { text: text() },
+  'reasoning': { text: text() },
+  'tool-input-start': { id: id(), name: text(), toolKind: toolKind(), parentId: id().optional() },
+  'tool-input-delta': { id: id(), delta: text() },
+  'tool-input-available': {
+    id: id(),
+    name: text(),
+    input: vine.any().optional(),
+    toolKind: toolKind(),
+    parentId: id().optional(),
+  },
+  'tool-output': { id: id(), output: vine.any().optional() },
+  'tool-output-error': { id: id(), error: vine.any().optional() },
+  'tool-output-denied': { id: id(), reason: text().optional() },
+  'elicitation': { id: id(), request: elicitationRequest },
+  'approval-requested': {
+    id: id(),
+    approver: text(),
+    confirmation: vine.record(vine.any()).optional(),
+    expiresAt: text().optional(),
+    reason: text().optional(),
+  },
+  'approval-settled': {
+    id: id(),
+    status: vine.enum(['approved', 'rejected', 'expired'] as const),
+    approver: text().optional(),
+    decidedBy: text().optional(),
+    decidedVia: text().optional(),
+    remember: vine.boolean({ strict: true }).optional(),
+    reason: text().optional(),
+  },
+  'ui': {
+    id: id(),
+    component: text(),
+    props: vine.any().optional(),
+    version: vine.number({ strict: true }).optional(),
+    fallbackText: text().optional(),
+    componentVersions: vine.record(vine.number({ strict: true })).optional(),
+    toolCallId: id().optional(),
+  },
+  'title': { title: text() },
+  'cancelled': {},
+  'queue': {
+    queue: vine.any().optional(),
+    started: vine.object({ messageId: id(), runId: id() }).optional(),
+  },
+} as const
+
+const isKind = (kind: string) => (value: unknown) =>
+  vine.helpers.isObject(value) && (value as { kind?: unknown }).kind === kind
+
+const event = vine.union([
+  ...Object.entries(eventKinds).map(([kind, fields]) =>
+    vine.union.if(
+      isKind(kind),
+      vine.object({ kind: vine.literal(kind), ...fields }).allowUnknownProperties()
+    )
+  ),
+  // A kind this version does not know: readers must tolerate it, so writers may write it.
+  vine.union.else(vine.object({ kind: id() }).allowUnknownProperties()),
+])
+
+const isFrame = (t: string) => (value: unknown) =>
+  vine.helpers.isObject(value) && (value as { t?: unknown }).t === t
+
+const frame = vine.union([
+  vine.union.if(isFrame('text'), vine.object({ t: vine.literal('text'), v: text() })),
+  vine.union.if(
+    isFrame('component'),
+    vine.object({
+      t: vine.literal('component'),
+      name: text().minLength(1),
+      data: vine.any().optional(),
+      id: id().optional(),
+      toolCallId: id().optional(),
+      version: vine.number({ strict: true }).optional(),
+      fallbackText: text().optional(),
+      componentVersions: vine.record(vine.number({ strict: true })).optional(),
+      partial: vine.literal(true).optional(),
+    })
+  ),
+  vine.union.if(isFrame('event'), vine.object({ t: vine.literal('event'), event })),
+  vine.union.if(
+    isFrame('error'),
+    vine.object({
+      t: vine.literal('error'),
+      code: vine.enum(AGENT_STREAM_ERROR_CODES),
+      message: text(),
+    })
+  ),
+  vine.union.if(
+    isFrame('elicitation'),
+    vine.object({
+      t: vine.literal('elicitation'),
+      runId: id(),
+      id: id(),
+      request: elicitationRequest,
+    })
+  ),
+  vine.union.if(
+    isFrame('approval'),
+    vine.object({
+      t: vine.literal('approval'),
+      target: vine
+        .object({ kind: vine.literal('proposal'), proposalId: id() })
+        .optional(),
+      runId: id(),
+      id: id(),
+      toolName: text().minLength(1),
+      input: vine.any().optional(),
+      confirmation: vine.record(vine.any()).optional(),
+      approver: text().optional(),
+      expiresAt: text().optional(),
+    })
+  ),
+  vine.union.else(vine.object({ t: vine.enum(['text', 'component', 'event', 'error', 'elicitation', 'approval'] as const) })),
+])
+
+const validator = vine.compile(vine.object({ frame }))
+
+/** Default cap on one frame's serialized size: 256 KiB. */
+export const DEFAULT_MAX_FRAME_BYTES = 256 * 1024
+
+/**
+ * Check a frame against the SPI and the size cap, and return the frame as it will be stored
+ * (unknown top-level fields dropped; unknown event fields kept, since kinds only ever grow).
+ *
+ * @param maxBytes cap on `JSON.stringify(frame)` in UTF-8 bytes
+ * @throws InvalidFrameError naming each broken rule (never the value)
+ */
+export async function validateFrame(input: unknown, maxBytes: number): Promise<StreamFrame> {
+  let serialized: string | undefined
+  try {
+    serialized = JSON.stringify(input)
+  } catch {
+    throw new InvalidFrameError([{ field: '', rule: 'json' }])
+  }
+  if (serialized === undefined) throw new InvalidFrameError([{ field: '', rule: 'object' }])
+  if (Buffer.byteLength(serialized, 'utf8') > maxBytes) {
+    throw new InvalidFrameError([{ field: '', rule: 'maxBytes' }])
+  }
+  try {
+    const output = await validator.validate({ frame: input })
+    return output.frame as StreamFrame
+  } catch (error) {
+    if (error instanceof errors.E_VALIDATION_ERROR) {
+      const messages = error.messages as { field: string; rule: string }[]
+      throw new InvalidFrameError(
+        messages.map((m) => ({ field: m.field.replace(/^frame\.?/, ''), rule: m.rule }))
+      )
+    }
+    throw error
+  }
+}

@@ -1,0 +1,197 @@
+import { StreamClosedError } from '../errors.js'
+import type { CommitPlan, CommitResult, NewRow, StreamStore } from '../store/stream_store.js'
+import type { Tail } from '../follow/tail.js'
+import type { StreamFrame } from './frames.js'
+import type { SinkWriter } from './spi.js'
+import { validateFrame } from './validate.js'
+
+export interface WriterOptions {
+  /** Longest time text is held back before it is written, in milliseconds. */
+  coalesceWindowMs: number
+  /** A text row stops growing past this many UTF-16 code units; more text starts a new row. */
+  maxTextRowChars: number
+  /** Cap on one frame's serialized size, in bytes. */
+  maxFrameBytes: number
+  /** The writer's lease, in milliseconds: renewed while it is open, lapses if the process dies. */
+  leaseMs: number
+}
+
+/**
+ * The writer of one run's stream, over Lucid (see `LucidTokenStreamSink.open`).
+ *
+ * Text coalescing: the first text after another frame (or after a quiet period as long as the
+ * window) is written at once, in a new row: time to first token is what a person feels. Text that
+ * follows within the window is held at most `coalesceWindowMs`, then appended to that same row,
+ * so a message of any length stays one row. Any other frame, `flush()` and `end()` write held
+ * text first, in the same transaction.
+ *
+ * Every write is ordered after the previous one. A frame that fails validation is refused
+ * (`InvalidFrameError`) and nothing is stored. A commit that failed in the background (the held
+ * text's timer) rejects the next `write`, `flush` or `end`.
+ */
+export class LucidSinkWriter implements SinkWriter {
+  #queue: Promise<unknown> = Promise.resolve()
+  #held = ''
+  #timer: NodeJS.Timeout | null = null
+  /** The text row this writer grows: its seq and whole body. */
+  #row: { seq: number; body: string } | null = null
+  #lastTextAt = Number.NEGATIVE_INFINITY
+  #failure: unknown = null
+  #ended = false
+  #lease: NodeJS.Timeout | null = null
+
+  constructor(
+    readonly runId: string,
+    readonly store: StreamStore,
+    readonly tail: Tail,
+    readonly options: WriterOptions
+  ) {
+    this.#lease = setInterval(() => void this.#renew(), Math.max(50, options.leaseMs / 3))
+    this.#lease.unref()
+  }
+
+  /** Whether `end()` was called (or the stream was found closed). */
+  get ended() {
+    return this.#ended
+  }
+
+  /**
+   * Write a frame. Resolves once the frame is committed, or, for text held back to coalesce,
+   * once it is accepted.
+   *
+   * @throws InvalidFrameError when the frame breaks the SPI (nothing stored)
+   * @throws StreamClosedError after `end()`, or when the stream was ended elsewhere or purged
+   */
+  async write(frame: StreamFrame): Promise<void> {
+    this.#assertWritable()
+    // Validation runs in the queue too: frames of different kinds take different numbers of
+    // ticks to validate, and writes must keep the order they were made in.
+    return this.#enqueue(async () =>
+      this.#apply(await validateFrame(frame, this.options.maxFrameBytes))
+    )
+  }
+
+  /** Write out held text without ending the stream. */
+  async flush(): Promise<void> {
+    this.#assertWritable()
+    return this.#enqueue(() => this.#commit({ rows: [] }))
+  }
+
+  /** Write held text and the end marker; the stream is finished for its readers. */
+  async end(): Promise<void> {
+    if (this.#ended) return
+    this.#ended = true
+    this.#stopLease()
+    await this.#enqueue(() => this.#commit({ rows: [{ kind: 'end', body: '' }], endStatus: 'ended' }))
+  }
+
+  /** Stop the lease without writing (the sink is shutting down or the stream was dropped). */
+  release() {
+    this.#ended = true
+    this.#stopLease()
+    if (this.#timer) clearTimeout(this.#timer)
+    this.#timer = null
+  }
+
+  #assertWritable() {
+    if (this.#failure) {
+      const failure = this.#failure
+      this.#failure = null
+      throw failure
+    }
+    if (this.#ended) throw new StreamClosedError(this.runId)
+  }
+
+  #enqueue<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.#queue.then(work)
+    this.#queue = next.catch(() => {})
+    return next
+  }
+
+  async #apply(frame: StreamFrame) {
+    if (frame.t === 'text') {
+      if (frame.v.length === 0) return
+      const quiet = Date.now() - this.#lastTextAt >= this.options.coalesceWindowMs
+      const fits =
+        this.#row !== null &&
+        this.#row.body.length + this.#held.length + frame.v.length <= this.options.maxTextRowChars
+      this.#held += frame.v
+      if (this.#row === null || quiet || !fits) {
+        if (!fits && this.#row) this.#row = null
+        return this.#commit({ rows: [] })
+      }
+      if (!this.#timer) {
+        this.#timer = setTimeout(() => {
+          this.#timer = null
+          this.#enqueue(() => this.#commit({ rows: [] })).catch((error) => {
+            this.#failure = error
+          })
+        }, this.options.coalesceWindowMs)
+      }
+      return
+    }
+    if (frame.t === 'component' && frame.partial) {
+      await this.#commit({ rows: [] })
+      this.tail.partial(this.runId, frame)
+      return
+    }
+    const row: NewRow = {
+      kind: frame.t,
+      body: JSON.stringify(frame),
+      componentId: frame.t === 'component' ? (frame.id ?? null) : null,
+    }
+    await this.#commit({ rows: [row] })
+  }
+
+  /** Commit held text and `rows` in one transaction, then hand them to this replica's tail. */
+  async #commit(plan: Omit<CommitPlan, 'text' | 'leaseMs'>): Promise<void> {
+    if (this.#timer) clearTimeout(this.#timer)
+    this.#timer = null
+    const held = this.#held
+    if (held.length === 0 && plan.rows.length === 0) return
+    let result: CommitResult | null
+    try {
+      result = await this.store.commit(this.runId, {
+        ...plan,
+        leaseMs: plan.endStatus ? undefined : this.options.leaseMs,
+        text: held
+          ? { seq: this.#row?.seq ?? null, prefix: this.#row?.body ?? '', text: held }
+          : undefined,
+      })
+    } catch (error) {
+      if (error instanceof StreamClosedError) this.release()
+      throw error
+    }
+    if (!result) return
+    this.#held = ''
+    if (held) {
+      this.#lastTextAt = Date.now()
+      if (result.grown) {
+        this.#row = { seq: result.grown.seq, body: result.grown.body }
+      } else {
+        const inserted = result.rows.find((row) => row.kind === 'text')!
+        this.#row = { seq: inserted.seq, body: inserted.body }
+      }
+    }
+    // Any other frame closes the text row: the next text starts a new one.
+    if (plan.rows.length > 0) this.#row = null
+    this.tail.committed(this.runId, result)
+  }
+
+  async #renew() {
+    try {
+      const open = await this.store.renewLease(this.runId, this.options.leaseMs)
+      if (!open) {
+        this.#failure = new StreamClosedError(this.runId)
+        this.release()
+      }
+    } catch {
+      // A transient database error: the next renewal or write tries again.
+    }
+  }
+
+  #stopLease() {
+    if (this.#lease) clearInterval(this.#lease)
+    this.#lease = null
+  }
+}

@@ -1,0 +1,79 @@
+import type { Knex } from 'knex'
+
+/**
+ * The table names the package uses. Every one can be renamed in config; the defaults are what
+ * the published migration creates.
+ */
+export interface TableNames {
+  /** One row per stream: its sequence counter, status and writer lease. */
+  streams: string
+  /** One row per stored frame (consecutive text coalesced into one row). */
+  frames: string
+}
+
+export const DEFAULT_TABLES: TableNames = {
+  streams: 'agent_streams',
+  frames: 'agent_stream_frames',
+}
+
+/** Resolve partial table names against the defaults. */
+export function tableNames(overrides: Partial<TableNames> = {}): TableNames {
+  return { ...DEFAULT_TABLES, ...overrides }
+}
+
+/**
+ * THE table definitions: the package's tests, the migration stub users get
+ * (`stubs/make/migration/agent_stream_tables.stub`) and the benchmark all create the tables
+ * through this function, so there is one definition.
+ *
+ * Times are epoch milliseconds in `bigint` columns: identical on every dialect, compared in SQL
+ * without time-zone or precision surprises (MySQL `timestamp` drops milliseconds by default).
+ *
+ * @param schema a Knex schema builder (`this.schema` in a Lucid migration)
+ * @param dialect Lucid's dialect name (`this.db.dialect.name`): MySQL gets `utf8mb4_bin` so run
+ *   ids compare case-sensitively and text keeps every character, and `mediumtext` bodies
+ */
+export function createTables(
+  schema: Knex.SchemaBuilder,
+  dialect: string,
+  tables: TableNames = DEFAULT_TABLES
+) {
+  const mysql = dialect === 'mysql' || dialect === 'mysql2'
+  return schema
+    .createTable(tables.streams, (table) => {
+      if (mysql) table.charset('utf8mb4').collate('utf8mb4_bin')
+      table.string('run_id', 191).primary()
+      /** The last allocated seq: 1, 2, 3 ... gap-free, bumped under this row's lock. */
+      table.integer('last_seq').notNullable().defaultTo(0)
+      /** Bumped by every write, appends included: the tail reader's cheap "anything new?". */
+      table.bigInteger('rev').notNullable().defaultTo(0)
+      /** open | ended | failed */
+      table.string('status', 16).notNullable()
+      table.bigInteger('lease_expires_at').nullable()
+      table.bigInteger('created_at').notNullable()
+      table.bigInteger('updated_at').notNullable()
+      table.bigInteger('ended_at').nullable()
+      table.index(['status', 'lease_expires_at'])
+      table.index(['ended_at'])
+    })
+    .createTable(tables.frames, (table) => {
+      if (mysql) table.charset('utf8mb4').collate('utf8mb4_bin')
+      table.string('run_id', 191).notNullable()
+      table.integer('seq').notNullable()
+      /** text | component | event | error | elicitation | approval | end */
+      table.string('kind', 16).notNullable()
+      /** Raw text for a text row (it grows while the message does); JSON for any other frame. */
+      if (mysql) table.text('body', 'mediumtext').notNullable()
+      else table.text('body').notNullable()
+      /** A component's `id`: a later frame with the same id supersedes this one. */
+      table.string('component_id', 191).nullable()
+      table.boolean('superseded').notNullable().defaultTo(false)
+      table.bigInteger('created_at').notNullable()
+      table.primary(['run_id', 'seq'])
+    })
+}
+
+/** Drop what {@link createTables} created (the migration's `down`). */
+export function dropTables(schema: Knex.SchemaBuilder, tables: TableNames = DEFAULT_TABLES) {
+  return schema.dropTableIfExists(tables.frames).dropTableIfExists(tables.streams)
+}

@@ -1,0 +1,381 @@
+import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
+import { DateTime } from 'luxon'
+import { StreamClosedError } from '../errors.js'
+import type { TableNames } from './schema.js'
+
+/** What a frames row holds. `end` marks a segment's end (`SinkWriter.end()`); it is never yielded. */
+export type RowKind = 'text' | 'component' | 'event' | 'error' | 'elicitation' | 'approval' | 'end'
+
+export type StreamStatus = 'open' | 'ended' | 'failed'
+
+/** One stored row, as read back. */
+export interface StoredRow {
+  seq: number
+  kind: RowKind
+  /** Raw text for a `text` row; JSON for the others; `''` for `end`. */
+  body: string
+  componentId: string | null
+  superseded: boolean
+}
+
+/** A row to insert; the store allocates its seq. */
+export interface NewRow {
+  kind: RowKind
+  body: string
+  componentId?: string | null
+}
+
+/** The stream's head as its row says: enough to tell "anything new?" without reading frames. */
+export interface StreamHead {
+  lastSeq: number
+  rev: number
+  status: StreamStatus
+  /** Epoch milliseconds; `null` when no writer holds the stream. */
+  leaseExpiresAt: number | null
+}
+
+/**
+ * One write transaction's plan: text held back by a writer and the rows that follow it.
+ * `text.seq` is the writer's own text row, grown in place when it is still the stream's last
+ * row; otherwise the text goes into a new row.
+ */
+export interface CommitPlan {
+  text?: { seq: number | null; prefix: string; text: string }
+  rows: NewRow[]
+  /** Write the end marker's status: `ended` after `end()`, `failed` for a dead writer. */
+  endStatus?: 'ended' | 'failed'
+  /** Renew the writer's lease to now + this many milliseconds. */
+  leaseMs?: number
+  /** Only commit when the lease has lapsed (used to fail a dead writer's stream exactly once). */
+  onlyIfLeaseLapsed?: boolean
+}
+
+/** What a commit wrote, in seq order. */
+export interface CommitResult {
+  /** The stream's last seq before this commit. */
+  before: number
+  /** The stream's `rev` after this commit. */
+  rev: number
+  /** The text row that grew in place, with its length before and its whole body after. */
+  grown?: { seq: number; from: number; body: string }
+  /** Rows inserted, with their seqs. */
+  rows: StoredRow[]
+}
+
+const now = () => DateTime.now().toMillis()
+const int = (value: unknown) => Number(value)
+
+/**
+ * The SQL side of streams, through Lucid. Every write runs in one transaction that starts by
+ * updating the stream's row: that row lock serializes writers of one stream across processes, so
+ * seqs are allocated gap-free and commit in seq order (DESIGN.md invariant 3) with no retry loop.
+ */
+export class StreamStore {
+  readonly dialect: string
+
+  constructor(
+    readonly client: QueryClientContract,
+    readonly tables: TableNames,
+    /** PostgreSQL NOTIFY channel to wake other replicas on commit; `null` for none. */
+    readonly notifyChannel: string | null
+  ) {
+    this.dialect = client.dialect.name
+  }
+
+  get isPostgres() {
+    return this.dialect === 'postgres'
+  }
+
+  /**
+   * Create the stream, or reopen an ended or failed one (its sequence continues).
+   * Returns the last seq.
+   */
+  async open(runId: string, leaseMs: number): Promise<number> {
+    const at = now()
+    await this.client
+      .knexQuery()
+      .table(this.tables.streams)
+      .insert({
+        run_id: runId,
+        last_seq: 0,
+        rev: 0,
+        status: 'open',
+        lease_expires_at: at + leaseMs,
+        created_at: at,
+        updated_at: at,
+      })
+      .onConflict('run_id')
+      .ignore()
+    return this.#withTransaction(async (trx) => {
+      await trx
+        .from(this.tables.streams)
+        .where('run_id', runId)
+        .update({
+          status: 'open',
+          rev: trx.raw('rev + 1'),
+          lease_expires_at: at + leaseMs,
+          updated_at: at,
+          ended_at: null,
+        })
+      const row = await trx.from(this.tables.streams).where('run_id', runId).first()
+      await this.#notify(trx, runId)
+      return int(row.last_seq)
+    })
+  }
+
+  /**
+   * Commit a plan in one transaction: lock the stream row, allocate seqs, grow or insert the
+   * text, insert rows, supersede replaced components, renew the lease, notify.
+   *
+   * @throws StreamClosedError when the stream is not open (ended, failed or purged); nothing is
+   *   written then
+   */
+  async commit(runId: string, plan: CommitPlan): Promise<CommitResult | null> {
+    return this.#withTransaction(async (trx) => {
+      const at = now()
+      const lock = trx
+        .from(this.tables.streams)
+        .where('run_id', runId)
+        .where('status', 'open')
+      if (plan.onlyIfLeaseLapsed) lock.where('lease_expires_at', '<', at)
+      const touched = await lock.update({
+        rev: trx.raw('rev + 1'),
+        updated_at: at,
+        ...(plan.leaseMs ? { lease_expires_at: at + plan.leaseMs } : {}),
+      })
+      if (affected(touched) === 0) {
+        if (plan.onlyIfLeaseLapsed) return null
+        throw new StreamClosedError(runId)
+      }
+      const head = await trx.from(this.tables.streams).where('run_id', runId).first()
+      const before = int(head.last_seq)
+      let next = before
+      const result: CommitResult = { before, rev: int(head.rev), rows: [] }
+      const inserts: (NewRow & { seq: number })[] = []
+
+      if (plan.text && plan.text.text.length > 0) {
+        const { seq, prefix, text } = plan.text
+        if (seq !== null && seq === before) {
+          const body = prefix + text
+          await trx
+            .from(this.tables.frames)
+            .where('run_id', runId)
+            .where('seq', seq)
+            .update({ body })
+          result.grown = { seq, from: prefix.length, body }
+        } else {
+          inserts.push({ seq: ++next, kind: 'text', body: text })
+        }
+      }
+      for (const row of plan.rows) inserts.push({ ...row, seq: ++next })
+
+      if (inserts.length > 0) {
+        await trx.insertQuery().table(this.tables.frames).multiInsert(
+          inserts.map((row) => ({
+            run_id: runId,
+            seq: row.seq,
+            kind: row.kind,
+            body: row.body,
+            component_id: row.componentId ?? null,
+            superseded: false,
+            created_at: at,
+          }))
+        )
+        await this.#supersede(trx, runId, inserts)
+      }
+
+      const update: Record<string, unknown> = {}
+      if (next !== before) update.last_seq = next
+      if (plan.endStatus) {
+        update.status = plan.endStatus
+        update.ended_at = at
+        update.lease_expires_at = null
+      }
+      if (Object.keys(update).length > 0) {
+        await trx.from(this.tables.streams).where('run_id', runId).update(update)
+      }
+      await this.#notify(trx, runId)
+      result.rows = inserts.map((row) => ({
+        seq: row.seq,
+        kind: row.kind,
+        body: row.body,
+        componentId: row.componentId ?? null,
+        superseded: false,
+      }))
+      // A component superseded by a later one of this same commit.
+      const lastOf = new Map<string, number>()
+      for (const row of result.rows) if (row.componentId) lastOf.set(row.componentId, row.seq)
+      for (const row of result.rows) {
+        if (row.componentId && lastOf.get(row.componentId) !== row.seq) row.superseded = true
+      }
+      return result
+    })
+  }
+
+  /** Renew a writer's lease. Returns false when the stream is no longer open. */
+  async renewLease(runId: string, leaseMs: number): Promise<boolean> {
+    const at = now()
+    const touched = await this.client
+      .from(this.tables.streams)
+      .where('run_id', runId)
+      .where('status', 'open')
+      .update({ lease_expires_at: at + leaseMs, updated_at: at })
+    return affected(touched) > 0
+  }
+
+  /** The heads of many streams in one read; a stream that does not exist is absent. */
+  async heads(runIds: string[]): Promise<Map<string, StreamHead>> {
+    const heads = new Map<string, StreamHead>()
+    for (let i = 0; i < runIds.length; i += 500) {
+      const rows = await this.client
+        .from(this.tables.streams)
+        .select('run_id', 'last_seq', 'rev', 'status', 'lease_expires_at')
+        .whereIn('run_id', runIds.slice(i, i + 500))
+      for (const row of rows) {
+        heads.set(row.run_id, {
+          lastSeq: int(row.last_seq),
+          rev: int(row.rev),
+          status: row.status,
+          leaseExpiresAt: row.lease_expires_at === null ? null : int(row.lease_expires_at),
+        })
+      }
+    }
+    return heads
+  }
+
+  /** Rows with `seq >= fromSeq`, in seq order, at most `limit`. */
+  async rows(runId: string, fromSeq: number, limit: number): Promise<StoredRow[]> {
+    const rows = await this.client
+      .from(this.tables.frames)
+      .select('seq', 'kind', 'body', 'component_id', 'superseded')
+      .where('run_id', runId)
+      .where('seq', '>=', fromSeq)
+      .orderBy('seq', 'asc')
+      .limit(limit)
+    return rows.map(toStoredRow)
+  }
+
+  /** The stream's last row (for a follower's starting point), or `null` when it has none. */
+  async lastRow(runId: string): Promise<StoredRow | null> {
+    const row = await this.client
+      .from(this.tables.frames)
+      .select('seq', 'kind', 'body', 'component_id', 'superseded')
+      .where('run_id', runId)
+      .orderBy('seq', 'desc')
+      .first()
+    return row ? toStoredRow(row) : null
+  }
+
+  async exists(runId: string): Promise<boolean> {
+    const row = await this.client
+      .from(this.tables.streams)
+      .select('run_id')
+      .where('run_id', runId)
+      .first()
+    return Boolean(row)
+  }
+
+  /** Streams that are open with a lapsed lease, among `runIds`. */
+  lapsed(heads: Map<string, StreamHead>, at = now()): string[] {
+    const runIds: string[] = []
+    for (const [runId, head] of heads) {
+      if (head.status === 'open' && head.leaseExpiresAt !== null && head.leaseExpiresAt < at) {
+        runIds.push(runId)
+      }
+    }
+    return runIds
+  }
+
+  /** Delete one stream and its frames. Returns whether it existed. */
+  async remove(runId: string): Promise<boolean> {
+    return this.#withTransaction(async (trx) => {
+      await trx.from(this.tables.frames).where('run_id', runId).delete()
+      const deleted = await trx.from(this.tables.streams).where('run_id', runId).delete()
+      await this.#notify(trx, runId)
+      return affected(deleted) > 0
+    })
+  }
+
+  /**
+   * Streams that ended (or failed) before `endedBefore` (epoch milliseconds), oldest first.
+   * Open streams are never purged.
+   */
+  async purgeable(endedBefore: number, limit: number): Promise<string[]> {
+    const rows = await this.client
+      .from(this.tables.streams)
+      .select('run_id')
+      .whereIn('status', ['ended', 'failed'])
+      .where('ended_at', '<', endedBefore)
+      .orderBy('ended_at', 'asc')
+      .limit(limit)
+    return rows.map((row: { run_id: string }) => row.run_id)
+  }
+
+  /** Mark older components with the same id as superseded (exact primary keys: no range locks). */
+  async #supersede(trx: TransactionClientContract, runId: string, inserts: { seq: number; componentId?: string | null }[]) {
+    const ids = [...new Set(inserts.map((row) => row.componentId).filter((id): id is string => !!id))]
+    if (ids.length === 0) return
+    const firstNew = inserts[0].seq
+    const older = await trx
+      .from(this.tables.frames)
+      .select('seq', 'component_id')
+      .where('run_id', runId)
+      .whereIn('component_id', ids)
+      .where('superseded', false)
+    const lastOf = new Map<string, number>()
+    for (const row of inserts) if (row.componentId) lastOf.set(row.componentId, row.seq)
+    const stale = older
+      .filter((row: { seq: unknown; component_id: string }) => {
+        const seq = int(row.seq)
+        return seq < firstNew || seq !== lastOf.get(row.component_id)
+      })
+      .map((row: { seq: unknown }) => int(row.seq))
+    if (stale.length === 0) return
+    await trx
+      .from(this.tables.frames)
+      .where('run_id', runId)
+      .whereIn('seq', stale)
+      .update({ superseded: true })
+  }
+
+  async #notify(trx: TransactionClientContract, runId: string) {
+    // Delivered on commit; carries the id only, never data (payloads must stay < 8000 bytes).
+    if (this.isPostgres && this.notifyChannel) {
+      await trx.rawQuery('select pg_notify(?, ?)', [this.notifyChannel, runId])
+    }
+  }
+
+  async #withTransaction<T>(work: (trx: TransactionClientContract) => Promise<T>): Promise<T> {
+    const trx = await this.client.transaction()
+    try {
+      const result = await work(trx)
+      await trx.commit()
+      return result
+    } catch (error) {
+      await trx.rollback()
+      throw error
+    }
+  }
+}
+
+function affected(result: unknown): number {
+  if (typeof result === 'number') return result
+  if (Array.isArray(result)) return typeof result[0] === 'number' ? result[0] : result.length
+  return Number(result) || 0
+}
+
+function toStoredRow(row: {
+  seq: unknown
+  kind: RowKind
+  body: string
+  component_id: string | null
+  superseded: unknown
+}): StoredRow {
+  return {
+    seq: int(row.seq),
+    kind: row.kind,
+    body: row.body,
+    componentId: row.component_id,
+    superseded: row.superseded === true || row.superseded === 1 || row.superseded === '1',
+  }
+}

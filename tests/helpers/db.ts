@@ -1,0 +1,80 @@
+import { mkdirSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { AppFactory } from '@adonisjs/core/factories/app'
+import { EmitterFactory } from '@adonisjs/core/factories/events'
+import { LoggerFactory } from '@adonisjs/core/factories/logger'
+import { Database } from '@adonisjs/lucid/database'
+import { defineConfig } from '@adonisjs/lucid'
+import type { ConnectionConfig } from '@adonisjs/lucid/types/database'
+import { createTables, dropTables, tableNames, type TableNames } from '../../src/store/schema.js'
+
+/** Which database the suite runs against: `sqlite` (default), `pg` or `mysql`. */
+export const DIALECT = (process.env.DB ?? 'sqlite') as 'sqlite' | 'pg' | 'mysql'
+
+const TMP = new URL('../tmp/', import.meta.url)
+
+/** The Lucid connection config of the suite's database (the same in every process of a test). */
+export function connectionConfig(): ConnectionConfig {
+  switch (DIALECT) {
+    case 'pg':
+      return {
+        client: 'pg',
+        connection: {
+          host: process.env.PG_HOST ?? '127.0.0.1',
+          port: Number(process.env.PG_PORT ?? 5432),
+          user: process.env.PG_USER ?? 'postgres',
+          password: process.env.PG_PASSWORD ?? '',
+          database: process.env.PG_DATABASE ?? 'test',
+        },
+        pool: { min: 0, max: 10 },
+      }
+    case 'mysql':
+      return {
+        client: 'mysql2',
+        connection: {
+          host: process.env.MYSQL_HOST ?? '127.0.0.1',
+          port: Number(process.env.MYSQL_PORT ?? 3306),
+          user: process.env.MYSQL_USER ?? 'root',
+          password: process.env.MYSQL_PASSWORD ?? '',
+          database: process.env.MYSQL_DATABASE ?? 'test',
+          charset: 'utf8mb4',
+        },
+        pool: { min: 0, max: 10 },
+      }
+    default: {
+      mkdirSync(TMP, { recursive: true })
+      return {
+        client: 'better-sqlite3',
+        connection: { filename: fileURLToPath(new URL('suite.sqlite3', TMP)) },
+        useNullAsDefault: true,
+        pool: {
+          min: 1,
+          max: 1,
+          // WAL lets a second process read while this one writes; busy_timeout makes writers
+          // from two processes wait for each other instead of failing.
+          afterCreate: (conn: any, done: (error: Error | null, conn: any) => void) => {
+            conn.pragma('journal_mode = WAL')
+            conn.pragma('synchronous = NORMAL')
+            conn.pragma('busy_timeout = 10000')
+            done(null, conn)
+          },
+        },
+      }
+    }
+  }
+}
+
+/** A standalone Lucid `Database` on the suite's database, like the official packages' tests. */
+export function createDatabase(): Database {
+  const config = defineConfig({ connection: 'main', connections: { main: connectionConfig() } })
+  const app = new AppFactory().create(new URL('../tmp/', import.meta.url))
+  const emitter = new EmitterFactory().create(app)
+  return new Database(config, new LoggerFactory().create(), emitter)
+}
+
+/** Drop and create the package's tables, through the one table definition. */
+export async function resetTables(db: Database, tables: TableNames = tableNames()) {
+  const client = db.connection()
+  await dropTables(client.schema, tables)
+  await createTables(client.schema, client.dialect.name, tables)
+}
