@@ -41,7 +41,7 @@ export function createTables(
   const mysql = dialect === 'mysql' || dialect === 'mysql2'
   return schema
     .createTable(tables.streams, (table) => {
-      if (mysql) table.charset('utf8mb4').collate('utf8mb4_bin')
+      if (mysql) binaryUtf8(table)
       table.string('run_id', 191).primary()
       /** The last allocated seq: 1, 2, 3 ... gap-free, bumped under this row's lock. */
       table.integer('last_seq').notNullable().defaultTo(0)
@@ -57,7 +57,7 @@ export function createTables(
       table.index(['ended_at'])
     })
     .createTable(tables.frames, (table) => {
-      if (mysql) table.charset('utf8mb4').collate('utf8mb4_bin')
+      if (mysql) binaryUtf8(table)
       table.string('run_id', 191).notNullable()
       table.integer('seq').notNullable()
       /** text | component | event | error | elicitation | approval | end */
@@ -71,6 +71,12 @@ export function createTables(
       table.bigInteger('created_at').notNullable()
       table.primary(['run_id', 'seq'])
     })
+}
+
+/** MySQL: every character kept (utf8mb4), ids compared byte for byte (`_bin`, case-sensitive). */
+function binaryUtf8(table: Knex.CreateTableBuilder) {
+  table.charset('utf8mb4')
+  table.collate('utf8mb4_bin')
 }
 
 /** Drop what {@link createTables} created (the migration's `down`). */

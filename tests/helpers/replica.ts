@@ -1,0 +1,67 @@
+import { fork, type ChildProcess } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { getActiveTest } from '@japa/runner'
+import type { LucidSinkOptions } from '../../src/sink/lucid_sink.js'
+
+const SCRIPT = fileURLToPath(new URL('../fixtures/replica.ts', import.meta.url))
+
+/** A second replica: a separate Node process with its own sink on the same database. */
+export class Replica {
+  #next = 0
+  #listeners = new Map<number, (message: any) => void>()
+
+  private constructor(readonly child: ChildProcess) {
+    child.on('message', (message: any) => this.#listeners.get(message.id)?.(message))
+  }
+
+  static async start(options: LucidSinkOptions = {}) {
+    const child = fork(SCRIPT, [], {
+      execArgv: ['--import=@poppinss/ts-exec'],
+      env: { ...process.env, SINK_OPTIONS: JSON.stringify(options) },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    })
+    await new Promise<void>((resolve, reject) => {
+      child.once('message', () => resolve())
+      child.once('exit', (code) => reject(new Error(`replica exited early (${code})`)))
+    })
+    const replica = new Replica(child)
+    getActiveTest()?.cleanup(() => replica.kill())
+    return replica
+  }
+
+  /** Send a command and wait for its final reply. */
+  call(command: Record<string, unknown>): Promise<any> {
+    const id = ++this.#next
+    return new Promise((resolve, reject) => {
+      this.#listeners.set(id, (message) => {
+        if (message.error) reject(new Error(message.error))
+        else if (message.ok) {
+          this.#listeners.delete(id)
+          resolve(message)
+        }
+      })
+      this.child.send({ ...command, id })
+    })
+  }
+
+  /** Subscribe in the replica; `onFrame` sees each frame; resolves when the subscription ends. */
+  subscribe(runId: string, onFrame: (frame: any, at: number) => void, after?: string) {
+    const id = ++this.#next
+    let subscribed!: () => void
+    const ready = new Promise<void>((resolve) => (subscribed = resolve))
+    const done = new Promise<void>((resolve, reject) => {
+      this.#listeners.set(id, (message) => {
+        if (message.subscribed) subscribed()
+        else if (message.frame) onFrame(message.frame, message.at)
+        else if (message.error) reject(new Error(message.error))
+        else if (message.ok) resolve()
+      })
+    })
+    this.child.send({ op: 'subscribe', runId, after, id })
+    return { ready, done }
+  }
+
+  kill(signal: NodeJS.Signals = 'SIGKILL') {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal)
+  }
+}
