@@ -134,6 +134,11 @@ export class Feed {
     this.#wake()
   }
 
+  /** Deliveries held in the window. */
+  get length() {
+    return this.#window.length
+  }
+
   /** Number of the last partial published so far (a new reader skips those). */
   get partials() {
     return this.#partials

@@ -1,7 +1,10 @@
 /** What a notifier calls on the tail reader of its replica. */
 export interface NotifierHandlers {
-  /** A stream changed on some replica: read it if followed here. */
-  wake(runId: string): void
+  /**
+   * A stream changed on some replica: read it if followed here. `rev` is the stream's revision
+   * after the change, when known (a replica already at it skips the read).
+   */
+  wake(runId: string, rev?: number): void
   /** Notifications may have been missed (a dropped connection came back): poll everything. */
   resync(): void
 }

@@ -71,7 +71,8 @@ export class PgNotifier implements Notifier {
       client = await this.options.connect()
       client.on('notification', (message) => {
         if (message.channel === this.options.channel && message.payload) {
-          this.#handlers?.wake(message.payload)
+          const [runId, rev] = message.payload.split(' ')
+          this.#handlers?.wake(runId, rev === undefined ? undefined : Number(rev))
         }
       })
       client.on('error', (error) => this.#dropped(client!, error))

@@ -32,6 +32,8 @@ export class Tail {
   #polling: Promise<void> | null = null
   #notifierStarted = false
   #closed = false
+  /** Local commits in flight per stream, and the highest rev notified meanwhile. */
+  #inflight = new Map<string, { count: number; rev: number }>()
 
   constructor(
     readonly store: StreamStore,
@@ -76,9 +78,30 @@ export class Tail {
     if (this.#feeds.size === 0) this.#stopTimer()
   }
 
+  /** Deliveries held in memory for a followed stream (bounded by `windowSize`). */
+  windowLength(runId: string) {
+    return this.#feeds.get(runId)?.length ?? 0
+  }
+
   /** How many streams this replica follows. */
   get followed() {
     return this.#feeds.size
+  }
+
+  /**
+   * A local writer starts a commit. Notifications for the stream wait until it is handed over
+   * (its own NOTIFY can arrive before its COMMIT's reply), so they do not cost a read.
+   * Call the returned function with the result, or `null` when the commit failed.
+   */
+  commitStarted(runId: string): (result: CommitResult | null) => void {
+    const entry = this.#inflight.get(runId) ?? { count: 0, rev: -1 }
+    entry.count++
+    this.#inflight.set(runId, entry)
+    return (result) => {
+      if (--entry.count === 0) this.#inflight.delete(runId)
+      if (result) this.committed(runId, result)
+      if (entry.count === 0 && entry.rev >= 0) this.wake(runId, entry.rev)
+    }
   }
 
   /**
@@ -108,10 +131,30 @@ export class Tail {
     this.#feeds.get(runId)?.partial(frame)
   }
 
-  /** Something changed in a stream (a notification): read it if followed here. */
-  wake(runId: string) {
-    if (!this.#feeds.has(runId)) return
-    void this.refresh(runId).catch(() => {})
+  /**
+   * Something changed in a stream (a notification, a local open or close): read it if followed
+   * here. With `rev`, a feed already at that revision skips the read; without, the stream's head
+   * is read too, so a deleted stream is noticed at once.
+   */
+  wake(runId: string, rev?: number) {
+    const feed = this.#feeds.get(runId)
+    if (!feed) return
+    const inflight = this.#inflight.get(runId)
+    if (inflight && rev !== undefined) {
+      inflight.rev = Math.max(inflight.rev, rev)
+      return
+    }
+    if (rev === undefined) {
+      void this.#check(runId).catch(() => {})
+    } else if (rev > feed.rev) {
+      // The commit that bumped the stream to `rev` was visible before its notification, so
+      // once this read is done the feed has it.
+      void this.refresh(runId)
+        .then(() => {
+          feed.rev = Math.max(feed.rev, rev)
+        })
+        .catch(() => {})
+    }
   }
 
   /** Read a followed stream's new rows into its feed. One read at a time per stream. */
@@ -145,34 +188,37 @@ export class Tail {
   /** Poll the heads of every followed stream in one query; read those that changed. */
   async poll(): Promise<void> {
     if (this.#polling) return this.#polling
-    this.#polling = (async () => {
-      try {
-        const runIds = [...this.#feeds.keys()].filter((id) => !this.#feeds.get(id)!.missing)
-        if (runIds.length === 0) return
-        const heads = await this.store.heads(runIds)
-        const reads: Promise<void>[] = []
-        for (const runId of runIds) {
-          const feed = this.#feeds.get(runId)
-          if (!feed) continue
-          const head = heads.get(runId)
-          if (!head) {
-            feed.markGone()
-            continue
-          }
-          if (head.rev !== feed.rev) {
-            feed.rev = head.rev
-            reads.push(this.refresh(runId))
-          }
-        }
-        await Promise.all(reads)
-        for (const runId of this.store.lapsed(heads)) {
-          await this.options.onLapsed(runId).catch(() => {})
-        }
-      } finally {
-        this.#polling = null
-      }
-    })()
+    this.#polling = this.#check([...this.#feeds.keys()]).finally(() => {
+      this.#polling = null
+    })
     return this.#polling
+  }
+
+  /** Read the heads of some followed streams; read the rows of those that changed. */
+  async #check(which: string | string[]): Promise<void> {
+    const runIds = (Array.isArray(which) ? which : [which]).filter(
+      (id) => this.#feeds.has(id) && !this.#feeds.get(id)!.missing
+    )
+    if (runIds.length === 0) return
+    const heads = await this.store.heads(runIds)
+    const reads: Promise<void>[] = []
+    for (const runId of runIds) {
+      const feed = this.#feeds.get(runId)
+      if (!feed) continue
+      const head = heads.get(runId)
+      if (!head) {
+        feed.markGone()
+        continue
+      }
+      if (head.rev !== feed.rev) {
+        feed.rev = head.rev
+        reads.push(this.refresh(runId))
+      }
+    }
+    await Promise.all(reads)
+    for (const runId of this.store.lapsed(heads)) {
+      await this.options.onLapsed(runId).catch(() => {})
+    }
   }
 
   /** Stop timers and the notifier. Followed feeds end as gone. */
@@ -189,7 +235,7 @@ export class Tail {
     if (!this.#notifierStarted && this.notifier) {
       this.#notifierStarted = true
       this.notifier.start({
-        wake: (runId) => this.wake(runId),
+        wake: (runId, rev) => this.wake(runId, rev),
         // A reconnected listener may have missed notifications.
         resync: () => void this.poll().catch(() => {}),
       })

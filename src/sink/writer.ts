@@ -149,7 +149,8 @@ export class LucidSinkWriter implements SinkWriter {
     this.#timer = null
     const held = this.#held
     if (held.length === 0 && plan.rows.length === 0) return
-    let result: CommitResult | null
+    let result: CommitResult | null = null
+    const settle = this.tail.commitStarted(this.runId)
     try {
       result = await this.store.commit(this.runId, {
         ...plan,
@@ -159,10 +160,11 @@ export class LucidSinkWriter implements SinkWriter {
           : undefined,
       })
     } catch (error) {
+      settle(null)
       if (error instanceof StreamClosedError) this.release()
       throw error
     }
-    if (!result) return
+    if (!result) return settle(null)
     this.#held = ''
     if (held) {
       this.#lastTextAt = Date.now()
@@ -175,7 +177,7 @@ export class LucidSinkWriter implements SinkWriter {
     }
     // Any other frame closes the text row: the next text starts a new one.
     if (plan.rows.length > 0) this.#row = null
-    this.tail.committed(this.runId, result)
+    settle(result)
   }
 
   async #renew() {

@@ -118,7 +118,7 @@ export class StreamStore {
           ended_at: null,
         })
       const row = await trx.from(this.tables.streams).where('run_id', runId).first()
-      await this.#notify(trx, runId)
+      await this.#notify(trx, runId, int(row.rev))
       return int(row.last_seq)
     })
   }
@@ -194,7 +194,7 @@ export class StreamStore {
       if (Object.keys(update).length > 0) {
         await trx.from(this.tables.streams).where('run_id', runId).update(update)
       }
-      await this.#notify(trx, runId)
+      await this.#notify(trx, runId, result.rev)
       result.rows = inserts.map((row) => ({
         seq: row.seq,
         kind: row.kind,
@@ -338,10 +338,15 @@ export class StreamStore {
       .update({ superseded: true })
   }
 
-  async #notify(trx: TransactionClientContract, runId: string) {
-    // Delivered on commit; carries the id only, never data (payloads must stay < 8000 bytes).
+  /**
+   * Wake other replicas on commit. The payload is `<runId>` or `<runId> <rev>`: ids only, never
+   * data (and far below PostgreSQL's 8000-byte limit). The rev lets a replica that already has
+   * this commit (its own writer handed it over) skip the read.
+   */
+  async #notify(trx: TransactionClientContract, runId: string, rev?: number) {
     if (this.isPostgres && this.notifyChannel) {
-      await trx.rawQuery('select pg_notify(?, ?)', [this.notifyChannel, runId])
+      const payload = rev === undefined ? runId : `${runId} ${rev}`
+      await trx.rawQuery('select pg_notify(?, ?)', [this.notifyChannel, payload])
     }
   }
 
