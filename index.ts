@@ -24,7 +24,7 @@ export { RUN_FAILED_MESSAGE } from './src/sink/subscriber.js'
 export { formatCursor, parseCursor, compareCursors } from './src/sink/cursor.js'
 export type { Cursor } from './src/sink/cursor.js'
 export { DEFAULT_MAX_FRAME_BYTES, validateFrame } from './src/sink/validate.js'
-export { createTables, dropTables, tableNames, DEFAULT_TABLES } from './src/store/schema.js'
+export { createStreamTables, dropStreamTables, tableNames, DEFAULT_TABLES } from './src/store/schema.js'
 export type { TableNames } from './src/store/schema.js'
 export {
   InvalidCursorError,
@@ -32,3 +32,7 @@ export {
   InvalidRunIdError,
   StreamClosedError,
 } from './src/errors.js'
+export { defineConfig } from './src/define_config.js'
+export type { AgentStreamConfig, Duration, ResolvedAgentStreamConfig } from './src/define_config.js'
+export { AgentStream } from './src/agent_stream.js'
+export { stubsRoot } from './stubs/main.js'

@@ -77,8 +77,10 @@ export class LucidTokenStreamSink implements TokenStreamSink {
     readonly db: Database,
     options: LucidSinkOptions = {}
   ) {
-    const client = db.connection(options.connection)
-    const postgres = client.dialect.name === 'postgres'
+    const name = options.connection ?? db.primaryConnectionName
+    const node = db.manager.get(name)
+    if (!node) throw new Error(`agent-stream: unknown Lucid connection "${name}"`)
+    const postgres = ['pg', 'postgres', 'postgresql'].includes(node.config.client as string)
     const mode = options.notifier ?? 'auto'
     if (mode === 'notify' && !postgres) {
       throw new Error('notifier "notify" needs a PostgreSQL connection; use "auto" or "poll"')
@@ -97,7 +99,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
       pageSize: options.pageSize ?? 500,
     }
     this.store = new StreamStore(
-      client,
+      () => db.connection(name),
       tableNames(options.tables),
       notify ? this.options.notifyChannel : null
     )
@@ -107,11 +109,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
           onError: options.onError,
           connect: async () => {
             const { default: pg } = await import('pg')
-            const name = options.connection ?? db.primaryConnectionName
-            const config = db.manager.get(name)?.config.connection as
-              | string
-              | Record<string, unknown>
-            return new pg.Client(config as any)
+            return new pg.Client(node.config.connection as any)
           },
         })
       : null

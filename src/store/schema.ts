@@ -33,7 +33,7 @@ export function tableNames(overrides: Partial<TableNames> = {}): TableNames {
  * @param dialect Lucid's dialect name (`this.db.dialect.name`): MySQL gets `utf8mb4_bin` so run
  *   ids compare case-sensitively and text keeps every character, and `mediumtext` bodies
  */
-export function createTables(
+export function createStreamTables(
   schema: Knex.SchemaBuilder,
   dialect: string,
   tables: TableNames = DEFAULT_TABLES
@@ -79,7 +79,7 @@ function binaryUtf8(table: Knex.CreateTableBuilder) {
   table.collate('utf8mb4_bin')
 }
 
-/** Drop what {@link createTables} created (the migration's `down`). */
-export function dropTables(schema: Knex.SchemaBuilder, tables: TableNames = DEFAULT_TABLES) {
+/** Drop what {@link createStreamTables} created (the migration's `down`). */
+export function dropStreamTables(schema: Knex.SchemaBuilder, tables: TableNames = DEFAULT_TABLES) {
   return schema.dropTableIfExists(tables.frames).dropTableIfExists(tables.streams)
 }

@@ -71,19 +71,19 @@ const int = (value: unknown) => Number(value)
  * seqs are allocated gap-free and commit in seq order (DESIGN.md invariant 3) with no retry loop.
  */
 export class StreamStore {
-  readonly dialect: string
+  #client: QueryClientContract | null = null
 
   constructor(
-    readonly client: QueryClientContract,
+    /** Opens the Lucid client on first use (so a sink nobody uses opens no connection). */
+    readonly connect: () => QueryClientContract,
     readonly tables: TableNames,
     /** PostgreSQL NOTIFY channel to wake other replicas on commit; `null` for none. */
     readonly notifyChannel: string | null
-  ) {
-    this.dialect = client.dialect.name
-  }
+  ) {}
 
-  get isPostgres() {
-    return this.dialect === 'postgres'
+  get client(): QueryClientContract {
+    this.#client ??= this.connect()
+    return this.#client
   }
 
   /**
@@ -344,7 +344,7 @@ export class StreamStore {
    * this commit (its own writer handed it over) skip the read.
    */
   async #notify(trx: TransactionClientContract, runId: string, rev?: number) {
-    if (this.isPostgres && this.notifyChannel) {
+    if (this.notifyChannel) {
       const payload = rev === undefined ? runId : `${runId} ${rev}`
       await trx.rawQuery('select pg_notify(?, ?)', [this.notifyChannel, payload])
     }

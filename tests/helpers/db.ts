@@ -6,7 +6,7 @@ import { LoggerFactory } from '@adonisjs/core/factories/logger'
 import { Database } from '@adonisjs/lucid/database'
 import { defineConfig } from '@adonisjs/lucid'
 import type { ConnectionConfig } from '@adonisjs/lucid/types/database'
-import { createTables, dropTables, tableNames, type TableNames } from '../../src/store/schema.js'
+import { createStreamTables, dropStreamTables, tableNames, type TableNames } from '../../src/store/schema.js'
 
 /** Which database the suite runs against: `sqlite` (default), `pg` or `mysql`. */
 export const DIALECT = (process.env.DB ?? 'sqlite') as 'sqlite' | 'pg' | 'mysql'
@@ -75,6 +75,6 @@ export function createDatabase(): Database {
 /** Drop and create the package's tables, through the one table definition. */
 export async function resetTables(db: Database, tables: TableNames = tableNames()) {
   const client = db.connection()
-  await dropTables(client.schema, tables)
-  await createTables(client.schema, client.dialect.name, tables)
+  await dropStreamTables(client.schema, tables)
+  await createStreamTables(client.schema, client.dialect.name, tables)
 }

@@ -1,0 +1,16 @@
+import { BaseSchema } from '@adonisjs/lucid/schema'
+import { createStreamTables, dropStreamTables } from '../../src/store/schema.js'
+
+/**
+ * The package's own migration (its tests run it through Lucid's migrator). Users get the same
+ * tables from `stubs/make/migration/agent_stream_tables.stub`: both call the one definition.
+ */
+export default class extends BaseSchema {
+  async up() {
+    createStreamTables(this.schema, this.db.dialect.name)
+  }
+
+  async down() {
+    dropStreamTables(this.schema)
+  }
+}

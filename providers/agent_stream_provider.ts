@@ -1,0 +1,39 @@
+import '../src/types/extended.js'
+import { configProvider } from '@adonisjs/core'
+import { RuntimeException } from '@adonisjs/core/exceptions'
+import type { ApplicationService } from '@adonisjs/core/types'
+import type { ResolvedAgentStreamConfig } from '../src/define_config.js'
+import type { AgentStream } from '../src/agent_stream.js'
+
+/**
+ * Binds the `agentStream` singleton. Nothing opens in register/boot (warmup-safe): the sink opens
+ * database connections and timers only when it is first used.
+ */
+export default class AgentStreamProvider {
+  #instance: AgentStream | null = null
+
+  constructor(protected app: ApplicationService) {}
+
+  register() {
+    this.app.container.singleton('agentStream', async () => {
+      const config = await configProvider.resolve<ResolvedAgentStreamConfig>(
+        this.app,
+        this.app.config.get('agent_stream', null)
+      )
+      if (!config) {
+        throw new RuntimeException(
+          'Invalid "config/agent_stream.ts" file. Make sure you are using the "defineConfig" method'
+        )
+      }
+      const db = await this.app.container.make('lucid.db')
+      const logger = await this.app.container.make('logger')
+      const { AgentStream } = await import('../src/agent_stream.js')
+      this.#instance = new AgentStream(db, config, logger)
+      return this.#instance
+    })
+  }
+
+  async shutdown() {
+    await this.#instance?.shutdown()
+  }
+}

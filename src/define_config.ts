@@ -1,0 +1,75 @@
+import { configProvider } from '@adonisjs/core'
+import type { ConfigProvider } from '@adonisjs/core/types'
+import string from '@adonisjs/core/helpers/string'
+import { RuntimeException } from '@adonisjs/core/exceptions'
+import type { LucidSinkOptions } from './sink/lucid_sink.js'
+
+/** A duration in milliseconds, or a string such as `'50ms'`, `'15s'`, `'7d'`. */
+export type Duration = number | string
+
+/**
+ * `config/agent_stream.ts`. Every field is optional; durations take milliseconds or a string
+ * (`'15s'`, `'24h'`).
+ */
+export interface AgentStreamConfig {
+  /** Lucid connection the tables live on; the default connection when absent. */
+  connection?: string
+  /** Table names (defaults `agent_streams`, `agent_stream_frames`). */
+  tables?: LucidSinkOptions['tables']
+  /** Longest time text is held back to coalesce into one row. Default `40ms`. */
+  coalesceWindow?: Duration
+  /** A writer silent this long (a crashed process) has its stream failed. Default `15s`. */
+  lease?: Duration
+  /** `'auto'` (LISTEN/NOTIFY on PostgreSQL, polling elsewhere), `'notify'` or `'poll'`. */
+  notifier?: LucidSinkOptions['notifier']
+  /** Poll of followed streams' heads. Default `250ms` (`1s` beside NOTIFY). */
+  pollInterval?: Duration
+  /** How long an ended stream is kept before `agent-stream:purge` removes it. Default `24h`. */
+  ttl?: Duration
+  /** Cap on one frame's serialized size, in bytes. Default 262144 (256 KiB). */
+  maxFrameBytes?: number
+}
+
+/** The config once resolved: sink options in milliseconds. */
+export type ResolvedAgentStreamConfig = Omit<LucidSinkOptions, 'onError'>
+
+function ms(name: string, value: Duration | undefined, min: number): number | undefined {
+  if (value === undefined) return undefined
+  let parsed: number
+  try {
+    parsed = string.milliseconds.parse(value)
+  } catch {
+    parsed = Number.NaN
+  }
+  if (!Number.isFinite(parsed) || parsed < min) {
+    throw new RuntimeException(
+      `Invalid "config/agent_stream.ts": "${name}" must be a duration of at least ${min} ms`
+    )
+  }
+  return parsed
+}
+
+/**
+ * Define the package's config (the config-provider pattern of official AdonisJS packages).
+ *
+ * @throws RuntimeException naming the field when a duration or size is out of range
+ */
+export function defineConfig(config: AgentStreamConfig): ConfigProvider<ResolvedAgentStreamConfig> {
+  const resolved: ResolvedAgentStreamConfig = {
+    connection: config.connection,
+    tables: config.tables,
+    coalesceWindowMs: ms('coalesceWindow', config.coalesceWindow, 0),
+    leaseMs: ms('lease', config.lease, 100),
+    notifier: config.notifier,
+    pollIntervalMs: ms('pollInterval', config.pollInterval, 10),
+    ttlMs: ms('ttl', config.ttl, 0),
+    maxFrameBytes: config.maxFrameBytes,
+  }
+  if (
+    config.maxFrameBytes !== undefined &&
+    (!Number.isInteger(config.maxFrameBytes) || config.maxFrameBytes < 64)
+  ) {
+    throw new RuntimeException('Invalid "config/agent_stream.ts": "maxFrameBytes" must be an integer >= 64')
+  }
+  return configProvider.create(async () => resolved)
+}

@@ -1,0 +1,91 @@
+import { test } from '@japa/runner'
+import { MigrationRunner } from '@adonisjs/lucid/migration'
+import AgentStreamPurge from '../commands/purge.js'
+import { defineConfig } from '../src/define_config.js'
+import { setupApp } from './helpers/app.js'
+import { collect, runId, textOf } from './helpers/sink.js'
+
+async function migrate(app: any, direction: 'up' | 'down') {
+  const db = await app.container.make('lucid.db')
+  const runner = new MigrationRunner(db, app, {
+    direction,
+    connectionName: 'main',
+    ...(direction === 'down' ? { batch: 0 } : {}),
+  })
+  await runner.run()
+  if (runner.error) throw runner.error
+  return runner
+}
+
+test.group('In an AdonisJS app', (group) => {
+  group.each.setup(async () => {
+    // A clean database: no package tables, no migration bookkeeping.
+    const app = await setupApp()
+    const db = await app.container.make('lucid.db')
+    for (const table of ['agent_stream_frames', 'agent_streams', 'adonis_schema', 'adonis_schema_versions']) {
+      await db.connection().schema.dropTableIfExists(table)
+    }
+  })
+
+  test('the package migration creates the tables through Lucid; rollback drops them', async ({ assert }) => {
+    const app = await setupApp()
+    const runner = await migrate(app, 'up')
+    assert.lengthOf(Object.keys(runner.migratedFiles), 1)
+    const db = await app.container.make('lucid.db')
+    assert.isTrue(await db.connection().schema.hasTable('agent_streams'))
+    assert.isTrue(await db.connection().schema.hasTable('agent_stream_frames'))
+
+    const agentStream = await app.container.make('agentStream')
+    const id = runId()
+    const writer = await agentStream.sink.open(id)
+    await writer.write({ t: 'text', v: 'through the provider' })
+    await writer.end()
+    assert.equal(textOf(await collect(agentStream.sink.subscribe(id))), 'through the provider')
+
+    await migrate(app, 'down')
+    assert.isFalse(await db.connection().schema.hasTable('agent_streams'))
+  })
+
+  test('agent-stream:purge deletes streams past the TTL (and --dry-run deletes nothing)', async ({ assert }) => {
+    const app = await setupApp({ ttl: '1h' })
+    await migrate(app, 'up')
+    const agentStream = await app.container.make('agentStream')
+    const db = await app.container.make('lucid.db')
+    const old = runId('old')
+    const writer = await agentStream.sink.open(old)
+    await writer.end()
+    await db.connection().from('agent_streams').where('run_id', old).update({ ended_at: Date.now() - 2 * 3600_000 })
+
+    const ace = await app.container.make('ace')
+    ace.ui.switchMode('raw')
+    const dry = await ace.create(AgentStreamPurge, ['--dry-run'])
+    await dry.exec()
+    dry.assertSucceeded()
+    dry.assertLog('[ blue(info) ] 1 ended stream(s) would be deleted')
+    assert.isTrue(await agentStream.sink.has(old))
+
+    const bad = await ace.create(AgentStreamPurge, ['--older-than', 'soon'])
+    await bad.exec()
+    bad.assertFailed()
+    assert.isTrue(await agentStream.sink.has(old))
+
+    const purge = await ace.create(AgentStreamPurge, [])
+    await purge.exec()
+    purge.assertSucceeded()
+    purge.assertLog('[ green(success) ] Deleted 1 ended stream(s)')
+    assert.isFalse(await agentStream.sink.has(old))
+    await migrate(app, 'down')
+  })
+
+  test('warmup opens no connection and no timer', async ({ assert }) => {
+    const app = await setupApp({}, { mode: 'warmup' })
+    await app.container.make('agentStream')
+    const db = await app.container.make('lucid.db')
+    assert.isFalse(db.manager.isConnected('main'))
+  })
+
+  test('defineConfig refuses a bad duration, naming the field', ({ assert }) => {
+    assert.throws(() => defineConfig({ lease: 'forever' }), /"lease" must be a duration/)
+    assert.throws(() => defineConfig({ maxFrameBytes: 1 }), /"maxFrameBytes"/)
+  })
+})

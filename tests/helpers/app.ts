@@ -1,0 +1,46 @@
+import { getActiveTest } from '@japa/runner'
+import { IgnitorFactory } from '@adonisjs/core/factories'
+import { defineConfig as defineLucidConfig } from '@adonisjs/lucid'
+import type { ApplicationService } from '@adonisjs/core/types'
+import { defineConfig, type AgentStreamConfig } from '../../src/define_config.js'
+import { connectionConfig } from './db.js'
+
+/** The repository is the app root: Lucid finds the package's own `database/migrations`. */
+const APP_ROOT = new URL('../../', import.meta.url)
+
+/** A real AdonisJS app with Lucid and this package's provider, booted (not started). */
+export async function setupApp(
+  config: AgentStreamConfig = {},
+  { environment = 'console', mode = 'run' as 'run' | 'warmup' } = {}
+): Promise<ApplicationService> {
+  const ignitor = new IgnitorFactory()
+    .withCoreProviders()
+    .withCoreConfig()
+    .merge({
+      config: {
+        database: defineLucidConfig({
+          connection: 'main',
+          connections: { main: { ...connectionConfig(), migrations: { naturalSort: true } } },
+        }),
+        agent_stream: defineConfig(config),
+      },
+      rcFileContents: {
+        providers: [
+          () => import('@adonisjs/lucid/database_provider'),
+          () => import('../../providers/agent_stream_provider.js'),
+        ],
+      },
+    })
+    .create(APP_ROOT, {
+      importer: (path) =>
+        path.startsWith('./') || path.startsWith('../')
+          ? import(new URL(path, APP_ROOT).href)
+          : import(path),
+    })
+  const app = ignitor.createApp(environment as any)
+  app.setMode(mode)
+  await app.init()
+  await app.boot()
+  getActiveTest()?.cleanup(() => app.terminate())
+  return app
+}
