@@ -203,12 +203,14 @@ test.group('Live follow', () => {
     const sink = new LucidTokenStreamSink(db)
     const id = runId()
     const writer = await sink.open(id)
-    const reading = collect(sink.subscribe(id))
+    const reader = sink.subscribe(id)[Symbol.asyncIterator]()
+    const first = reader.next()
     await writer.write({ t: 'text', v: 'bye' })
-    await sleep(20)
+    assert.equal(((await first).value as any).v, 'bye')
     await sink.shutdown()
-    const frames = await reading
-    assert.equal(textOf(frames), 'bye')
+    // The stream is still open: the reader is told it stopped, then ends.
+    assert.deepInclude((await reader.next()).value as any, { t: 'error', code: 'run_failed' })
+    assert.isTrue((await reader.next()).done)
     assert.equal(sink.tail.followed, 0)
     await db.manager.closeAll()
   })

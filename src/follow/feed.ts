@@ -74,8 +74,10 @@ export class Feed {
   /** The stream did not exist when the first reader came. */
   missing = false
   rev = -1
-  /** Set once the head has been read from the store. */
+  /** Resolves once the head has been read from the store. */
   ready: Promise<void> | null = null
+  /** Whether `ready` has resolved: before that, rows handed over are left to a read. */
+  initialized = false
 
   #window: Delivery[] = []
   /** Position right before the first delivery of the window. */
@@ -98,6 +100,7 @@ export class Feed {
     this.endedAt = last?.kind === 'end' ? last.seq : null
     this.#window = []
     this.#windowStart = this.head
+    this.initialized = true
   }
 
   /**

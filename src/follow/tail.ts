@@ -110,7 +110,8 @@ export class Tail {
    */
   committed(runId: string, result: CommitResult) {
     const feed = this.#feeds.get(runId)
-    if (!feed || !feed.ready || feed.missing) return
+    if (!feed || feed.missing) return
+    if (!feed.initialized) return this.wake(runId)
     const head = feed.head
     // Applying is idempotent (rows at or before the head are ignored), so a read racing with
     // this hand-over cannot duplicate anything.
