@@ -22,7 +22,7 @@ export interface AgentStreamConfig {
   lease?: Duration
   /** `'auto'` (LISTEN/NOTIFY on PostgreSQL, polling elsewhere), `'notify'` or `'poll'`. */
   notifier?: LucidSinkOptions['notifier']
-  /** Poll of followed streams' heads. Default `250ms` (`1s` beside NOTIFY). */
+  /** Poll of followed streams' heads. Default `100ms` (`1s` beside NOTIFY). */
   pollInterval?: Duration
   /** How long an ended stream is kept before `agent-stream:purge` removes it. Default `24h`. */
   ttl?: Duration

@@ -35,8 +35,9 @@ export interface LucidSinkOptions {
   /** NOTIFY channel. Default `agent_stream`. */
   notifyChannel?: string
   /**
-   * Poll of followed streams' heads. Default 250 when polling is the only cross-replica wake-up,
-   * 1000 as the safety net beside NOTIFY. Same-replica readers never wait for it.
+   * Poll of followed streams' heads, one query per replica for all of them. Default 100 when
+   * polling is the only cross-replica wake-up, 1000 as the safety net beside NOTIFY. Same-replica
+   * readers never wait for it.
    */
   pollIntervalMs?: number
   /** Time an ended stream is kept before `purge()` removes it. Default 86400000 (24 h). */
@@ -93,7 +94,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
       leaseMs: options.leaseMs ?? 15_000,
       notifier: mode,
       notifyChannel: options.notifyChannel ?? 'agent_stream',
-      pollIntervalMs: options.pollIntervalMs ?? (notify ? 1000 : 250),
+      pollIntervalMs: options.pollIntervalMs ?? (notify ? 1000 : 100),
       ttlMs: options.ttlMs ?? 86_400_000,
       windowSize: options.windowSize ?? 512,
       pageSize: options.pageSize ?? 500,

@@ -14,8 +14,10 @@ export const DIALECT = (process.env.DB ?? 'sqlite') as 'sqlite' | 'pg' | 'mysql'
 const TMP = new URL('../tmp/', import.meta.url)
 
 /** The Lucid connection config of the suite's database (the same in every process of a test). */
-export function connectionConfig(): ConnectionConfig {
-  switch (DIALECT) {
+export function connectionConfig(
+  dialect = (process.env.DB ?? 'sqlite') as typeof DIALECT
+): ConnectionConfig {
+  switch (dialect) {
     case 'pg':
       return {
         client: 'pg',
@@ -45,7 +47,7 @@ export function connectionConfig(): ConnectionConfig {
       mkdirSync(TMP, { recursive: true })
       return {
         client: 'better-sqlite3',
-        connection: { filename: fileURLToPath(new URL('suite.sqlite3', TMP)) },
+        connection: { filename: process.env.SQLITE_FILE ?? fileURLToPath(new URL('suite.sqlite3', TMP)) },
         useNullAsDefault: true,
         pool: {
           min: 1,

@@ -1,0 +1,362 @@
+/**
+ * `npm run bench`: this package's sink side by side with the polling baseline (the incumbent's
+ * documented algorithm, bench/baseline.ts) on the same tables, same machine, same run.
+ * Prints a Markdown table. BENCH_DBS=pg,sqlite,mysql picks databases; BENCH_QUICK=1 shrinks every
+ * measurement (a smoke run for CI; its numbers are noisier).
+ */
+import { fork, type ChildProcess } from 'node:child_process'
+import { cpus, totalmem } from 'node:os'
+import { mkdirSync, rmSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import type { Database } from '@adonisjs/lucid/database'
+import { LucidTokenStreamSink } from '../src/sink/lucid_sink.js'
+import { formatCursor, parseCursor } from '../src/sink/cursor.js'
+import { baselineReader, BaselineWriter, now } from './baseline.js'
+import { instrumentCommits, percentile, play, type Plan } from './script.js'
+
+const QUICK = process.env.BENCH_QUICK === '1'
+const DBS = (process.env.BENCH_DBS ?? 'pg,sqlite,mysql').split(',').map((s) => s.trim())
+const TMP = new URL('./tmp/', import.meta.url)
+mkdirSync(TMP, { recursive: true })
+process.env.SQLITE_FILE = fileURLToPath(new URL('bench.sqlite3', TMP))
+
+const { createDatabase, resetTables } = await import('../tests/helpers/db.js')
+
+const SIZES = QUICK
+  ? { tokens: 200, frames: 40, readsTokens: 100, viewers: [1, 10, 100], replay: 2000, reattach: 40, idle: 200 }
+  : { tokens: 1000, frames: 200, readsTokens: 300, viewers: [1, 10, 100], replay: 10_000, reattach: 200, idle: 1000 }
+
+const step = (what: string) => process.stderr.write(`  ${what}\n`)
+type Row = { metric: string; db: string; ours: string; baseline: string; target: string }
+const rows: Row[] = []
+const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a')
+let seq = 0
+const runId = (tag: string) => `bench-${tag}-${process.pid}-${++seq}`
+
+/** The other replica, a second Node process. */
+async function startWriter(dialect: string, options: object = {}) {
+  const child = fork(fileURLToPath(new URL('./writer_process.ts', import.meta.url)), [], {
+    execArgv: ['--import=@poppinss/ts-exec'],
+    env: { ...process.env, DB: dialect, SINK_OPTIONS: JSON.stringify(options) },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  })
+  await new Promise((resolve) => child.once('message', resolve))
+  return child
+}
+function call(child: ChildProcess, command: object): Promise<any> {
+  return new Promise((resolve, reject) => {
+    child.once('message', (message: any) => (message.ok ? resolve(message) : reject(new Error(message.error))))
+    child.send(command)
+  })
+}
+
+/** Our reader: arrival time of each cursor, and the text length received by then. */
+async function readOurs(sink: LucidTokenStreamSink, id: string) {
+  const arrivals: { cursor: string; at: number; textEnd: number }[] = []
+  let text = 0
+  for await (const frame of sink.subscribe(id)) {
+    if (frame.t === 'text') text += frame.v.length
+    arrivals.push({ cursor: frame.cursor, at: now(), textEnd: text })
+  }
+  return arrivals
+}
+
+/** The baseline reader, as arrivals keyed like ours (`<seq>`). */
+function readBaseline(db: Database, id: string) {
+  const arrivals: { cursor: string; at: number; textEnd: number }[] = []
+  let text = 0
+  const reader = baselineReader(db.connection(), id, (row, at) => {
+    if (row.kind === 'text') text += row.body.length
+    arrivals.push({ cursor: `${row.seq}`, at, textEnd: text })
+  })
+  return { reader, arrivals }
+}
+
+/** Per token: time from its write() call to a reader holding all text up to its end. */
+function textLatencies(calls: { textEnd: number; at: number }[], arrivals: { at: number; textEnd: number }[]) {
+  const out: number[] = []
+  let j = 0
+  for (const call of calls) {
+    while (j < arrivals.length && arrivals[j].textEnd < call.textEnd) j++
+    if (j < arrivals.length) out.push(arrivals[j].at - call.at)
+  }
+  return out
+}
+
+function commitLatencies(commits: Map<string, number>, arrivals: { cursor: string; at: number }[]) {
+  const out: number[] = []
+  for (const arrival of arrivals) {
+    const at = commits.get(arrival.cursor)
+    if (at !== undefined) out.push(arrival.at - at)
+  }
+  return out
+}
+
+async function countTextRows(db: Database, id: string) {
+  const row = await db.connection().from('agent_stream_frames').where('run_id', id).where('kind', 'text').count('* as n').first()
+  return Number(row.n)
+}
+
+async function benchDatabase(dialect: string) {
+  process.env.DB = dialect
+  const db = createDatabase()
+  await resetTables(db)
+  const label = { pg: 'PostgreSQL', sqlite: 'SQLite', mysql: 'MariaDB' }[dialect] ?? dialect
+  const sink = new LucidTokenStreamSink(db, { coalesceWindowMs: 40 })
+  const committed = instrumentCommits(sink)
+
+  step('rows')
+  // 1. Rows per 1,000 tokens at 100 tokens/s, and mid-message text latency (same replica).
+  {
+    const plan: Plan = { tokens: SIZES.tokens, intervalMs: 10, eventEvery: 0 }
+    const id = runId('rows')
+    const writer = await sink.open(id)
+    const reading = readOurs(sink, id)
+    const writes = committed.size
+    committed.clear()
+    const calls = await play(writer, plan)
+    const arrivals = await reading
+    const ourRows = ((await countTextRows(db, id)) / plan.tokens) * 1000
+    const ourWrites = (committed.size / plan.tokens) * 1000
+    void writes
+    const ourLatency = textLatencies(calls, arrivals)
+
+    const bid = runId('rows-base')
+    const { reader, arrivals: baseArrivals } = readBaseline(db, bid)
+    const baseWriter = new BaselineWriter(db.connection(), bid)
+    const baseCalls = await play(baseWriter, plan)
+    await reader.done
+    const baseRows = ((await countTextRows(db, bid)) / plan.tokens) * 1000
+    const baseLatency = textLatencies(baseCalls, baseArrivals)
+    rows.push({
+      metric: 'rows per 1,000 tokens at 100 tokens/s',
+      db: label,
+      ours: fmt(ourRows, 0),
+      baseline: fmt(baseRows, 0),
+      target: '<= 60',
+    })
+    rows.push({
+      metric: 'write transactions per 1,000 tokens',
+      db: label,
+      ours: fmt(ourWrites, 0),
+      baseline: fmt(baseRows, 0),
+      target: '(reported)',
+    })
+    rows.push({
+      metric: 'mid-message text: write() -> reader, p50 / p99 ms',
+      db: label,
+      ours: `${fmt(percentile(ourLatency, 50))} / ${fmt(percentile(ourLatency, 99))}`,
+      baseline: `${fmt(percentile(baseLatency, 50))} / ${fmt(percentile(baseLatency, 99))}`,
+      target: '<= window (40 ms)',
+    })
+  }
+
+  step('same-replica latency')
+  // 2. Frame committed -> reader, same replica: non-text frames and first texts of messages.
+  {
+    const plan: Plan = { tokens: SIZES.frames, intervalMs: 20, eventEvery: 1 }
+    const id = runId('lat')
+    const writer = await sink.open(id)
+    const reading = readOurs(sink, id)
+    committed.clear()
+    await play(writer, plan)
+    const ours = commitLatencies(committed, await reading)
+
+    const bid = runId('lat-base')
+    const { reader, arrivals } = readBaseline(db, bid)
+    const baseWriter = new BaselineWriter(db.connection(), bid)
+    await play(baseWriter, plan)
+    await reader.done
+    const base = commitLatencies(new Map([...baseWriter.committedAt].map(([s, t]) => [`${s}`, t])), arrivals)
+    rows.push({
+      metric: 'frame committed -> reader, same replica, p50 / p99 ms',
+      db: label,
+      ours: `${fmt(percentile(ours, 50), 2)} / ${fmt(percentile(ours, 99), 2)}`,
+      baseline: `${fmt(percentile(base, 50))} / ${fmt(percentile(base, 99))}`,
+      target: 'p50 <= 2',
+    })
+  }
+
+  step('cross-process latency')
+  // 3. The same from another process (another replica).
+  const child = await startWriter(dialect, { coalesceWindowMs: 40 })
+  {
+    const plan: Plan = { tokens: SIZES.frames, intervalMs: 20, eventEvery: 1 }
+    const id = runId('xlat')
+    await call(child, { op: 'open', runId: id })
+    const reading = readOurs(sink, id)
+    const { commits } = await call(child, { op: 'ours', runId: id, plan })
+    const ours = commitLatencies(new Map(commits), await reading)
+
+    const bid = runId('xlat-base')
+    const { reader, arrivals } = readBaseline(db, bid)
+    const base = await call(child, { op: 'baseline', runId: bid, plan })
+    await reader.done
+    const baseLat = commitLatencies(new Map(base.commits), arrivals)
+    rows.push({
+      metric: 'frame committed -> reader, other process, p50 / p99 ms',
+      db: label,
+      ours: `${fmt(percentile(ours, 50), 2)} / ${fmt(percentile(ours, 99), 2)}`,
+      baseline: `${fmt(percentile(baseLat, 50))} / ${fmt(percentile(baseLat, 99))}`,
+      target: dialect === 'pg' ? 'p50 <= 3' : '(polling: <= poll interval)',
+    })
+  }
+
+  step('reads per second')
+  // 4. Database reads per second by the reading replica, V readers of one talking run.
+  {
+    const plan: Plan = { tokens: SIZES.readsTokens, intervalMs: 10, eventEvery: 10 }
+    const counts: string[] = []
+    const baseCounts: string[] = []
+    for (const viewers of SIZES.viewers) {
+      const readDb = createDatabase()
+      const readSink = new LucidTokenStreamSink(readDb, { coalesceWindowMs: 40 })
+      let selects = 0
+      readDb.connection().getReadClient().on('query', (q: { sql: string }) => {
+        if (/^\s*select/i.test(q.sql)) selects++
+      })
+      const id = runId('reads')
+      await call(child, { op: 'open', runId: id })
+      const readers = Array.from({ length: viewers }, () => readOurs(readSink, id))
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      selects = 0
+      const started = now()
+      await call(child, { op: 'ours', runId: id, plan })
+      await Promise.all(readers)
+      counts.push(fmt(selects / ((now() - started) / 1000), 0))
+      await readSink.shutdown()
+
+      const bid = runId('reads-base')
+      const polling = Array.from({ length: viewers }, () => readBaseline(readDb, bid))
+      selects = 0
+      const baseStarted = now()
+      await call(child, { op: 'baseline', runId: bid, plan })
+      await Promise.all(polling.map((p) => p.reader.done))
+      baseCounts.push(fmt(selects / ((now() - baseStarted) / 1000), 0))
+      await readDb.manager.closeAll()
+    }
+    rows.push({
+      metric: `database reads/s, ${SIZES.viewers.join(' / ')} readers of one run`,
+      db: label,
+      ours: counts.join(' / '),
+      baseline: baseCounts.join(' / '),
+      target: 'independent of readers',
+    })
+  }
+  child.send({ op: 'exit' })
+  await new Promise((resolve) => child.once('exit', resolve))
+
+  step('replay')
+  // 5. Replay of a stored run, and re-attach -> first frame.
+  {
+    const id = runId('replay')
+    const at = Date.now()
+    await db.connection().table('agent_streams').insert({
+      run_id: id, last_seq: SIZES.replay + 1, rev: 1, status: 'ended', lease_expires_at: null,
+      created_at: at, updated_at: at, ended_at: at,
+    })
+    const batch: object[] = []
+    for (let s = 1; s <= SIZES.replay + 1; s++) {
+      const end = s === SIZES.replay + 1
+      const text = !end && s % 5 === 0
+      batch.push({
+        run_id: id, seq: s, kind: end ? 'end' : text ? 'text' : 'event',
+        body: end ? '' : text ? `Some text of row ${s}. `.repeat(4) : JSON.stringify({ t: 'event', event: { kind: 'tool-output', id: `call_${s}`, output: { rows: [s, s + 1], ok: true } } }),
+        component_id: null, superseded: false, created_at: at,
+      })
+      if (batch.length === 500 || end) {
+        await db.connection().insertQuery().table('agent_stream_frames').multiInsert(batch.splice(0))
+      }
+    }
+    const started = now()
+    let events = 0
+    let bytes = 0
+    for await (const frame of sink.subscribe(id)) {
+      const { cursor, ...body } = frame
+      bytes += `id: ${cursor}\nevent: ${frame.t}\ndata: ${JSON.stringify(body)}\n\n`.length
+      events++
+    }
+    const seconds = (now() - started) / 1000
+    rows.push({
+      metric: `replay of a ${SIZES.replay.toLocaleString('en')}-frame run as native SSE, frames/s`,
+      db: label,
+      ours: fmt(events / seconds, 0),
+      baseline: 'n/a',
+      target: '>= 50,000 (AG-UI events, issue 4)',
+    })
+    void bytes
+
+    const latencies: number[] = []
+    for (let i = 0; i < SIZES.reattach; i++) {
+      const after = formatCursor(parseCursor(String(1 + Math.floor(Math.random() * (SIZES.replay - 1)))))
+      const t0 = now()
+      const iterator = sink.subscribe(id, { after })[Symbol.asyncIterator]()
+      await iterator.next()
+      latencies.push(now() - t0)
+      await iterator.return?.()
+    }
+    rows.push({
+      metric: 're-attach with a cursor -> first frame (sink), p50 / p99 ms',
+      db: label,
+      ours: `${fmt(percentile(latencies, 50), 2)} / ${fmt(percentile(latencies, 99), 2)}`,
+      baseline: 'n/a',
+      target: 'p50 <= 5 (HTTP, issue 4)',
+    })
+  }
+
+  await sink.shutdown()
+  await db.manager.closeAll()
+}
+
+/** Heap per idle reader: readers waiting on open, silent streams (10 per stream). */
+async function benchMemory(dialect: string) {
+  process.env.DB = dialect
+  const db = createDatabase()
+  await resetTables(db)
+  const sink = new LucidTokenStreamSink(db)
+  const gc = () => {
+    for (let i = 0; i < 3; i++) (globalThis as { gc?: () => void }).gc?.()
+  }
+  const streams = SIZES.idle / 10
+  const ids = Array.from({ length: streams }, () => runId('idle'))
+  for (const id of ids) await sink.open(id)
+  // Warm every code path once, so what is measured is the readers themselves.
+  const warm = sink.subscribe(ids[0])[Symbol.asyncIterator]()
+  const warmed = warm.next()
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  gc()
+  const before = process.memoryUsage().heapUsed
+  const iterators = ids.flatMap((id) => Array.from({ length: 10 }, () => sink.subscribe(id)[Symbol.asyncIterator]()))
+  const pending = iterators.map((it) => it.next())
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  gc()
+  const perReader = (process.memoryUsage().heapUsed - before) / iterators.length
+  rows.push({
+    metric: `heap per idle reader (${SIZES.idle} readers, ${streams} streams), bytes`,
+    db: { pg: 'PostgreSQL', sqlite: 'SQLite', mysql: 'MariaDB' }[dialect] ?? dialect,
+    ours: fmt(perReader, 0),
+    baseline: 'n/a',
+    target: 'bounded, reported',
+  })
+  void pending
+  void warmed
+  await sink.shutdown()
+  await db.manager.closeAll()
+}
+
+const started = Date.now()
+await benchMemory(DBS[0])
+for (const dialect of DBS) {
+  process.stderr.write(`bench: ${dialect}...\n`)
+  await benchDatabase(dialect)
+}
+rmSync(TMP, { recursive: true, force: true })
+
+const cpu = cpus()[0]?.model ?? 'unknown CPU'
+console.log(`\nadonis-agent-stream benchmark${QUICK ? ' (QUICK: smoke sizes, noisy)' : ''}`)
+console.log(`machine: ${cpus().length} x ${cpu}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}, ${((Date.now() - started) / 1000).toFixed(0)} s`)
+console.log('ours: coalescing window 40 ms, one tail reader per replica (NOTIFY on PostgreSQL, 100 ms poll elsewhere); baseline: 50 ms flush, one 250 ms poll per reader\n')
+console.log('| metric | database | ours | polling baseline | target |')
+console.log('| --- | --- | --- | --- | --- |')
+for (const row of rows) console.log(`| ${row.metric} | ${row.db} | ${row.ours} | ${row.baseline} | ${row.target} |`)
+process.exit(0)
