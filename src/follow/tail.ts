@@ -49,6 +49,8 @@ export class Tail {
       this.#feeds.set(runId, feed)
       const created = feed
       created.ready = (async () => {
+        // Head first, then the last row: the rev can only be older than the rows read, which
+        // costs one extra read later, never a missed row.
         const heads = await this.store.heads([runId])
         const head = heads.get(runId)
         if (!head) {

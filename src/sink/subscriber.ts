@@ -27,11 +27,14 @@ export async function* follow(
     let cursor = start
     // Partials published before this reader came are previews it has no use for.
     let seenPartial = feed.partials
+    // The first store read is small: a re-attaching reader wants its first frame fast.
+    let page = Math.min(64, pageSize)
     while (true) {
       let batch: Delivery[] | null = feed.after(cursor, pageSize, seenPartial)
       if (batch === null) {
         batch = []
-        const rows = await store.rows(runId, cursor.seq, pageSize)
+        const rows = await store.rows(runId, cursor.seq, page)
+        page = pageSize
         for (const row of rows) {
           const delivery = rowToDelivery(row, cursor)
           if (delivery) batch.push(delivery)

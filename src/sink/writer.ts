@@ -21,8 +21,9 @@ export interface WriterOptions {
  *
  * Text coalescing: the first text after another frame (or after a quiet period as long as the
  * window) is written at once, in a new row: time to first token is what a person feels. Text that
- * follows within the window is held at most `coalesceWindowMs`, then appended to that same row,
- * so a message of any length stays one row. Any other frame, `flush()` and `end()` write held
+ * follows is held and appended to that same row so that readers have it within
+ * `coalesceWindowMs` of its write (the hold is the window less the recent commit time), and a
+ * message of any length stays one row. Any other frame, `flush()` and `end()` write held
  * text first, in the same transaction.
  *
  * Every write is ordered after the previous one. A frame that fails validation is refused
@@ -36,6 +37,8 @@ export class LucidSinkWriter implements SinkWriter {
   /** The text row this writer grows: its seq and whole body. */
   #row: { seq: number; body: string } | null = null
   #lastTextAt = Number.NEGATIVE_INFINITY
+  /** Moving average of a commit's duration (ms): held text is written early by that much. */
+  #commitMs = 0
   #failure: unknown = null
   #ended = false
   #lease: NodeJS.Timeout | null = null
@@ -121,12 +124,14 @@ export class LucidSinkWriter implements SinkWriter {
         return this.#commit({ rows: [] })
       }
       if (!this.#timer) {
+        // The window bounds when readers HAVE the text, so the commit's own time comes off it.
+        const delay = Math.max(1, this.options.coalesceWindowMs - this.#commitMs)
         this.#timer = setTimeout(() => {
           this.#timer = null
           this.#enqueue(() => this.#commit({ rows: [] })).catch((error) => {
             this.#failure = error
           })
-        }, this.options.coalesceWindowMs)
+        }, delay)
       }
       return
     }
@@ -151,6 +156,7 @@ export class LucidSinkWriter implements SinkWriter {
     if (held.length === 0 && plan.rows.length === 0) return
     let result: CommitResult | null = null
     const settle = this.tail.commitStarted(this.runId)
+    const started = performance.now()
     try {
       result = await this.store.commit(this.runId, {
         ...plan,
@@ -165,6 +171,7 @@ export class LucidSinkWriter implements SinkWriter {
       throw error
     }
     if (!result) return settle(null)
+    this.#commitMs = 0.8 * this.#commitMs + 0.2 * (performance.now() - started)
     this.#held = ''
     if (held) {
       this.#lastTextAt = Date.now()
