@@ -243,15 +243,18 @@ export class StreamStore {
     return heads
   }
 
-  /** Rows with `seq >= fromSeq`, in seq order, at most `limit`. */
+  /**
+   * Rows with `seq >= fromSeq`, in seq order, at most `limit`. Seqs are gap-free, so the bounded
+   * range selects exactly those rows, and keeps every planner on the primary key (an open-ended
+   * range on a freshly filled table led PostgreSQL to scan and sort the whole rest of the run).
+   */
   async rows(runId: string, fromSeq: number, limit: number): Promise<StoredRow[]> {
     const rows = await this.client
       .from(this.tables.frames)
       .select('seq', 'kind', 'body', 'component_id', 'superseded')
       .where('run_id', runId)
-      .where('seq', '>=', fromSeq)
+      .whereBetween('seq', [fromSeq, fromSeq + limit - 1])
       .orderBy('seq', 'asc')
-      .limit(limit)
     return rows.map(toStoredRow)
   }
 
