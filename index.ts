@@ -24,7 +24,12 @@ export { RUN_FAILED_MESSAGE } from './src/sink/subscriber.js'
 export { formatCursor, parseCursor, compareCursors } from './src/sink/cursor.js'
 export type { Cursor } from './src/sink/cursor.js'
 export { DEFAULT_MAX_FRAME_BYTES, validateFrame } from './src/sink/validate.js'
-export { createStreamTables, dropStreamTables, tableNames, DEFAULT_TABLES } from './src/store/schema.js'
+export {
+  createStreamTables,
+  dropStreamTables,
+  tableNames,
+  DEFAULT_TABLES,
+} from './src/store/schema.js'
 export type { TableNames } from './src/store/schema.js'
 export {
   InvalidCursorError,

@@ -23,8 +23,24 @@ process.env.SQLITE_FILE = fileURLToPath(new URL('bench.sqlite3', TMP))
 const { createDatabase, resetTables } = await import('../tests/helpers/db.js')
 
 const SIZES = QUICK
-  ? { tokens: 200, frames: 40, readsTokens: 100, viewers: [1, 10, 100], replay: 2000, reattach: 40, idle: 200 }
-  : { tokens: 1000, frames: 200, readsTokens: 300, viewers: [1, 10, 100], replay: 10_000, reattach: 200, idle: 1000 }
+  ? {
+      tokens: 200,
+      frames: 40,
+      readsTokens: 100,
+      viewers: [1, 10, 100],
+      replay: 2000,
+      reattach: 40,
+      idle: 200,
+    }
+  : {
+      tokens: 1000,
+      frames: 200,
+      readsTokens: 300,
+      viewers: [1, 10, 100],
+      replay: 10_000,
+      reattach: 200,
+      idle: 1000,
+    }
 
 const step = (what: string) => process.stderr.write(`  ${what}\n`)
 type Row = { metric: string; db: string; ours: string; baseline: string; target: string }
@@ -45,7 +61,9 @@ async function startWriter(dialect: string, options: object = {}) {
 }
 function call(child: ChildProcess, command: object): Promise<any> {
   return new Promise((resolve, reject) => {
-    child.once('message', (message: any) => (message.ok ? resolve(message) : reject(new Error(message.error))))
+    child.once('message', (message: any) =>
+      message.ok ? resolve(message) : reject(new Error(message.error))
+    )
     child.send(command)
   })
 }
@@ -73,12 +91,15 @@ function readBaseline(db: Database, id: string) {
 }
 
 /** Per token: time from its write() call to a reader holding all text up to its end. */
-function textLatencies(calls: { textEnd: number; at: number }[], arrivals: { at: number; textEnd: number }[]) {
+function textLatencies(
+  calls: { textEnd: number; at: number }[],
+  arrivals: { at: number; textEnd: number }[]
+) {
   const out: number[] = []
   let j = 0
-  for (const call of calls) {
-    while (j < arrivals.length && arrivals[j].textEnd < call.textEnd) j++
-    if (j < arrivals.length) out.push(arrivals[j].at - call.at)
+  for (const written of calls) {
+    while (j < arrivals.length && arrivals[j].textEnd < written.textEnd) j++
+    if (j < arrivals.length) out.push(arrivals[j].at - written.at)
   }
   return out
 }
@@ -93,7 +114,13 @@ function commitLatencies(commits: Map<string, number>, arrivals: { cursor: strin
 }
 
 async function countTextRows(db: Database, id: string) {
-  const row = await db.connection().from('agent_stream_frames').where('run_id', id).where('kind', 'text').count('* as n').first()
+  const row = await db
+    .connection()
+    .from('agent_stream_frames')
+    .where('run_id', id)
+    .where('kind', 'text')
+    .count('* as n')
+    .first()
   return Number(row.n)
 }
 
@@ -167,7 +194,10 @@ async function benchDatabase(dialect: string) {
     const baseWriter = new BaselineWriter(db.connection(), bid)
     await play(baseWriter, plan)
     await reader.done
-    const base = commitLatencies(new Map([...baseWriter.committedAt].map(([s, t]) => [`${s}`, t])), arrivals)
+    const base = commitLatencies(
+      new Map([...baseWriter.committedAt].map(([s, t]) => [`${s}`, t])),
+      arrivals
+    )
     rows.push({
       metric: 'frame committed -> reader, same replica, p50 / p99 ms',
       db: label,
@@ -212,9 +242,12 @@ async function benchDatabase(dialect: string) {
       const readDb = createDatabase()
       const readSink = new LucidTokenStreamSink(readDb, { coalesceWindowMs: 40 })
       let selects = 0
-      readDb.connection().getReadClient().on('query', (q: { sql: string }) => {
-        if (/^\s*select/i.test(q.sql)) selects++
-      })
+      readDb
+        .connection()
+        .getReadClient()
+        .on('query', (q: { sql: string }) => {
+          if (/^\s*select/i.test(q.sql)) selects++
+        })
       const id = runId('reads')
       await call(child, { op: 'open', runId: id })
       const readers = Array.from({ length: viewers }, () => readOurs(readSink, id))
@@ -251,21 +284,49 @@ async function benchDatabase(dialect: string) {
   {
     const id = runId('replay')
     const at = Date.now()
-    await db.connection().table('agent_streams').insert({
-      run_id: id, last_seq: SIZES.replay + 1, rev: 1, status: 'ended', lease_expires_at: null,
-      created_at: at, updated_at: at, ended_at: at,
-    })
+    await db
+      .connection()
+      .table('agent_streams')
+      .insert({
+        run_id: id,
+        last_seq: SIZES.replay + 1,
+        rev: 1,
+        status: 'ended',
+        lease_expires_at: null,
+        created_at: at,
+        updated_at: at,
+        ended_at: at,
+      })
     const batch: object[] = []
     for (let s = 1; s <= SIZES.replay + 1; s++) {
       const end = s === SIZES.replay + 1
       const text = !end && s % 5 === 0
       batch.push({
-        run_id: id, seq: s, kind: end ? 'end' : text ? 'text' : 'event',
-        body: end ? '' : text ? `Some text of row ${s}. `.repeat(4) : JSON.stringify({ t: 'event', event: { kind: 'tool-output', id: `call_${s}`, output: { rows: [s, s + 1], ok: true } } }),
-        component_id: null, superseded: false, created_at: at,
+        run_id: id,
+        seq: s,
+        kind: end ? 'end' : text ? 'text' : 'event',
+        body: end
+          ? ''
+          : text
+            ? `Some text of row ${s}. `.repeat(4)
+            : JSON.stringify({
+                t: 'event',
+                event: {
+                  kind: 'tool-output',
+                  id: `call_${s}`,
+                  output: { rows: [s, s + 1], ok: true },
+                },
+              }),
+        component_id: null,
+        superseded: false,
+        created_at: at,
       })
       if (batch.length === 500 || end) {
-        await db.connection().insertQuery().table('agent_stream_frames').multiInsert(batch.splice(0))
+        await db
+          .connection()
+          .insertQuery()
+          .table('agent_stream_frames')
+          .multiInsert(batch.splice(0))
       }
     }
     const started = now()
@@ -288,7 +349,9 @@ async function benchDatabase(dialect: string) {
 
     const latencies: number[] = []
     for (let i = 0; i < SIZES.reattach; i++) {
-      const after = formatCursor(parseCursor(String(1 + Math.floor(Math.random() * (SIZES.replay - 1)))))
+      const after = formatCursor(
+        parseCursor(String(1 + Math.floor(Math.random() * (SIZES.replay - 1))))
+      )
       const t0 = now()
       const iterator = sink.subscribe(id, { after })[Symbol.asyncIterator]()
       await iterator.next()
@@ -326,7 +389,9 @@ async function benchMemory(dialect: string) {
   await new Promise((resolve) => setTimeout(resolve, 200))
   gc()
   const before = process.memoryUsage().heapUsed
-  const iterators = ids.flatMap((id) => Array.from({ length: 10 }, () => sink.subscribe(id)[Symbol.asyncIterator]()))
+  const iterators = ids.flatMap((id) =>
+    Array.from({ length: 10 }, () => sink.subscribe(id)[Symbol.asyncIterator]())
+  )
   const pending = iterators.map((it) => it.next())
   await new Promise((resolve) => setTimeout(resolve, 500))
   gc()
@@ -354,9 +419,14 @@ rmSync(TMP, { recursive: true, force: true })
 
 const cpu = cpus()[0]?.model ?? 'unknown CPU'
 console.log(`\nadonis-agent-stream benchmark${QUICK ? ' (QUICK: smoke sizes, noisy)' : ''}`)
-console.log(`machine: ${cpus().length} x ${cpu}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}, ${((Date.now() - started) / 1000).toFixed(0)} s`)
-console.log('ours: coalescing window 40 ms, one tail reader per replica (NOTIFY on PostgreSQL, 100 ms poll elsewhere); baseline: 50 ms flush, one 250 ms poll per reader\n')
+console.log(
+  `machine: ${cpus().length} x ${cpu}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}, ${((Date.now() - started) / 1000).toFixed(0)} s`
+)
+console.log(
+  'ours: coalescing window 40 ms, one tail reader per replica (NOTIFY on PostgreSQL, 100 ms poll elsewhere); baseline: 50 ms flush, one 250 ms poll per reader\n'
+)
 console.log('| metric | database | ours | polling baseline | target |')
 console.log('| --- | --- | --- | --- | --- |')
-for (const row of rows) console.log(`| ${row.metric} | ${row.db} | ${row.ours} | ${row.baseline} | ${row.target} |`)
+for (const row of rows)
+  console.log(`| ${row.metric} | ${row.db} | ${row.ours} | ${row.baseline} | ${row.target} |`)
 process.exit(0)

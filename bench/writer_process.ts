@@ -11,28 +11,34 @@ const db = createDatabase()
 const sink = new LucidTokenStreamSink(db, JSON.parse(process.env.SINK_OPTIONS ?? '{}'))
 const committedAt = instrumentCommits(sink)
 
-process.on('message', async (command: { op: 'ours' | 'baseline' | 'open' | 'exit'; runId: string; plan: Plan }) => {
-  try {
-    if (command.op === 'exit') {
-      await sink.shutdown()
-      await db.manager.closeAll()
-      return process.exit(0)
-    }
-    if (command.op === 'open') {
-      await sink.open(command.runId)
-      return process.send!({ ok: true })
-    }
-    if (command.op === 'ours') {
-      committedAt.clear()
-      const writer = await sink.open(command.runId)
+process.on(
+  'message',
+  async (command: { op: 'ours' | 'baseline' | 'open' | 'exit'; runId: string; plan: Plan }) => {
+    try {
+      if (command.op === 'exit') {
+        await sink.shutdown()
+        await db.manager.closeAll()
+        return process.exit(0)
+      }
+      if (command.op === 'open') {
+        await sink.open(command.runId)
+        return process.send!({ ok: true })
+      }
+      if (command.op === 'ours') {
+        committedAt.clear()
+        const writer = await sink.open(command.runId)
+        await play(writer, command.plan)
+        return process.send!({ ok: true, commits: [...committedAt] })
+      }
+      const writer = new BaselineWriter(db.connection(), command.runId)
       await play(writer, command.plan)
-      return process.send!({ ok: true, commits: [...committedAt] })
+      process.send!({
+        ok: true,
+        commits: [...writer.committedAt].map(([seq, at]) => [`${seq}`, at]),
+      })
+    } catch (error) {
+      process.send!({ ok: false, error: (error as Error).message })
     }
-    const writer = new BaselineWriter(db.connection(), command.runId)
-    await play(writer, command.plan)
-    process.send!({ ok: true, commits: [...writer.committedAt].map(([seq, at]) => [`${seq}`, at]) })
-  } catch (error) {
-    process.send!({ ok: false, error: (error as Error).message })
   }
-})
+)
 process.send!({ ready: true })

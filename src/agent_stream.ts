@@ -13,7 +13,8 @@ export class AgentStream {
   constructor(db: Database, config: ResolvedAgentStreamConfig, logger?: Logger) {
     this.sink = new LucidTokenStreamSink(db, {
       ...config,
-      onError: (error) => logger?.warn({ err: error }, 'agent-stream: background failure, retrying'),
+      onError: (error) =>
+        logger?.warn({ err: error }, 'agent-stream: background failure, retrying'),
     })
   }
 

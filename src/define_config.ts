@@ -69,7 +69,9 @@ export function defineConfig(config: AgentStreamConfig): ConfigProvider<Resolved
     config.maxFrameBytes !== undefined &&
     (!Number.isInteger(config.maxFrameBytes) || config.maxFrameBytes < 64)
   ) {
-    throw new RuntimeException('Invalid "config/agent_stream.ts": "maxFrameBytes" must be an integer >= 64')
+    throw new RuntimeException(
+      'Invalid "config/agent_stream.ts": "maxFrameBytes" must be an integer >= 64'
+    )
   }
   return configProvider.create(async () => resolved)
 }

@@ -22,12 +22,19 @@ test.group('In an AdonisJS app', (group) => {
     // A clean database: no package tables, no migration bookkeeping.
     const app = await setupApp()
     const db = await app.container.make('lucid.db')
-    for (const table of ['agent_stream_frames', 'agent_streams', 'adonis_schema', 'adonis_schema_versions']) {
+    for (const table of [
+      'agent_stream_frames',
+      'agent_streams',
+      'adonis_schema',
+      'adonis_schema_versions',
+    ]) {
       await db.connection().schema.dropTableIfExists(table)
     }
   })
 
-  test('the package migration creates the tables through Lucid; rollback drops them', async ({ assert }) => {
+  test('the package migration creates the tables through Lucid; rollback drops them', async ({
+    assert,
+  }) => {
     const app = await setupApp()
     const runner = await migrate(app, 'up')
     assert.lengthOf(Object.keys(runner.migratedFiles), 1)
@@ -46,7 +53,9 @@ test.group('In an AdonisJS app', (group) => {
     assert.isFalse(await db.connection().schema.hasTable('agent_streams'))
   })
 
-  test('agent-stream:purge deletes streams past the TTL (and --dry-run deletes nothing)', async ({ assert }) => {
+  test('agent-stream:purge deletes streams past the TTL (and --dry-run deletes nothing)', async ({
+    assert,
+  }) => {
     const app = await setupApp({ ttl: '1h' })
     await migrate(app, 'up')
     const agentStream = await app.container.make('agentStream')
@@ -54,7 +63,11 @@ test.group('In an AdonisJS app', (group) => {
     const old = runId('old')
     const writer = await agentStream.sink.open(old)
     await writer.end()
-    await db.connection().from('agent_streams').where('run_id', old).update({ ended_at: Date.now() - 2 * 3600_000 })
+    await db
+      .connection()
+      .from('agent_streams')
+      .where('run_id', old)
+      .update({ ended_at: Date.now() - 2 * 3600_000 })
 
     const ace = await app.container.make('ace')
     ace.ui.switchMode('raw')

@@ -8,16 +8,22 @@ const token = fc
   .string({ unit: 'binary', minLength: 1, maxLength: 6 })
   .filter((s) => s.isWellFormed() && !s.includes('\u0000'))
 
-type Step =
-  | { write: StreamFrame; pauseMs: number }
-  | { flush: true }
+type Step = { write: StreamFrame; pauseMs: number } | { flush: true }
 
 const step: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ write: token.map((v): StreamFrame => ({ t: 'text', v })), pauseMs: fc.constantFrom(0, 0, 1, 8) }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      write: token.map((v): StreamFrame => ({ t: 'text', v })),
+      pauseMs: fc.constantFrom(0, 0, 1, 8),
+    }),
+  },
   {
     weight: 2,
     arbitrary: fc.record({
-      write: fc.nat(1000).map((n): StreamFrame => ({ t: 'event', event: { kind: 'title', title: `e${n}` } })),
+      write: fc
+        .nat(1000)
+        .map((n): StreamFrame => ({ t: 'event', event: { kind: 'title', title: `e${n}` } })),
       pauseMs: fc.constant(0),
     }),
   },

@@ -39,7 +39,8 @@ test.group('Live follow', () => {
       const readers = Array.from({ length: viewers }, () => collect(sink.subscribe(id)))
       await sleep(100)
       reads.count = 0
-      for (let i = 0; i < 50; i++) await writer.write({ t: 'event', event: { kind: 'title', title: `${i}` } })
+      for (let i = 0; i < 50; i++)
+        await writer.write({ t: 'event', event: { kind: 'title', title: `${i}` } })
       await writer.end()
       await Promise.all(readers)
       return reads.count
@@ -90,19 +91,34 @@ test.group('Live follow', () => {
     assert.equal(((await reader.next()).value as any).v, 'look: ')
     await writer.write({ t: 'component', name: 'form', data: { a: 1 }, partial: true })
     const partial = (await reader.next()).value as DeliveredFrame
-    assert.deepEqual(strip(partial), { t: 'component', name: 'form', data: { a: 1 }, partial: true })
+    assert.deepEqual(strip(partial), {
+      t: 'component',
+      name: 'form',
+      data: { a: 1 },
+      partial: true,
+    })
     // Its cursor is where it was published: resuming from it loses nothing stored.
     assert.equal(partial.cursor, '1.6')
     await writer.write({ t: 'component', name: 'form', data: { a: 1, b: 2 } })
-    assert.deepEqual(strip((await reader.next()).value), { t: 'component', name: 'form', data: { a: 1, b: 2 } })
+    assert.deepEqual(strip((await reader.next()).value), {
+      t: 'component',
+      name: 'form',
+      data: { a: 1, b: 2 },
+    })
     await writer.end()
     assert.isTrue((await reader.next()).done)
-    const stored = await db.connection().from('agent_stream_frames').where('run_id', id).where('kind', 'component')
+    const stored = await db
+      .connection()
+      .from('agent_stream_frames')
+      .where('run_id', id)
+      .where('kind', 'component')
     assert.lengthOf(stored, 1)
     assert.notProperty(JSON.parse(stored[0].body), 'partial')
   })
 
-  test('a writer that stops renewing its lease fails its stream for its readers', async ({ assert }) => {
+  test('a writer that stops renewing its lease fails its stream for its readers', async ({
+    assert,
+  }) => {
     const { sink, db } = await setupSink({ leaseMs: 300, pollIntervalMs: 50 })
     const id = runId()
     const writer = await sink.open(id)
@@ -111,7 +127,10 @@ test.group('Live follow', () => {
     writer.release() // as a dead process would: no end(), no more renewals
     const frames = await reading
     assert.deepInclude(frames.at(-1) as any, { t: 'error', code: 'run_failed' })
-    assert.equal((await db.connection().from('agent_streams').where('run_id', id).first()).status, 'failed')
+    assert.equal(
+      (await db.connection().from('agent_streams').where('run_id', id).first()).status,
+      'failed'
+    )
   })
 
   test('a live writer keeps its stream open past the lease by renewing it', async ({ assert }) => {
@@ -125,7 +144,10 @@ test.group('Live follow', () => {
     await writer.end()
     const frames = await reading
     assert.equal(textOf(frames), 'slow thinker')
-    assert.notInclude(frames.map((f) => f.t), 'error')
+    assert.notInclude(
+      frames.map((f) => f.t),
+      'error'
+    )
   })
 
   test('close() ends readers of an open stream and has() turns false', async ({ assert }) => {
@@ -141,7 +163,9 @@ test.group('Live follow', () => {
     assert.isFalse(await sink.has(id))
   })
 
-  test('purge removes streams ended longer ago than the TTL, and ends their readers', async ({ assert }) => {
+  test('purge removes streams ended longer ago than the TTL, and ends their readers', async ({
+    assert,
+  }) => {
     const { sink, db } = await setupSink({ ttlMs: 60_000, pollIntervalMs: 50 })
     const old = runId('old')
     const fresh = runId('fresh')
@@ -152,7 +176,11 @@ test.group('Live follow', () => {
       await writer.end()
     }
     await sink.open(open)
-    await db.connection().from('agent_streams').where('run_id', old).update({ ended_at: Date.now() - 120_000 })
+    await db
+      .connection()
+      .from('agent_streams')
+      .where('run_id', old)
+      .update({ ended_at: Date.now() - 120_000 })
     assert.equal(await sink.purge({ dryRun: true }), 1)
     assert.isTrue(await sink.has(old))
     assert.equal(await sink.purge(), 1)
@@ -175,7 +203,8 @@ test.group('Live follow', () => {
     const slow = sink.subscribe(id)[Symbol.asyncIterator]()
     const first = slow.next() // asks for one frame, then is left unread
     const total = 600
-    for (let i = 0; i < total; i++) await writer.write({ t: 'event', event: { kind: 'title', title: `${i}` } })
+    for (let i = 0; i < total; i++)
+      await writer.write({ t: 'event', event: { kind: 'title', title: `${i}` } })
     await writer.end()
     // The fast reader was not held back by the slow one.
     const fastFrames = await fast

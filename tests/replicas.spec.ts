@@ -40,7 +40,9 @@ test.group('Two replicas (a second Node process)', () => {
     assert.equal(textOf(got), 'hello from here')
   })
 
-  test('kill -9 of the writer mid-stream: the reader gets run_failed and ends', async ({ assert }) => {
+  test('kill -9 of the writer mid-stream: the reader gets run_failed and ends', async ({
+    assert,
+  }) => {
     const { sink, db } = await setupSink({ pollIntervalMs: 100 })
     const replica = await Replica.start({ leaseMs: 1000 })
     const id = runId()
@@ -48,7 +50,10 @@ test.group('Two replicas (a second Node process)', () => {
     await replica.call({
       op: 'write',
       runId: id,
-      frames: [{ t: 'event', event: { kind: 'step-start' } }, { t: 'text', v: 'partial answ' }],
+      frames: [
+        { t: 'event', event: { kind: 'step-start' } },
+        { t: 'text', v: 'partial answ' },
+      ],
     })
     const reading = collect(sink.subscribe(id), { timeoutMs: 10_000 })
     replica.kill('SIGKILL')
@@ -104,7 +109,10 @@ test.group('Two replicas (a second Node process)', () => {
     }
     assert.equal(byWriter.size, 8)
     for (const ns of byWriter.values()) {
-      assert.deepEqual(ns, Array.from({ length: perWriter }, (_, i) => i))
+      assert.deepEqual(
+        ns,
+        Array.from({ length: perWriter }, (_, i) => i)
+      )
     }
   }).timeout(60_000)
 })

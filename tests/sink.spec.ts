@@ -14,7 +14,16 @@ test.group('LucidTokenStreamSink | write and replay', () => {
       { t: 'event', event: { kind: 'step-start' } },
       { t: 'text', v: 'Hello' },
       { t: 'text', v: ', world' },
-      { t: 'event', event: { kind: 'tool-input-available', id: 'c1', name: 'search', input: { q: 1 }, toolKind: 'read' } },
+      {
+        t: 'event',
+        event: {
+          kind: 'tool-input-available',
+          id: 'c1',
+          name: 'search',
+          input: { q: 1 },
+          toolKind: 'read',
+        },
+      },
       { t: 'event', event: { kind: 'tool-output', id: 'c1', output: ['a'] } },
       { t: 'text', v: 'Done.' },
       { t: 'error', code: 'model_no_output', message: 'nothing' },
@@ -31,7 +40,9 @@ test.group('LucidTokenStreamSink | write and replay', () => {
     assert.isTrue(await sink.has(id))
   })
 
-  test('consecutive text is stored as one row; any other frame starts a new one', async ({ assert }) => {
+  test('consecutive text is stored as one row; any other frame starts a new one', async ({
+    assert,
+  }) => {
     const { sink, db } = await setupSink({ coalesceWindowMs: 30 })
     const id = runId()
     const writer = await sink.open(id)
@@ -49,7 +60,9 @@ test.group('LucidTokenStreamSink | write and replay', () => {
     assert.equal((got[0] as any).v, Array.from({ length: 50 }, (_, i) => `t${i} `).join(''))
   })
 
-  test('the first text is written at once; held text is written within the window', async ({ assert }) => {
+  test('the first text is written at once; held text is written within the window', async ({
+    assert,
+  }) => {
     const { sink } = await setupSink({ coalesceWindowMs: 40 })
     const id = runId()
     const writer = await sink.open(id)
@@ -85,7 +98,9 @@ test.group('LucidTokenStreamSink | write and replay', () => {
     await writer.end()
   })
 
-  test('a reopened stream continues its sequence; old end markers do not stop a replay', async ({ assert }) => {
+  test('a reopened stream continues its sequence; old end markers do not stop a replay', async ({
+    assert,
+  }) => {
     const { sink } = await setupSink()
     const id = runId()
     let writer = await sink.open(id)
@@ -96,7 +111,10 @@ test.group('LucidTokenStreamSink | write and replay', () => {
     await writer.write({ t: 'text', v: 'two' })
     await writer.end()
     const got = await collect(sink.subscribe(id))
-    assert.deepEqual(got.map((f) => f.cursor), ['1.3', '3', '4.3'])
+    assert.deepEqual(
+      got.map((f) => f.cursor),
+      ['1.3', '3', '4.3']
+    )
     assert.equal(textOf(got), 'onetwo')
   })
 
@@ -107,7 +125,9 @@ test.group('LucidTokenStreamSink | write and replay', () => {
     await assert.rejects(() => writer.write({ t: 'text', v: 'late' }), StreamClosedError)
   })
 
-  test('a stream that does not exist: has() is false and subscribe yields nothing', async ({ assert }) => {
+  test('a stream that does not exist: has() is false and subscribe yields nothing', async ({
+    assert,
+  }) => {
     const { sink } = await setupSink()
     assert.isFalse(await sink.has('nope'))
     assert.deepEqual(await collect(sink.subscribe('nope')), [])
@@ -123,8 +143,16 @@ test.group('LucidTokenStreamSink | invalid frames', () => {
     ['error code unknown', { t: 'error', code: 'boom', message: 'x' }, 'code'],
     ['approval without runId', { t: 'approval', id: 'a', toolName: 'x', input: {} }, 'runId'],
     ['event without kind', { t: 'event', event: {} }, 'event.kind'],
-    ['tool-output without id', { t: 'event', event: { kind: 'tool-output', output: 1 } }, 'event.id'],
-    ['component partial not true', { t: 'component', name: 'c', data: 1, partial: false }, 'partial'],
+    [
+      'tool-output without id',
+      { t: 'event', event: { kind: 'tool-output', output: 1 } },
+      'event.id',
+    ],
+    [
+      'component partial not true',
+      { t: 'component', name: 'c', data: 1, partial: false },
+      'partial',
+    ],
     ['not an object', 'text', ''],
   ]
   for (const [name, frame, field] of invalid) {
@@ -138,7 +166,10 @@ test.group('LucidTokenStreamSink | invalid frames', () => {
       )
       assert.instanceOf(error, InvalidFrameError)
       assert.equal(error.code, 'E_INVALID_FRAME')
-      assert.include(error.issues.map((i: { field: string }) => i.field), field)
+      assert.include(
+        error.issues.map((i: { field: string }) => i.field),
+        field
+      )
       // Never echoes the value.
       assert.notInclude(error.message, '\u0000')
       assert.notInclude(error.message, 'boom')

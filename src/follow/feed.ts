@@ -158,11 +158,16 @@ export class Feed {
     for (const delivery of this.#window) {
       if (out.length >= limit) break
       if (delivery.kind === 'partial') {
-        if (delivery.n! > seenPartial && compareCursors(delivery.to, cursor) >= 0) out.push(delivery)
+        if (delivery.n! > seenPartial && compareCursors(delivery.to, cursor) >= 0)
+          out.push(delivery)
         continue
       }
       if (compareCursors(delivery.to, cursor) <= 0) continue
-      if (delivery.kind === 'text' && cursor.seq === delivery.to.seq && cursor.offset !== undefined) {
+      if (
+        delivery.kind === 'text' &&
+        cursor.seq === delivery.to.seq &&
+        cursor.offset !== undefined
+      ) {
         const skip = cursor.offset - (delivery.from ?? 0)
         if (skip > 0) {
           out.push({ ...delivery, from: cursor.offset, text: delivery.text!.slice(skip) })

@@ -5,7 +5,10 @@ interface ListenClient {
   connect(): Promise<unknown>
   query(sql: string): Promise<unknown>
   end(): Promise<unknown>
-  on(event: 'notification', listener: (message: { channel: string; payload?: string }) => void): unknown
+  on(
+    event: 'notification',
+    listener: (message: { channel: string; payload?: string }) => void
+  ): unknown
   on(event: 'error' | 'end', listener: (error?: Error) => void): unknown
   removeAllListeners(): unknown
 }

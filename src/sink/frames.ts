@@ -164,7 +164,14 @@ export type StreamFrame =
     }
 
 /** The `t` of every frame kind, in the SPI's order. */
-export const FRAME_KINDS = ['text', 'component', 'event', 'error', 'elicitation', 'approval'] as const
+export const FRAME_KINDS = [
+  'text',
+  'component',
+  'event',
+  'error',
+  'elicitation',
+  'approval',
+] as const
 
 /**
  * A frame as a subscriber receives it: the frame itself plus `cursor`, the position right after

@@ -189,7 +189,10 @@ export class LucidTokenStreamSink implements TokenStreamSink {
   async purge(options: { olderThanMs?: number; dryRun?: boolean; batchSize?: number } = {}) {
     const endedBefore = DateTime.now().toMillis() - (options.olderThanMs ?? this.options.ttlMs)
     const batch = options.batchSize ?? 500
-    if (options.dryRun) return (await this.store.purgeable(endedBefore, Number.MAX_SAFE_INTEGER)).length
+    if (options.dryRun) {
+      const due = await this.store.purgeable(endedBefore, Number.MAX_SAFE_INTEGER)
+      return due.length
+    }
     let removed = 0
     while (true) {
       const runIds = await this.store.purgeable(endedBefore, batch)

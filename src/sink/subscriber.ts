@@ -54,7 +54,12 @@ export async function* follow(
       }
       if (feed.endedAt !== null && cursor.seq >= feed.endedAt) return
       if (feed.gone) {
-        yield { t: 'error', code: 'run_failed', message: RUN_FAILED_MESSAGE, cursor: formatCursor(cursor) }
+        yield {
+          t: 'error',
+          code: 'run_failed',
+          message: RUN_FAILED_MESSAGE,
+          cursor: formatCursor(cursor),
+        }
         return
       }
       await feed.changed()

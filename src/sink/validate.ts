@@ -11,7 +11,11 @@ import { AGENT_STREAM_ERROR_CODES, type StreamFrame } from './frames.js'
 const storableText = vine.createRule((value: unknown, _: undefined, field: FieldContext) => {
   if (typeof value !== 'string') return
   if (!value.isWellFormed() || value.includes('\u0000')) {
-    field.report('The {{ field }} field must be well-formed Unicode without NUL', 'storableText', field)
+    field.report(
+      'The {{ field }} field must be well-formed Unicode without NUL',
+      'storableText',
+      field
+    )
   }
 })
 
@@ -154,9 +158,7 @@ const frame = vine.union([
     isFrame('approval'),
     vine.object({
       t: vine.literal('approval'),
-      target: vine
-        .object({ kind: vine.literal('proposal'), proposalId: id() })
-        .optional(),
+      target: vine.object({ kind: vine.literal('proposal'), proposalId: id() }).optional(),
       runId: id(),
       id: id(),
       toolName: text().minLength(1),
@@ -166,7 +168,11 @@ const frame = vine.union([
       expiresAt: text().optional(),
     })
   ),
-  vine.union.else(vine.object({ t: vine.enum(['text', 'component', 'event', 'error', 'elicitation', 'approval'] as const) })),
+  vine.union.else(
+    vine.object({
+      t: vine.enum(['text', 'component', 'event', 'error', 'elicitation', 'approval'] as const),
+    })
+  ),
 ])
 
 const validator = vine.compile(vine.object({ frame }))

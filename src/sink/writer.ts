@@ -85,7 +85,9 @@ export class LucidSinkWriter implements SinkWriter {
     if (this.#ended) return
     this.#ended = true
     this.#stopLease()
-    await this.#enqueue(() => this.#commit({ rows: [{ kind: 'end', body: '' }], endStatus: 'ended' }))
+    await this.#enqueue(() =>
+      this.#commit({ rows: [{ kind: 'end', body: '' }], endStatus: 'ended' })
+    )
   }
 
   /** Stop the lease without writing (the sink is shutting down or the stream was dropped). */

@@ -133,10 +133,7 @@ export class StreamStore {
   async commit(runId: string, plan: CommitPlan): Promise<CommitResult | null> {
     return this.#withTransaction(async (trx) => {
       const at = now()
-      const lock = trx
-        .from(this.tables.streams)
-        .where('run_id', runId)
-        .where('status', 'open')
+      const lock = trx.from(this.tables.streams).where('run_id', runId).where('status', 'open')
       if (plan.onlyIfLeaseLapsed) lock.where('lease_expires_at', '<', at)
       const touched = await lock.update({
         rev: trx.raw('rev + 1'),
@@ -170,17 +167,20 @@ export class StreamStore {
       for (const row of plan.rows) inserts.push({ ...row, seq: ++next })
 
       if (inserts.length > 0) {
-        await trx.insertQuery().table(this.tables.frames).multiInsert(
-          inserts.map((row) => ({
-            run_id: runId,
-            seq: row.seq,
-            kind: row.kind,
-            body: row.body,
-            component_id: row.componentId ?? null,
-            superseded: false,
-            created_at: at,
-          }))
-        )
+        await trx
+          .insertQuery()
+          .table(this.tables.frames)
+          .multiInsert(
+            inserts.map((row) => ({
+              run_id: runId,
+              seq: row.seq,
+              kind: row.kind,
+              body: row.body,
+              component_id: row.componentId ?? null,
+              superseded: false,
+              created_at: at,
+            }))
+          )
         await this.#supersede(trx, runId, inserts)
       }
 
@@ -315,8 +315,14 @@ export class StreamStore {
   }
 
   /** Mark older components with the same id as superseded (exact primary keys: no range locks). */
-  async #supersede(trx: TransactionClientContract, runId: string, inserts: { seq: number; componentId?: string | null }[]) {
-    const ids = [...new Set(inserts.map((row) => row.componentId).filter((id): id is string => !!id))]
+  async #supersede(
+    trx: TransactionClientContract,
+    runId: string,
+    inserts: { seq: number; componentId?: string | null }[]
+  ) {
+    const ids = [
+      ...new Set(inserts.map((row) => row.componentId).filter((id): id is string => !!id)),
+    ]
     if (ids.length === 0) return
     const firstNew = inserts[0].seq
     const older = await trx

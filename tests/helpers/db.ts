@@ -6,7 +6,12 @@ import { LoggerFactory } from '@adonisjs/core/factories/logger'
 import { Database } from '@adonisjs/lucid/database'
 import { defineConfig } from '@adonisjs/lucid'
 import type { ConnectionConfig } from '@adonisjs/lucid/types/database'
-import { createStreamTables, dropStreamTables, tableNames, type TableNames } from '../../src/store/schema.js'
+import {
+  createStreamTables,
+  dropStreamTables,
+  tableNames,
+  type TableNames,
+} from '../../src/store/schema.js'
 
 /** Which database the suite runs against: `sqlite` (default), `pg` or `mysql`. */
 export const DIALECT = (process.env.DB ?? 'sqlite') as 'sqlite' | 'pg' | 'mysql'
@@ -47,7 +52,9 @@ export function connectionConfig(
       mkdirSync(TMP, { recursive: true })
       return {
         client: 'better-sqlite3',
-        connection: { filename: process.env.SQLITE_FILE ?? fileURLToPath(new URL('suite.sqlite3', TMP)) },
+        connection: {
+          filename: process.env.SQLITE_FILE ?? fileURLToPath(new URL('suite.sqlite3', TMP)),
+        },
         useNullAsDefault: true,
         pool: {
           min: 1,

@@ -59,8 +59,8 @@ export function textOf(frames: { t: string; v?: string }[]) {
 }
 
 /** Count rows of a table for a run (what the database holds, read directly). */
-export async function countRows(db: Database, table: string, runId: string) {
-  const row = await db.connection().from(table).where('run_id', runId).count('* as total').first()
+export async function countRows(db: Database, table: string, id: string) {
+  const row = await db.connection().from(table).where('run_id', id).count('* as total').first()
   return Number(row.total)
 }
 
