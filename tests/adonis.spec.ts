@@ -23,6 +23,9 @@ test.group('In an AdonisJS app', (group) => {
     const app = await setupApp()
     const db = await app.container.make('lucid.db')
     for (const table of [
+      'agent_elicitations',
+      'agent_approvals',
+      'agent_suspensions',
       'agent_stream_frames',
       'agent_streams',
       'adonis_schema',

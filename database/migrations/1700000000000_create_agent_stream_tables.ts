@@ -1,5 +1,10 @@
 import { BaseSchema } from '@adonisjs/lucid/schema'
-import { createStreamTables, dropStreamTables } from '../../src/store/schema.js'
+import {
+  createParkingTables,
+  createStreamTables,
+  dropParkingTables,
+  dropStreamTables,
+} from '../../src/store/schema.js'
 
 /**
  * The package's own migration (its tests run it through Lucid's migrator). Users get the same
@@ -8,9 +13,11 @@ import { createStreamTables, dropStreamTables } from '../../src/store/schema.js'
 export default class extends BaseSchema {
   async up() {
     createStreamTables(this.schema, this.db.dialect.name)
+    createParkingTables(this.schema, this.db.dialect.name)
   }
 
   async down() {
+    dropParkingTables(this.schema)
     dropStreamTables(this.schema)
   }
 }

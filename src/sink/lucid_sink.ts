@@ -11,7 +11,8 @@ import type { DeliveredFrame } from './frames.js'
 import type { TokenStreamSink } from './spi.js'
 import { follow, RUN_FAILED_MESSAGE } from './subscriber.js'
 import { DEFAULT_MAX_FRAME_BYTES } from './validate.js'
-import { LucidSinkWriter } from './writer.js'
+import { LucidSinkWriter, type ParkHook } from './writer.js'
+import type { RunMeta } from '../parking/types.js'
 
 /** Options of {@link LucidTokenStreamSink}. Every duration is in milliseconds. */
 export interface LucidSinkOptions {
@@ -48,6 +49,8 @@ export interface LucidSinkOptions {
   pageSize?: number
   /** Told about background failures (listener drops, lease sweeps); the sink keeps going. */
   onError?: (error: unknown) => void
+  /** Parks approvals and elicitations in the frame's transaction (set by the parking layer). */
+  park?: ParkHook
 }
 
 export interface SubscribeOptions {
@@ -71,7 +74,9 @@ const RUN_ID = /^[A-Za-z0-9_:.-]{1,191}$/
 export class LucidTokenStreamSink implements TokenStreamSink {
   readonly store: StreamStore
   readonly tail: Tail
-  readonly options: Required<Omit<LucidSinkOptions, 'connection' | 'tables' | 'onError'>>
+  readonly options: Required<Omit<LucidSinkOptions, 'connection' | 'tables' | 'onError' | 'park'>>
+  readonly tables: TableNames
+  #park: ParkHook | undefined
   #writers = new Set<LucidSinkWriter>()
 
   constructor(
@@ -99,9 +104,11 @@ export class LucidTokenStreamSink implements TokenStreamSink {
       windowSize: options.windowSize ?? 512,
       pageSize: options.pageSize ?? 500,
     }
+    this.tables = tableNames(options.tables)
+    this.#park = options.park
     this.store = new StreamStore(
       () => db.connection(name),
-      tableNames(options.tables),
+      this.tables,
       notify ? this.options.notifyChannel : null
     )
     const notifier: Notifier | null = notify
@@ -126,9 +133,14 @@ export class LucidTokenStreamSink implements TokenStreamSink {
    * Open, or reopen, the writer for a run. A reopened stream (ended, or failed) continues its
    * sequence; several writers (a parent and its children, in any process) may hold one stream.
    *
+   * @param meta the run that writes, when it is not the stream's own run (a delegated child), and
+   *   the thread and principal parking rows record
    * @throws InvalidRunIdError for an id outside `[A-Za-z0-9_:.-]{1,191}`
    */
-  async open(runId: string): Promise<LucidSinkWriter> {
+  async open(
+    runId: string,
+    meta: Partial<Omit<RunMeta, 'streamRunId'>> = {}
+  ): Promise<LucidSinkWriter> {
     assertRunId(runId)
     await this.store.open(runId, this.options.leaseMs)
     const writer = new LucidSinkWriter(runId, this.store, this.tail, {
@@ -136,6 +148,14 @@ export class LucidTokenStreamSink implements TokenStreamSink {
       maxTextRowChars: this.options.maxTextRowChars,
       maxFrameBytes: this.options.maxFrameBytes,
       leaseMs: this.options.leaseMs,
+      park: this.#park,
+      meta: {
+        runId: meta.runId ?? runId,
+        streamRunId: runId,
+        threadId: meta.threadId ?? runId,
+        parentRunId: meta.parentRunId ?? null,
+        principal: meta.principal ?? null,
+      },
     })
     this.#writers.add(writer)
     const end = writer.end.bind(writer)

@@ -1,4 +1,5 @@
 import vine, { errors } from '@vinejs/vine'
+import { DateTime } from 'luxon'
 import type { FieldContext } from '@vinejs/vine/types'
 import { InvalidFrameError } from '../errors.js'
 import { AGENT_STREAM_ERROR_CODES, type StreamFrame } from './frames.js'
@@ -20,6 +21,15 @@ const storableText = vine.createRule((value: unknown, _: undefined, field: Field
 })
 
 const text = () => vine.string().use(storableText())
+
+/** An ISO-8601 instant with an offset (`2026-01-01T00:00:00Z`): when a parked item lapses. */
+const isoInstant = vine.createRule((value: unknown, _: undefined, field: FieldContext) => {
+  if (typeof value !== 'string') return
+  if (!/(Z|[+-]\d{2}:?\d{2})$/.test(value) || !DateTime.fromISO(value).isValid) {
+    field.report('The {{ field }} field must be an ISO-8601 instant', 'isoInstant', field)
+  }
+})
+const instant = () => vine.string().use(isoInstant())
 /** Ids are stored in indexed columns: keep them short and printable. */
 const id = () => vine.string().minLength(1).maxLength(191)
 const toolKind = () => vine.enum(['read', 'action'] as const)
@@ -165,7 +175,7 @@ const frame = vine.union([
       input: vine.any().optional(),
       confirmation: vine.record(vine.any()).optional(),
       approver: text().optional(),
-      expiresAt: text().optional(),
+      expiresAt: instant().optional(),
     })
   ),
   vine.union.else(

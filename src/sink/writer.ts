@@ -1,9 +1,22 @@
 import { StreamClosedError } from '../errors.js'
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type { CommitPlan, CommitResult, NewRow, StreamStore } from '../store/stream_store.js'
+import type { RunMeta } from '../parking/types.js'
 import type { Tail } from '../follow/tail.js'
 import type { StreamFrame } from './frames.js'
 import type { SinkWriter } from './spi.js'
 import { validateFrame } from './validate.js'
+
+/**
+ * Called inside the transaction that stores an `approval` or `elicitation` frame, so the parking
+ * row and the suspension commit with the frame or not at all (DESIGN.md invariant 6).
+ */
+export type ParkHook = (
+  trx: TransactionClientContract,
+  meta: RunMeta,
+  frame: Extract<StreamFrame, { t: 'approval' | 'elicitation' }>,
+  seq: number
+) => Promise<void>
 
 export interface WriterOptions {
   /** Longest time text is held back before it is written, in milliseconds. */
@@ -14,6 +27,10 @@ export interface WriterOptions {
   maxFrameBytes: number
   /** The writer's lease, in milliseconds: renewed while it is open, lapses if the process dies. */
   leaseMs: number
+  /** The run writing (a delegated run's own id, parent, thread, principal). */
+  meta: RunMeta
+  /** Parks approvals and elicitations in the frame's transaction; none = they are stored only. */
+  park?: ParkHook
 }
 
 /**
@@ -146,6 +163,15 @@ export class LucidSinkWriter implements SinkWriter {
       kind: frame.t,
       body: JSON.stringify(frame),
       componentId: frame.t === 'component' ? (frame.id ?? null) : null,
+    }
+    const park = this.options.park
+    if (park && (frame.t === 'approval' || frame.t === 'elicitation')) {
+      await this.#commit({
+        rows: [row],
+        within: (trx, stored) =>
+          park(trx, this.options.meta, frame, stored.find((r) => r.kind === frame.t)!.seq),
+      })
+      return
     }
     await this.#commit({ rows: [row] })
   }

@@ -9,11 +9,20 @@ export interface TableNames {
   streams: string
   /** One row per stored frame (consecutive text coalesced into one row). */
   frames: string
+  /** One row per park of a run: what its continuation needs (never served). */
+  suspensions: string
+  /** One row per tool call waiting for approve/reject, per park. */
+  approvals: string
+  /** One row per question set waiting for answers, per park. */
+  elicitations: string
 }
 
 export const DEFAULT_TABLES: TableNames = {
   streams: 'agent_streams',
   frames: 'agent_stream_frames',
+  suspensions: 'agent_suspensions',
+  approvals: 'agent_approvals',
+  elicitations: 'agent_elicitations',
 }
 
 /** Resolve partial table names against the defaults. */
@@ -71,6 +80,93 @@ export function createStreamTables(
       table.bigInteger('created_at').notNullable()
       table.primary(['run_id', 'seq'])
     })
+}
+
+/**
+ * The parking tables (suspensions, approvals, elicitations): the same one-place rule as
+ * {@link createStreamTables}. Rows are keyed by the PARKED run's id (a sub-agent's own id when a
+ * child asked), the park number and the item id, so a tool-call id reused across iterations
+ * still gets a row per park.
+ */
+export function createParkingTables(
+  schema: Knex.SchemaBuilder,
+  dialect: string,
+  tables: TableNames = DEFAULT_TABLES
+) {
+  const mysql = dialect === 'mysql' || dialect === 'mysql2'
+  const json = (table: Knex.CreateTableBuilder, name: string) =>
+    mysql ? table.text(name, 'mediumtext').nullable() : table.text(name).nullable()
+  /** Columns every parked item has. */
+  const item = (table: Knex.CreateTableBuilder) => {
+    if (mysql) binaryUtf8(table)
+    table.string('run_id', 191).notNullable()
+    table.integer('park').notNullable()
+    table.string('item_id', 191).notNullable()
+    table.string('stream_run_id', 191).notNullable()
+    table.string('thread_id', 191).notNullable()
+    table.integer('stream_seq').notNullable()
+    /** Who may decide: `requester` or a role. */
+    table.string('approver', 191).notNullable()
+    /** Who the run is for (JSON `{ id, roles? }`): checked by the approver policy, never served. */
+    json(table, 'principal')
+    table.bigInteger('expires_at').nullable()
+    /** pending | approved | rejected | answered | expired | cancelled */
+    table.string('status', 16).notNullable()
+    table.string('decided_by', 191).nullable()
+    table.string('decided_via', 32).nullable()
+    table.text('reason').nullable()
+    table.bigInteger('decided_at').nullable()
+    table.bigInteger('created_at').notNullable()
+    table.primary(['run_id', 'park', 'item_id'])
+    table.index(['status', 'expires_at'])
+    table.index(['thread_id', 'status'])
+    table.index(['stream_run_id', 'status'])
+  }
+  return schema
+    .createTable(tables.suspensions, (table) => {
+      if (mysql) binaryUtf8(table)
+      table.string('run_id', 191).notNullable()
+      table.integer('park').notNullable()
+      table.string('stream_run_id', 191).notNullable()
+      table.string('thread_id', 191).notNullable()
+      table.string('parent_run_id', 191).nullable()
+      json(table, 'principal')
+      /** The host's opaque checkpoint (JSON): stored, never served. */
+      json(table, 'checkpoint')
+      /** open (items being written) | parked | claimed | resumed | cancelled | abandoned */
+      table.string('status', 16).notNullable()
+      table.string('claimed_by', 191).nullable()
+      table.bigInteger('claim_expires_at').nullable()
+      table.integer('attempts').notNullable().defaultTo(0)
+      table.bigInteger('created_at').notNullable()
+      table.bigInteger('updated_at').notNullable()
+      table.primary(['run_id', 'park'])
+      table.index(['status', 'claim_expires_at'])
+      table.index(['stream_run_id', 'status'])
+    })
+    .createTable(tables.approvals, (table) => {
+      item(table)
+      table.string('tool_name', 191).notNullable()
+      json(table, 'input')
+      /** Arguments a person edited: they replace `input` whole. */
+      json(table, 'edited_input')
+      json(table, 'confirmation')
+      json(table, 'target')
+    })
+    .createTable(tables.elicitations, (table) => {
+      item(table)
+      json(table, 'request')
+      /** `{ answers, skipped }` once answered. */
+      json(table, 'reply')
+    })
+}
+
+/** Drop what {@link createParkingTables} created. */
+export function dropParkingTables(schema: Knex.SchemaBuilder, tables: TableNames = DEFAULT_TABLES) {
+  return schema
+    .dropTableIfExists(tables.elicitations)
+    .dropTableIfExists(tables.approvals)
+    .dropTableIfExists(tables.suspensions)
 }
 
 /** MySQL: every character kept (utf8mb4), ids compared byte for byte (`_bin`, case-sensitive). */

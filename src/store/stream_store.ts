@@ -48,6 +48,16 @@ export interface CommitPlan {
   leaseMs?: number
   /** Only commit when the lease has lapsed (used to fail a dead writer's stream exactly once). */
   onlyIfLeaseLapsed?: boolean
+  /**
+   * Also commit to a stream that is ended or failed (a settlement written after a run parked):
+   * its status stays, and an end marker closes what was appended so readers still end.
+   */
+  evenIfClosed?: boolean
+  /**
+   * Runs inside the transaction, after the stream row is locked and the rows are inserted
+   * (parking rows, decisions). Throwing rolls the whole commit back.
+   */
+  within?: (trx: TransactionClientContract, rows: StoredRow[]) => Promise<void>
 }
 
 /** What a commit wrote, in seq order. */
@@ -165,6 +175,8 @@ export class StreamStore {
         }
       }
       for (const row of plan.rows) inserts.push({ ...row, seq: ++next })
+      const closed = head.status !== 'open'
+      if (closed && inserts.length > 0) inserts.push({ kind: 'end', body: '', seq: ++next })
 
       if (inserts.length > 0) {
         await trx
@@ -184,8 +196,18 @@ export class StreamStore {
         await this.#supersede(trx, runId, inserts)
       }
 
+      const stored = inserts.map((row) => ({
+        seq: row.seq,
+        kind: row.kind,
+        body: row.body,
+        componentId: row.componentId ?? null,
+        superseded: false,
+      }))
+      await plan.within?.(trx, stored)
+
       const update: Record<string, unknown> = {}
       if (next !== before) update.last_seq = next
+      if (closed && next !== before) update.ended_at = at
       if (plan.endStatus) {
         update.status = plan.endStatus
         update.ended_at = at
@@ -195,13 +217,7 @@ export class StreamStore {
         await trx.from(this.tables.streams).where('run_id', runId).update(update)
       }
       await this.#notify(trx, runId, result.rev)
-      result.rows = inserts.map((row) => ({
-        seq: row.seq,
-        kind: row.kind,
-        body: row.body,
-        componentId: row.componentId ?? null,
-        superseded: false,
-      }))
+      result.rows = stored
       // A component superseded by a later one of this same commit.
       const lastOf = new Map<string, number>()
       for (const row of result.rows) if (row.componentId) lastOf.set(row.componentId, row.seq)

@@ -7,7 +7,9 @@ import { Database } from '@adonisjs/lucid/database'
 import { defineConfig } from '@adonisjs/lucid'
 import type { ConnectionConfig } from '@adonisjs/lucid/types/database'
 import {
+  createParkingTables,
   createStreamTables,
+  dropParkingTables,
   dropStreamTables,
   tableNames,
   type TableNames,
@@ -84,6 +86,8 @@ export function createDatabase(): Database {
 /** Drop and create the package's tables, through the one table definition. */
 export async function resetTables(db: Database, tables: TableNames = tableNames()) {
   const client = db.connection()
+  await dropParkingTables(client.schema, tables)
   await dropStreamTables(client.schema, tables)
   await createStreamTables(client.schema, client.dialect.name, tables)
+  await createParkingTables(client.schema, client.dialect.name, tables)
 }

@@ -1,0 +1,70 @@
+import type { ElicitationRequest, ToolConfirmation } from '../sink/frames.js'
+
+/** Who a run is for, or who decides: the host's user. Stored server-side, never served. */
+export interface Principal {
+  id: string
+  roles?: string[]
+}
+
+/** What the package knows of a run that writes into a stream. */
+export interface RunMeta {
+  /** This run (a sub-agent's own id for a delegated run). */
+  runId: string
+  /** The top-level run whose stream the frames go into. */
+  streamRunId: string
+  threadId: string
+  parentRunId: string | null
+  principal: Principal | null
+}
+
+export type ItemStatus = 'pending' | 'approved' | 'rejected' | 'answered' | 'expired' | 'cancelled'
+
+/** How a settled item was decided, as `resume` receives it. */
+export interface SettledItem {
+  kind: 'approval' | 'elicitation'
+  /** The item id (the tool-call id of the approval frame, the request's id for a question set). */
+  id: string
+  status: Exclude<ItemStatus, 'pending'>
+  decidedBy: string | null
+  decidedVia: string | null
+  reason: string | null
+  /** Approvals: the arguments to run with (a person's edit replaces the input whole). */
+  input?: unknown
+  /** Elicitations: every question's values (defaults filled in), and whether it was skipped. */
+  answers?: Record<string, string[]>
+  skipped?: boolean
+}
+
+/** A parked item as listed for a person (no checkpoint, no principal). */
+export interface PendingItem {
+  kind: 'approval' | 'elicitation'
+  /** The PARKED run's id (a child's own id), which decisions address. */
+  runId: string
+  itemId: string
+  streamRunId: string
+  threadId: string
+  approver: string
+  /** Id of the person the run is for (for display; the policy reads the stored principal). */
+  requesterId: string | null
+  expiresAt: string | null
+  createdAt: string
+  status: ItemStatus
+  toolName?: string
+  input?: unknown
+  confirmation?: ToolConfirmation | null
+  request?: ElicitationRequest
+  decidedBy?: string | null
+  decidedVia?: string | null
+  reason?: string | null
+}
+
+/** Decides whether `principal` may decide an item. The default: see `defaultApproverPolicy`. */
+export type ApproverPolicy = (
+  principal: Principal | null,
+  item: {
+    approver: string
+    requester: Principal | null
+    kind: 'approval' | 'elicitation'
+    runId: string
+  }
+) => boolean | Promise<boolean>

@@ -1,0 +1,71 @@
+import type { AgentStreamErrorCode } from '../sink/frames.js'
+import type { SinkWriter } from '../sink/spi.js'
+import type { Principal, SettledItem } from '../parking/types.js'
+import { RUN_FAILED_MESSAGE } from '../sink/subscriber.js'
+
+/**
+ * What a runner gets for one segment of a run (the frames between two parks).
+ *
+ * `writer` writes into the TOP-LEVEL run's stream; its `end()` only flushes: the package ends
+ * the stream with the segment's outcome.
+ */
+export interface RunContext {
+  /** This run (a delegated child's own id when the child is resumed). */
+  runId: string
+  /** The top-level run whose stream this is. */
+  streamRunId: string
+  threadId: string
+  /** The parent run, for a delegated run; `null` at the top. */
+  parentRunId: string | null
+  /** The run's input as the app gave it (JSON). */
+  input: unknown
+  writer: SinkWriter
+  /** Aborted when the run is cancelled on this replica. */
+  signal: AbortSignal
+  /** Who the run is for. */
+  principal: Principal | null
+  /**
+   * A context for a delegated run: its frames go into this stream, an `approval` or
+   * `elicitation` it writes parks the CHILD (keyed by `childRunId`).
+   */
+  child(childRunId: string): RunContext
+}
+
+/** What `resume` gets on top of {@link RunContext}: what the parked run kept, and the answers. */
+export interface ResumeContext extends RunContext {
+  /** The checkpoint the parked segment returned (never sent to a browser). */
+  checkpoint: unknown
+  /** Every item of the park, settled: approved/rejected/expired/cancelled, answers. */
+  items: SettledItem[]
+}
+
+/**
+ * How a segment ended.
+ * - `finished`: the run is done; the stream ends.
+ * - `parked`: the run wrote approvals/elicitations and waits; `checkpoint` (JSON) is kept for
+ *   `resume`.
+ * - `cancelled`: someone stopped it; a `cancelled` event ends the stream.
+ * - `failed`: an `error` frame with `code` (default `run_failed`) and a fixed sentence.
+ * A runner that throws counts as `failed`; its error's text never reaches a reader.
+ */
+export type RunOutcome =
+  | { status: 'finished' }
+  | { status: 'parked'; checkpoint: unknown }
+  | { status: 'cancelled' }
+  | { status: 'failed'; code?: AgentStreamErrorCode }
+
+/** The agent contract the host app implements. */
+export interface AgentRunner {
+  start(ctx: RunContext): Promise<RunOutcome>
+  resume(ctx: ResumeContext): Promise<RunOutcome>
+}
+
+/** The fixed sentence of each error code: what readers see instead of a thrown error's text. */
+export const FAILURE_SENTENCES: Record<AgentStreamErrorCode, string> = {
+  quota_exceeded: 'The run stopped: a usage limit was reached.',
+  output_rejected: 'The run stopped: its output was rejected.',
+  structured_output_invalid: 'The run stopped: its output did not have the expected shape.',
+  replay_diverged: 'The run stopped: it could not continue from where it paused.',
+  model_no_output: 'The run stopped: the model returned nothing.',
+  run_failed: RUN_FAILED_MESSAGE,
+}

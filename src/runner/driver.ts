@@ -1,0 +1,234 @@
+import { randomUUID } from 'node:crypto'
+import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
+import type { LucidSinkWriter } from '../sink/writer.js'
+import type { StreamFrame } from '../sink/frames.js'
+import type { SinkWriter } from '../sink/spi.js'
+import type { ClaimedSuspension, ParkingStore } from '../parking/parking_store.js'
+import type { Principal, RunMeta } from '../parking/types.js'
+import {
+  FAILURE_SENTENCES,
+  type AgentRunner,
+  type ResumeContext,
+  type RunContext,
+  type RunOutcome,
+} from './contract.js'
+
+export interface DriverOptions {
+  /** This replica's name in claims (default: a random id per process). */
+  replicaId?: string
+  /** Told about failures the driver could not write into a stream. */
+  onError?: (error: unknown) => void
+}
+
+/**
+ * A delegated child's writer: it opens on first use (a child's context is made synchronously),
+ * and its `end()` flushes and lets go of the stream (no more lease renewals) without ending it:
+ * the top-level run owns the stream.
+ */
+function childWriter(open: () => Promise<LucidSinkWriter>): SinkWriter & { release(): void } {
+  let opened: Promise<LucidSinkWriter> | null = null
+  let inner: LucidSinkWriter | null = null
+  const get = async () => {
+    opened ??= open()
+    inner = await opened
+    return inner
+  }
+  return {
+    write: async (frame: StreamFrame) => {
+      const writer = await get()
+      await writer.write(frame)
+    },
+    flush: async () => {
+      if (!opened) return
+      const writer = await get()
+      await writer.flush()
+    },
+    end: async () => {
+      if (!opened) return
+      const writer = await get()
+      await writer.flush()
+      writer.release()
+    },
+    release: () => inner?.release(),
+  }
+}
+
+/**
+ * Runs segments of runs: opens the stream, calls the host's runner, and writes the outcome
+ * (DESIGN.md section 3, `parking` / resume planning). A thrown error becomes an `error` frame
+ * with a stable code and a fixed sentence: its text never reaches a reader.
+ */
+export class RunDriver {
+  readonly replicaId: string
+  #running = new Map<string, AbortController>()
+
+  constructor(
+    readonly sink: LucidTokenStreamSink,
+    readonly parking: ParkingStore,
+    readonly runner: AgentRunner,
+    readonly options: DriverOptions = {}
+  ) {
+    this.replicaId = options.replicaId ?? `replica-${randomUUID()}`
+  }
+
+  /**
+   * Start a run: open its stream (before this resolves, so a reader can subscribe at once) and
+   * run its first segment in the background.
+   */
+  async start(run: {
+    runId: string
+    threadId?: string
+    input?: unknown
+    principal?: Principal | null
+  }): Promise<{ runId: string; done: Promise<RunOutcome> }> {
+    const meta: RunMeta = {
+      runId: run.runId,
+      streamRunId: run.runId,
+      threadId: run.threadId ?? run.runId,
+      parentRunId: null,
+      principal: run.principal ?? null,
+    }
+    const writer = await this.sink.open(run.runId, meta)
+    const done = this.#segment(writer, meta, run.input ?? null, (ctx) => this.runner.start(ctx))
+    return { runId: run.runId, done }
+  }
+
+  /**
+   * Resume a claimed suspension in the same stream: mark it resumed (so no other replica takes
+   * it), reopen the stream, call `resume` with the checkpoint and the settled items.
+   */
+  async resume(claimed: ClaimedSuspension): Promise<RunOutcome | null> {
+    if (!(await this.parking.markResumed(claimed.runId, claimed.park, this.replicaId))) return null
+    const meta: RunMeta = {
+      runId: claimed.runId,
+      streamRunId: claimed.streamRunId,
+      threadId: claimed.threadId,
+      parentRunId: claimed.parentRunId,
+      principal: claimed.principal,
+    }
+    const writer = await this.sink.open(claimed.streamRunId, meta)
+    return this.#segment(writer, meta, null, (ctx) =>
+      this.runner.resume({
+        ...ctx,
+        checkpoint: claimed.checkpoint,
+        items: claimed.items,
+      } as ResumeContext)
+    )
+  }
+
+  /** Abort a run that is running on this replica (its `signal`). Returns whether one was. */
+  abort(streamRunId: string) {
+    const controller = this.#running.get(streamRunId)
+    controller?.abort()
+    return Boolean(controller)
+  }
+
+  /** Child writers opened during the segment of each stream: released when it ends. */
+  #children = new Map<string, { release(): void }[]>()
+
+  #track<T extends { release(): void }>(writer: T, streamRunId?: string): T {
+    if (streamRunId) {
+      const list = this.#children.get(streamRunId) ?? []
+      list.push(writer)
+      this.#children.set(streamRunId, list)
+    }
+    return writer
+  }
+
+  #context(meta: RunMeta, writer: SinkWriter, input: unknown, signal: AbortSignal): RunContext {
+    const ctx: RunContext = {
+      runId: meta.runId,
+      streamRunId: meta.streamRunId,
+      threadId: meta.threadId,
+      parentRunId: meta.parentRunId,
+      input,
+      signal,
+      principal: meta.principal,
+      writer: {
+        write: (frame) => writer.write(frame),
+        flush: () => writer.flush?.(),
+        end: () => writer.flush?.(),
+      },
+      child: (childRunId: string) => {
+        const childMeta: RunMeta = { ...meta, runId: childRunId, parentRunId: meta.runId }
+        return this.#context(
+          childMeta,
+          this.#track(
+            childWriter(() => this.sink.open(meta.streamRunId, childMeta)),
+            meta.streamRunId
+          ),
+          null,
+          signal
+        )
+      },
+    }
+    return ctx
+  }
+
+  async #segment(
+    writer: SinkWriter,
+    meta: RunMeta,
+    input: unknown,
+    call: (ctx: RunContext) => Promise<RunOutcome>
+  ): Promise<RunOutcome> {
+    const controller = new AbortController()
+    this.#running.set(meta.streamRunId, controller)
+    let outcome: RunOutcome
+    try {
+      outcome = await call(this.#context(meta, writer, input, controller.signal))
+    } catch {
+      outcome = { status: 'failed' }
+    } finally {
+      this.#running.delete(meta.streamRunId)
+      for (const child of this.#children.get(meta.streamRunId) ?? []) child.release()
+      this.#children.delete(meta.streamRunId)
+    }
+    if (controller.signal.aborted && outcome.status !== 'parked') outcome = { status: 'cancelled' }
+    try {
+      outcome = await this.#finish(writer, meta, outcome)
+    } catch (error) {
+      this.options.onError?.(error)
+    }
+    return outcome
+  }
+
+  /** Write the outcome into the stream and end it; on a park, store the checkpoint. */
+  async #finish(writer: SinkWriter, meta: RunMeta, outcome: RunOutcome): Promise<RunOutcome> {
+    const stream = meta.streamRunId
+    if (outcome.status === 'parked') {
+      // End the segment BEFORE the suspension becomes claimable: a resume reopens the stream.
+      await writer.end()
+      const parked = await this.parking.parked(stream, outcome.checkpoint)
+      if (parked.length > 0) {
+        for (const suspension of parked) await this.tryResume(suspension.runId, suspension.park)
+        return outcome
+      }
+      // Parked on nothing a person can answer: that run can never continue.
+      const writer2 = await this.sink.open(stream, meta)
+      await writer2.write({ t: 'error', code: 'run_failed', message: FAILURE_SENTENCES.run_failed })
+      await writer2.end()
+      return { status: 'failed' }
+    }
+    await this.parking.abandon(stream)
+    if (outcome.status === 'cancelled') {
+      await writer.write({ t: 'event', event: { kind: 'cancelled' } })
+    } else if (outcome.status === 'failed') {
+      const code = outcome.code ?? 'run_failed'
+      await writer.write({
+        t: 'error',
+        code,
+        message: FAILURE_SENTENCES[code] ?? FAILURE_SENTENCES.run_failed,
+      })
+    }
+    await writer.end()
+    return outcome
+  }
+
+  /** Claim a suspension if it is ready and resume it in the background. Returns whether it did. */
+  async tryResume(runId: string, park: number, claimLeaseMs = 30_000): Promise<boolean> {
+    const claimed = await this.parking.claim(runId, park, this.replicaId, claimLeaseMs)
+    if (!claimed) return false
+    void this.resume(claimed).catch((error) => this.options.onError?.(error))
+    return true
+  }
+}
