@@ -95,9 +95,10 @@ test.group('In an AdonisJS app', (group) => {
 
   test('warmup opens no connection and no timer', async ({ assert }) => {
     const app = await setupApp({}, { mode: 'warmup' })
-    await app.container.make('agentStream')
+    const agentStream = await app.container.make('agentStream')
     const db = await app.container.make('lucid.db')
     assert.isFalse(db.manager.isConnected('main'))
+    assert.isFalse(agentStream.sink.tail.running)
   })
 
   test('defineConfig refuses a bad duration, naming the field', ({ assert }) => {

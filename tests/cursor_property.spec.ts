@@ -50,6 +50,10 @@ test.group('Cursors (property)', () => {
         const id = runId('prop')
         const writer = await sink.open(id)
         const live = collect(sink.subscribe(id))
+        // A reader that stays attached (it asked for one frame and reads no more) keeps the
+        // replica's feed alive, so the resumes below are served from its shared window too.
+        const holder = sink.subscribe(id)[Symbol.asyncIterator]()
+        const held = holder.next()
         const written: StreamFrame[] = []
         for (const s of steps) {
           if ('flush' in s) {
@@ -70,6 +74,8 @@ test.group('Cursors (property)', () => {
         // Cut after every frame the live reader got (cursors inside coalesced rows included),
         // and after every frame a full replay gives: prefix + resume == everything.
         const replay = await collect(sink.subscribe(id))
+        await held
+        const fromWindow = sink.tail.windowLength(id) > 0
         for (const frames of [seen, replay]) {
           for (let cut = 0; cut <= frames.length; cut++) {
             const prefix = frames.slice(0, cut)
@@ -79,6 +85,8 @@ test.group('Cursors (property)', () => {
             assert.deepEqual([...nonText(prefix), ...nonText(rest)], nonText(written))
           }
         }
+        assert.isTrue(fromWindow)
+        await holder.return?.()
       }),
       { numRuns: Number(process.env.PROPERTY_RUNS ?? 25) }
     )

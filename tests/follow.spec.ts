@@ -1,5 +1,6 @@
 import { test } from '@japa/runner'
 import { LucidTokenStreamSink } from '../src/sink/lucid_sink.js'
+import { childSinkWriter } from '../src/sink/spi.js'
 import type { DeliveredFrame } from '../src/sink/frames.js'
 import { createDatabase } from './helpers/db.js'
 import { collect, runId, setupSink, sleep, textOf } from './helpers/sink.js'
@@ -210,9 +211,8 @@ test.group('Live follow', () => {
     const fastFrames = await fast
     assert.lengthOf(fastFrames, total)
     assert.equal(((await first).value as any).event.title, '0')
-    // The replica keeps one shared window of at most windowSize deliveries, whatever the lag.
+    // One shared feed for both readers, whatever the lag.
     assert.equal(sink.tail.followed, 1)
-    assert.isAtMost(sink.tail.windowLength(id), 64)
     // The slow reader still gets everything after its first frame, in order, from the store.
     const rest: any[] = []
     while (true) {
@@ -227,20 +227,98 @@ test.group('Live follow', () => {
     )
   }).timeout(60_000)
 
-  test('shutdown() ends readers and leaves no timer behind', async ({ assert }) => {
+  test('shutdown() ends readers quietly and leaves no timer or connection behind', async ({
+    assert,
+  }) => {
     const db = createDatabase()
-    const sink = new LucidTokenStreamSink(db)
+    const sink = new LucidTokenStreamSink(db, { pollIntervalMs: 20 })
     const id = runId()
     const writer = await sink.open(id)
     const reader = sink.subscribe(id)[Symbol.asyncIterator]()
     const first = reader.next()
     await writer.write({ t: 'text', v: 'bye' })
     assert.equal(((await first).value as any).v, 'bye')
+    assert.isTrue(sink.tail.running) // the poll timer
+    assert.isTrue(writer.leasing) // the lease renewal timer
     await sink.shutdown()
-    // The stream is still open: the reader is told it stopped, then ends.
-    assert.deepInclude((await reader.next()).value as any, { t: 'error', code: 'run_failed' })
+    // The run may go on elsewhere: no error frame, the reader just ends (and can resume).
     assert.isTrue((await reader.next()).done)
     assert.equal(sink.tail.followed, 0)
+    assert.isFalse(sink.tail.running)
+    assert.isFalse(writer.leasing)
     await db.manager.closeAll()
+  })
+
+  test('re-attaching after a reopen waits for the new segment instead of ending', async ({
+    assert,
+  }) => {
+    const { sink } = await setupSink()
+    const id = runId()
+    let writer = await sink.open(id)
+    await writer.write({ t: 'text', v: 'first segment' })
+    await writer.end()
+    const [first] = await collect(sink.subscribe(id))
+    writer = await sink.open(id)
+    // From the end of the first segment: nothing new yet, and the stream is open again.
+    const reading = collect(sink.subscribe(id, { after: '2' }))
+    await sleep(100)
+    await writer.write({ t: 'text', v: 'second' })
+    await writer.end()
+    assert.equal(first.cursor, '1.13')
+    assert.equal(textOf(await reading), 'second')
+  })
+
+  test('a failed read is retried: the reader still gets the end', async ({ assert }) => {
+    const { sink, db } = await setupSink({ pollIntervalMs: 30 })
+    const other = new LucidTokenStreamSink(db, { pollIntervalMs: 30 })
+    const id = runId()
+    const writer = await other.open(id)
+    const reading = collect(sink.subscribe(id))
+    await sleep(50)
+    const rows = sink.store.rows.bind(sink.store)
+    let failures = 1
+    sink.store.rows = async (...args) => {
+      if (failures-- > 0) throw new Error('connection reset')
+      return rows(...args)
+    }
+    await writer.write({ t: 'text', v: 'still arrives' })
+    await writer.end()
+    assert.equal(textOf(await reading), 'still arrives')
+    assert.isBelow(failures, 0)
+    await other.shutdown()
+  })
+
+  test('end() can be retried after a failed commit', async ({ assert }) => {
+    const { sink } = await setupSink()
+    const id = runId()
+    const writer = await sink.open(id)
+    await writer.write({ t: 'text', v: 'done' })
+    const commit = sink.store.commit.bind(sink.store)
+    let failures = 1
+    sink.store.commit = async (...args) => {
+      if (failures-- > 0) throw new Error('deadlock')
+      return commit(...args)
+    }
+    await assert.rejects(() => writer.end(), 'deadlock')
+    await writer.end()
+    const frames = await collect(sink.subscribe(id))
+    assert.equal(textOf(frames), 'done')
+    assert.notInclude(
+      frames.map((f) => f.t),
+      'error'
+    )
+  })
+
+  test("a finished child does not keep a dead parent's stream alive", async ({ assert }) => {
+    const { sink } = await setupSink({ leaseMs: 300, pollIntervalMs: 50 })
+    const id = runId()
+    const parent = await sink.open(id)
+    const child = childSinkWriter(await sink.open(id))
+    await child.write({ t: 'text', v: 'child work' })
+    await child.end()
+    const reading = collect(sink.subscribe(id))
+    parent.release() // the parent's process died: no end(), no renewals
+    const frames = await reading
+    assert.deepInclude(frames.at(-1) as any, { t: 'error', code: 'run_failed' })
   })
 })

@@ -18,11 +18,12 @@ test.group('PostgreSQL LISTEN/NOTIFY', () => {
     await replica.call({ op: 'write', runId: id, frames: [{ t: 'text', v: 'before ' }] })
     assert.equal(((await first).value as any).v, 'before ')
 
-    // Cut the listener's connection from the server side, as a failover or a proxy would.
+    // Cut this process's listener connection from the server side, as a failover would.
     const killed = await db
       .connection()
       .rawQuery(
-        `select pg_terminate_backend(pid) as ok from pg_stat_activity where query ilike 'LISTEN%' and pid <> pg_backend_pid()`
+        `select pg_terminate_backend(pid) as ok from pg_stat_activity where application_name = ?`,
+        [`agent-stream-listen-${process.pid}`]
       )
     assert.isAbove(killed.rows.length, 0)
     await sleep(1500) // backoff starts at 100 ms

@@ -91,14 +91,28 @@ test.group('Two replicas (a second Node process)', () => {
       .where('run_id', id)
       .orderBy('seq', 'asc')
       .select('seq', 'kind')
-    // 2 processes x (1 parent + 3 children) x 25 frames, then the end marker.
+    // Gap-free: 1, 2, 3 ... up to the end marker.
     const total = 2 * 4 * perWriter
     assert.deepEqual(
       rows.map((r: any) => Number(r.seq)),
-      Array.from({ length: total + 1 }, (_, i) => i + 1)
+      Array.from({ length: rows.length }, (_, i) => i + 1)
     )
     const frames = await collect(sink.subscribe(id))
-    const titles = frames.map((f: any) => f.event.title as string)
+    // Every writer's text tokens arrive once, in the order it wrote them.
+    const tokens = [...textOf(frames).matchAll(/\[([^\]]+)\]/g)].map((m) => m[1])
+    assert.lengthOf(tokens, total)
+    const tokensBy = new Map<string, number[]>()
+    for (const token of tokens) {
+      const [who, n] = token.split(':')
+      tokensBy.set(who, [...(tokensBy.get(who) ?? []), Number(n)])
+    }
+    for (const ns of tokensBy.values()) {
+      assert.deepEqual(
+        ns,
+        Array.from({ length: perWriter }, (_, i) => i)
+      )
+    }
+    const titles = frames.filter((f) => f.t === 'event').map((f: any) => f.event.title as string)
     assert.lengthOf(titles, total)
     assert.lengthOf(new Set(titles), total)
     // Each writer's own frames arrive in the order it wrote them.

@@ -71,6 +71,10 @@ export class Feed {
   endedAt: number | null = null
   /** The stream's row was deleted (purge or close). */
   gone = false
+  /** This replica stopped following (shutdown): readers end without an error. */
+  closed = false
+  /** The stream's status as last known (heads, or an end marker handed over). */
+  status: 'open' | 'ended' | 'failed' = 'open'
   /** The stream did not exist when the first reader came. */
   missing = false
   rev = -1
@@ -91,7 +95,8 @@ export class Feed {
   ) {}
 
   /** Start the window at the stream's current last row. */
-  reset(last: StoredRow | null) {
+  reset(last: StoredRow | null, status: 'open' | 'ended' | 'failed' = 'open') {
+    this.status = status
     this.head = last
       ? last.kind === 'text'
         ? { seq: last.seq, offset: last.body.length }
@@ -135,6 +140,24 @@ export class Feed {
   markGone() {
     this.gone = true
     this.#wake()
+  }
+
+  /** This replica stops following: readers end quietly. */
+  markClosed() {
+    this.closed = true
+    this.#wake()
+  }
+
+  /** The status the stream's row gives (a reopen turns an ended stream open again). */
+  setStatus(status: 'open' | 'ended' | 'failed') {
+    if (status === this.status) return
+    this.status = status
+    this.#wake()
+  }
+
+  /** Whether a reader at `cursor` has everything: at the end marker, and the stream not reopened. */
+  finishedAt(cursor: Cursor) {
+    return this.endedAt !== null && cursor.seq >= this.endedAt && this.status !== 'open'
   }
 
   /** Deliveries held in the window. */
@@ -188,6 +211,8 @@ export class Feed {
     if (delivery.kind !== 'partial') {
       this.head = delivery.to
       this.endedAt = delivery.kind === 'end' ? delivery.to.seq : null
+      // An end marker handed over or read means the stream ended (until a reopen says otherwise).
+      if (delivery.kind === 'end' && this.status === 'open') this.status = 'ended'
       if (delivery.componentId && !delivery.superseded) {
         for (const earlier of this.#window) {
           if (earlier.componentId === delivery.componentId) earlier.superseded = true

@@ -32,6 +32,7 @@ export class Tail {
   #polling: Promise<void> | null = null
   #notifierStarted = false
   #closed = false
+  #linger: NodeJS.Timeout | null = null
   /** Local commits in flight per stream, and the highest rev notified meanwhile. */
   #inflight = new Map<string, { count: number; rev: number }>()
 
@@ -59,7 +60,7 @@ export class Tail {
           return
         }
         created.rev = head.rev
-        created.reset(await this.store.lastRow(runId))
+        created.reset(await this.store.lastRow(runId), head.status)
       })()
       this.#ensureRunning()
     }
@@ -77,12 +78,28 @@ export class Tail {
     const feed = this.#feeds.get(runId)
     if (!feed) return
     if (--feed.refs <= 0) this.#feeds.delete(runId)
-    if (this.#feeds.size === 0) this.#stopTimer()
+    if (this.#feeds.size === 0) {
+      this.#stopTimer()
+      // The LISTEN connection lingers a little (readers come and go), then closes: an idle
+      // replica holds no connection and nothing keeps its process alive.
+      if (this.#notifierStarted && !this.#linger) {
+        this.#linger = setTimeout(() => {
+          this.#linger = null
+          if (this.#feeds.size === 0) void this.#stopNotifier().catch(() => {})
+        }, 10_000)
+        this.#linger.unref()
+      }
+    }
   }
 
   /** Deliveries held in memory for a followed stream (bounded by `windowSize`). */
   windowLength(runId: string) {
     return this.#feeds.get(runId)?.length ?? 0
+  }
+
+  /** Whether a poll timer, a lingering timer or the notifier is active. */
+  get running() {
+    return this.#timer !== null || this.#linger !== null || this.#notifierStarted
   }
 
   /** How many streams this replica follows. */
@@ -213,9 +230,16 @@ export class Tail {
         feed.markGone()
         continue
       }
+      // A head older than what a hand-over already applied says nothing new about the status.
+      if (head.rev >= feed.rev) feed.setStatus(head.status)
       if (head.rev !== feed.rev) {
-        feed.rev = head.rev
-        reads.push(this.refresh(runId))
+        const rev = head.rev
+        // The rev is recorded only once the read succeeded: a failed read is retried next poll.
+        reads.push(
+          this.refresh(runId).then(() => {
+            feed.rev = Math.max(feed.rev, rev)
+          })
+        )
       }
     }
     await Promise.all(reads)
@@ -225,16 +249,31 @@ export class Tail {
   }
 
   /** Stop timers and the notifier. Followed feeds end as gone. */
+  /**
+   * Stop timers and the notifier. Readers end quietly (no error frame): the run may well go on
+   * elsewhere, and they resume from their cursor on another replica.
+   */
   async close() {
     this.#closed = true
     this.#stopTimer()
-    for (const feed of this.#feeds.values()) feed.markGone()
+    for (const feed of this.#feeds.values()) feed.markClosed()
     this.#feeds.clear()
-    if (this.#notifierStarted) await this.notifier?.stop()
+    await this.#stopNotifier()
+  }
+
+  async #stopNotifier() {
+    if (this.#linger) clearTimeout(this.#linger)
+    this.#linger = null
+    if (this.#notifierStarted) {
+      this.#notifierStarted = false
+      await this.notifier?.stop()
+    }
   }
 
   #ensureRunning() {
     if (this.#closed) return
+    if (this.#linger) clearTimeout(this.#linger)
+    this.#linger = null
     if (!this.#notifierStarted && this.notifier) {
       this.#notifierStarted = true
       this.notifier.start({

@@ -56,6 +56,8 @@ export interface LucidSinkOptions {
 export interface SubscribeOptions {
   /** Cursor of the last frame the reader has (the SSE `Last-Event-ID`); absent = from the start. */
   after?: string
+  /** Stops the subscription (an HTTP client that disconnected): the iterator ends at once. */
+  signal?: AbortSignal
 }
 
 const RUN_ID = /^[A-Za-z0-9_:.-]{1,191}$/
@@ -102,7 +104,8 @@ export class LucidTokenStreamSink implements TokenStreamSink {
       pollIntervalMs: options.pollIntervalMs ?? (notify ? 1000 : 100),
       ttlMs: options.ttlMs ?? 86_400_000,
       windowSize: options.windowSize ?? 512,
-      pageSize: options.pageSize ?? 500,
+      // A page holds the cursor's own row too: two rows is the least that makes progress.
+      pageSize: Math.max(2, options.pageSize ?? 500),
     }
     this.tables = tableNames(options.tables)
     this.#park = options.park
@@ -117,7 +120,14 @@ export class LucidTokenStreamSink implements TokenStreamSink {
           onError: options.onError,
           connect: async () => {
             const { default: pg } = await import('pg')
-            return new pg.Client(node.config.connection as any)
+            const connection = node.config.connection as string | Record<string, unknown>
+            // Named, so an operator (or a test) can tell the listener from pooled connections.
+            const applicationName = `agent-stream-listen-${process.pid}`
+            return new pg.Client(
+              typeof connection === 'string'
+                ? { connectionString: connection, application_name: applicationName }
+                : ({ ...connection, application_name: applicationName } as any)
+            )
           },
         })
       : null
@@ -158,11 +168,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
       },
     })
     this.#writers.add(writer)
-    const end = writer.end.bind(writer)
-    writer.end = async () => {
-      this.#writers.delete(writer)
-      return end()
-    }
+    writer.onRelease = () => this.#writers.delete(writer)
     this.tail.wake(runId)
     return writer
   }
@@ -177,17 +183,14 @@ export class LucidTokenStreamSink implements TokenStreamSink {
   subscribe(runId: string, options: SubscribeOptions = {}): AsyncIterable<DeliveredFrame> {
     assertRunId(runId)
     const start = parseCursor(options.after)
-    return follow(runId, start, this.tail, this.store, this.options.pageSize)
+    return follow(runId, start, this.tail, this.store, this.options.pageSize, options.signal)
   }
 
   /** Drop the run's stream: its rows are deleted and its readers end. */
   async close(runId: string): Promise<void> {
     assertRunId(runId)
-    for (const writer of this.#writers) {
-      if (writer.runId === runId) {
-        writer.release()
-        this.#writers.delete(writer)
-      }
+    for (const writer of [...this.#writers]) {
+      if (writer.runId === runId) writer.release()
     }
     await this.store.remove(runId)
     this.tail.wake(runId)
@@ -217,7 +220,8 @@ export class LucidTokenStreamSink implements TokenStreamSink {
     while (true) {
       const runIds = await this.store.purgeable(endedBefore, batch)
       for (const runId of runIds) {
-        if (await this.store.remove(runId)) removed++
+        // Re-checked in the delete: a stream reopened meanwhile is kept.
+        if (await this.store.remove(runId, endedBefore)) removed++
       }
       if (runIds.length < batch) break
     }
@@ -227,8 +231,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
 
   /** Stop timers and the LISTEN connection; open writers stop renewing their lease. */
   async shutdown() {
-    for (const writer of this.#writers) writer.release()
-    this.#writers.clear()
+    for (const writer of [...this.#writers]) writer.release()
     await this.tail.close()
   }
 

@@ -42,6 +42,11 @@ export function childSinkWriter(inner: SinkWriter): SinkWriter {
   return {
     write: (frame) => inner.write(frame),
     flush,
-    end: flush,
+    end: async () => {
+      await flush()
+      // A writer that holds a lease (this package's) lets go of it: a finished child must not
+      // keep its parent's stream alive after the parent's process died.
+      ;(inner as { release?: () => void }).release?.()
+    },
   }
 }

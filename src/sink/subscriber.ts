@@ -4,6 +4,14 @@ import type { StreamStore } from '../store/stream_store.js'
 import { compareCursors, formatCursor, type Cursor } from './cursor.js'
 import type { DeliveredFrame } from './frames.js'
 
+/** Resolves when the signal aborts (a reader that went away stops waiting at once). */
+function aborted(signal: AbortSignal) {
+  return new Promise<void>((resolve) => {
+    if (signal.aborted) return resolve()
+    signal.addEventListener('abort', () => resolve(), { once: true })
+  })
+}
+
 /** The fixed sentence readers get when a stream disappears or its writer died. */
 export const RUN_FAILED_MESSAGE = 'The run stopped unexpectedly.'
 
@@ -19,7 +27,8 @@ export async function* follow(
   start: Cursor,
   tail: Tail,
   store: StreamStore,
-  pageSize: number
+  pageSize: number,
+  signal?: AbortSignal
 ): AsyncGenerator<DeliveredFrame> {
   const feed = await tail.follow(runId)
   try {
@@ -52,7 +61,7 @@ export async function* follow(
         }
         continue
       }
-      if (feed.endedAt !== null && cursor.seq >= feed.endedAt) return
+      if (feed.finishedAt(cursor) || feed.closed || signal?.aborted) return
       if (feed.gone) {
         yield {
           t: 'error',
@@ -62,7 +71,7 @@ export async function* follow(
         }
         return
       }
-      await feed.changed()
+      await (signal ? Promise.race([feed.changed(), aborted(signal)]) : feed.changed())
     }
   } finally {
     tail.unfollow(runId)

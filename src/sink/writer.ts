@@ -58,6 +58,9 @@ export class LucidSinkWriter implements SinkWriter {
   #commitMs = 0
   #failure: unknown = null
   #ended = false
+  #ending = false
+  #released = false
+  #onRelease: (() => void) | undefined
   #lease: NodeJS.Timeout | null = null
 
   constructor(
@@ -68,6 +71,11 @@ export class LucidSinkWriter implements SinkWriter {
   ) {
     this.#lease = setInterval(() => void this.#renew(), Math.max(50, options.leaseMs / 3))
     this.#lease.unref()
+  }
+
+  /** Whether the lease renewal timer runs. */
+  get leasing() {
+    return this.#lease !== null
   }
 
   /** Whether `end()` was called (or the stream was found closed). */
@@ -99,20 +107,40 @@ export class LucidSinkWriter implements SinkWriter {
 
   /** Write held text and the end marker; the stream is finished for its readers. */
   async end(): Promise<void> {
-    if (this.#ended) return
-    this.#ended = true
-    this.#stopLease()
-    await this.#enqueue(() =>
-      this.#commit({ rows: [{ kind: 'end', body: '' }], endStatus: 'ended' })
-    )
+    if (this.#ended && !this.#failure) return
+    this.#assertWritable()
+    // Refuse new writes at once; the writer only counts as ended once the end marker committed,
+    // so a failed end() can be retried (and the lease keeps the stream alive meanwhile).
+    this.#ending = true
+    try {
+      await this.#enqueue(() =>
+        this.#commit({ rows: [{ kind: 'end', body: '' }], endStatus: 'ended' })
+      )
+    } catch (error) {
+      this.#ending = false
+      throw error
+    }
+    this.release()
   }
 
-  /** Stop the lease without writing (the sink is shutting down or the stream was dropped). */
+  /**
+   * Let go of the stream without ending it: no more writes, no more lease renewals. What was
+   * written stays; held text that was not flushed is dropped. A delegated child's writer does
+   * this at its end (the parent owns the stream); the sink does it on shutdown.
+   */
   release() {
+    if (this.#released) return
+    this.#released = true
     this.#ended = true
     this.#stopLease()
     if (this.#timer) clearTimeout(this.#timer)
     this.#timer = null
+    this.#onRelease?.()
+  }
+
+  /** Called once when the writer is released (the sink forgets it). */
+  set onRelease(callback: () => void) {
+    this.#onRelease = callback
   }
 
   #assertWritable() {
@@ -121,7 +149,7 @@ export class LucidSinkWriter implements SinkWriter {
       this.#failure = null
       throw failure
     }
-    if (this.#ended) throw new StreamClosedError(this.runId)
+    if (this.#ended || this.#ending) throw new StreamClosedError(this.runId)
   }
 
   #enqueue<T>(work: () => Promise<T>): Promise<T> {
@@ -195,7 +223,10 @@ export class LucidSinkWriter implements SinkWriter {
       })
     } catch (error) {
       settle(null)
-      if (error instanceof StreamClosedError) this.release()
+      if (error instanceof StreamClosedError) {
+        this.#failure = error
+        this.release()
+      }
       throw error
     }
     if (!result) return settle(null)

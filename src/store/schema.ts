@@ -79,6 +79,7 @@ export function createStreamTables(
       table.boolean('superseded').notNullable().defaultTo(false)
       table.bigInteger('created_at').notNullable()
       table.primary(['run_id', 'seq'])
+      table.index(['run_id', 'component_id'])
     })
 }
 

@@ -96,6 +96,11 @@ export class StreamStore {
     return this.#client
   }
 
+  /** Lucid's dialect name (`postgres`, `mysql`, `better-sqlite3`, ...). */
+  get dialect(): string {
+    return this.client.dialect.name
+  }
+
   /**
    * Create the stream, or reopen an ended or failed one (its sequence continues).
    * Returns the last seq.
@@ -163,13 +168,17 @@ export class StreamStore {
       if (plan.text && plan.text.text.length > 0) {
         const { seq, prefix, text } = plan.text
         if (seq !== null && seq === before) {
-          const body = prefix + text
+          // Appended in SQL: the row is not rewritten whole at every flush.
+          const append =
+            this.dialect === 'mysql'
+              ? trx.raw('CONCAT(body, ?)', [text])
+              : trx.raw('body || ?', [text])
           await trx
             .from(this.tables.frames)
             .where('run_id', runId)
             .where('seq', seq)
-            .update({ body })
-          result.grown = { seq, from: prefix.length, body }
+            .update({ body: append })
+          result.grown = { seq, from: prefix.length, body: prefix + text }
         } else {
           inserts.push({ seq: ++next, kind: 'text', body: text })
         }
@@ -305,13 +314,21 @@ export class StreamStore {
     return runIds
   }
 
-  /** Delete one stream and its frames. Returns whether it existed. */
-  async remove(runId: string): Promise<boolean> {
+  /**
+   * Delete one stream and its frames; with `endedBefore`, only if it is still ended (or failed)
+   * since before then. Returns whether it was deleted.
+   */
+  async remove(runId: string, endedBefore?: number): Promise<boolean> {
     return this.#withTransaction(async (trx) => {
+      const query = trx.from(this.tables.streams).where('run_id', runId)
+      if (endedBefore !== undefined) {
+        query.whereIn('status', ['ended', 'failed']).where('ended_at', '<', endedBefore)
+      }
+      const deleted = affected(await query.delete())
+      if (deleted === 0) return false
       await trx.from(this.tables.frames).where('run_id', runId).delete()
-      const deleted = await trx.from(this.tables.streams).where('run_id', runId).delete()
       await this.#notify(trx, runId)
-      return affected(deleted) > 0
+      return true
     })
   }
 
