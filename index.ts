@@ -41,3 +41,31 @@ export { defineConfig } from './src/define_config.js'
 export type { AgentStreamConfig, Duration, ResolvedAgentStreamConfig } from './src/define_config.js'
 export { AgentStream } from './src/agent_stream.js'
 export { stubsRoot } from './stubs/main.js'
+export {
+  createParking,
+  ParkingService,
+  ParkingStore,
+  defaultApproverPolicy,
+} from './src/parking/index.js'
+export type { ParkingOptions, Decider } from './src/parking/index.js'
+export type {
+  ApproverPolicy,
+  ItemStatus,
+  PendingItem,
+  Principal,
+  RunMeta,
+  SettledItem,
+} from './src/parking/types.js'
+export { RunDriver } from './src/runner/driver.js'
+export type { AgentRunner, ResumeContext, RunContext, RunOutcome } from './src/runner/contract.js'
+export { FAILURE_SENTENCES } from './src/runner/contract.js'
+export { scriptedAgent } from './src/testing/scripted_agent.js'
+export type { ScriptedAgentOptions } from './src/testing/scripted_agent.js'
+export {
+  DecisionConflictError,
+  DecisionForbiddenError,
+  DecisionLapsedError,
+  DecisionMismatchError,
+  InvalidDecisionError,
+  ParkedItemNotFoundError,
+} from './src/errors.js'

@@ -257,12 +257,11 @@ export class ParkingStore {
     return row ? row.status : null
   }
 
-  /** The run's newest suspension that is still open or parked. */
-  async activeSuspension(runId: string, trx?: TransactionClientContract) {
-    const row = await (trx ?? this.client)
+  /** The run's newest suspension, whatever its status. */
+  async latestSuspension(runId: string) {
+    const row = await this.client
       .from(this.tables.suspensions)
       .where('run_id', runId)
-      .whereIn('status', ['open', 'parked'])
       .orderBy('park', 'desc')
       .first()
     return row

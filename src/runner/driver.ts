@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
 import type { LucidSinkWriter } from '../sink/writer.js'
-import type { StreamFrame } from '../sink/frames.js'
-import type { SinkWriter } from '../sink/spi.js'
 import type { ClaimedSuspension, ParkingStore } from '../parking/parking_store.js'
 import type { Principal, RunMeta } from '../parking/types.js'
 import {
@@ -21,39 +19,6 @@ export interface DriverOptions {
 }
 
 /**
- * A delegated child's writer: it opens on first use (a child's context is made synchronously),
- * and its `end()` flushes and lets go of the stream (no more lease renewals) without ending it:
- * the top-level run owns the stream.
- */
-function childWriter(open: () => Promise<LucidSinkWriter>): SinkWriter & { release(): void } {
-  let opened: Promise<LucidSinkWriter> | null = null
-  let inner: LucidSinkWriter | null = null
-  const get = async () => {
-    opened ??= open()
-    inner = await opened
-    return inner
-  }
-  return {
-    write: async (frame: StreamFrame) => {
-      const writer = await get()
-      await writer.write(frame)
-    },
-    flush: async () => {
-      if (!opened) return
-      const writer = await get()
-      await writer.flush()
-    },
-    end: async () => {
-      if (!opened) return
-      const writer = await get()
-      await writer.flush()
-      writer.release()
-    },
-    release: () => inner?.release(),
-  }
-}
-
-/**
  * Runs segments of runs: opens the stream, calls the host's runner, and writes the outcome
  * (DESIGN.md section 3, `parking` / resume planning). A thrown error becomes an `error` frame
  * with a stable code and a fixed sentence: its text never reaches a reader.
@@ -61,6 +26,7 @@ function childWriter(open: () => Promise<LucidSinkWriter>): SinkWriter & { relea
 export class RunDriver {
   readonly replicaId: string
   #running = new Map<string, AbortController>()
+  #active = new Set<Promise<unknown>>()
 
   constructor(
     readonly sink: LucidTokenStreamSink,
@@ -89,7 +55,9 @@ export class RunDriver {
       principal: run.principal ?? null,
     }
     const writer = await this.sink.open(run.runId, meta)
-    const done = this.#segment(writer, meta, run.input ?? null, (ctx) => this.runner.start(ctx))
+    const done = this.#track(
+      this.#segment(writer, meta, run.input ?? null, (ctx) => this.runner.start(ctx))
+    )
     return { runId: run.runId, done }
   }
 
@@ -116,6 +84,18 @@ export class RunDriver {
     )
   }
 
+  /** Resolves once every segment this driver started (or resumed) has written its outcome. */
+  async settled(): Promise<void> {
+    while (this.#active.size > 0) await Promise.allSettled([...this.#active])
+  }
+
+  #track<T>(work: Promise<T>): Promise<T> {
+    this.#active.add(work)
+    const done = () => this.#active.delete(work)
+    work.then(done, done)
+    return work
+  }
+
   /** Abort a run that is running on this replica (its `signal`). Returns whether one was. */
   abort(streamRunId: string) {
     const controller = this.#running.get(streamRunId)
@@ -123,19 +103,12 @@ export class RunDriver {
     return Boolean(controller)
   }
 
-  /** Child writers opened during the segment of each stream: released when it ends. */
-  #children = new Map<string, { release(): void }[]>()
-
-  #track<T extends { release(): void }>(writer: T, streamRunId?: string): T {
-    if (streamRunId) {
-      const list = this.#children.get(streamRunId) ?? []
-      list.push(writer)
-      this.#children.set(streamRunId, list)
-    }
-    return writer
-  }
-
-  #context(meta: RunMeta, writer: SinkWriter, input: unknown, signal: AbortSignal): RunContext {
+  #context(
+    meta: RunMeta,
+    writer: LucidSinkWriter,
+    input: unknown,
+    signal: AbortSignal
+  ): RunContext {
     const ctx: RunContext = {
       runId: meta.runId,
       streamRunId: meta.streamRunId,
@@ -150,23 +123,18 @@ export class RunDriver {
         end: () => writer.flush?.(),
       },
       child: (childRunId: string) => {
+        // One writer per stream per segment: parent and children share it, so their text stays
+        // in the order it was written; the writer parks each approval under its own run.
         const childMeta: RunMeta = { ...meta, runId: childRunId, parentRunId: meta.runId }
-        return this.#context(
-          childMeta,
-          this.#track(
-            childWriter(() => this.sink.open(meta.streamRunId, childMeta)),
-            meta.streamRunId
-          ),
-          null,
-          signal
-        )
+        writer.adopt(childMeta)
+        return this.#context(childMeta, writer, null, signal)
       },
     }
     return ctx
   }
 
   async #segment(
-    writer: SinkWriter,
+    writer: LucidSinkWriter,
     meta: RunMeta,
     input: unknown,
     call: (ctx: RunContext) => Promise<RunOutcome>
@@ -180,8 +148,6 @@ export class RunDriver {
       outcome = { status: 'failed' }
     } finally {
       this.#running.delete(meta.streamRunId)
-      for (const child of this.#children.get(meta.streamRunId) ?? []) child.release()
-      this.#children.delete(meta.streamRunId)
     }
     if (controller.signal.aborted && outcome.status !== 'parked') outcome = { status: 'cancelled' }
     try {
@@ -193,7 +159,7 @@ export class RunDriver {
   }
 
   /** Write the outcome into the stream and end it; on a park, store the checkpoint. */
-  async #finish(writer: SinkWriter, meta: RunMeta, outcome: RunOutcome): Promise<RunOutcome> {
+  async #finish(writer: LucidSinkWriter, meta: RunMeta, outcome: RunOutcome): Promise<RunOutcome> {
     const stream = meta.streamRunId
     if (outcome.status === 'parked') {
       // End the segment BEFORE the suspension becomes claimable: a resume reopens the stream.
@@ -228,7 +194,7 @@ export class RunDriver {
   async tryResume(runId: string, park: number, claimLeaseMs = 30_000): Promise<boolean> {
     const claimed = await this.parking.claim(runId, park, this.replicaId, claimLeaseMs)
     if (!claimed) return false
-    void this.resume(claimed).catch((error) => this.options.onError?.(error))
+    void this.#track(this.resume(claimed)).catch((error) => this.options.onError?.(error))
     return true
   }
 }

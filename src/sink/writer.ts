@@ -62,6 +62,7 @@ export class LucidSinkWriter implements SinkWriter {
   #released = false
   #onRelease: (() => void) | undefined
   #lease: NodeJS.Timeout | null = null
+  #metas = new Map<string, RunMeta>()
 
   constructor(
     readonly runId: string,
@@ -71,6 +72,14 @@ export class LucidSinkWriter implements SinkWriter {
   ) {
     this.#lease = setInterval(() => void this.#renew(), Math.max(50, options.leaseMs / 3))
     this.#lease.unref()
+  }
+
+  /**
+   * Write for a delegated run too: its approvals and elicitations park under its own meta (its
+   * parent, thread, principal) while its frames share this writer, in order.
+   */
+  adopt(meta: RunMeta) {
+    this.#metas.set(meta.runId, meta)
   }
 
   /** Whether the lease renewal timer runs. */
@@ -194,10 +203,11 @@ export class LucidSinkWriter implements SinkWriter {
     }
     const park = this.options.park
     if (park && (frame.t === 'approval' || frame.t === 'elicitation')) {
+      const meta = this.#metas.get(frame.runId) ?? this.options.meta
       await this.#commit({
         rows: [row],
         within: (trx, stored) =>
-          park(trx, this.options.meta, frame, stored.find((r) => r.kind === frame.t)!.seq),
+          park(trx, meta, frame, stored.find((r) => r.kind === frame.t)!.seq),
       })
       return
     }

@@ -142,13 +142,14 @@ export class StreamStore {
    * Commit a plan in one transaction: lock the stream row, allocate seqs, grow or insert the
    * text, insert rows, supersede replaced components, renew the lease, notify.
    *
-   * @throws StreamClosedError when the stream is not open (ended, failed or purged); nothing is
-   *   written then
+   * @throws StreamClosedError when the stream is not open (ended, failed or purged; with
+   *   `evenIfClosed`, only when it does not exist); nothing is written then
    */
   async commit(runId: string, plan: CommitPlan): Promise<CommitResult | null> {
     return this.#withTransaction(async (trx) => {
       const at = now()
-      const lock = trx.from(this.tables.streams).where('run_id', runId).where('status', 'open')
+      const lock = trx.from(this.tables.streams).where('run_id', runId)
+      if (!plan.evenIfClosed) lock.where('status', 'open')
       if (plan.onlyIfLeaseLapsed) lock.where('lease_expires_at', '<', at)
       const touched = await lock.update({
         rev: trx.raw('rev + 1'),

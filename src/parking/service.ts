@@ -1,0 +1,277 @@
+import {
+  DecisionConflictError,
+  DecisionForbiddenError,
+  DecisionLapsedError,
+  DecisionMismatchError,
+  ParkedItemNotFoundError,
+} from '../errors.js'
+import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
+import type { StreamFrame } from '../sink/frames.js'
+import type { NewRow } from '../store/stream_store.js'
+import type { RunDriver } from '../runner/driver.js'
+import type { ItemRow, ParkingStore } from './parking_store.js'
+import { validateDecision, validateReply } from './replies.js'
+import type { ApproverPolicy, PendingItem, Principal } from './types.js'
+
+/**
+ * The default approver policy: `approver: 'requester'` (or absent) lets only the person the run
+ * is for decide; any other approver is a role the deciding principal must have.
+ */
+export const defaultApproverPolicy: ApproverPolicy = (principal, item) => {
+  if (!principal) return false
+  if (item.approver === 'requester')
+    return item.requester !== null && principal.id === item.requester.id
+  return principal.roles?.includes(item.approver) ?? false
+}
+
+export interface Decider {
+  principal: Principal | null
+  /** Where the decision came from, recorded with it (`chat`, `admin`, `api`, ...). */
+  via?: string
+}
+
+const row = (frame: StreamFrame): NewRow => ({ kind: frame.t, body: JSON.stringify(frame) })
+
+/**
+ * Deciding parked items, once (DESIGN.md invariants 5 and 7): list, approve, reject, answer,
+ * cancel. Every settlement writes its frames into the stream in the same transaction as the
+ * decision; when the last open item of a suspension is settled, exactly one replica claims it and
+ * resumes the run. Errors: `ParkedItemNotFoundError` (404), `DecisionForbiddenError` (403),
+ * `DecisionMismatchError` / `InvalidDecisionError` (422), `DecisionConflictError` (409),
+ * `DecisionLapsedError` (410). A refused call changes nothing.
+ */
+export class ParkingService {
+  constructor(
+    readonly sink: LucidTokenStreamSink,
+    readonly store: ParkingStore,
+    readonly driver: RunDriver,
+    readonly policy: ApproverPolicy = defaultApproverPolicy,
+    readonly options: { claimLeaseMs?: number; onError?: (error: unknown) => void } = {}
+  ) {}
+
+  /** Pending items (or decided ones, for a history view), newest first. `page` from 1. */
+  list(
+    filter: {
+      status?: 'pending' | 'decided'
+      threadId?: string
+      runId?: string
+      streamRunId?: string
+      page?: number
+      perPage?: number
+    } = {}
+  ): Promise<PendingItem[]> {
+    return this.store.list({
+      ...filter,
+      page: Math.max(1, filter.page ?? 1),
+      perPage: Math.min(100, Math.max(1, filter.perPage ?? 20)),
+    })
+  }
+
+  /** Approve a tool call; `input` (optional) replaces its arguments whole. */
+  async approve(runId: string, itemId: string, decider: Decider, body: unknown = {}) {
+    const decision = await validateDecision(body)
+    const item = await this.#load(runId, itemId, decider)
+    if (item.kind === 'elicitation') {
+      // The admin inbox is one inbox: approving a question set confirms its defaults.
+      if (decider.via !== 'admin') throw new DecisionMismatchError('answers')
+      const reply = await validateReply({}, item.request!)
+      return this.#settle(item, decider, { status: 'answered', reason: decision.reason, reply })
+    }
+    return this.#settle(item, decider, {
+      status: 'approved',
+      reason: decision.reason,
+      editedInput: decision.input,
+    })
+  }
+
+  /** Reject a tool call (nothing runs; the conversation gets `tool-output-denied`). */
+  async reject(runId: string, itemId: string, decider: Decider, body: unknown = {}) {
+    const decision = await validateDecision(body)
+    if (decision.input !== undefined) throw new DecisionMismatchError('a decision')
+    const item = await this.#load(runId, itemId, decider)
+    if (item.kind === 'elicitation') {
+      // Rejecting a question set from the admin inbox skips it.
+      if (decider.via !== 'admin') throw new DecisionMismatchError('answers')
+      return this.#settle(item, decider, {
+        status: 'answered',
+        reason: decision.reason,
+        reply: { answers: {}, skipped: true },
+      })
+    }
+    return this.#settle(item, decider, { status: 'rejected', reason: decision.reason })
+  }
+
+  /** Answer a question set: `{ answers: { [questionId]: string[] }, skipped? }`. */
+  async answer(runId: string, itemId: string, decider: Decider, body: unknown) {
+    const item = await this.#load(runId, itemId, decider)
+    if (item.kind !== 'elicitation') throw new DecisionMismatchError('a decision')
+    const reply = await validateReply(body, item.request!)
+    return this.#settle(item, decider, { status: 'answered', reply })
+  }
+
+  /**
+   * Cancel a parked run: its pending items are cancelled, a `cancelled` event ends its stream,
+   * and it is never resumed. A run that is already resuming (nothing pending) is a conflict.
+   */
+  async cancel(runId: string, decider: Decider) {
+    const suspension = await this.store.latestSuspension(runId)
+    if (!suspension) throw new ParkedItemNotFoundError()
+    const allowed =
+      decider.principal !== null &&
+      (await this.policy(decider.principal, {
+        approver: 'requester',
+        requester: suspension.principal,
+        kind: 'approval',
+        runId,
+      }))
+    if (!allowed) throw new DecisionForbiddenError()
+    // Resuming, resumed or cancelled already: the cancel lost.
+    if (suspension.status !== 'open' && suspension.status !== 'parked')
+      throw new DecisionConflictError()
+    let won = false
+    await this.sink.store
+      .commit(suspension.streamRunId, {
+        evenIfClosed: true,
+        rows: [row({ t: 'event', event: { kind: 'cancelled' } })],
+        within: async (trx) => {
+          won = await this.store.cancel(trx, runId, suspension.park, decider.principal?.id ?? null)
+          if (!won) throw new DecisionConflictError()
+        },
+      })
+      .then((result) => result && this.sink.tail.committed(suspension.streamRunId, result))
+    this.driver.abort(suspension.streamRunId)
+    return { status: 'cancelled' as const }
+  }
+
+  /** Settle lapsed items as expired (and resume what that unblocks). Returns how many. */
+  async expireLapsed(limit = 100) {
+    let expired = 0
+    for (const item of await this.store.lapsed(limit)) {
+      try {
+        await this.#settle(item, { principal: null, via: 'expiry' }, { status: 'expired' })
+        expired++
+      } catch (error) {
+        if (!(error instanceof DecisionConflictError)) this.options.onError?.(error)
+      }
+    }
+    return expired
+  }
+
+  /** Claim and resume suspensions that are ready (decided while no replica resumed them). */
+  async resumeReady(limit = 100) {
+    let resumed = 0
+    for (const { runId, park } of await this.store.claimCandidates(limit)) {
+      if (await this.driver.tryResume(runId, park, this.options.claimLeaseMs)) resumed++
+    }
+    return resumed
+  }
+
+  /**
+   * Start the sweeper: every `intervalMs`, expire lapsed items and resume what is ready. Call it
+   * on `ready`, never in warmup. Returns a stop function.
+   */
+  startSweeper(intervalMs = 5000) {
+    let running = false
+    const timer = setInterval(() => {
+      if (running) return
+      running = true
+      void (async () => {
+        try {
+          await this.expireLapsed()
+          await this.resumeReady()
+        } catch (error) {
+          this.options.onError?.(error)
+        } finally {
+          running = false
+        }
+      })()
+    }, intervalMs)
+    timer.unref()
+    return () => clearInterval(timer)
+  }
+
+  async #load(runId: string, itemId: string, decider: Decider): Promise<ItemRow> {
+    const item = await this.store.findItem(runId, itemId)
+    if (!item) throw new ParkedItemNotFoundError()
+    const allowed = await this.policy(decider.principal, {
+      approver: item.approver,
+      requester: item.principal,
+      kind: item.kind,
+      runId: item.runId,
+    })
+    if (!allowed) throw new DecisionForbiddenError()
+    return item
+  }
+
+  async #settle(
+    item: ItemRow,
+    decider: Decider,
+    outcome: {
+      status: 'approved' | 'rejected' | 'answered' | 'expired'
+      reason?: string
+      editedInput?: unknown
+      reply?: { answers: Record<string, string[]>; skipped: boolean }
+    }
+  ) {
+    if (item.status !== 'pending') throw new DecisionConflictError()
+    if (outcome.status !== 'expired' && item.expiresAt !== null && item.expiresAt < Date.now()) {
+      throw new DecisionLapsedError()
+    }
+    const via = decider.via ?? 'api'
+    const frames: StreamFrame[] = []
+    if (item.kind === 'approval') {
+      const status = outcome.status === 'answered' ? 'approved' : outcome.status
+      frames.push({
+        t: 'event',
+        event: {
+          kind: 'approval-settled',
+          id: item.itemId,
+          status,
+          approver: item.approver,
+          decidedVia: via,
+          ...(outcome.reason ? { reason: outcome.reason } : {}),
+        },
+      })
+      if (status !== 'approved') {
+        frames.push({
+          t: 'event',
+          event: {
+            kind: 'tool-output-denied',
+            id: item.itemId,
+            ...(outcome.reason ? { reason: outcome.reason } : {}),
+          },
+        })
+      }
+    } else {
+      const reply = outcome.reply ?? { answers: {}, skipped: true }
+      frames.push({ t: 'event', event: { kind: 'tool-output', id: item.itemId, output: reply } })
+    }
+    const result = await this.sink.store.commit(item.streamRunId, {
+      evenIfClosed: true,
+      rows: frames.map(row),
+      within: async (trx) => {
+        const won = await this.store.settle(trx, item, {
+          status: outcome.status,
+          decidedBy: decider.principal?.id ?? null,
+          decidedVia: via,
+          reason: outcome.reason ?? null,
+          editedInput: outcome.editedInput,
+          reply: outcome.reply,
+        })
+        if (!won) {
+          // Still pending means it lapsed meanwhile; otherwise someone decided first.
+          const lapsed = item.expiresAt !== null && item.expiresAt < Date.now()
+          throw lapsed ? new DecisionLapsedError() : new DecisionConflictError()
+        }
+      },
+    })
+    if (result) this.sink.tail.committed(item.streamRunId, result)
+    try {
+      await this.driver.tryResume(item.runId, item.park, this.options.claimLeaseMs)
+    } catch (error) {
+      // The decision stands; the sweeper claims the suspension later.
+      this.options.onError?.(error)
+    }
+    return { status: outcome.status }
+  }
+}

@@ -1,0 +1,384 @@
+import { test } from '@japa/runner'
+import {
+  DecisionConflictError,
+  DecisionForbiddenError,
+  DecisionLapsedError,
+  DecisionMismatchError,
+  InvalidDecisionError,
+  ParkedItemNotFoundError,
+} from '../src/errors.js'
+import { RUN_FAILED_MESSAGE } from '../src/sink/subscriber.js'
+import { setupParking, snapshot } from './helpers/parking.js'
+import { collect, runId, sleep, textOf } from './helpers/sink.js'
+
+const alice = { id: 'alice' }
+const bob = { id: 'bob' }
+const events = (frames: any[]) => frames.filter((f) => f.t === 'event').map((f) => f.event.kind)
+
+/** Wait until `check` is true (a background resume), at most `ms`. */
+async function until(check: () => Promise<boolean> | boolean, ms = 10_000) {
+  const deadline = Date.now() + ms
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time')
+    await sleep(20)
+  }
+}
+
+test.group('Parking | park atomically, decide once, resume', () => {
+  test('an approval parks the run: frame, parking row and suspension in one commit', async ({
+    assert,
+  }) => {
+    const { driver, db, service } = await setupParking({ steps: ['read', 'approval'] })
+    const id = runId()
+    const { done } = await driver.start({ runId: id, threadId: 't1', principal: alice })
+    assert.deepEqual(await done, { status: 'parked', checkpoint: { at: 1, path: [] } })
+    const approval = await db.connection().from('agent_approvals').where('run_id', id).first()
+    assert.equal(approval.status, 'pending')
+    assert.equal(approval.thread_id, 't1')
+    assert.equal(approval.tool_name, 'send_email')
+    const frame = await db
+      .connection()
+      .from('agent_stream_frames')
+      .where('run_id', id)
+      .where('seq', approval.stream_seq)
+      .first()
+    assert.equal(frame.kind, 'approval')
+    const suspension = await db.connection().from('agent_suspensions').where('run_id', id).first()
+    assert.equal(suspension.status, 'parked')
+    assert.deepEqual(JSON.parse(suspension.checkpoint), { at: 1, path: [] })
+    const [pending] = await service.list({ threadId: 't1' })
+    assert.include(pending, {
+      kind: 'approval',
+      runId: id,
+      itemId: `${id}.call1`,
+      approver: 'requester',
+      requesterId: 'alice',
+    })
+    assert.notProperty(pending, 'checkpoint')
+    assert.notProperty(pending, 'principal')
+  })
+
+  test('if the park fails, neither the frame nor any parking row is stored', async ({ assert }) => {
+    const { sink, parking, db } = await setupParking()
+    const id = runId()
+    const writer = await sink.open(id, { threadId: 't' })
+    await writer.write({ t: 'text', v: 'before' })
+    const park = parking.park.bind(parking)
+    parking.park = async (...args) => {
+      await park(...args)
+      throw new Error('disk full')
+    }
+    await writer.flush()
+    const before = await snapshot(db)
+    await assert.rejects(() =>
+      writer.write({ t: 'approval', runId: id, id: 'c1', toolName: 'x', input: {} })
+    )
+    assert.equal(await snapshot(db), before)
+  })
+
+  test('approve: settlement frames, then the run resumes once and finishes', async ({ assert }) => {
+    const { driver, service, sink, resumes } = await setupParking({ steps: ['approval'] })
+    const id = runId()
+    await (
+      await driver.start({ runId: id, principal: alice })
+    ).done
+    await service.approve(id, `${id}.call0`, { principal: alice, via: 'chat' }, { reason: 'ok' })
+    await driver.settled()
+    const frames = await collect(sink.subscribe(id))
+    assert.lengthOf(resumes, 1)
+    assert.includeMembers(events(frames), ['approval-settled', 'tool-output'])
+    assert.include(textOf(frames), 'Sent.')
+    assert.include(textOf(frames), 'All done.')
+    const settled = frames.find((f: any) => f.event?.kind === 'approval-settled') as any
+    assert.deepInclude(settled.event, { status: 'approved', decidedVia: 'chat', reason: 'ok' })
+    assert.notProperty(settled.event, 'decidedBy') // who decided stays server-side
+    await assert.rejects(
+      () => service.approve(id, `${id}.call0`, { principal: alice }),
+      DecisionConflictError
+    )
+    await sleep(100)
+    assert.deepEqual(resumes, [id])
+  })
+
+  test('edited arguments replace the input; reject writes tool-output-denied', async ({
+    assert,
+  }) => {
+    const { driver, service, sink } = await setupParking({ steps: ['approval'] })
+    const a = runId()
+    await (
+      await driver.start({ runId: a, principal: alice })
+    ).done
+    await service.approve(
+      a,
+      `${a}.call0`,
+      { principal: alice },
+      { input: { to: 'boss@example.com' } }
+    )
+    await driver.settled()
+    const approved = await collect(sink.subscribe(a))
+    const output = approved.find((f: any) => f.event?.kind === 'tool-output') as any
+    assert.deepEqual(output.event.output.input, { to: 'boss@example.com' })
+
+    const b = runId()
+    await (
+      await driver.start({ runId: b, principal: alice })
+    ).done
+    await service.reject(b, `${b}.call0`, { principal: alice }, { reason: 'not now' })
+    await driver.settled()
+    const rejected = await collect(sink.subscribe(b))
+    assert.includeMembers(events(rejected), ['approval-settled', 'tool-output-denied'])
+    assert.include(textOf(rejected), 'Not sent (rejected)')
+  })
+
+  test('a question set: answers validated and normalized; defaults fill absent questions', async ({
+    assert,
+  }) => {
+    const { driver, service, sink, db } = await setupParking({ steps: ['question'] })
+    const id = runId()
+    await (
+      await driver.start({ runId: id, principal: alice })
+    ).done
+    const item = `${id}.call0`
+    const before = await snapshot(db)
+    await assert.rejects(
+      () => service.answer(id, item, { principal: alice }, { answers: { nope: ['x'] } }),
+      InvalidDecisionError
+    )
+    await assert.rejects(
+      () =>
+        service.answer(id, item, { principal: alice }, { answers: { note: ['x'.repeat(5000)] } }),
+      InvalidDecisionError
+    )
+    await assert.rejects(
+      () => service.answer(id, item, { principal: alice }, { answers: { format: 'pdf' } }),
+      InvalidDecisionError
+    )
+    await assert.rejects(
+      () => service.approve(id, item, { principal: alice, via: 'chat' }),
+      DecisionMismatchError
+    )
+    assert.equal(await snapshot(db), before)
+    await service.answer(
+      id,
+      item,
+      { principal: alice },
+      { answers: { note: ['hello'], format: ['csv', 'pdf', 'gif'] } }
+    )
+    await driver.settled()
+    const frames = await collect(sink.subscribe(id))
+    const output = frames.find((f: any) => f.event?.kind === 'tool-output') as any
+    // single choice keeps one value; unknown values dropped; free text kept
+    assert.deepEqual(output.event.output, {
+      answers: { format: ['csv'], note: ['hello'] },
+      skipped: false,
+    })
+    assert.include(textOf(frames), 'Format: csv.')
+  })
+
+  test('answers to an approval are a mismatch; approve from the admin inbox confirms defaults', async ({
+    assert,
+  }) => {
+    const { driver, service, sink } = await setupParking({ steps: ['approval'] })
+    const a = runId()
+    await (
+      await driver.start({ runId: a, principal: alice })
+    ).done
+    await assert.rejects(
+      () => service.answer(a, `${a}.call0`, { principal: alice }, { answers: {} }),
+      DecisionMismatchError
+    )
+
+    const q = await setupParking({ steps: ['question'] }, {}, false)
+    const b = runId()
+    await (
+      await q.driver.start({ runId: b, principal: alice })
+    ).done
+    await q.service.approve(b, `${b}.call0`, { principal: alice, via: 'admin' })
+    await q.driver.settled()
+    const frames = await collect(q.sink.subscribe(b))
+    assert.include(textOf(frames), 'Format: pdf.')
+    void sink
+  })
+
+  test('who may decide: the requester, or the role; everyone else 403, nothing changes', async ({
+    assert,
+  }) => {
+    const { driver, service, db } = await setupParking({ steps: ['approval'] })
+    const mine = runId()
+    await (
+      await driver.start({ runId: mine, principal: alice })
+    ).done
+    const before = await snapshot(db)
+    await assert.rejects(
+      () => service.approve(mine, `${mine}.call0`, { principal: bob }),
+      DecisionForbiddenError
+    )
+    await assert.rejects(
+      () => service.approve(mine, `${mine}.call0`, { principal: null }),
+      DecisionForbiddenError
+    )
+    await assert.rejects(() => service.cancel(mine, { principal: bob }), DecisionForbiddenError)
+    await assert.rejects(
+      () => service.approve(mine, 'no-such-item', { principal: alice }),
+      ParkedItemNotFoundError
+    )
+    assert.equal(await snapshot(db), before)
+
+    const roles = await setupParking({ steps: ['approval'], approver: 'finance' }, {}, false)
+    const theirs = runId()
+    await (
+      await roles.driver.start({ runId: theirs, principal: alice })
+    ).done
+    await assert.rejects(
+      () => roles.service.approve(theirs, `${theirs}.call0`, { principal: alice }),
+      DecisionForbiddenError
+    )
+    await roles.service.approve(theirs, `${theirs}.call0`, {
+      principal: { id: 'carol', roles: ['finance'] },
+    })
+  })
+
+  test('after expiresAt: refused as lapsed; the sweeper settles it expired and the run resumes', async ({
+    assert,
+  }) => {
+    const { driver, service, sink, resumes } = await setupParking({
+      steps: ['approval'],
+      expiresInMs: 150,
+    })
+    const id = runId()
+    await (
+      await driver.start({ runId: id, principal: alice })
+    ).done
+    await sleep(250)
+    await assert.rejects(
+      () => service.approve(id, `${id}.call0`, { principal: alice }),
+      DecisionLapsedError
+    )
+    assert.equal(await service.expireLapsed(), 1)
+    await driver.settled()
+    const frames = await collect(sink.subscribe(id))
+    const settled = frames.find((f: any) => f.event?.kind === 'approval-settled') as any
+    assert.equal(settled.event.status, 'expired')
+    assert.include(events(frames), 'tool-output-denied')
+    assert.include(textOf(frames), 'Not sent (expired)')
+    await until(() => resumes.length === 1)
+  })
+
+  test('cancel a parked run: a cancelled event, no resume; cancel after a decision conflicts', async ({
+    assert,
+  }) => {
+    const { driver, service, sink, resumes } = await setupParking({ steps: ['approval'] })
+    const id = runId()
+    await (
+      await driver.start({ runId: id, principal: alice })
+    ).done
+    await service.cancel(id, { principal: alice })
+    const frames = await collect(sink.subscribe(id))
+    assert.equal(events(frames).at(-1), 'cancelled')
+    await assert.rejects(
+      () => service.approve(id, `${id}.call0`, { principal: alice }),
+      DecisionConflictError
+    )
+    const other = runId()
+    await (
+      await driver.start({ runId: other, principal: alice })
+    ).done
+    await service.approve(other, `${other}.call0`, { principal: alice })
+    await assert.rejects(() => service.cancel(other, { principal: alice }), DecisionConflictError)
+    await until(() => resumes.length === 1)
+    assert.deepEqual(resumes, [other])
+  })
+
+  test('a child parks two levels down: answered by its own run id; the stream shows it all', async ({
+    assert,
+  }) => {
+    const { driver, service, sink, db, resumes } = await setupParking({
+      steps: ['child'],
+      childDepth: 2,
+    })
+    const id = runId()
+    await (
+      await driver.start({ runId: id, principal: alice })
+    ).done
+    const grandchild = `${id}.sub1.sub2`
+    const row = await db.connection().from('agent_approvals').first()
+    assert.equal(row.run_id, grandchild)
+    assert.equal(row.stream_run_id, id)
+    const suspension = await db
+      .connection()
+      .from('agent_suspensions')
+      .where('run_id', grandchild)
+      .first()
+    assert.equal(suspension.parent_run_id, `${id}.sub1`)
+    const [pending] = await service.list({ streamRunId: id })
+    assert.include(pending, { runId: grandchild, streamRunId: id })
+    await service.approve(grandchild, `${grandchild}.call`, { principal: alice })
+    await driver.settled()
+    const frames = await collect(sink.subscribe(id))
+    const text = textOf(frames)
+    assert.include(text, 'Sub-agent 1 here. Sub-agent 2 here.')
+    assert.include(text, 'Sent.')
+    assert.include(text, `Back from ${grandchild}. Back from ${id}.sub1.`)
+    assert.include(text, 'All done.')
+    await until(() => resumes.length === 1)
+    assert.deepEqual(resumes, [grandchild])
+  })
+
+  test('a thrown error never reaches a reader: a stable code and a fixed sentence', async ({
+    assert,
+  }) => {
+    const { driver, sink } = await setupParking({ failAt: 'start' })
+    const id = runId()
+    assert.deepEqual(await (await driver.start({ runId: id })).done, { status: 'failed' })
+    const frames = await collect(sink.subscribe(id))
+    assert.deepInclude(frames.at(-1) as any, {
+      t: 'error',
+      code: 'run_failed',
+      message: RUN_FAILED_MESSAGE,
+    })
+    assert.notInclude(JSON.stringify(frames), 'secret')
+  })
+
+  test('a failed resume ends the segment with an error frame, not a stuck run', async ({
+    assert,
+  }) => {
+    const { driver, service, sink } = await setupParking({ steps: ['approval'], failAt: 'resume' })
+    const id = runId()
+    await (
+      await driver.start({ runId: id, principal: alice })
+    ).done
+    await service.approve(id, `${id}.call0`, { principal: alice })
+    await driver.settled()
+    const frames = await collect(sink.subscribe(id))
+    assert.deepInclude(frames.at(-1) as any, { t: 'error', code: 'run_failed' })
+    assert.notInclude(JSON.stringify(frames), 'secret')
+  })
+
+  test('a decision that lands while no replica resumes: the suspension stays claimable, the sweeper resumes', async ({
+    assert,
+  }) => {
+    const { driver, service, sink, parking, resumes } = await setupParking({ steps: ['approval'] })
+    const id = runId()
+    await (
+      await driver.start({ runId: id, principal: alice })
+    ).done
+    // The deciding replica dies between settling and claiming.
+    const tryResume = driver.tryResume.bind(driver)
+    driver.tryResume = async () => {
+      throw new Error('process died')
+    }
+    await service.approve(id, `${id}.call0`, { principal: alice })
+    driver.tryResume = tryResume
+    assert.equal(await parking.suspensionStatus(id, 1), 'parked')
+    // A replica claimed and died before starting: after its claim lapses, it is claimable again.
+    assert.isNotNull(await parking.claim(id, 1, 'dead-replica', 50))
+    assert.equal(await parking.suspensionStatus(id, 1), 'claimed')
+    assert.equal(await service.resumeReady(), 0)
+    await sleep(80)
+    assert.equal(await service.resumeReady(), 1)
+    await driver.settled()
+    const frames = await collect(sink.subscribe(id))
+    assert.include(textOf(frames), 'Sent.')
+    assert.deepEqual(resumes, [id])
+  })
+})
