@@ -33,6 +33,13 @@ export default class AgentStreamProvider {
     })
   }
 
+  /** The sweeper (expiry, resumes nobody claimed) runs only in a running app, never in warmup. */
+  async ready() {
+    if (this.app.getMode() === 'warmup') return
+    const agentStream = await this.app.container.make('agentStream')
+    agentStream.startSweeper()
+  }
+
   async shutdown() {
     await this.#instance?.shutdown()
   }

@@ -1,21 +1,51 @@
 import type { Database } from '@adonisjs/lucid/database'
 import type { Logger } from '@adonisjs/core/logger'
 import type { ResolvedAgentStreamConfig } from './define_config.js'
-import { LucidTokenStreamSink } from './sink/lucid_sink.js'
+import type { LucidTokenStreamSink } from './sink/lucid_sink.js'
+import { createParking, type ParkingService } from './parking/index.js'
+import type { RunDriver } from './runner/driver.js'
+import type { AgentRunner } from './runner/contract.js'
+
+/** Used when the config names no runner: every run fails with a fixed sentence. */
+const NO_RUNNER: AgentRunner = {
+  start: async () => ({ status: 'failed' }),
+  resume: async () => ({ status: 'failed' }),
+}
 
 /**
- * The package's one container singleton (`agentStream`): the Lucid sink, and the operations the
- * ace commands and the app call.
+ * The package's one container singleton (`agentStream`): the Lucid sink, the run driver and the
+ * decision service, and the operations the ace commands and the app call.
  */
 export class AgentStream {
   readonly sink: LucidTokenStreamSink
+  readonly driver: RunDriver
+  readonly parking: ParkingService
+  #stopSweeper: (() => void) | null = null
 
-  constructor(db: Database, config: ResolvedAgentStreamConfig, logger?: Logger) {
-    this.sink = new LucidTokenStreamSink(db, {
+  constructor(
+    db: Database,
+    readonly config: ResolvedAgentStreamConfig,
+    logger?: Logger
+  ) {
+    const stack = createParking(db, {
       ...config,
+      runner: config.runner ?? NO_RUNNER,
       onError: (error) =>
         logger?.warn({ err: error }, 'agent-stream: background failure, retrying'),
     })
+    this.sink = stack.sink
+    this.driver = stack.driver
+    this.parking = stack.service
+  }
+
+  /** Start the expiry/resume sweeper (the provider does on `ready`, never in warmup). */
+  startSweeper() {
+    this.#stopSweeper ??= this.parking.startSweeper(this.config.sweepIntervalMs ?? 5000)
+  }
+
+  /** Whether the sweeper runs. */
+  get sweeping() {
+    return this.#stopSweeper !== null
   }
 
   /** Delete streams ended longer ago than the TTL (or `olderThanMs`). See `LucidTokenStreamSink.purge`. */
@@ -23,8 +53,10 @@ export class AgentStream {
     return this.sink.purge(options)
   }
 
-  /** Stop timers and listeners; end readers. */
+  /** Stop the sweeper, timers and listeners; end readers. */
   shutdown() {
+    this.#stopSweeper?.()
+    this.#stopSweeper = null
     return this.sink.shutdown()
   }
 }

@@ -3,6 +3,8 @@ import type { ConfigProvider } from '@adonisjs/core/types'
 import string from '@adonisjs/core/helpers/string'
 import { RuntimeException } from '@adonisjs/core/exceptions'
 import type { LucidSinkOptions } from './sink/lucid_sink.js'
+import type { AgentRunner } from './runner/contract.js'
+import type { ApproverPolicy } from './parking/types.js'
 
 /** A duration in milliseconds, or a string such as `'50ms'`, `'15s'`, `'7d'`. */
 export type Duration = number | string
@@ -28,10 +30,20 @@ export interface AgentStreamConfig {
   ttl?: Duration
   /** Cap on one frame's serialized size, in bytes. Default 262144 (256 KiB). */
   maxFrameBytes?: number
+  /** The host's agent: `start` and `resume` (see `AgentRunner`). */
+  runner?: AgentRunner
+  /** Who may decide a parked item. Default: the requester, or a role the decider has. */
+  approverPolicy?: ApproverPolicy
+  /** How often each replica expires lapsed items and resumes ready suspensions. Default `5s`. */
+  sweepInterval?: Duration
 }
 
-/** The config once resolved: sink options in milliseconds. */
-export type ResolvedAgentStreamConfig = Omit<LucidSinkOptions, 'onError'>
+/** The config once resolved: sink options in milliseconds, and the parking settings. */
+export type ResolvedAgentStreamConfig = Omit<LucidSinkOptions, 'onError' | 'park'> & {
+  runner?: AgentRunner
+  approverPolicy?: ApproverPolicy
+  sweepIntervalMs?: number
+}
 
 function ms(name: string, value: Duration | undefined, min: number): number | undefined {
   if (value === undefined) return undefined
@@ -64,6 +76,9 @@ export function defineConfig(config: AgentStreamConfig): ConfigProvider<Resolved
     pollIntervalMs: ms('pollInterval', config.pollInterval, 10),
     ttlMs: ms('ttl', config.ttl, 0),
     maxFrameBytes: config.maxFrameBytes,
+    runner: config.runner,
+    approverPolicy: config.approverPolicy,
+    sweepIntervalMs: ms('sweepInterval', config.sweepInterval, 10),
   }
   if (
     config.maxFrameBytes !== undefined &&

@@ -101,6 +101,29 @@ test.group('In an AdonisJS app', (group) => {
     assert.isFalse(agentStream.sink.tail.running)
   })
 
+  test('the sweeper starts on ready and stops on shutdown; a run with the configured runner parks', async ({
+    assert,
+  }) => {
+    const { scriptedAgent } = await import('../src/testing/scripted_agent.js')
+    const app = await setupApp({
+      runner: scriptedAgent({ steps: ['approval'] }),
+      sweepInterval: '50ms',
+    })
+    await migrate(app, 'up')
+    const agentStream = await app.container.make('agentStream')
+    assert.isFalse(agentStream.sweeping)
+    await app.start(() => {})
+    assert.isTrue(agentStream.sweeping)
+    const id = runId()
+    const { done } = await agentStream.driver.start({ runId: id, principal: { id: 'u1' } })
+    assert.equal((await done).status, 'parked')
+    const [item] = await agentStream.parking.list({ runId: id })
+    assert.equal(item.toolName, 'send_email')
+    await agentStream.shutdown()
+    assert.isFalse(agentStream.sweeping)
+    await migrate(app, 'down')
+  })
+
   test('defineConfig refuses a bad duration, naming the field', ({ assert }) => {
     assert.throws(() => defineConfig({ lease: 'forever' }), /"lease" must be a duration/)
     assert.throws(() => defineConfig({ maxFrameBytes: 1 }), /"maxFrameBytes"/)

@@ -382,3 +382,132 @@ test.group('Parking | park atomically, decide once, resume', () => {
     assert.deepEqual(resumes, [id])
   })
 })
+
+test.group('Parking | rows and listing', () => {
+  test('a tool-call id reused across iterations gets a new parking row each time', async ({
+    assert,
+  }) => {
+    const { createParking } = await import('../src/parking/index.js')
+    const { createDatabase, resetTables } = await import('./helpers/db.js')
+    const db = createDatabase()
+    await resetTables(db)
+    // A provider that numbers calls per response: every iteration asks for "call_1" again.
+    const runner = {
+      async start(ctx: any) {
+        await ctx.writer.write({
+          t: 'approval',
+          runId: ctx.runId,
+          id: 'call_1',
+          toolName: 'pay',
+          input: { n: 1 },
+        })
+        return { status: 'parked' as const, checkpoint: { n: 1 } }
+      },
+      async resume(ctx: any) {
+        const n = ctx.checkpoint.n + 1
+        if (n > 2) return { status: 'finished' as const }
+        await ctx.writer.write({
+          t: 'approval',
+          runId: ctx.runId,
+          id: 'call_1',
+          toolName: 'pay',
+          input: { n },
+        })
+        return { status: 'parked' as const, checkpoint: { n } }
+      },
+    }
+    const { driver, service, sink } = createParking(db, { runner })
+    const id = runId()
+    await (
+      await driver.start({ runId: id, principal: alice })
+    ).done
+    await service.approve(id, 'call_1', { principal: alice })
+    await driver.settled()
+    await service.approve(id, 'call_1', { principal: alice })
+    await driver.settled()
+    const rows = await db.connection().from('agent_approvals').where('run_id', id).orderBy('park')
+    assert.deepEqual(
+      rows.map((r: any) => [Number(r.park), r.status, JSON.parse(r.input).n]),
+      [
+        [1, 'approved', 1],
+        [2, 'approved', 2],
+      ]
+    )
+    await sink.shutdown()
+    await db.manager.closeAll()
+  })
+
+  test('list: by thread, by run, all, newest first, paged; decided items in the history', async ({
+    assert,
+  }) => {
+    const { driver, service } = await setupParking({ steps: ['approval'] })
+    const ids: string[] = []
+    for (let i = 0; i < 5; i++) {
+      const id = runId(`list${i}`)
+      ids.push(id)
+      await (
+        await driver.start({ runId: id, threadId: i < 3 ? 'A' : 'B', principal: alice })
+      ).done
+      await sleep(2)
+    }
+    assert.lengthOf(await service.list(), 5)
+    assert.deepEqual(
+      (await service.list({ threadId: 'B' })).map((i) => i.runId),
+      [ids[4], ids[3]]
+    )
+    assert.deepEqual(
+      (await service.list({ runId: ids[1] })).map((i) => i.runId),
+      [ids[1]]
+    )
+    const page1 = await service.list({ perPage: 2, page: 1 })
+    const page2 = await service.list({ perPage: 2, page: 2 })
+    assert.deepEqual(
+      [...page1, ...page2].map((i) => i.runId),
+      [ids[4], ids[3], ids[2], ids[1]]
+    )
+    await service.reject(
+      ids[0],
+      `${ids[0]}.call0`,
+      { principal: alice, via: 'admin' },
+      { reason: 'no' }
+    )
+    await driver.settled()
+    const [decided] = await service.list({ status: 'decided' })
+    assert.include(decided, {
+      runId: ids[0],
+      status: 'rejected',
+      decidedBy: 'alice',
+      decidedVia: 'admin',
+      reason: 'no',
+    })
+    assert.lengthOf(await service.list(), 4)
+  })
+
+  test('an oversized or malformed decision changes no row', async ({ assert }) => {
+    const { driver, service, db } = await setupParking({ steps: ['approval'] })
+    const id = runId()
+    await (
+      await driver.start({ runId: id, principal: alice })
+    ).done
+    const before = await snapshot(db)
+    const item = `${id}.call0`
+    await assert.rejects(
+      () =>
+        service.approve(id, item, { principal: alice }, { input: { blob: 'x'.repeat(70_000) } }),
+      InvalidDecisionError
+    )
+    await assert.rejects(
+      () => service.approve(id, item, { principal: alice }, { reason: 'x'.repeat(3000) }),
+      InvalidDecisionError
+    )
+    await assert.rejects(
+      () => service.reject(id, item, { principal: alice }, { reason: 42 }),
+      InvalidDecisionError
+    )
+    await assert.rejects(
+      () => service.reject(id, item, { principal: alice }, { input: {} }),
+      DecisionMismatchError
+    )
+    assert.equal(await snapshot(db), before)
+  })
+})

@@ -3,7 +3,10 @@ import { fileURLToPath } from 'node:url'
 import { getActiveTest } from '@japa/runner'
 import type { LucidSinkOptions } from '../../src/sink/lucid_sink.js'
 
-const SCRIPT = fileURLToPath(new URL('../fixtures/replica.ts', import.meta.url))
+const SCRIPTS = {
+  sink: fileURLToPath(new URL('../fixtures/replica.ts', import.meta.url)),
+  parking: fileURLToPath(new URL('../fixtures/parking_replica.ts', import.meta.url)),
+}
 
 /** A second replica: a separate Node process with its own sink on the same database. */
 export class Replica {
@@ -14,10 +17,17 @@ export class Replica {
     child.on('message', (message: any) => this.#listeners.get(message.id)?.(message))
   }
 
-  static async start(options: LucidSinkOptions = {}) {
-    const child = fork(SCRIPT, [], {
+  static async start(
+    options: LucidSinkOptions = {},
+    { script = 'sink' as keyof typeof SCRIPTS, agent = {} as object } = {}
+  ) {
+    const child = fork(SCRIPTS[script], [], {
       execArgv: ['--import=@poppinss/ts-exec'],
-      env: { ...process.env, SINK_OPTIONS: JSON.stringify(options) },
+      env: {
+        ...process.env,
+        SINK_OPTIONS: JSON.stringify(options),
+        AGENT_OPTIONS: JSON.stringify(agent),
+      },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     })
     await new Promise<void>((resolve, reject) => {

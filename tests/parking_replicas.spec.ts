@@ -1,0 +1,115 @@
+import { test } from '@japa/runner'
+import { setupParking } from './helpers/parking.js'
+import { Replica } from './helpers/replica.js'
+import { collect, runId, textOf } from './helpers/sink.js'
+
+const alice = { id: 'alice' }
+
+/** Run `decide` here and `command` on the replica at the same instant; return both outcomes. */
+async function race(
+  local: () => Promise<unknown>,
+  replica: Replica,
+  command: Record<string, unknown>
+) {
+  const remote = replica.call(command)
+  const here = local().then(
+    () => 'won',
+    (error) => error.code ?? 'error'
+  )
+  const [a, b] = await Promise.all([here, remote])
+  return [
+    a,
+    b.result === 'cancelled' || b.result === 'approved' || b.result === 'rejected'
+      ? 'won'
+      : b.result,
+  ]
+}
+
+test.group('Parking across two processes', () => {
+  for (const [name, mine, theirs] of [
+    ['approve vs approve', 'approve', 'approve'],
+    ['approve vs reject', 'approve', 'reject'],
+    ['approve vs cancel', 'approve', 'cancel'],
+  ] as const) {
+    test(`${name}, 50 times: exactly one wins, the agent resumes at most once`, async ({
+      assert,
+    }) => {
+      const { driver, service, sink, db } = await setupParking({ steps: ['approval'] })
+      const replica = await Replica.start({}, { script: 'parking', agent: { steps: ['approval'] } })
+      let cancelledWins = 0
+      for (let i = 0; i < 50; i++) {
+        const id = runId(`race${i}`)
+        await (
+          await driver.start({ runId: id, principal: alice })
+        ).done
+        const item = `${id}.call0`
+        const outcomes = await race(() => service[mine](id, item, { principal: alice }), replica, {
+          op: theirs,
+          runId: id,
+          itemId: item,
+          principal: alice,
+        })
+        assert.sameMembers(outcomes, ['won', 'E_DECISION_CONFLICT'], `round ${i}: ${outcomes}`)
+        await driver.settled()
+        await replica.call({ op: 'settled' })
+        const frames = await collect(sink.subscribe(id))
+        const text = textOf(frames)
+        const settled = frames.filter((f: any) => f.event?.kind === 'approval-settled').length
+        const cancelled = frames.filter((f: any) => f.event?.kind === 'cancelled').length
+        const done = text.split('All done.').length - 1
+        if (cancelled) {
+          cancelledWins++
+          assert.equal(settled, 0)
+          assert.equal(done, 0)
+        } else {
+          assert.equal(settled, 1)
+          assert.equal(done, 1, `round ${i}: resumed ${done} times`)
+        }
+        const suspension = await db
+          .connection()
+          .from('agent_suspensions')
+          .where('run_id', id)
+          .first()
+        assert.isAtMost(Number(suspension.attempts), 1)
+      }
+      if (theirs !== 'cancel') assert.equal(cancelledWins, 0)
+    }).timeout(120_000)
+  }
+
+  test('a grandchild parks; the other process answers it by its own run id and resumes it', async ({
+    assert,
+  }) => {
+    const { driver, sink, resumes } = await setupParking({ steps: ['child'], childDepth: 2 })
+    const replica = await Replica.start(
+      {},
+      { script: 'parking', agent: { steps: ['child'], childDepth: 2 } }
+    )
+    const id = runId()
+    await (
+      await driver.start({ runId: id, principal: alice })
+    ).done
+    const grandchild = `${id}.sub1.sub2`
+    const reading = collect(sink.subscribe(id))
+    const answer = await replica.call({
+      op: 'approve',
+      runId: grandchild,
+      itemId: `${grandchild}.call`,
+      principal: alice,
+    })
+    assert.equal(answer.result, 'approved')
+    const { resumes: remoteResumes } = await replica.call({ op: 'settled' })
+    assert.equal(remoteResumes, 1)
+    assert.lengthOf(resumes, 0) // resumed on the replica that got the answer
+    // This process's reader saw the first segment; a re-read shows everything.
+    await reading
+    const frames = await collect(sink.subscribe(id))
+    const text = textOf(frames)
+    assert.include(text, 'Sub-agent 1 here. Sub-agent 2 here.')
+    assert.include(text, 'Sent.')
+    assert.include(text, 'All done.')
+    assert.include(
+      frames.map((f: any) => f.event?.kind),
+      'approval-settled'
+    )
+  }).timeout(30_000)
+})
