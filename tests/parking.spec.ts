@@ -91,7 +91,7 @@ test.group('Parking | park atomically, decide once, resume', () => {
     assert.include(textOf(frames), 'All done.')
     const settled = frames.find((f: any) => f.event?.kind === 'approval-settled') as any
     assert.deepInclude(settled.event, { status: 'approved', decidedVia: 'chat', reason: 'ok' })
-    assert.notProperty(settled.event, 'decidedBy') // who decided stays server-side
+    assert.equal(settled.event.decidedBy, 'alice')
     await assert.rejects(
       () => service.approve(id, `${id}.call0`, { principal: alice }),
       DecisionConflictError
@@ -173,6 +173,23 @@ test.group('Parking | park atomically, decide once, resume', () => {
       skipped: false,
     })
     assert.include(textOf(frames), 'Format: csv.')
+
+    // Skipped: no answers, and the agent proceeds on assumptions.
+    const skip = runId()
+    await (
+      await driver.start({ runId: skip, principal: alice })
+    ).done
+    await service.answer(
+      skip,
+      `${skip}.call0`,
+      { principal: alice },
+      { skipped: true, answers: { format: ['csv'] } }
+    )
+    await driver.settled()
+    const skipped = await collect(sink.subscribe(skip))
+    const skippedOutput = skipped.find((f: any) => f.event?.kind === 'tool-output') as any
+    assert.deepEqual(skippedOutput.event.output, { answers: {}, skipped: true })
+    assert.include(textOf(skipped), 'Skipped: using defaults.')
   })
 
   test('answers to an approval are a mismatch; approve from the admin inbox confirms defaults', async ({
@@ -337,6 +354,64 @@ test.group('Parking | park atomically, decide once, resume', () => {
       message: RUN_FAILED_MESSAGE,
     })
     assert.notInclude(JSON.stringify(frames), 'secret')
+  })
+
+  test('cancelling a running run: its signal aborts and the stream ends with a cancelled event', async ({
+    assert,
+  }) => {
+    const { createParking } = await import('../src/parking/index.js')
+    const { createDatabase } = await import('./helpers/db.js')
+    const db = createDatabase()
+    const runner = {
+      async start(ctx: any) {
+        await ctx.writer.write({ t: 'text', v: 'working' })
+        await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve))
+        return { status: 'finished' as const }
+      },
+      resume: async () => ({ status: 'finished' as const }),
+    }
+    const stack = createParking(db, { runner })
+    const id = runId()
+    const { done } = await stack.driver.start({ runId: id })
+    await sleep(50)
+    assert.isTrue(stack.driver.abort(id))
+    assert.deepEqual(await done, { status: 'cancelled' })
+    const frames = await collect(stack.sink.subscribe(id))
+    assert.deepEqual(events(frames), ['cancelled'])
+    await stack.sink.shutdown()
+    await db.manager.closeAll()
+  })
+
+  test('a checkpoint that is not JSON fails the run instead of parking it for good', async ({
+    assert,
+  }) => {
+    const { createParking } = await import('../src/parking/index.js')
+    const { createDatabase } = await import('./helpers/db.js')
+    const db = createDatabase()
+    const circular: any = {}
+    circular.self = circular
+    const runner = {
+      async start(ctx: any) {
+        await ctx.writer.write({
+          t: 'approval',
+          runId: ctx.runId,
+          id: 'c1',
+          toolName: 'x',
+          input: {},
+        })
+        return { status: 'parked' as const, checkpoint: circular }
+      },
+      resume: async () => ({ status: 'finished' as const }),
+    }
+    const stack = createParking(db, { runner })
+    const id = runId()
+    assert.deepEqual(await (await stack.driver.start({ runId: id })).done, { status: 'failed' })
+    const frames = await collect(stack.sink.subscribe(id))
+    assert.deepInclude(frames.at(-1) as any, { t: 'error', code: 'run_failed' })
+    const suspension = await db.connection().from('agent_suspensions').where('run_id', id).first()
+    assert.equal(suspension.status, 'abandoned')
+    await stack.sink.shutdown()
+    await db.manager.closeAll()
   })
 
   test('a failed resume ends the segment with an error frame, not a stuck run', async ({

@@ -1,7 +1,7 @@
 import { test } from '@japa/runner'
 import { setupParking } from './helpers/parking.js'
 import { Replica } from './helpers/replica.js'
-import { collect, runId, textOf } from './helpers/sink.js'
+import { collect, runId, sleep, textOf } from './helpers/sink.js'
 
 const alice = { id: 'alice' }
 
@@ -112,4 +112,40 @@ test.group('Parking across two processes', () => {
       'approval-settled'
     )
   }).timeout(30_000)
+})
+
+test.group('Parking | a replica dies between deciding and resuming', () => {
+  for (const [name, op, claimed] of [
+    ['after the decision, before the claim', 'approveThenDie', false],
+    ['after the claim, before the resume', 'claimThenDie', true],
+  ] as const) {
+    test(`kill -9 ${name}: another replica resumes the run once`, async ({ assert }) => {
+      const { driver, service, sink, parking, resumes } = await setupParking(
+        { steps: ['approval'] },
+        { claimLeaseMs: 300 }
+      )
+      const replica = await Replica.start({ claimLeaseMs: 300 } as any, {
+        script: 'parking',
+        agent: { steps: ['approval'] },
+      })
+      const id = runId()
+      await (
+        await driver.start({ runId: id, principal: alice })
+      ).done
+      const exited = new Promise((resolve) => replica.child.once('exit', resolve))
+      replica.child.send({ id: 1, op, runId: id, itemId: `${id}.call0`, principal: alice })
+      await exited
+      // Decided (first answer wins, it stands); claimed or not, never half-claimed.
+      assert.equal(await parking.suspensionStatus(id, 1), claimed ? 'claimed' : 'parked')
+      if (claimed) assert.equal(await service.resumeReady(), 0) // the claim has not lapsed yet
+      await sleep(claimed ? 350 : 0)
+      assert.equal(await service.resumeReady(), 1)
+      await driver.settled()
+      assert.equal(await service.resumeReady(), 0)
+      const frames = await collect(sink.subscribe(id))
+      assert.include(textOf(frames), 'Sent.')
+      assert.equal(textOf(frames).split('All done.').length - 1, 1)
+      assert.deepEqual(resumes, [id])
+    }).timeout(30_000)
+  }
 })

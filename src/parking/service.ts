@@ -228,6 +228,9 @@ export class ParkingService {
           id: item.itemId,
           status,
           approver: item.approver,
+          // Who decided is stored in the frame as the SPI has it; doors that serve frames to
+          // browsers leave it out by default (DESIGN.md invariant 8).
+          ...(decider.principal ? { decidedBy: decider.principal.id } : {}),
           decidedVia: via,
           ...(outcome.reason ? { reason: outcome.reason } : {}),
         },

@@ -18,6 +18,15 @@ export interface DriverOptions {
   onError?: (error: unknown) => void
 }
 
+/** Whether a value survives JSON (the checkpoint is stored as JSON text). */
+function isJson(value: unknown) {
+  try {
+    return JSON.stringify(value ?? null) !== undefined
+  } catch {
+    return false
+  }
+}
+
 /**
  * Runs segments of runs: opens the stream, calls the host's runner, and writes the outcome
  * (DESIGN.md section 3, `parking` / resume planning). A thrown error becomes an `error` frame
@@ -150,6 +159,10 @@ export class RunDriver {
       this.#running.delete(meta.streamRunId)
     }
     if (controller.signal.aborted && outcome.status !== 'parked') outcome = { status: 'cancelled' }
+    if (outcome.status === 'parked' && !isJson(outcome.checkpoint)) {
+      // A checkpoint that cannot be stored could never be resumed: fail now, not later.
+      outcome = { status: 'failed' }
+    }
     try {
       outcome = await this.#finish(writer, meta, outcome)
     } catch (error) {
