@@ -10,6 +10,9 @@ async function migrate(app: any, direction: 'up' | 'down') {
   const runner = new MigrationRunner(db, app, {
     direction,
     connectionName: 'main',
+    // Lucid takes PostgreSQL's advisory lock on one pooled connection and may release it on
+    // another while the package's own queries keep the pool busy; the tests never migrate twice.
+    disableLocks: true,
     ...(direction === 'down' ? { batch: 0 } : {}),
   })
   await runner.run()

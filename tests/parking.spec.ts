@@ -586,3 +586,163 @@ test.group('Parking | rows and listing', () => {
     assert.equal(await snapshot(db), before)
   })
 })
+
+test.group('Parking | edges', () => {
+  test('a decision that lands before the runner returns parked still resumes the run', async ({
+    assert,
+  }) => {
+    const { createParking } = await import('../src/parking/index.js')
+    const { createDatabase, resetTables } = await import('./helpers/db.js')
+    const db = createDatabase()
+    await resetTables(db)
+    let decided!: () => void
+    const decision = new Promise<void>((resolve) => (decided = resolve))
+    let resumed = 0
+    const runner = {
+      async start(ctx: any) {
+        await ctx.writer.write({
+          t: 'approval',
+          runId: ctx.runId,
+          id: 'c1',
+          toolName: 'x',
+          input: {},
+        })
+        await decision // a person answers before this segment returns
+        return { status: 'parked' as const, checkpoint: { at: 1 } }
+      },
+      async resume(ctx: any) {
+        resumed++
+        assert.deepEqual(ctx.input, { ask: 'report' })
+        await ctx.writer.write({ t: 'text', v: 'resumed' })
+        return { status: 'finished' as const }
+      },
+    }
+    const stack = createParking(db, { runner })
+    const id = runId()
+    const { done } = await stack.driver.start({
+      runId: id,
+      principal: alice,
+      input: { ask: 'report' },
+    })
+    await until(async () => (await stack.service.list({ runId: id })).length === 1)
+    await stack.service.approve(id, 'c1', { principal: alice })
+    assert.equal(await stack.parking.suspensionStatus(id, 1), 'open') // not claimable yet
+    decided()
+    await done
+    await stack.driver.settled()
+    assert.equal(resumed, 1)
+    assert.include(textOf(await collect(stack.sink.subscribe(id))), 'resumed')
+    await stack.sink.shutdown()
+    await db.manager.closeAll()
+  })
+
+  test('purge keeps the stream of a parked run; a late answer after expiry is 410', async ({
+    assert,
+  }) => {
+    const { driver, service, sink, db } = await setupParking({
+      steps: ['approval'],
+      expiresInMs: 100,
+    })
+    const id = runId()
+    await (
+      await driver.start({ runId: id, principal: alice })
+    ).done
+    await db.connection().from('agent_streams').where('run_id', id).update({ ended_at: 1 })
+    assert.equal(await sink.purge({ olderThanMs: 0 }), 0)
+    assert.isTrue(await sink.has(id))
+    await sleep(150)
+    assert.equal(await service.expireLapsed(), 1)
+    await assert.rejects(
+      () => service.approve(id, `${id}.call0`, { principal: alice }),
+      DecisionLapsedError
+    )
+  })
+
+  test('a decision naming an earlier park of a reused id is a conflict, not a decision on the new one', async ({
+    assert,
+  }) => {
+    const { createParking } = await import('../src/parking/index.js')
+    const { createDatabase, resetTables } = await import('./helpers/db.js')
+    const db = createDatabase()
+    await resetTables(db)
+    const runner = {
+      async start(ctx: any) {
+        await ctx.writer.write({
+          t: 'approval',
+          runId: ctx.runId,
+          id: 'call_1',
+          toolName: 'pay',
+          input: { n: 1 },
+        })
+        return { status: 'parked' as const, checkpoint: 1 }
+      },
+      async resume(ctx: any) {
+        await ctx.writer.write({
+          t: 'approval',
+          runId: ctx.runId,
+          id: 'call_1',
+          toolName: 'pay',
+          input: { n: 2 },
+        })
+        return { status: 'parked' as const, checkpoint: 2 }
+      },
+    }
+    const stack = createParking(db, { runner })
+    const id = runId()
+    await (
+      await stack.driver.start({ runId: id, principal: alice })
+    ).done
+    const [first] = await stack.service.list({ runId: id })
+    assert.equal(first.park, 1)
+    await stack.service.approve(id, 'call_1', { principal: alice }, { park: 1 })
+    await stack.driver.settled()
+    // A duplicate of that first approval arrives late: park 2 is untouched.
+    await assert.rejects(
+      () => stack.service.approve(id, 'call_1', { principal: alice }, { park: 1 }),
+      DecisionConflictError
+    )
+    const [second] = await stack.service.list({ runId: id })
+    assert.include(second, { park: 2, status: 'pending' })
+    await stack.sink.shutdown()
+    await db.manager.closeAll()
+  })
+
+  test('cancel by the stream run id when a child parked; every pending call gets its denial', async ({
+    assert,
+  }) => {
+    const { driver, service, sink, resumes } = await setupParking({ steps: ['child'] })
+    const id = runId()
+    await (
+      await driver.start({ runId: id, principal: alice })
+    ).done
+    await service.cancel(id, { principal: alice })
+    const frames = await collect(sink.subscribe(id))
+    const denied = frames.filter((f: any) => f.event?.kind === 'tool-output-denied') as any[]
+    assert.deepEqual(
+      denied.map((f) => f.event.id),
+      [`${id}.sub1.call`]
+    )
+    assert.equal(events(frames).at(-1), 'cancelled')
+    assert.lengthOf(resumes, 0)
+  })
+
+  test('a segment that died before parking: the sweeper abandons its suspension', async ({
+    assert,
+  }) => {
+    const { sink, parking, service, db } = await setupParking(
+      {},
+      { leaseMs: 200, pollIntervalMs: 50 }
+    )
+    const id = runId()
+    const writer = await sink.open(id, { principal: alice })
+    await writer.write({ t: 'approval', runId: id, id: 'c1', toolName: 'x', input: {} })
+    writer.release() // the process died mid-segment: no outcome, no end()
+    const reading = collect(sink.subscribe(id)) // a reader's replica fails the stream on lease lapse
+    assert.deepInclude((await reading).at(-1) as any, { t: 'error', code: 'run_failed' })
+    assert.equal(await parking.abandonOrphans(), 1)
+    assert.equal(await parking.suspensionStatus(id, 1), 'abandoned')
+    const row = await db.connection().from('agent_approvals').where('run_id', id).first()
+    assert.equal(row.status, 'cancelled')
+    assert.lengthOf(await service.list({ runId: id }), 0)
+  })
+})

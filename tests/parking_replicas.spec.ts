@@ -37,19 +37,27 @@ test.group('Parking across two processes', () => {
       const { driver, service, sink, db } = await setupParking({ steps: ['approval'] })
       const replica = await Replica.start({}, { script: 'parking', agent: { steps: ['approval'] } })
       let cancelledWins = 0
+      const wins: Record<string, number> = { approve: 0, reject: 0, cancel: 0 }
       for (let i = 0; i < 50; i++) {
         const id = runId(`race${i}`)
         await (
           await driver.start({ runId: id, principal: alice })
         ).done
         const item = `${id}.call0`
-        const outcomes = await race(() => service[mine](id, item, { principal: alice }), replica, {
-          op: theirs,
+        // Sides alternate, so each decision is tried from each process (IPC delays favour one).
+        const [here, there] = i % 2 === 0 ? [mine, theirs] : [theirs, mine]
+        const act = (op: string) =>
+          op === 'cancel'
+            ? service.cancel(id, { principal: alice })
+            : service[op as 'approve' | 'reject'](id, item, { principal: alice })
+        const outcomes = await race(() => act(here), replica, {
+          op: there,
           runId: id,
           itemId: item,
           principal: alice,
         })
         assert.sameMembers(outcomes, ['won', 'E_DECISION_CONFLICT'], `round ${i}: ${outcomes}`)
+        wins[outcomes[0] === 'won' ? here : there]++
         await driver.settled()
         await replica.call({ op: 'settled' })
         const frames = await collect(sink.subscribe(id))
@@ -73,6 +81,10 @@ test.group('Parking across two processes', () => {
         assert.isAtMost(Number(suspension.attempts), 1)
       }
       if (theirs !== 'cancel') assert.equal(cancelledWins, 0)
+      else assert.equal(cancelledWins, wins.cancel)
+      // Both decisions won some rounds: the race really ran both ways.
+      assert.isAbove(wins[mine], 0)
+      if (theirs !== mine) assert.isAbove(wins[theirs], 0)
     }).timeout(120_000)
   }
 

@@ -31,6 +31,7 @@ export function createParking(db: Database, options: ParkingOptions) {
   parking = new ParkingStore(() => sink.store.client, sink.tables)
   const driver = new RunDriver(sink, parking, options.runner, {
     replicaId: options.replicaId,
+    claimLeaseMs: options.claimLeaseMs,
     onError: options.onError,
   })
   const service = new ParkingService(sink, parking, driver, options.approverPolicy, {

@@ -34,6 +34,8 @@ export interface ClaimedSuspension {
   parentRunId: string | null
   principal: Principal | null
   checkpoint: unknown
+  /** The run's input as it was started. */
+  input: unknown
   items: SettledItem[]
 }
 
@@ -145,22 +147,61 @@ export class ParkingStore {
     }
   }
 
+  /** Whether the stream has suspensions being written (the segment wrote approvals/elicitations). */
+  async hasOpen(streamRunId: string) {
+    const row = await this.client
+      .from(this.tables.suspensions)
+      .select('run_id')
+      .where('stream_run_id', streamRunId)
+      .where('status', 'open')
+      .first()
+    return Boolean(row)
+  }
+
+  /**
+   * Suspensions still `open` whose stream is no longer open: their segment died (a crash, a
+   * lapsed lease) before it could park. They can never resume: abandon them.
+   */
+  async abandonOrphans(limit = 100) {
+    const rows = await this.client
+      .from(this.tables.suspensions)
+      .select('stream_run_id')
+      .where('status', 'open')
+      .whereNotExists((q) =>
+        q
+          .from(this.tables.streams)
+          .whereRaw(`${this.tables.streams}.run_id = ${this.tables.suspensions}.stream_run_id`)
+          .where(`${this.tables.streams}.status`, 'open')
+      )
+      .limit(limit)
+    const streams = [...new Set(rows.map((row: { stream_run_id: string }) => row.stream_run_id))]
+    for (const stream of streams) await this.abandon(stream as string)
+    return streams.length
+  }
+
   /** The run ended a segment parked: store the checkpoint on the stream's open suspensions. */
   async parked(
+    client: QueryClientContract | TransactionClientContract,
     streamRunId: string,
-    checkpoint: unknown
+    checkpoint: unknown,
+    input: unknown
   ): Promise<{ runId: string; park: number }[]> {
-    const open = await this.client
+    const open = await client
       .from(this.tables.suspensions)
       .select('run_id', 'park')
       .where('stream_run_id', streamRunId)
       .where('status', 'open')
     if (open.length === 0) return []
-    await this.client
+    await client
       .from(this.tables.suspensions)
       .where('stream_run_id', streamRunId)
       .where('status', 'open')
-      .update({ status: 'parked', checkpoint: json(checkpoint ?? null), updated_at: now() })
+      .update({
+        status: 'parked',
+        checkpoint: json(checkpoint ?? null),
+        input: json(input ?? null),
+        updated_at: now(),
+      })
     return open.map((row: { run_id: string; park: unknown }) => ({
       runId: row.run_id,
       park: Number(row.park),
@@ -192,15 +233,16 @@ export class ParkingStore {
     }
   }
 
-  /** The latest row of an item (its newest park), from either table. */
-  async findItem(runId: string, itemId: string): Promise<ItemRow | null> {
+  /** An item's row at `park`, or its newest park, from either table. */
+  async findItem(runId: string, itemId: string, park?: number): Promise<ItemRow | null> {
     for (const kind of ['approval', 'elicitation'] as const) {
-      const row = await this.client
+      const query = this.client
         .from(this.#table(kind))
         .where('run_id', runId)
         .where('item_id', itemId)
         .orderBy('park', 'desc')
-        .first()
+      if (park !== undefined) query.where('park', park)
+      const row = await query.first()
       if (row) return toItem(kind, row)
     }
     return null
@@ -255,6 +297,17 @@ export class ParkingStore {
       .where('park', park)
       .first()
     return row ? row.status : null
+  }
+
+  /** The newest parked suspension inside a stream (a child's, when the stream's run delegated). */
+  async parkedInStream(streamRunId: string) {
+    const row = await this.client
+      .from(this.tables.suspensions)
+      .where('stream_run_id', streamRunId)
+      .where('status', 'parked')
+      .orderBy('updated_at', 'desc')
+      .first()
+    return row ? this.latestSuspension(row.run_id) : null
   }
 
   /** The run's newest suspension, whatever its status. */
@@ -374,6 +427,7 @@ export class ParkingStore {
         parentRunId: row.parent_run_id,
         principal: parse(row.principal),
         checkpoint: parse(row.checkpoint),
+        input: parse(row.input),
         items,
       }
     } catch (error) {
@@ -412,9 +466,18 @@ export class ParkingStore {
 
   /** Suspensions that may be claimable: parked, or claimed with a lapsed claim. */
   async claimCandidates(limit: number): Promise<{ runId: string; park: number }[]> {
+    const s = this.tables.suspensions
+    const pending = (table: string) => (q: any) =>
+      q
+        .from(table)
+        .whereRaw(`${table}.run_id = ${s}.run_id and ${table}.park = ${s}.park`)
+        .where(`${table}.status`, 'pending')
     const rows = await this.client
-      .from(this.tables.suspensions)
+      .from(s)
       .select('run_id', 'park')
+      // Only those nothing is pending on: the rest wait for a person, however many there are.
+      .whereNotExists(pending(this.tables.approvals))
+      .whereNotExists(pending(this.tables.elicitations))
       .where((q) =>
         q
           .where('status', 'parked')
@@ -441,9 +504,14 @@ export class ParkingStore {
     perPage: number
   }): Promise<PendingItem[]> {
     const items: PendingItem[] = []
-    const limit = filter.page * filter.perPage
+    const limit = Math.min(filter.page, 1000) * filter.perPage
     for (const kind of ['approval', 'elicitation'] as const) {
-      const query = this.client.from(this.#table(kind)).orderBy('created_at', 'desc').limit(limit)
+      const query = this.client
+        .from(this.#table(kind))
+        .orderBy('created_at', 'desc')
+        .orderBy('run_id', 'asc')
+        .orderBy('item_id', 'asc')
+        .limit(limit)
       if (filter.status === 'decided') query.whereNot('status', 'pending')
       else query.where('status', 'pending')
       if (filter.threadId) query.where('thread_id', filter.threadId)
@@ -451,7 +519,18 @@ export class ParkingStore {
       if (filter.streamRunId) query.where('stream_run_id', filter.streamRunId)
       for (const row of await query) items.push(toPending(toItem(kind, row), row))
     }
-    items.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0))
+    const key = (i: PendingItem) => `${i.runId}\u0000${i.itemId}`
+    items.sort((a, b) =>
+      a.createdAt !== b.createdAt
+        ? a.createdAt < b.createdAt
+          ? 1
+          : -1
+        : key(a) < key(b)
+          ? -1
+          : key(a) > key(b)
+            ? 1
+            : 0
+    )
     return items.slice((filter.page - 1) * filter.perPage, limit)
   }
 
@@ -518,6 +597,7 @@ function toPending(item: ItemRow, row: Record<string, any>): PendingItem {
     kind: item.kind,
     runId: item.runId,
     itemId: item.itemId,
+    park: item.park,
     streamRunId: item.streamRunId,
     threadId: item.threadId,
     approver: item.approver,

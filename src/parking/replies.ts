@@ -1,5 +1,5 @@
 import vine, { errors } from '@vinejs/vine'
-import { InvalidDecisionError } from '../errors.js'
+import { DecisionMismatchError, InvalidDecisionError } from '../errors.js'
 import type { ElicitationRequest } from '../sink/frames.js'
 
 /** Caps on what a person sends (bytes of JSON, characters of text). */
@@ -11,10 +11,16 @@ export const REPLY_LIMITS = {
   questions: 200,
 }
 
+const park = () => vine.number({ strict: true }).withoutDecimals().min(1).optional()
+
 const decision = vine.compile(
   vine.object({
     reason: vine.string().maxLength(REPLY_LIMITS.reasonChars).optional(),
     input: vine.any().optional(),
+    park: park(),
+    // Present only to be refused as a mismatch (answers belong to a question set).
+    answers: vine.any().optional(),
+    skipped: vine.any().optional(),
   })
 )
 
@@ -29,6 +35,7 @@ const reply = vine.compile(
       .optional(),
     skipped: vine.boolean({ strict: true }).optional(),
     answeredByRef: vine.string().maxLength(191).optional(),
+    park: park(),
   })
 )
 
@@ -56,14 +63,23 @@ async function run<T>(validate: () => Promise<T>): Promise<T> {
  */
 export async function validateDecision(
   body: unknown
-): Promise<{ reason?: string; input?: unknown }> {
+): Promise<{ reason?: string; input?: unknown; park?: number }> {
   const out = await run(() => decision.validate(body ?? {}))
+  if (out.answers !== undefined || out.skipped !== undefined) {
+    throw new DecisionMismatchError('a decision')
+  }
   if (out.input !== undefined) {
     const size = Buffer.byteLength(JSON.stringify(out.input) ?? '', 'utf8')
     if (size > REPLY_LIMITS.editedInputBytes)
       throw new InvalidDecisionError([{ field: 'input', rule: 'maxBytes' }])
   }
-  return out
+  return { reason: out.reason, input: out.input, park: out.park }
+}
+
+/** The park a reply names, if any (validated by {@link validateDecision} / {@link validateReply}). */
+export function namedPark(body: unknown): number | undefined {
+  const named = (body as { park?: unknown } | null)?.park
+  return typeof named === 'number' ? named : undefined
 }
 
 /**

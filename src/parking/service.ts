@@ -10,7 +10,8 @@ import type { StreamFrame } from '../sink/frames.js'
 import type { NewRow } from '../store/stream_store.js'
 import type { RunDriver } from '../runner/driver.js'
 import type { ItemRow, ParkingStore } from './parking_store.js'
-import { validateDecision, validateReply } from './replies.js'
+import { namedPark, validateDecision, validateReply } from './replies.js'
+import { validateFrame } from '../sink/validate.js'
 import type { ApproverPolicy, PendingItem, Principal } from './types.js'
 
 /**
@@ -70,7 +71,7 @@ export class ParkingService {
   /** Approve a tool call; `input` (optional) replaces its arguments whole. */
   async approve(runId: string, itemId: string, decider: Decider, body: unknown = {}) {
     const decision = await validateDecision(body)
-    const item = await this.#load(runId, itemId, decider)
+    const item = await this.#load(runId, itemId, decider, decision.park)
     if (item.kind === 'elicitation') {
       // The admin inbox is one inbox: approving a question set confirms its defaults.
       if (decider.via !== 'admin') throw new DecisionMismatchError('answers')
@@ -88,7 +89,7 @@ export class ParkingService {
   async reject(runId: string, itemId: string, decider: Decider, body: unknown = {}) {
     const decision = await validateDecision(body)
     if (decision.input !== undefined) throw new DecisionMismatchError('a decision')
-    const item = await this.#load(runId, itemId, decider)
+    const item = await this.#load(runId, itemId, decider, decision.park)
     if (item.kind === 'elicitation') {
       // Rejecting a question set from the admin inbox skips it.
       if (decider.via !== 'admin') throw new DecisionMismatchError('answers')
@@ -103,7 +104,7 @@ export class ParkingService {
 
   /** Answer a question set: `{ answers: { [questionId]: string[] }, skipped? }`. */
   async answer(runId: string, itemId: string, decider: Decider, body: unknown) {
-    const item = await this.#load(runId, itemId, decider)
+    const item = await this.#load(runId, itemId, decider, namedPark(body))
     if (item.kind !== 'elicitation') throw new DecisionMismatchError('a decision')
     const reply = await validateReply(body, item.request!)
     return this.#settle(item, decider, { status: 'answered', reply })
@@ -114,32 +115,53 @@ export class ParkingService {
    * and it is never resumed. A run that is already resuming (nothing pending) is a conflict.
    */
   async cancel(runId: string, decider: Decider) {
-    const suspension = await this.store.latestSuspension(runId)
+    // By the parked run's id, or by the stream's (a child parked inside it).
+    const suspension =
+      (await this.store.latestSuspension(runId)) ?? (await this.store.parkedInStream(runId))
     if (!suspension) throw new ParkedItemNotFoundError()
-    const allowed =
+    const pending = await this.store.list({
+      runId: suspension.runId,
+      page: 1,
+      perPage: 100,
+    })
+    const may = async (approver: string) =>
       decider.principal !== null &&
       (await this.policy(decider.principal, {
-        approver: 'requester',
+        approver,
         requester: suspension.principal,
         kind: 'approval',
-        runId,
+        runId: suspension.runId,
       }))
+    // The person the run is for, or anyone who may decide one of its pending items.
+    let allowed = await may('requester')
+    for (const item of pending) allowed ||= await may(item.approver)
     if (!allowed) throw new DecisionForbiddenError()
-    // Resuming, resumed or cancelled already: the cancel lost.
-    if (suspension.status !== 'open' && suspension.status !== 'parked')
-      throw new DecisionConflictError()
-    let won = false
-    await this.sink.store
-      .commit(suspension.streamRunId, {
-        evenIfClosed: true,
-        rows: [row({ t: 'event', event: { kind: 'cancelled' } })],
-        within: async (trx) => {
-          won = await this.store.cancel(trx, runId, suspension.park, decider.principal?.id ?? null)
-          if (!won) throw new DecisionConflictError()
-        },
-      })
-      .then((result) => result && this.sink.tail.committed(suspension.streamRunId, result))
-    this.driver.abort(suspension.streamRunId)
+    // Still running (not parked yet), resuming, resumed or cancelled: the cancel lost.
+    if (suspension.status !== 'parked') throw new DecisionConflictError()
+    // Every declined call gets its denial, so the conversation stays valid for a next model call.
+    const frames: StreamFrame[] = [
+      ...pending
+        .filter((item) => item.kind === 'approval' && item.park === suspension.park)
+        .map((item): StreamFrame => ({
+          t: 'event',
+          event: { kind: 'tool-output-denied', id: item.itemId, reason: 'cancelled' },
+        })),
+      { t: 'event', event: { kind: 'cancelled' } },
+    ]
+    const result = await this.sink.store.commit(suspension.streamRunId, {
+      evenIfClosed: true,
+      rows: frames.map(row),
+      within: async (trx) => {
+        const won = await this.store.cancel(
+          trx,
+          suspension.runId,
+          suspension.park,
+          decider.principal?.id ?? null
+        )
+        if (!won) throw new DecisionConflictError()
+      },
+    })
+    if (result) this.sink.tail.committed(suspension.streamRunId, result)
     return { status: 'cancelled' as const }
   }
 
@@ -178,6 +200,7 @@ export class ParkingService {
       void (async () => {
         try {
           await this.expireLapsed()
+          await this.store.abandonOrphans()
           await this.resumeReady()
         } catch (error) {
           this.options.onError?.(error)
@@ -190,9 +213,14 @@ export class ParkingService {
     return () => clearInterval(timer)
   }
 
-  async #load(runId: string, itemId: string, decider: Decider): Promise<ItemRow> {
+  async #load(runId: string, itemId: string, decider: Decider, park?: number): Promise<ItemRow> {
     const item = await this.store.findItem(runId, itemId)
     if (!item) throw new ParkedItemNotFoundError()
+    // A decision for an earlier park of a reused tool-call id must not land on a later one.
+    if (park !== undefined && park !== item.park) {
+      if (!(await this.store.findItem(runId, itemId, park))) throw new ParkedItemNotFoundError()
+      throw new DecisionConflictError()
+    }
     const allowed = await this.policy(decider.principal, {
       approver: item.approver,
       requester: item.principal,
@@ -213,6 +241,7 @@ export class ParkingService {
       reply?: { answers: Record<string, string[]>; skipped: boolean }
     }
   ) {
+    if (item.status === 'expired') throw new DecisionLapsedError()
     if (item.status !== 'pending') throw new DecisionConflictError()
     if (outcome.status !== 'expired' && item.expiresAt !== null && item.expiresAt < Date.now()) {
       throw new DecisionLapsedError()
@@ -249,6 +278,8 @@ export class ParkingService {
       const reply = outcome.reply ?? { answers: {}, skipped: true }
       frames.push({ t: 'event', event: { kind: 'tool-output', id: item.itemId, output: reply } })
     }
+    // Settlement frames obey the same rules and size cap as any other frame.
+    for (const frame of frames) await validateFrame(frame, this.sink.options.maxFrameBytes)
     const result = await this.sink.store.commit(item.streamRunId, {
       evenIfClosed: true,
       rows: frames.map(row),

@@ -41,6 +41,8 @@ export interface PendingItem {
   /** The PARKED run's id (a child's own id), which decisions address. */
   runId: string
   itemId: string
+  /** Which park of the run (a reused tool-call id has one row per park); decisions may name it. */
+  park: number
   streamRunId: string
   threadId: string
   approver: string

@@ -14,6 +14,8 @@ import {
 export interface DriverOptions {
   /** This replica's name in claims (default: a random id per process). */
   replicaId?: string
+  /** A claimed suspension not started within this long is claimable again. Default 30000. */
+  claimLeaseMs?: number
   /** Told about failures the driver could not write into a stream. */
   onError?: (error: unknown) => void
 }
@@ -75,7 +77,6 @@ export class RunDriver {
    * it), reopen the stream, call `resume` with the checkpoint and the settled items.
    */
   async resume(claimed: ClaimedSuspension): Promise<RunOutcome | null> {
-    if (!(await this.parking.markResumed(claimed.runId, claimed.park, this.replicaId))) return null
     const meta: RunMeta = {
       runId: claimed.runId,
       streamRunId: claimed.streamRunId,
@@ -83,8 +84,16 @@ export class RunDriver {
       parentRunId: claimed.parentRunId,
       principal: claimed.principal,
     }
+    // Reopen first, then take the suspension: a crash in between leaves it claimed, and the
+    // claim lapses into claimable again (never resumed-but-not-running).
     const writer = await this.sink.open(claimed.streamRunId, meta)
-    return this.#segment(writer, meta, null, (ctx) =>
+    if (!(await this.parking.markResumed(claimed.runId, claimed.park, this.replicaId))) {
+      writer.release()
+      return null
+    }
+    // The top run may park again after a child's continuation: it parks under its own meta.
+    writer.adopt({ ...meta, runId: claimed.streamRunId, parentRunId: null })
+    return this.#segment(writer, meta, claimed.input, (ctx) =>
       this.runner.resume({
         ...ctx,
         checkpoint: claimed.checkpoint,
@@ -164,28 +173,43 @@ export class RunDriver {
       outcome = { status: 'failed' }
     }
     try {
-      outcome = await this.#finish(writer, meta, outcome)
+      outcome = await this.#finish(writer, meta, input, outcome)
     } catch (error) {
       this.options.onError?.(error)
+    } finally {
+      // Whatever happened, this writer stops renewing the lease: if the outcome could not be
+      // written, the lease lapses and readers get run_failed instead of waiting forever.
+      writer.release()
     }
     return outcome
   }
 
   /** Write the outcome into the stream and end it; on a park, store the checkpoint. */
-  async #finish(writer: LucidSinkWriter, meta: RunMeta, outcome: RunOutcome): Promise<RunOutcome> {
+  async #finish(
+    writer: LucidSinkWriter,
+    meta: RunMeta,
+    input: unknown,
+    outcome: RunOutcome
+  ): Promise<RunOutcome> {
     const stream = meta.streamRunId
+    if (outcome.status === 'parked' && (await this.parking.hasOpen(stream))) {
+      // The end marker, the checkpoint and `parked` commit together: the suspension becomes
+      // claimable only once the segment ended (a resume reopens the stream), and never stays
+      // half-parked after a crash.
+      let parked: { runId: string; park: number }[] = []
+      const checkpoint = outcome.checkpoint
+      await writer.end({
+        within: async (trx) => {
+          parked = await this.parking.parked(trx, stream, checkpoint, input)
+        },
+      })
+      for (const suspension of parked) await this.tryResume(suspension.runId, suspension.park)
+      return outcome
+    }
     if (outcome.status === 'parked') {
-      // End the segment BEFORE the suspension becomes claimable: a resume reopens the stream.
-      await writer.end()
-      const parked = await this.parking.parked(stream, outcome.checkpoint)
-      if (parked.length > 0) {
-        for (const suspension of parked) await this.tryResume(suspension.runId, suspension.park)
-        return outcome
-      }
       // Parked on nothing a person can answer: that run can never continue.
-      const writer2 = await this.sink.open(stream, meta)
-      await writer2.write({ t: 'error', code: 'run_failed', message: FAILURE_SENTENCES.run_failed })
-      await writer2.end()
+      await writer.write({ t: 'error', code: 'run_failed', message: FAILURE_SENTENCES.run_failed })
+      await writer.end()
       return { status: 'failed' }
     }
     await this.parking.abandon(stream)
@@ -204,7 +228,11 @@ export class RunDriver {
   }
 
   /** Claim a suspension if it is ready and resume it in the background. Returns whether it did. */
-  async tryResume(runId: string, park: number, claimLeaseMs = 30_000): Promise<boolean> {
+  async tryResume(
+    runId: string,
+    park: number,
+    claimLeaseMs = this.options.claimLeaseMs ?? 30_000
+  ): Promise<boolean> {
     const claimed = await this.parking.claim(runId, park, this.replicaId, claimLeaseMs)
     if (!claimed) return false
     void this.#track(this.resume(claimed)).catch((error) => this.options.onError?.(error))

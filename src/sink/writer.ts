@@ -115,7 +115,7 @@ export class LucidSinkWriter implements SinkWriter {
   }
 
   /** Write held text and the end marker; the stream is finished for its readers. */
-  async end(): Promise<void> {
+  async end(options: { within?: CommitPlan['within'] } = {}): Promise<void> {
     if (this.#ended && !this.#failure) return
     this.#assertWritable()
     // Refuse new writes at once; the writer only counts as ended once the end marker committed,
@@ -123,7 +123,11 @@ export class LucidSinkWriter implements SinkWriter {
     this.#ending = true
     try {
       await this.#enqueue(() =>
-        this.#commit({ rows: [{ kind: 'end', body: '' }], endStatus: 'ended' })
+        this.#commit({
+          rows: [{ kind: 'end', body: '' }],
+          endStatus: 'ended',
+          within: options.within,
+        })
       )
     } catch (error) {
       this.#ending = false

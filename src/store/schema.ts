@@ -134,6 +134,8 @@ export function createParkingTables(
       json(table, 'principal')
       /** The host's opaque checkpoint (JSON): stored, never served. */
       json(table, 'checkpoint')
+      /** The run's input (JSON), handed to `resume` again. */
+      json(table, 'input')
       /** open (items being written) | parked | claimed | resumed | cancelled | abandoned */
       table.string('status', 16).notNullable()
       table.string('claimed_by', 191).nullable()

@@ -338,9 +338,18 @@ export class StreamStore {
    * Open streams are never purged.
    */
   async purgeable(endedBefore: number, limit: number): Promise<string[]> {
+    const streams = this.tables.streams
+    const suspensions = this.tables.suspensions
     const rows = await this.client
-      .from(this.tables.streams)
+      .from(streams)
       .select('run_id')
+      // A parked run's stream is ended but still waits for a person: never purged.
+      .whereNotExists((q) =>
+        q
+          .from(suspensions)
+          .whereRaw(`${suspensions}.stream_run_id = ${streams}.run_id`)
+          .whereIn(`${suspensions}.status`, ['open', 'parked', 'claimed'])
+      )
       .whereIn('status', ['ended', 'failed'])
       .where('ended_at', '<', endedBefore)
       .orderBy('ended_at', 'asc')
