@@ -8,7 +8,7 @@ import {
   ParkedItemNotFoundError,
 } from '../src/errors.js'
 import { RUN_FAILED_MESSAGE } from '../src/sink/subscriber.js'
-import { setupParking, snapshot } from './helpers/parking.js'
+import { reusedIdRunner, setupParking, setupRunner, snapshot } from './helpers/parking.js'
 import { collect, runId, sleep, textOf } from './helpers/sink.js'
 
 const alice = { id: 'alice' }
@@ -359,9 +359,6 @@ test.group('Parking | park atomically, decide once, resume', () => {
   test('cancelling a running run: its signal aborts and the stream ends with a cancelled event', async ({
     assert,
   }) => {
-    const { createParking } = await import('../src/parking/index.js')
-    const { createDatabase } = await import('./helpers/db.js')
-    const db = createDatabase()
     const runner = {
       async start(ctx: any) {
         await ctx.writer.write({ t: 'text', v: 'working' })
@@ -370,7 +367,7 @@ test.group('Parking | park atomically, decide once, resume', () => {
       },
       resume: async () => ({ status: 'finished' as const }),
     }
-    const stack = createParking(db, { runner })
+    const stack = await setupRunner(runner)
     const id = runId()
     const { done } = await stack.driver.start({ runId: id })
     await sleep(50)
@@ -378,16 +375,11 @@ test.group('Parking | park atomically, decide once, resume', () => {
     assert.deepEqual(await done, { status: 'cancelled' })
     const frames = await collect(stack.sink.subscribe(id))
     assert.deepEqual(events(frames), ['cancelled'])
-    await stack.sink.shutdown()
-    await db.manager.closeAll()
   })
 
   test('a checkpoint that is not JSON fails the run instead of parking it for good', async ({
     assert,
   }) => {
-    const { createParking } = await import('../src/parking/index.js')
-    const { createDatabase } = await import('./helpers/db.js')
-    const db = createDatabase()
     const circular: any = {}
     circular.self = circular
     const runner = {
@@ -403,15 +395,17 @@ test.group('Parking | park atomically, decide once, resume', () => {
       },
       resume: async () => ({ status: 'finished' as const }),
     }
-    const stack = createParking(db, { runner })
+    const stack = await setupRunner(runner)
     const id = runId()
     assert.deepEqual(await (await stack.driver.start({ runId: id })).done, { status: 'failed' })
     const frames = await collect(stack.sink.subscribe(id))
     assert.deepInclude(frames.at(-1) as any, { t: 'error', code: 'run_failed' })
-    const suspension = await db.connection().from('agent_suspensions').where('run_id', id).first()
+    const suspension = await stack.db
+      .connection()
+      .from('agent_suspensions')
+      .where('run_id', id)
+      .first()
     assert.equal(suspension.status, 'abandoned')
-    await stack.sink.shutdown()
-    await db.manager.closeAll()
   })
 
   test('a failed resume ends the segment with an error frame, not a stuck run', async ({
@@ -462,36 +456,7 @@ test.group('Parking | rows and listing', () => {
   test('a tool-call id reused across iterations gets a new parking row each time', async ({
     assert,
   }) => {
-    const { createParking } = await import('../src/parking/index.js')
-    const { createDatabase, resetTables } = await import('./helpers/db.js')
-    const db = createDatabase()
-    await resetTables(db)
-    // A provider that numbers calls per response: every iteration asks for "call_1" again.
-    const runner = {
-      async start(ctx: any) {
-        await ctx.writer.write({
-          t: 'approval',
-          runId: ctx.runId,
-          id: 'call_1',
-          toolName: 'pay',
-          input: { n: 1 },
-        })
-        return { status: 'parked' as const, checkpoint: { n: 1 } }
-      },
-      async resume(ctx: any) {
-        const n = ctx.checkpoint.n + 1
-        if (n > 2) return { status: 'finished' as const }
-        await ctx.writer.write({
-          t: 'approval',
-          runId: ctx.runId,
-          id: 'call_1',
-          toolName: 'pay',
-          input: { n },
-        })
-        return { status: 'parked' as const, checkpoint: { n } }
-      },
-    }
-    const { driver, service, sink } = createParking(db, { runner })
+    const { driver, service, db } = await setupRunner(reusedIdRunner(2))
     const id = runId()
     await (
       await driver.start({ runId: id, principal: alice })
@@ -508,8 +473,6 @@ test.group('Parking | rows and listing', () => {
         [2, 'approved', 2],
       ]
     )
-    await sink.shutdown()
-    await db.manager.closeAll()
   })
 
   test('list: by thread, by run, all, newest first, paged; decided items in the history', async ({
@@ -591,10 +554,6 @@ test.group('Parking | edges', () => {
   test('a decision that lands before the runner returns parked still resumes the run', async ({
     assert,
   }) => {
-    const { createParking } = await import('../src/parking/index.js')
-    const { createDatabase, resetTables } = await import('./helpers/db.js')
-    const db = createDatabase()
-    await resetTables(db)
     let decided!: () => void
     const decision = new Promise<void>((resolve) => (decided = resolve))
     let resumed = 0
@@ -617,7 +576,7 @@ test.group('Parking | edges', () => {
         return { status: 'finished' as const }
       },
     }
-    const stack = createParking(db, { runner })
+    const stack = await setupRunner(runner)
     const id = runId()
     const { done } = await stack.driver.start({
       runId: id,
@@ -632,8 +591,6 @@ test.group('Parking | edges', () => {
     await stack.driver.settled()
     assert.equal(resumed, 1)
     assert.include(textOf(await collect(stack.sink.subscribe(id))), 'resumed')
-    await stack.sink.shutdown()
-    await db.manager.closeAll()
   })
 
   test('purge keeps the stream of a parked run; a late answer after expiry is 410', async ({
@@ -661,33 +618,7 @@ test.group('Parking | edges', () => {
   test('a decision naming an earlier park of a reused id is a conflict, not a decision on the new one', async ({
     assert,
   }) => {
-    const { createParking } = await import('../src/parking/index.js')
-    const { createDatabase, resetTables } = await import('./helpers/db.js')
-    const db = createDatabase()
-    await resetTables(db)
-    const runner = {
-      async start(ctx: any) {
-        await ctx.writer.write({
-          t: 'approval',
-          runId: ctx.runId,
-          id: 'call_1',
-          toolName: 'pay',
-          input: { n: 1 },
-        })
-        return { status: 'parked' as const, checkpoint: 1 }
-      },
-      async resume(ctx: any) {
-        await ctx.writer.write({
-          t: 'approval',
-          runId: ctx.runId,
-          id: 'call_1',
-          toolName: 'pay',
-          input: { n: 2 },
-        })
-        return { status: 'parked' as const, checkpoint: 2 }
-      },
-    }
-    const stack = createParking(db, { runner })
+    const stack = await setupRunner(reusedIdRunner(3))
     const id = runId()
     await (
       await stack.driver.start({ runId: id, principal: alice })
@@ -703,8 +634,6 @@ test.group('Parking | edges', () => {
     )
     const [second] = await stack.service.list({ runId: id })
     assert.include(second, { park: 2, status: 'pending' })
-    await stack.sink.shutdown()
-    await db.manager.closeAll()
   })
 
   test('cancel by the stream run id when a child parked; every pending call gets its denial', async ({

@@ -1,6 +1,7 @@
 import { getActiveTest } from '@japa/runner'
 import { createParking, type ParkingOptions } from '../../src/parking/index.js'
 import { scriptedAgent, type ScriptedAgentOptions } from '../../src/testing/scripted_agent.js'
+import type { AgentRunner, RunContext } from '../../src/runner/contract.js'
 import { createDatabase, resetTables } from './db.js'
 
 /** The whole parking stack on fresh tables, with the scripted agent; closed when the test ends. */
@@ -21,6 +22,42 @@ export async function setupParking(
     await db.manager.closeAll()
   })
   return { db, resumes, ...stack }
+}
+
+/** The parking stack with a runner of the test's own, on fresh tables; closed when the test ends. */
+export async function setupRunner(runner: AgentRunner, options: Partial<ParkingOptions> = {}) {
+  const db = createDatabase()
+  await resetTables(db)
+  const stack = createParking(db, { ...options, runner })
+  getActiveTest()?.cleanup(async () => {
+    await stack.sink.shutdown()
+    await db.manager.closeAll()
+  })
+  return { db, ...stack }
+}
+
+/**
+ * A runner whose provider numbers tool calls per response: every iteration asks approval for
+ * `call_1` again (inputs `{ n: 1 }`, `{ n: 2 }` ...), up to `rounds` parks.
+ */
+export function reusedIdRunner(rounds: number): AgentRunner {
+  const ask = async (ctx: RunContext, n: number) => {
+    await ctx.writer.write({
+      t: 'approval',
+      runId: ctx.runId,
+      id: 'call_1',
+      toolName: 'pay',
+      input: { n },
+    })
+    return { status: 'parked' as const, checkpoint: { n } }
+  }
+  return {
+    start: (ctx) => ask(ctx, 1),
+    async resume(ctx) {
+      const n = (ctx.checkpoint as { n: number }).n + 1
+      return n > rounds ? { status: 'finished' } : ask(ctx, n)
+    },
+  }
 }
 
 /** Snapshot of every parking and stream table (to prove a refusal changed nothing). */
