@@ -1,7 +1,6 @@
 import type { AgentStreamErrorCode } from '../sink/frames.js'
 import type { SinkWriter } from '../sink/spi.js'
 import type { Principal, SettledItem } from '../parking/types.js'
-import { RUN_FAILED_MESSAGE } from '../sink/subscriber.js'
 
 /**
  * What a runner gets for one segment of a run (the frames between two parks).
@@ -60,12 +59,4 @@ export interface AgentRunner {
   resume(ctx: ResumeContext): Promise<RunOutcome>
 }
 
-/** The fixed sentence of each error code: what readers see instead of a thrown error's text. */
-export const FAILURE_SENTENCES: Record<AgentStreamErrorCode, string> = {
-  quota_exceeded: 'The run stopped: a usage limit was reached.',
-  output_rejected: 'The run stopped: its output was rejected.',
-  structured_output_invalid: 'The run stopped: its output did not have the expected shape.',
-  replay_diverged: 'The run stopped: it could not continue from where it paused.',
-  model_no_output: 'The run stopped: the model returned nothing.',
-  run_failed: RUN_FAILED_MESSAGE,
-}
+export { FAILURE_SENTENCES } from '../sink/frames.js'

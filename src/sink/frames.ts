@@ -15,6 +15,19 @@ export type AgentStreamErrorCode =
   | 'model_no_output'
   | 'run_failed'
 
+/**
+ * The fixed sentence of each error code: what readers see instead of a thrown error's text
+ * (DESIGN.md invariant 8).
+ */
+export const FAILURE_SENTENCES: Record<AgentStreamErrorCode, string> = {
+  quota_exceeded: 'The run stopped: a usage limit was reached.',
+  output_rejected: 'The run stopped: its output was rejected.',
+  structured_output_invalid: 'The run stopped: its output did not have the expected shape.',
+  replay_diverged: 'The run stopped: it could not continue from where it paused.',
+  model_no_output: 'The run stopped: the model returned nothing.',
+  run_failed: 'The run stopped unexpectedly.',
+}
+
 /** The stable list of {@link AgentStreamErrorCode} values. */
 export const AGENT_STREAM_ERROR_CODES: readonly AgentStreamErrorCode[] = [
   'quota_exceeded',

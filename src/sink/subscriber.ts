@@ -2,7 +2,7 @@ import type { Tail } from '../follow/tail.js'
 import { deliveryFrame, rowToDelivery, type Delivery } from '../follow/feed.js'
 import type { StreamStore } from '../store/stream_store.js'
 import { compareCursors, formatCursor, type Cursor } from './cursor.js'
-import type { DeliveredFrame } from './frames.js'
+import { FAILURE_SENTENCES, type DeliveredFrame } from './frames.js'
 
 /** Resolves when the signal aborts (a reader that went away stops waiting at once). */
 function aborted(signal: AbortSignal) {
@@ -13,7 +13,7 @@ function aborted(signal: AbortSignal) {
 }
 
 /** The fixed sentence readers get when a stream disappears or its writer died. */
-export const RUN_FAILED_MESSAGE = 'The run stopped unexpectedly.'
+export const RUN_FAILED_MESSAGE = FAILURE_SENTENCES.run_failed
 
 /**
  * Replay a stream from `cursor`, then follow it live until its end marker.

@@ -1,0 +1,203 @@
+import { test } from '@japa/runner'
+import { EventSchema } from '@ag-ui/core/schemas'
+import { verifyEvents } from '@ag-ui/client'
+import { from, lastValueFrom, toArray } from 'rxjs'
+import { decodeAgUiId } from '../src/agui/ids.js'
+import {
+  FrameTranslator,
+  TOOL_DECLINED_SENTENCE,
+  TOOL_FAILED_SENTENCE,
+  type AgUiEvent,
+} from '../src/agui/translate.js'
+import { parseCursor } from '../src/sink/cursor.js'
+import type { DeliveredFrame, StreamFrame } from '../src/sink/frames.js'
+
+/** Frames as a stream would store them: each with the cursor of its row. */
+function stored(frames: StreamFrame[]): DeliveredFrame[] {
+  let text = 0
+  return frames.map((frame, i) => {
+    const seq = i + 1
+    if (frame.t === 'text') text = frame.v.length
+    return { ...frame, cursor: frame.t === 'text' ? `${seq}.${text}` : `${seq}` } as DeliveredFrame
+  })
+}
+
+function translate(frames: DeliveredFrame[], options: { toolErrorText?: boolean } = {}) {
+  const translator = new FrameTranslator({ streamRunId: 'run-1', ...options })
+  const events: AgUiEvent[] = [{ type: 'RUN_STARTED', threadId: 't-1', runId: 'run-1' }]
+  for (const frame of frames) {
+    const { cursor, ...body } = frame
+    events.push(...translator.push(body as StreamFrame, parseCursor(cursor)))
+  }
+  events.push(...translator.finish())
+  if (events.at(-1)?.type !== 'RUN_ERROR')
+    events.push({ type: 'RUN_FINISHED', threadId: 't-1', runId: 'run-1' })
+  return events
+}
+
+/** The official checks: every event parses with EventSchema; the sequence passes verifyEvents. */
+async function assertConforms(assert: any, events: AgUiEvent[]) {
+  for (const event of events) {
+    const parsed = EventSchema.safeParse(event)
+    assert.isTrue(parsed.success, `${event.type}: ${parsed.success ? '' : parsed.error.message}`)
+  }
+  const verified = await lastValueFrom(from(events as any[]).pipe(verifyEvents(), toArray()))
+  assert.lengthOf(verified, events.length)
+}
+
+const run: StreamFrame[] = [
+  { t: 'event', event: { kind: 'step-start' } },
+  { t: 'text', v: 'Let me look. ' },
+  {
+    t: 'event',
+    event: { kind: 'tool-input-start', id: 'call_1', name: 'search', toolKind: 'read' },
+  },
+  { t: 'event', event: { kind: 'tool-input-delta', id: 'call_1', delta: '{"q":' } },
+  { t: 'event', event: { kind: 'tool-input-delta', id: 'call_1', delta: '"x"}' } },
+  {
+    t: 'event',
+    event: {
+      kind: 'tool-input-available',
+      id: 'call_1',
+      name: 'search',
+      input: { q: 'x' },
+      toolKind: 'read',
+    },
+  },
+  { t: 'event', event: { kind: 'tool-output', id: 'call_1', output: { hits: 2 } } },
+  {
+    t: 'event',
+    event: {
+      kind: 'tool-input-available',
+      id: 'call_2',
+      name: 'fetch',
+      input: { u: 1 },
+      toolKind: 'read',
+    },
+  },
+  {
+    t: 'event',
+    event: {
+      kind: 'tool-output-error',
+      id: 'call_2',
+      error: 'ECONNREFUSED 10.0.0.7:5432 password=hunter2',
+    },
+  },
+  {
+    t: 'event',
+    event: {
+      kind: 'tool-input-available',
+      id: 'call_1',
+      name: 'send',
+      input: {},
+      toolKind: 'action',
+    },
+  },
+  { t: 'event', event: { kind: 'tool-output-denied', id: 'call_1' } },
+  { t: 'event', event: { kind: 'title', title: 'Weekly report' } },
+  { t: 'event', event: { kind: 'queue', queue: ['secret plan'] } },
+  { t: 'text', v: 'Done.' },
+  { t: 'event', event: { kind: 'step-finish' } },
+]
+
+test.group('AG-UI translator (pure)', () => {
+  test('text, steps, tool calls and results pass EventSchema and verifyEvents', async ({
+    assert,
+  }) => {
+    const events = translate(stored(run))
+    await assertConforms(assert, events)
+    assert.deepEqual(
+      events.map((e) => e.type),
+      [
+        'RUN_STARTED',
+        'STEP_STARTED',
+        'TEXT_MESSAGE_START',
+        'TEXT_MESSAGE_CONTENT',
+        'TEXT_MESSAGE_END',
+        'TOOL_CALL_START',
+        'TOOL_CALL_ARGS',
+        'TOOL_CALL_ARGS',
+        'TOOL_CALL_END',
+        'TOOL_CALL_RESULT',
+        'TOOL_CALL_START',
+        'TOOL_CALL_ARGS',
+        'TOOL_CALL_END',
+        'TOOL_CALL_RESULT',
+        'TOOL_CALL_START',
+        'TOOL_CALL_ARGS',
+        'TOOL_CALL_END',
+        'TOOL_CALL_RESULT',
+        'CUSTOM',
+        'TEXT_MESSAGE_START',
+        'TEXT_MESSAGE_CONTENT',
+        'TEXT_MESSAGE_END',
+        'STEP_FINISHED',
+        'RUN_FINISHED',
+      ]
+    )
+  })
+
+  test('a reused provider call id gets a distinct AG-UI id; results have their own message id', async ({
+    assert,
+  }) => {
+    const events = translate(stored(run))
+    const starts = events.filter((e) => e.type === 'TOOL_CALL_START')
+    const ids = starts.map((e) => e.toolCallId as string)
+    assert.lengthOf(new Set(ids), 3)
+    assert.deepInclude(decodeAgUiId(ids[0])!, { kind: 'tool', n: 3, address: ['call_1'] })
+    assert.deepInclude(decodeAgUiId(ids[2])!, { kind: 'tool', n: 10, address: ['call_1'] })
+    const text = events.find((e) => e.type === 'TEXT_MESSAGE_START')!
+    assert.equal(starts[0].parentMessageId, text.messageId)
+    const results = events.filter((e) => e.type === 'TOOL_CALL_RESULT')
+    assert.lengthOf(new Set(results.map((r) => r.messageId)), 3)
+    for (const result of results) assert.notInclude(ids, result.messageId as string)
+  })
+
+  test('nothing secret: tool error text, unlisted events and thrown errors stay out', async ({
+    assert,
+  }) => {
+    const events = translate(
+      stored([
+        ...run,
+        { t: 'error', code: 'run_failed', message: 'TypeError at db.ts:12 token=abc' },
+      ])
+    )
+    await assertConforms(assert, events)
+    const wire = JSON.stringify(events)
+    for (const secret of ['hunter2', 'ECONNREFUSED', 'secret plan', 'token=abc', 'db.ts'])
+      assert.notInclude(wire, secret)
+    const results = events.filter((e) => e.type === 'TOOL_CALL_RESULT').map((e) => e.content)
+    assert.includeMembers(results, [TOOL_FAILED_SENTENCE, TOOL_DECLINED_SENTENCE])
+    assert.deepInclude(events.at(-1)!, {
+      type: 'RUN_ERROR',
+      code: 'run_failed',
+      message: 'The run stopped unexpectedly.',
+    })
+    // The app may opt in to tool error text.
+    const optedIn = JSON.stringify(translate(stored(run), { toolErrorText: true }))
+    assert.include(optedIn, 'ECONNREFUSED')
+  })
+
+  test('the same frames give the same events: live and replayed ids agree', ({ assert }) => {
+    assert.deepEqual(translate(stored(run)), translate(stored(run)))
+  })
+
+  test('finish() closes what is open: a stream cut mid-message and mid-call still verifies', async ({
+    assert,
+  }) => {
+    const cut = stored(run).slice(0, 4) // step open, text closed, call started with partial args
+    await assertConforms(assert, translate(cut))
+  })
+})
+
+test.group('AG-UI translator | the official checks do bite', () => {
+  test('an unclosed message before RUN_FINISHED fails verifyEvents', async ({ assert }) => {
+    const bad: AgUiEvent[] = [
+      { type: 'RUN_STARTED', threadId: 't', runId: 'r' },
+      { type: 'TEXT_MESSAGE_START', messageId: 'm', role: 'assistant' },
+      { type: 'RUN_FINISHED', threadId: 't', runId: 'r' },
+    ]
+    await assert.rejects(() => lastValueFrom(from(bad as any[]).pipe(verifyEvents(), toArray())))
+    assert.isFalse(EventSchema.safeParse({ type: 'TEXT_MESSAGE_CONTENT', messageId: 'm', delta: null }).success)
+  })
+})
