@@ -198,6 +198,8 @@ test.group('AG-UI translator | the official checks do bite', () => {
       { type: 'RUN_FINISHED', threadId: 't', runId: 'r' },
     ]
     await assert.rejects(() => lastValueFrom(from(bad as any[]).pipe(verifyEvents(), toArray())))
-    assert.isFalse(EventSchema.safeParse({ type: 'TEXT_MESSAGE_CONTENT', messageId: 'm', delta: null }).success)
+    assert.isFalse(
+      EventSchema.safeParse({ type: 'TEXT_MESSAGE_CONTENT', messageId: 'm', delta: null }).success
+    )
   })
 })
