@@ -30,8 +30,14 @@ function translate(frames: DeliveredFrame[], options: { toolErrorText?: boolean 
     events.push(...translator.push(body as StreamFrame, parseCursor(cursor)))
   }
   events.push(...translator.finish())
-  if (events.at(-1)?.type !== 'RUN_ERROR')
-    events.push({ type: 'RUN_FINISHED', threadId: 't-1', runId: 'run-1' })
+  if (events.at(-1)?.type !== 'RUN_ERROR') {
+    events.push({
+      type: 'RUN_FINISHED',
+      threadId: 't-1',
+      runId: 'run-1',
+      outcome: translator.outcome(),
+    })
+  }
   return events
 }
 
@@ -187,6 +193,77 @@ test.group('AG-UI translator (pure)', () => {
   }) => {
     const cut = stored(run).slice(0, 4) // step open, text closed, call started with partial args
     await assertConforms(assert, translate(cut))
+  })
+})
+
+test.group('AG-UI translator | interrupts', () => {
+  test('an approval and a question set end the run with interrupts the official checks accept', async ({
+    assert,
+  }) => {
+    const frames = stored([
+      { t: 'text', v: 'I will send it.' },
+      {
+        t: 'event',
+        event: {
+          kind: 'tool-input-available',
+          id: 'call_9',
+          name: 'send_email',
+          input: { to: 'a@b.c' },
+          toolKind: 'action',
+        },
+      },
+      {
+        t: 'approval',
+        runId: 'run-1',
+        id: 'call_9',
+        toolName: 'send_email',
+        input: { to: 'a@b.c' },
+        confirmation: { title: 'Send it?' },
+        expiresAt: '2030-01-01T00:00:00Z',
+      },
+      {
+        t: 'elicitation',
+        runId: 'run-1.sub1',
+        id: 'ask_1',
+        request: {
+          id: 'ask_1',
+          source: 'ask',
+          preamble: 'One question.',
+          questions: [
+            {
+              id: 'fmt',
+              prompt: 'Format?',
+              options: [{ value: 'pdf', label: 'PDF' }],
+              defaults: ['pdf'],
+            },
+          ],
+        },
+      },
+    ])
+    const events = translate(frames)
+    await assertConforms(assert, events)
+    const outcome = events.at(-1)!.outcome as any
+    assert.equal(outcome.type, 'interrupt')
+    const [approval, question] = outcome.interrupts
+    const call = events.find((e) => e.type === 'TOOL_CALL_START')!
+    assert.include(approval, {
+      reason: 'tool_call',
+      toolCallId: call.toolCallId,
+      message: 'Send it?',
+      expiresAt: '2030-01-01T00:00:00Z',
+    })
+    assert.deepInclude(decodeAgUiId(question.id)!, {
+      kind: 'int',
+      address: ['run-1.sub1', 'ask_1'],
+    })
+    assert.equal(question.reason, 'input_required')
+    assert.deepEqual(question.responseSchema.properties.answers.properties.fmt, {
+      type: 'array',
+      title: 'Format?',
+      items: { type: 'string', enum: ['pdf'] },
+      maxItems: 1,
+      default: ['pdf'],
+    })
   })
 })
 

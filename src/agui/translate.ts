@@ -1,5 +1,5 @@
 import type { Cursor } from '../sink/cursor.js'
-import { FAILURE_SENTENCES, type StreamFrame } from '../sink/frames.js'
+import { FAILURE_SENTENCES, type ElicitationRequest, type StreamFrame } from '../sink/frames.js'
 import { encodeAgUiId } from './ids.js'
 
 /**
@@ -15,6 +15,43 @@ export interface TranslatorOptions {
   toolErrorText?: boolean
   /** `event` kinds sent as `CUSTOM`, with the fields each may carry. Default: `title: ['title']`. */
   custom?: Record<string, string[]>
+}
+
+/** An AG-UI 1.0 interrupt (`RUN_FINISHED.outcome.interrupts[]`). */
+export interface AgUiInterrupt {
+  id: string
+  reason: 'tool_call' | 'input_required'
+  message?: string
+  toolCallId?: string
+  responseSchema?: Record<string, unknown>
+  expiresAt?: string
+}
+
+/**
+ * The JSON Schema (draft 2020-12) of a question set's reply, as an `input_required` interrupt's
+ * `responseSchema`: `{ answers: { [questionId]: string[] }, skipped? }` (sink-spi.md).
+ */
+export function questionSetSchema(request: ElicitationRequest): Record<string, unknown> {
+  const properties: Record<string, unknown> = {}
+  for (const question of request.questions) {
+    const values: Record<string, unknown> = { type: 'string' }
+    if (!question.allowFreeText) values.enum = question.options.map((o) => o.value)
+    properties[question.id] = {
+      type: 'array',
+      title: question.prompt,
+      items: values,
+      ...(question.multiple ? {} : { maxItems: 1 }),
+      ...(question.defaults ? { default: question.defaults } : {}),
+    }
+  }
+  return {
+    type: 'object',
+    properties: {
+      answers: { type: 'object', properties, additionalProperties: false },
+      skipped: { type: 'boolean' },
+    },
+    additionalProperties: false,
+  }
 }
 
 /** What a failed tool call's result says unless the app opts in to the error text. */
@@ -39,6 +76,7 @@ export class FrameTranslator {
   /** Open tool calls by provider call id: their AG-UI id and whether ARGS were streamed. */
   #calls = new Map<string, { toolCallId: string; n: number; streamed: boolean; ended: boolean }>()
   #custom: Record<string, string[]>
+  #interrupts: AgUiInterrupt[] = []
 
   constructor(readonly options: TranslatorOptions) {
     this.#custom = options.custom ?? { title: ['title'] }
@@ -68,6 +106,28 @@ export class FrameTranslator {
         type: 'RUN_ERROR',
         code: frame.code,
         message: FAILURE_SENTENCES[frame.code] ?? FAILURE_SENTENCES.run_failed,
+      })
+      return out
+    }
+    if (frame.t === 'approval') {
+      const call = this.#calls.get(frame.id)
+      this.#interrupts.push({
+        id: this.#id('int', at.seq, [frame.runId, frame.id]),
+        reason: 'tool_call',
+        ...(call ? { toolCallId: call.toolCallId } : {}),
+        ...(typeof frame.confirmation?.title === 'string'
+          ? { message: frame.confirmation.title }
+          : {}),
+        ...(frame.expiresAt ? { expiresAt: frame.expiresAt } : {}),
+      })
+      return out
+    }
+    if (frame.t === 'elicitation') {
+      this.#interrupts.push({
+        id: this.#id('int', at.seq, [frame.runId, frame.id]),
+        reason: 'input_required',
+        ...(frame.request.preamble ? { message: frame.request.preamble } : {}),
+        responseSchema: questionSetSchema(frame.request),
       })
       return out
     }
@@ -152,6 +212,16 @@ export class FrameTranslator {
       }
     }
     return out
+  }
+
+  /**
+   * How the segment ends, for `RUN_FINISHED.outcome`: the interrupts it parked on, or success.
+   * Call after {@link finish}.
+   */
+  outcome(): { type: 'success' } | { type: 'interrupt'; interrupts: AgUiInterrupt[] } {
+    return this.#interrupts.length > 0
+      ? { type: 'interrupt', interrupts: [...this.#interrupts] }
+      : { type: 'success' }
   }
 
   /** Close every open construct (before a run ends): text, tool calls, steps. */
