@@ -1,7 +1,7 @@
 /**
  * adonis-agent-stream: durable, resumable agent streams for AdonisJS 7.
  *
- * The public face: the frame vocabulary and the sink SPI (sink-spi.md), the Lucid sink, cursors,
+ * The public face: the frame vocabulary and the sink SPI, the Lucid sink, cursors,
  * the table definitions and the typed errors.
  */
 export type {
@@ -25,7 +25,9 @@ export { formatCursor, parseCursor, compareCursors } from './src/sink/cursor.js'
 export type { Cursor } from './src/sink/cursor.js'
 export { DEFAULT_MAX_FRAME_BYTES, validateFrame } from './src/sink/validate.js'
 export {
+  createParkingTables,
   createStreamTables,
+  dropParkingTables,
   dropStreamTables,
   tableNames,
   DEFAULT_TABLES,

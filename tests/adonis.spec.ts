@@ -127,6 +127,29 @@ test.group('In an AdonisJS app', (group) => {
     await migrate(app, 'down')
   })
 
+  test('what the published stubs import from the package, the package exports', async ({
+    assert,
+  }) => {
+    const { readFile } = await import('node:fs/promises')
+    const pkg = await import('../index.js')
+    for (const stub of [
+      'stubs/make/migration/agent_stream_tables.stub',
+      'stubs/config/agent_stream.stub',
+    ]) {
+      const source = await readFile(new URL(`../${stub}`, import.meta.url), 'utf8')
+      const imports = [...source.matchAll(/import \{([^}]+)\} from 'adonis-agent-stream'/g)]
+      assert.isAbove(imports.length, 0, stub)
+      for (const name of imports.flatMap((m) =>
+        m[1]
+          .split(',')
+          .map((n) => n.trim())
+          .filter(Boolean)
+      )) {
+        assert.isFunction((pkg as Record<string, unknown>)[name], `${stub} imports ${name}`)
+      }
+    }
+  })
+
   test('defineConfig refuses a bad duration, naming the field', ({ assert }) => {
     assert.throws(() => defineConfig({ lease: 'forever' }), /"lease" must be a duration/)
     assert.throws(() => defineConfig({ maxFrameBytes: 1 }), /"maxFrameBytes"/)
