@@ -8,12 +8,22 @@ import {
   ParkedItemNotFoundError,
 } from '../src/errors.js'
 import { RUN_FAILED_MESSAGE } from '../src/sink/subscriber.js'
+import type { RunDriver } from '../src/runner/driver.js'
 import { reusedIdRunner, setupParking, setupRunner, snapshot } from './helpers/parking.js'
 import { collect, runId, sleep, textOf } from './helpers/sink.js'
 
 const alice = { id: 'alice' }
 const bob = { id: 'bob' }
 const events = (frames: any[]) => frames.filter((f) => f.t === 'event').map((f) => f.event.kind)
+
+/** Start a run for alice and wait until its first segment ended (parked, mostly). */
+async function parked(driver: RunDriver, prefix?: string) {
+  const id = runId(prefix)
+  await (
+    await driver.start({ runId: id, principal: alice })
+  ).done
+  return id
+}
 
 /** Wait until `check` is true (a background resume), at most `ms`. */
 async function until(check: () => Promise<boolean> | boolean, ms = 10_000) {
@@ -78,10 +88,7 @@ test.group('Parking | park atomically, decide once, resume', () => {
 
   test('approve: settlement frames, then the run resumes once and finishes', async ({ assert }) => {
     const { driver, service, sink, resumes } = await setupParking({ steps: ['approval'] })
-    const id = runId()
-    await (
-      await driver.start({ runId: id, principal: alice })
-    ).done
+    const id = await parked(driver)
     await service.approve(id, `${id}.call0`, { principal: alice, via: 'chat' }, { reason: 'ok' })
     await driver.settled()
     const frames = await collect(sink.subscribe(id))
@@ -104,10 +111,7 @@ test.group('Parking | park atomically, decide once, resume', () => {
     assert,
   }) => {
     const { driver, service, sink } = await setupParking({ steps: ['approval'] })
-    const a = runId()
-    await (
-      await driver.start({ runId: a, principal: alice })
-    ).done
+    const a = await parked(driver)
     await service.approve(
       a,
       `${a}.call0`,
@@ -119,10 +123,7 @@ test.group('Parking | park atomically, decide once, resume', () => {
     const output = approved.find((f: any) => f.event?.kind === 'tool-output') as any
     assert.deepEqual(output.event.output.input, { to: 'boss@example.com' })
 
-    const b = runId()
-    await (
-      await driver.start({ runId: b, principal: alice })
-    ).done
+    const b = await parked(driver)
     await service.reject(b, `${b}.call0`, { principal: alice }, { reason: 'not now' })
     await driver.settled()
     const rejected = await collect(sink.subscribe(b))
@@ -134,10 +135,7 @@ test.group('Parking | park atomically, decide once, resume', () => {
     assert,
   }) => {
     const { driver, service, sink, db } = await setupParking({ steps: ['question'] })
-    const id = runId()
-    await (
-      await driver.start({ runId: id, principal: alice })
-    ).done
+    const id = await parked(driver)
     const item = `${id}.call0`
     const before = await snapshot(db)
     await assert.rejects(
@@ -175,10 +173,7 @@ test.group('Parking | park atomically, decide once, resume', () => {
     assert.include(textOf(frames), 'Format: csv.')
 
     // Skipped: no answers, and the agent proceeds on assumptions.
-    const skip = runId()
-    await (
-      await driver.start({ runId: skip, principal: alice })
-    ).done
+    const skip = await parked(driver)
     await service.answer(
       skip,
       `${skip}.call0`,
@@ -196,20 +191,14 @@ test.group('Parking | park atomically, decide once, resume', () => {
     assert,
   }) => {
     const { driver, service, sink } = await setupParking({ steps: ['approval'] })
-    const a = runId()
-    await (
-      await driver.start({ runId: a, principal: alice })
-    ).done
+    const a = await parked(driver)
     await assert.rejects(
       () => service.answer(a, `${a}.call0`, { principal: alice }, { answers: {} }),
       DecisionMismatchError
     )
 
     const q = await setupParking({ steps: ['question'] }, {}, false)
-    const b = runId()
-    await (
-      await q.driver.start({ runId: b, principal: alice })
-    ).done
+    const b = await parked(q.driver)
     await q.service.approve(b, `${b}.call0`, { principal: alice, via: 'admin' })
     await q.driver.settled()
     const frames = await collect(q.sink.subscribe(b))
@@ -221,10 +210,7 @@ test.group('Parking | park atomically, decide once, resume', () => {
     assert,
   }) => {
     const { driver, service, db } = await setupParking({ steps: ['approval'] })
-    const mine = runId()
-    await (
-      await driver.start({ runId: mine, principal: alice })
-    ).done
+    const mine = await parked(driver)
     const before = await snapshot(db)
     await assert.rejects(
       () => service.approve(mine, `${mine}.call0`, { principal: bob }),
@@ -242,10 +228,7 @@ test.group('Parking | park atomically, decide once, resume', () => {
     assert.equal(await snapshot(db), before)
 
     const roles = await setupParking({ steps: ['approval'], approver: 'finance' }, {}, false)
-    const theirs = runId()
-    await (
-      await roles.driver.start({ runId: theirs, principal: alice })
-    ).done
+    const theirs = await parked(roles.driver)
     await assert.rejects(
       () => roles.service.approve(theirs, `${theirs}.call0`, { principal: alice }),
       DecisionForbiddenError
@@ -262,10 +245,7 @@ test.group('Parking | park atomically, decide once, resume', () => {
       steps: ['approval'],
       expiresInMs: 150,
     })
-    const id = runId()
-    await (
-      await driver.start({ runId: id, principal: alice })
-    ).done
+    const id = await parked(driver)
     await sleep(250)
     await assert.rejects(
       () => service.approve(id, `${id}.call0`, { principal: alice }),
@@ -285,10 +265,7 @@ test.group('Parking | park atomically, decide once, resume', () => {
     assert,
   }) => {
     const { driver, service, sink, resumes } = await setupParking({ steps: ['approval'] })
-    const id = runId()
-    await (
-      await driver.start({ runId: id, principal: alice })
-    ).done
+    const id = await parked(driver)
     await service.cancel(id, { principal: alice })
     const frames = await collect(sink.subscribe(id))
     assert.equal(events(frames).at(-1), 'cancelled')
@@ -296,10 +273,7 @@ test.group('Parking | park atomically, decide once, resume', () => {
       () => service.approve(id, `${id}.call0`, { principal: alice }),
       DecisionConflictError
     )
-    const other = runId()
-    await (
-      await driver.start({ runId: other, principal: alice })
-    ).done
+    const other = await parked(driver)
     await service.approve(other, `${other}.call0`, { principal: alice })
     await assert.rejects(() => service.cancel(other, { principal: alice }), DecisionConflictError)
     await until(() => resumes.length === 1)
@@ -313,10 +287,7 @@ test.group('Parking | park atomically, decide once, resume', () => {
       steps: ['child'],
       childDepth: 2,
     })
-    const id = runId()
-    await (
-      await driver.start({ runId: id, principal: alice })
-    ).done
+    const id = await parked(driver)
     const grandchild = `${id}.sub1.sub2`
     const row = await db.connection().from('agent_approvals').first()
     assert.equal(row.run_id, grandchild)
@@ -412,10 +383,7 @@ test.group('Parking | park atomically, decide once, resume', () => {
     assert,
   }) => {
     const { driver, service, sink } = await setupParking({ steps: ['approval'], failAt: 'resume' })
-    const id = runId()
-    await (
-      await driver.start({ runId: id, principal: alice })
-    ).done
+    const id = await parked(driver)
     await service.approve(id, `${id}.call0`, { principal: alice })
     await driver.settled()
     const frames = await collect(sink.subscribe(id))
@@ -427,10 +395,7 @@ test.group('Parking | park atomically, decide once, resume', () => {
     assert,
   }) => {
     const { driver, service, sink, parking, resumes } = await setupParking({ steps: ['approval'] })
-    const id = runId()
-    await (
-      await driver.start({ runId: id, principal: alice })
-    ).done
+    const id = await parked(driver)
     // The deciding replica dies between settling and claiming.
     const tryResume = driver.tryResume.bind(driver)
     driver.tryResume = async () => {
@@ -457,10 +422,7 @@ test.group('Parking | rows and listing', () => {
     assert,
   }) => {
     const { driver, service, db } = await setupRunner(reusedIdRunner(2))
-    const id = runId()
-    await (
-      await driver.start({ runId: id, principal: alice })
-    ).done
+    const id = await parked(driver)
     await service.approve(id, 'call_1', { principal: alice })
     await driver.settled()
     await service.approve(id, 'call_1', { principal: alice })
@@ -523,10 +485,7 @@ test.group('Parking | rows and listing', () => {
 
   test('an oversized or malformed decision changes no row', async ({ assert }) => {
     const { driver, service, db } = await setupParking({ steps: ['approval'] })
-    const id = runId()
-    await (
-      await driver.start({ runId: id, principal: alice })
-    ).done
+    const id = await parked(driver)
     const before = await snapshot(db)
     const item = `${id}.call0`
     await assert.rejects(
@@ -600,10 +559,7 @@ test.group('Parking | edges', () => {
       steps: ['approval'],
       expiresInMs: 100,
     })
-    const id = runId()
-    await (
-      await driver.start({ runId: id, principal: alice })
-    ).done
+    const id = await parked(driver)
     await db.connection().from('agent_streams').where('run_id', id).update({ ended_at: 1 })
     assert.equal(await sink.purge({ olderThanMs: 0 }), 0)
     assert.isTrue(await sink.has(id))
@@ -619,10 +575,7 @@ test.group('Parking | edges', () => {
     assert,
   }) => {
     const stack = await setupRunner(reusedIdRunner(3))
-    const id = runId()
-    await (
-      await stack.driver.start({ runId: id, principal: alice })
-    ).done
+    const id = await parked(stack.driver)
     const [first] = await stack.service.list({ runId: id })
     assert.equal(first.park, 1)
     await stack.service.approve(id, 'call_1', { principal: alice }, { park: 1 })
@@ -640,10 +593,7 @@ test.group('Parking | edges', () => {
     assert,
   }) => {
     const { driver, service, sink, resumes } = await setupParking({ steps: ['child'] })
-    const id = runId()
-    await (
-      await driver.start({ runId: id, principal: alice })
-    ).done
+    const id = await parked(driver)
     await service.cancel(id, { principal: alice })
     const frames = await collect(sink.subscribe(id))
     const denied = frames.filter((f: any) => f.event?.kind === 'tool-output-denied') as any[]
