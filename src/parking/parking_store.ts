@@ -2,6 +2,7 @@ import type { QueryClientContract, TransactionClientContract } from '@adonisjs/l
 import { DateTime } from 'luxon'
 import type { ElicitationRequest, StreamFrame } from '../sink/frames.js'
 import type { TableNames } from '../store/schema.js'
+import { affectedRows as affected, nowMs as now } from '../store/sql.js'
 import type { ItemStatus, PendingItem, Principal, RunMeta, SettledItem } from './types.js'
 
 type ParkFrame = Extract<StreamFrame, { t: 'approval' | 'elicitation' }>
@@ -39,16 +40,9 @@ export interface ClaimedSuspension {
   items: SettledItem[]
 }
 
-const now = () => DateTime.now().toMillis()
 const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value))
 const parse = (value: string | null) =>
   value === null || value === undefined ? null : JSON.parse(value)
-const affected = (result: unknown) =>
-  typeof result === 'number'
-    ? result
-    : Array.isArray(result)
-      ? Number(result[0]) || 0
-      : Number(result) || 0
 
 /**
  * The SQL side of parking, through Lucid. Writes that touch a stream run inside that stream's

@@ -1,5 +1,5 @@
 import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
-import { DateTime } from 'luxon'
+import { affectedRows as affected, nowMs as now } from './sql.js'
 import { StreamClosedError } from '../errors.js'
 import type { TableNames } from './schema.js'
 
@@ -72,7 +72,6 @@ export interface CommitResult {
   rows: StoredRow[]
 }
 
-const now = () => DateTime.now().toMillis()
 const int = (value: unknown) => Number(value)
 
 /**
@@ -413,12 +412,6 @@ export class StreamStore {
       throw error
     }
   }
-}
-
-function affected(result: unknown): number {
-  if (typeof result === 'number') return result
-  if (Array.isArray(result)) return typeof result[0] === 'number' ? result[0] : result.length
-  return Number(result) || 0
 }
 
 function toStoredRow(row: {
