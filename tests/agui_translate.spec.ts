@@ -1,4 +1,5 @@
 import { test } from '@japa/runner'
+import fastJsonPatch from 'fast-json-patch'
 import { EventSchema } from '@ag-ui/core/schemas'
 import { verifyEvents } from '@ag-ui/client'
 import { from, lastValueFrom, toArray } from 'rxjs'
@@ -22,22 +23,19 @@ function stored(frames: StreamFrame[]): DeliveredFrame[] {
   })
 }
 
-function translate(frames: DeliveredFrame[], options: { toolErrorText?: boolean } = {}) {
+function translate(
+  frames: DeliveredFrame[],
+  options: Partial<ConstructorParameters<typeof FrameTranslator>[0]> = {}
+) {
   const translator = new FrameTranslator({ streamRunId: 'run-1', ...options })
-  const events: AgUiEvent[] = [{ type: 'RUN_STARTED', threadId: 't-1', runId: 'run-1' }]
+  const run = { threadId: 't-1', runId: 'run-1' }
+  const events: AgUiEvent[] = translator.open(run)
   for (const frame of frames) {
     const { cursor, ...body } = frame
     events.push(...translator.push(body as StreamFrame, parseCursor(cursor)))
+    if (translator.terminal === 'failed') return events
   }
-  events.push(...translator.finish())
-  if (events.at(-1)?.type !== 'RUN_ERROR') {
-    events.push({
-      type: 'RUN_FINISHED',
-      threadId: 't-1',
-      runId: 'run-1',
-      outcome: translator.outcome(),
-    })
-  }
+  events.push(...translator.close(run))
   return events
 }
 
@@ -138,6 +136,7 @@ test.group('AG-UI translator (pure)', () => {
         'TEXT_MESSAGE_CONTENT',
         'TEXT_MESSAGE_END',
         'STEP_FINISHED',
+        'STATE_SNAPSHOT',
         'RUN_FINISHED',
       ]
     )
@@ -188,7 +187,7 @@ test.group('AG-UI translator (pure)', () => {
     assert.deepEqual(translate(stored(run)), translate(stored(run)))
   })
 
-  test('finish() closes what is open: a stream cut mid-message and mid-call still verifies', async ({
+  test('close() closes what is open: a stream cut mid-message and mid-call still verifies', async ({
     assert,
   }) => {
     const cut = stored(run).slice(0, 4) // step open, text closed, call started with partial args
@@ -278,5 +277,186 @@ test.group('AG-UI translator | the official checks do bite', () => {
     assert.isFalse(
       EventSchema.safeParse({ type: 'TEXT_MESSAGE_CONTENT', messageId: 'm', delta: null }).success
     )
+  })
+})
+
+test.group('AG-UI translator: reasoning, activity, sub-agents, state, segments', () => {
+  const reasoning: StreamFrame[] = [
+    { t: 'event', event: { kind: 'reasoning', text: 'Thinking about it.' } },
+    { t: 'text', v: 'Hi.' },
+  ]
+
+  test('reasoning is sent only when configured', async ({ assert }) => {
+    const quiet = translate(stored(reasoning))
+    assert.notInclude(JSON.stringify(quiet), 'Thinking')
+    const loud = translate(stored(reasoning), { reasoning: true })
+    await assertConforms(assert, loud)
+    assert.deepEqual(
+      loud.filter((e) => e.type.startsWith('REASONING')).map((e) => e.type),
+      [
+        'REASONING_START',
+        'REASONING_MESSAGE_START',
+        'REASONING_MESSAGE_CONTENT',
+        'REASONING_MESSAGE_END',
+        'REASONING_END',
+      ]
+    )
+  })
+
+  test('components and ui events become activity snapshots; a repeated id replaces', async ({
+    assert,
+  }) => {
+    const events = translate(
+      stored([
+        { t: 'component', name: 'chart', data: { n: 1 }, id: 'c:ui:1', partial: true },
+        { t: 'component', name: 'chart', data: { n: 1 }, id: 'c:ui:1' },
+        { t: 'component', name: 'chart', data: { n: 2 }, id: 'c:ui:1' },
+        { t: 'event', event: { kind: 'ui', id: 'u1', component: 'card', props: { a: 1 } } },
+      ])
+    )
+    await assertConforms(assert, events)
+    const activity = events.filter((e) => e.type === 'ACTIVITY_SNAPSHOT')
+    assert.lengthOf(activity, 3, 'the live-only partial is not sent')
+    assert.equal(activity[0].messageId, activity[1].messageId)
+    assert.notEqual(activity[1].messageId, activity[2].messageId)
+    assert.deepEqual(activity[1].content, { props: { n: 2 } })
+    assert.isTrue(activity.every((e) => e.replace === true))
+  })
+
+  const parked: StreamFrame[] = [
+    { t: 'event', event: { kind: 'step-start' } },
+    { t: 'text', v: 'Delegating. ' },
+    { t: 'event', event: { kind: 'subagent-start', runId: 'run-1.sub1', name: 'helper' } },
+    { t: 'event', event: { kind: 'step-start' } },
+    { t: 'text', v: 'Sub-agent here. ' },
+    {
+      t: 'event',
+      event: {
+        kind: 'tool-input-available',
+        id: 'call_9',
+        name: 'send_email',
+        input: { to: 'a' },
+        toolKind: 'action',
+      },
+    },
+    {
+      t: 'approval',
+      runId: 'run-1.sub1',
+      id: 'call_9',
+      toolName: 'send_email',
+      input: { to: 'a' },
+    },
+  ]
+  const resumed: StreamFrame[] = [
+    { t: 'event', event: { kind: 'tool-output', id: 'call_9', output: { sent: true } } },
+    { t: 'text', v: 'Sent. ' },
+    { t: 'event', event: { kind: 'step-finish' } },
+    { t: 'event', event: { kind: 'subagent-finish', runId: 'run-1.sub1' } },
+    { t: 'text', v: 'Back. ' },
+    { t: 'event', event: { kind: 'step-finish' } },
+  ]
+
+  test('a sub-agent that parks: suspended with interrupt ids, re-opened under the same ids', async ({
+    assert,
+  }) => {
+    const frames = stored([...parked, ...resumed])
+    const translator = new FrameTranslator({ streamRunId: 'run-1' })
+    const first = { threadId: 't-1', runId: 'agui-1' }
+    const second = { threadId: 't-1', runId: 'agui-2' }
+    const events: AgUiEvent[] = translator.open(first)
+    for (const frame of frames.slice(0, parked.length)) {
+      const { cursor, ...body } = frame
+      events.push(...translator.push(body as StreamFrame, parseCursor(cursor)))
+    }
+    events.push(...translator.close(first))
+    translator.endSegment()
+    const resumeAt = events.length
+    events.push(...translator.open(second))
+    for (const frame of frames.slice(parked.length)) {
+      const { cursor, ...body } = frame
+      events.push(...translator.push(body as StreamFrame, parseCursor(cursor)))
+    }
+    events.push(...translator.close(second))
+    await assertConforms(assert, events)
+
+    const interruptRun = events.find((e) => e.type === 'RUN_FINISHED')!
+    const outcome = interruptRun.outcome as { type: string; interrupts: any[] }
+    assert.equal(outcome.type, 'interrupt')
+    const sub = events.find((e) => e.type === 'SUBAGENT_STARTED')!
+    assert.equal(outcome.interrupts[0].subagentRunId, sub.subagentRunId)
+    const suspended = events.find((e) => e.type === 'SUBAGENT_FINISHED')!
+    assert.deepEqual(suspended.outcome, {
+      type: 'suspended',
+      interruptIds: [outcome.interrupts[0].id],
+    })
+    // The child's own events carry its id; the parent's do not.
+    const childText = events.find(
+      (e) => e.type === 'TEXT_MESSAGE_CONTENT' && e.delta === 'Sub-agent here. '
+    )!
+    assert.equal(childText.subagentRunId, sub.subagentRunId)
+
+    const after = events.slice(resumeAt)
+    assert.deepEqual(
+      after.slice(0, 4).map((e) => [e.type, e.stepName ?? e.subagentRunId]),
+      [
+        ['RUN_STARTED', undefined],
+        ['STEP_STARTED', events[1].stepName],
+        ['SUBAGENT_STARTED', sub.subagentRunId],
+        [
+          'STEP_STARTED',
+          events.find((e) => e.type === 'STEP_STARTED' && e.subagentRunId)!.stepName,
+        ],
+      ]
+    )
+    // The approved call is answered with only its result, under its original id.
+    const call = events.find((e) => e.type === 'TOOL_CALL_START')!
+    assert.notInclude(
+      after.map((e) => e.type),
+      'TOOL_CALL_START'
+    )
+    const result = after.find((e) => e.type === 'TOOL_CALL_RESULT')!
+    assert.equal(result.toolCallId, call.toolCallId)
+    assert.deepEqual(after.at(-1)!.outcome, { type: 'success' })
+  })
+
+  test('a failed sub-agent ends with SUBAGENT_ERROR and a fixed sentence', async ({ assert }) => {
+    const events = translate(
+      stored([
+        { t: 'event', event: { kind: 'subagent-start', runId: 'c', name: 'x' } },
+        { t: 'event', event: { kind: 'step-start' } },
+        { t: 'text', v: 'oops' },
+        { t: 'event', event: { kind: 'subagent-finish', runId: 'c', status: 'failed' } },
+      ])
+    )
+    await assertConforms(assert, events)
+    const error = events.find((e) => e.type === 'SUBAGENT_ERROR')!
+    assert.equal(error.code, 'subagent_failed')
+    assert.deepEqual(events.at(-1)!.outcome, { type: 'success' })
+  })
+
+  test('state: a snapshot at the end by default, RFC 6902 deltas per step when configured', async ({
+    assert,
+  }) => {
+    const frames = stored([
+      { t: 'event', event: { kind: 'title', title: 'Weekly' } },
+      { t: 'event', event: { kind: 'step-start' } },
+      { t: 'event', event: { kind: 'step-finish', usage: { inputTokens: 3, note: 'x' } } },
+      { t: 'event', event: { kind: 'step-start' } },
+      { t: 'event', event: { kind: 'step-finish', usage: { inputTokens: 4 } } },
+    ])
+    const plain = translate(frames)
+    assert.notInclude(
+      plain.map((e) => e.type),
+      'STATE_DELTA'
+    )
+    const expected = { title: 'Weekly', steps: 2, usage: { inputTokens: 7 } }
+    assert.deepEqual(plain.find((e) => e.type === 'STATE_SNAPSHOT')!.snapshot, expected)
+    const deltas = translate(frames, { stateDeltas: true, stateSnapshot: false })
+    await assertConforms(assert, deltas)
+    let state: any = deltas[1].snapshot
+    for (const event of deltas.filter((e) => e.type === 'STATE_DELTA')) {
+      state = fastJsonPatch.applyPatch(state, event.delta as any, true, false).newDocument
+    }
+    assert.deepEqual(state, expected)
   })
 })

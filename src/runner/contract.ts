@@ -25,9 +25,21 @@ export interface RunContext {
   principal: Principal | null
   /**
    * A context for a delegated run: its frames go into this stream, an `approval` or
-   * `elicitation` it writes parks the CHILD (keyed by `childRunId`).
+   * `elicitation` it writes parks the CHILD (keyed by `childRunId`). Its first frame is preceded
+   * by a `subagent-start` event (AG-UI `SUBAGENT_STARTED`); call its {@link RunContext.finish}
+   * when the child is done.
+   *
+   * @param options.name what the child is (AG-UI `SUBAGENT_STARTED.name`; default `'agent'`)
+   * @param options.parentToolCallId the provider tool-call id that delegated, when one did
    */
-  child(childRunId: string): RunContext
+  child(childRunId: string, options?: { name?: string; parentToolCallId?: string }): RunContext
+  /**
+   * End this delegated run's scope: writes `subagent-finish` (AG-UI `SUBAGENT_FINISHED`, or
+   * `SUBAGENT_ERROR` with `status: 'failed'`). A no-op for a top-level run (the package ends it
+   * with the segment's outcome). A resumed child calls it when it is done, before its parent
+   * writes on.
+   */
+  finish(status?: 'success' | 'failed'): Promise<void>
 }
 
 /** What `resume` gets on top of {@link RunContext}: what the parked run kept, and the answers. */

@@ -125,8 +125,24 @@ export class RunDriver {
     meta: RunMeta,
     writer: LucidSinkWriter,
     input: unknown,
-    signal: AbortSignal
+    signal: AbortSignal,
+    scope?: { name: string; parentToolCallId?: string }
   ): RunContext {
+    // A child's scope opens with its first frame (a child that writes nothing leaves no trace).
+    let opened = !scope
+    const open = async () => {
+      if (opened) return
+      opened = true
+      await writer.write({
+        t: 'event',
+        event: {
+          kind: 'subagent-start',
+          runId: meta.runId,
+          name: scope!.name,
+          ...(scope!.parentToolCallId ? { parentToolCallId: scope!.parentToolCallId } : {}),
+        },
+      })
+    }
     const ctx: RunContext = {
       runId: meta.runId,
       streamRunId: meta.streamRunId,
@@ -136,16 +152,30 @@ export class RunDriver {
       signal,
       principal: meta.principal,
       writer: {
-        write: (frame) => writer.write(frame),
+        write: async (frame) => {
+          await open()
+          return writer.write(frame)
+        },
         flush: () => writer.flush?.(),
         end: () => writer.flush?.(),
       },
-      child: (childRunId: string) => {
+      child: (childRunId, options = {}) => {
         // One writer per stream per segment: parent and children share it, so their text stays
         // in the order it was written; the writer parks each approval under its own run.
         const childMeta: RunMeta = { ...meta, runId: childRunId, parentRunId: meta.runId }
         writer.adopt(childMeta)
-        return this.#context(childMeta, writer, null, signal)
+        return this.#context(childMeta, writer, null, signal, {
+          name: options.name ?? 'agent',
+          parentToolCallId: options.parentToolCallId,
+        })
+      },
+      finish: async (status = 'success') => {
+        if (meta.parentRunId === null) return
+        await open()
+        await writer.write({
+          t: 'event',
+          event: { kind: 'subagent-finish', runId: meta.runId, status },
+        })
       },
     }
     return ctx

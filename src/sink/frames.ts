@@ -133,6 +133,14 @@ export type AgentStreamEvent =
       toolCallId?: string
     }
   | { kind: 'title'; title: string }
+  /**
+   * A delegated run's scope opens (this package's addition; readers that do not know it skip
+   * it): frames after it belong to `runId` until its `subagent-finish`. Written by
+   * `RunContext.child()`; the AG-UI door maps it to `SUBAGENT_STARTED`.
+   */
+  | { kind: 'subagent-start'; runId: string; name?: string; parentToolCallId?: string }
+  /** A delegated run's scope closes (`SUBAGENT_FINISHED`, or `SUBAGENT_ERROR` when failed). */
+  | { kind: 'subagent-finish'; runId: string; status?: 'success' | 'failed' }
   | { kind: 'cancelled' }
   | { kind: 'queue'; queue: unknown; started?: { messageId: string; runId: string } }
 

@@ -106,6 +106,11 @@ const eventKinds = {
     toolCallId: id().optional(),
   },
   'title': { title: text() },
+  'subagent-start': { runId: id(), name: text().optional(), parentToolCallId: id().optional() },
+  'subagent-finish': {
+    runId: id(),
+    status: vine.enum(['success', 'failed'] as const).optional(),
+  },
   'cancelled': {},
   'queue': {
     queue: vine.any().optional(),

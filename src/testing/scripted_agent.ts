@@ -135,7 +135,7 @@ export function scriptedAgent(options: ScriptedAgentOptions = {}): AgentRunner {
         let child = ctx
         const path: string[] = []
         for (let level = 1; level <= depth; level++) {
-          child = child.child(`${child.runId}.sub${level}`)
+          child = child.child(`${child.runId}.sub${level}`, { name: `helper-${level}` })
           path.push(child.runId)
           await child.writer.write({ t: 'event', event: { kind: 'step-start' } })
           await say(child, `Sub-agent ${level} here. `)
@@ -175,6 +175,7 @@ export function scriptedAgent(options: ScriptedAgentOptions = {}): AgentRunner {
         // Back up the delegation path: each parent continues where it delegated.
         for (const runId of [...checkpoint.path].reverse()) {
           await ctx.writer.write({ t: 'event', event: { kind: 'step-finish' } })
+          await ctx.writer.write({ t: 'event', event: { kind: 'subagent-finish', runId } })
           await say(ctx, `Back from ${runId}. `)
         }
       } else if (steps[checkpoint.at] === 'question') {
