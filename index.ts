@@ -26,6 +26,8 @@ export type { Cursor } from './src/sink/cursor.js'
 export { DEFAULT_MAX_FRAME_BYTES, validateFrame } from './src/sink/validate.js'
 export {
   createParkingTables,
+  createDoorTables,
+  dropDoorTables,
   createStreamTables,
   dropParkingTables,
   dropStreamTables,

@@ -5,6 +5,10 @@ import type { LucidTokenStreamSink } from './sink/lucid_sink.js'
 import { createParking, type ParkingService } from './parking/index.js'
 import type { RunDriver } from './runner/driver.js'
 import type { AgentRunner } from './runner/contract.js'
+import { tableNames } from './store/schema.js'
+import { AgUiRunStore } from './agui/run_store.js'
+import { AgUiDoor } from './agui/door.js'
+import { AgUiController } from './agui/controller.js'
 
 /** Used when the config names no runner: every run fails with a fixed sentence. */
 const NO_RUNNER: AgentRunner = {
@@ -20,6 +24,9 @@ export class AgentStream {
   readonly sink: LucidTokenStreamSink
   readonly driver: RunDriver
   readonly parking: ParkingService
+  /** The AG-UI door and its controller (mounted by the routes). */
+  readonly door: AgUiDoor
+  readonly agui: AgUiController
   #stopSweeper: (() => void) | null = null
 
   constructor(
@@ -36,6 +43,13 @@ export class AgentStream {
     this.sink = stack.sink
     this.driver = stack.driver
     this.parking = stack.service
+    const runs = new AgUiRunStore(() => this.sink.store.client, tableNames(config.tables))
+    this.door = new AgUiDoor(this.sink, this.driver, this.parking, runs, config.agui)
+    this.agui = new AgUiController(this.door, {
+      principal: config.principal,
+      heartbeatMs: config.agui.heartbeatMs,
+      abortOnDisconnect: config.agui.abortOnDisconnect,
+    })
   }
 
   /** Start the expiry/resume sweeper (the provider does on `ready`, never in warmup). */
@@ -57,6 +71,7 @@ export class AgentStream {
   shutdown() {
     this.#stopSweeper?.()
     this.#stopSweeper = null
+    this.agui.closeAll()
     return this.sink.shutdown()
   }
 }

@@ -5,6 +5,8 @@ import { RuntimeException } from '@adonisjs/core/exceptions'
 import type { LucidSinkOptions } from './sink/lucid_sink.js'
 import type { AgentRunner } from './runner/contract.js'
 import type { ApproverPolicy } from './parking/types.js'
+import type { AgUiDoorOptions } from './agui/door.js'
+import type { PrincipalResolver } from './agui/controller.js'
 
 /** A duration in milliseconds, or a string such as `'50ms'`, `'15s'`, `'7d'`. */
 export type Duration = number | string
@@ -36,6 +38,13 @@ export interface AgentStreamConfig {
   approverPolicy?: ApproverPolicy
   /** How often each replica expires lapsed items and resumes ready suspensions. Default `5s`. */
   sweepInterval?: Duration
+  /** Who an HTTP request acts for. Default: `ctx.auth.user` as `{ id }` when present. */
+  principal?: PrincipalResolver
+  /** The AG-UI door. */
+  agui?: AgUiDoorOptions & {
+    /** A comment line after this long without an event. Default `15s`. */
+    heartbeat?: Duration
+  }
 }
 
 /** The config once resolved: sink options in milliseconds, and the parking settings. */
@@ -43,6 +52,8 @@ export type ResolvedAgentStreamConfig = Omit<LucidSinkOptions, 'onError' | 'park
   runner?: AgentRunner
   approverPolicy?: ApproverPolicy
   sweepIntervalMs?: number
+  principal?: PrincipalResolver
+  agui: AgUiDoorOptions & { heartbeatMs: number }
 }
 
 function ms(name: string, value: Duration | undefined, min: number): number | undefined {
@@ -79,6 +90,11 @@ export function defineConfig(config: AgentStreamConfig): ConfigProvider<Resolved
     runner: config.runner,
     approverPolicy: config.approverPolicy,
     sweepIntervalMs: ms('sweepInterval', config.sweepInterval, 10),
+    principal: config.principal,
+    agui: {
+      ...config.agui,
+      heartbeatMs: ms('agui.heartbeat', config.agui?.heartbeat, 10) ?? 15_000,
+    },
   }
   if (
     config.maxFrameBytes !== undefined &&

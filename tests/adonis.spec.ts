@@ -26,6 +26,7 @@ test.group('In an AdonisJS app', (group) => {
     const app = await setupApp()
     const db = await app.container.make('lucid.db')
     for (const table of [
+      'agent_agui_runs',
       'agent_elicitations',
       'agent_approvals',
       'agent_suspensions',

@@ -1,7 +1,9 @@
 import { BaseSchema } from '@adonisjs/lucid/schema'
 import {
+  createDoorTables,
   createParkingTables,
   createStreamTables,
+  dropDoorTables,
   dropParkingTables,
   dropStreamTables,
 } from '../../src/store/schema.js'
@@ -14,9 +16,11 @@ export default class extends BaseSchema {
   async up() {
     createStreamTables(this.schema, this.db.dialect.name)
     createParkingTables(this.schema, this.db.dialect.name)
+    createDoorTables(this.schema, this.db.dialect.name)
   }
 
   async down() {
+    dropDoorTables(this.schema)
     dropParkingTables(this.schema)
     dropStreamTables(this.schema)
   }

@@ -1,6 +1,6 @@
 import { compareCursors, type Cursor } from '../sink/cursor.js'
 import type { StreamFrame } from '../sink/frames.js'
-import type { RowKind, StoredRow } from '../store/stream_store.js'
+import { APPENDED_END, type RowKind, type StoredRow } from '../store/stream_store.js'
 
 /**
  * One piece of a stream as readers receive it: a stored row, the part of a text row that grew,
@@ -22,6 +22,8 @@ export interface Delivery {
   superseded?: boolean
   /** For a partial: its number in the feed, so a reader takes each partial once. */
   n?: number
+  /** For an end marker: it follows frames appended to an ended stream (no segment ended). */
+  appended?: boolean
 }
 
 /** Convert a stored row into the delivery a reader at `cursor` receives (text sliced after it). */
@@ -44,6 +46,7 @@ export function rowToDelivery(row: StoredRow, cursor?: Cursor): Delivery | null 
     kind: row.kind,
     to: { seq: row.seq },
     frame: row.kind === 'end' ? undefined : (JSON.parse(row.body) as StreamFrame),
+    ...(row.kind === 'end' && row.body === APPENDED_END ? { appended: true } : {}),
     componentId: row.componentId,
     superseded: row.superseded,
   }

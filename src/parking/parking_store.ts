@@ -593,6 +593,7 @@ function toPending(item: ItemRow, row: Record<string, any>): PendingItem {
     itemId: item.itemId,
     park: item.park,
     streamRunId: item.streamRunId,
+    streamSeq: Number(row.stream_seq),
     threadId: item.threadId,
     approver: item.approver,
     requesterId: item.principal?.id ?? null,

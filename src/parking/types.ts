@@ -44,6 +44,8 @@ export interface PendingItem {
   /** Which park of the run (a reused tool-call id has one row per park); decisions may name it. */
   park: number
   streamRunId: string
+  /** Position of the frame that asked, in the stream (doors derive their ids from it). */
+  streamSeq: number
   threadId: string
   approver: string
   /** Id of the person the run is for (for display; the policy reads the stored principal). */

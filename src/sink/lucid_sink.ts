@@ -9,7 +9,7 @@ import { StreamStore } from '../store/stream_store.js'
 import { parseCursor } from './cursor.js'
 import type { DeliveredFrame } from './frames.js'
 import type { TokenStreamSink } from './spi.js'
-import { follow, RUN_FAILED_MESSAGE } from './subscriber.js'
+import { follow, RUN_FAILED_MESSAGE, type SegmentEnd } from './subscriber.js'
 import { DEFAULT_MAX_FRAME_BYTES } from './validate.js'
 import { LucidSinkWriter, type ParkHook } from './writer.js'
 import type { RunMeta } from '../parking/types.js'
@@ -183,7 +183,29 @@ export class LucidTokenStreamSink implements TokenStreamSink {
   subscribe(runId: string, options: SubscribeOptions = {}): AsyncIterable<DeliveredFrame> {
     assertRunId(runId)
     const start = parseCursor(options.after)
-    return follow(runId, start, this.tail, this.store, this.options.pageSize, options.signal)
+    return follow(
+      runId,
+      start,
+      this.tail,
+      this.store,
+      this.options.pageSize,
+      options.signal
+    ) as AsyncIterable<DeliveredFrame>
+  }
+
+  /**
+   * Like {@link subscribe}, with the end of every segment (a park) marked by a
+   * {@link SegmentEnd}: what a door needs to end one protocol run per segment.
+   *
+   * @throws InvalidRunIdError, InvalidCursorError
+   */
+  segments(
+    runId: string,
+    options: SubscribeOptions = {}
+  ): AsyncIterable<DeliveredFrame | SegmentEnd> {
+    assertRunId(runId)
+    const start = parseCursor(options.after)
+    return follow(runId, start, this.tail, this.store, this.options.pageSize, options.signal, true)
   }
 
   /** Drop the run's stream: its rows are deleted and its readers end. */

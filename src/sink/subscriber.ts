@@ -12,6 +12,15 @@ function aborted(signal: AbortSignal) {
   })
 }
 
+/**
+ * Where a segment of a stream ended (`SinkWriter.end()`: the run parked, finished or failed).
+ * Only readers that ask for segments get it; a resumed run's frames follow it.
+ */
+export interface SegmentEnd {
+  t: 'end'
+  cursor: string
+}
+
 /** The fixed sentence readers get when a stream disappears or its writer died. */
 export const RUN_FAILED_MESSAGE = FAILURE_SENTENCES.run_failed
 
@@ -28,8 +37,9 @@ export async function* follow(
   tail: Tail,
   store: StreamStore,
   pageSize: number,
-  signal?: AbortSignal
-): AsyncGenerator<DeliveredFrame> {
+  signal?: AbortSignal,
+  segments = false
+): AsyncGenerator<DeliveredFrame | SegmentEnd> {
   const feed = await tail.follow(runId)
   try {
     if (feed.missing) return
@@ -58,10 +68,15 @@ export async function* follow(
           else cursor = delivery.to
           const frame = deliveryFrame(delivery)
           if (frame) yield { ...frame, cursor: formatCursor(cursor) }
+          else if (segments && delivery.kind === 'end' && !delivery.appended) {
+            yield { t: 'end', cursor: formatCursor(cursor) }
+          }
         }
         continue
       }
-      if (feed.finishedAt(cursor) || feed.closed || signal?.aborted) return
+      // A segment reader waits past an ended stream (a resume reopens it); it stops at the
+      // segment end it was given, or when the stream disappears.
+      if ((!segments && feed.finishedAt(cursor)) || feed.closed || signal?.aborted) return
       if (feed.gone) {
         yield {
           t: 'error',

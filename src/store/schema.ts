@@ -15,6 +15,8 @@ export interface TableNames {
   approvals: string
   /** One row per question set waiting for answers, per park. */
   elicitations: string
+  /** One row per AG-UI run a client started or resumed: its thread, stream and start. */
+  aguiRuns: string
 }
 
 export const DEFAULT_TABLES: TableNames = {
@@ -23,6 +25,7 @@ export const DEFAULT_TABLES: TableNames = {
   suspensions: 'agent_suspensions',
   approvals: 'agent_approvals',
   elicitations: 'agent_elicitations',
+  aguiRuns: 'agent_agui_runs',
 }
 
 /** Resolve partial table names against the defaults. */
@@ -170,6 +173,42 @@ export function dropParkingTables(schema: Knex.SchemaBuilder, tables: TableNames
     .dropTableIfExists(tables.elicitations)
     .dropTableIfExists(tables.approvals)
     .dropTableIfExists(tables.suspensions)
+}
+
+/**
+ * The AG-UI door's table: one row per AG-UI run (a segment of a stream a client started, or
+ * resumed with answers), so every replica can tell a thread's stream, re-attach a run by its id,
+ * refuse a used run id and answer a repeated resume without running it twice.
+ */
+export function createDoorTables(
+  schema: Knex.SchemaBuilder,
+  dialect: string,
+  tables: TableNames = DEFAULT_TABLES
+) {
+  const mysql = dialect === 'mysql' || dialect === 'mysql2'
+  return schema.createTable(tables.aguiRuns, (table) => {
+    if (mysql) binaryUtf8(table)
+    /** The client's `RunAgentInput.runId`. */
+    table.string('run_id', 191).primary()
+    table.string('thread_id', 191).notNullable()
+    table.string('stream_run_id', 191).notNullable()
+    /** The run reads the stream after this seq: 0 for a new run, the park's end for a resume. */
+    table.integer('after_seq').notNullable()
+    /** `start` or `resume`. */
+    table.string('kind', 16).notNullable()
+    /** SHA-256 of the resume (interrupt ids, statuses, payloads): a repeat replays, never reruns. */
+    table.string('resume_hash', 64).nullable()
+    /** The principal the run is for (others get 404), never served. */
+    table.string('owner_id', 191).nullable()
+    table.bigInteger('created_at').notNullable()
+    table.index(['thread_id', 'created_at'])
+    table.index(['stream_run_id'])
+  })
+}
+
+/** Drop what {@link createDoorTables} created. */
+export function dropDoorTables(schema: Knex.SchemaBuilder, tables: TableNames = DEFAULT_TABLES) {
+  return schema.dropTableIfExists(tables.aguiRuns)
 }
 
 /** MySQL: every character kept (utf8mb4), ids compared byte for byte (`_bin`, case-sensitive). */

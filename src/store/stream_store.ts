@@ -3,6 +3,9 @@ import { affectedRows as affected, nowMs as now } from './sql.js'
 import { StreamClosedError } from '../errors.js'
 import type { TableNames } from './schema.js'
 
+/** The body of an end marker that follows frames appended to an ended stream (no segment end). */
+export const APPENDED_END = 'appended'
+
 /** What a frames row holds. `end` marks a segment's end (`SinkWriter.end()`); it is never yielded. */
 export type RowKind = 'text' | 'component' | 'event' | 'error' | 'elicitation' | 'approval' | 'end'
 
@@ -185,7 +188,10 @@ export class StreamStore {
       }
       for (const row of plan.rows) inserts.push({ ...row, seq: ++next })
       const closed = head.status !== 'open'
-      if (closed && inserts.length > 0) inserts.push({ kind: 'end', body: '', seq: ++next })
+      // Frames appended to an ended stream (a decision's) are followed by an end marker again, so
+      // readers still find it ended; its body tells doors it ends no segment.
+      if (closed && inserts.length > 0)
+        inserts.push({ kind: 'end', body: APPENDED_END, seq: ++next })
 
       if (inserts.length > 0) {
         await trx
@@ -281,6 +287,19 @@ export class StreamStore {
       .whereBetween('seq', [fromSeq, fromSeq + limit - 1])
       .orderBy('seq', 'asc')
     return rows.map(toStoredRow)
+  }
+
+  /** Seq of the first segment end after `afterSeq` (where that segment ended), or `null`. */
+  async segmentEnd(runId: string, afterSeq: number): Promise<number | null> {
+    const row = await this.client
+      .from(this.tables.frames)
+      .where('run_id', runId)
+      .where('kind', 'end')
+      .where('body', '')
+      .where('seq', '>', afterSeq)
+      .min('seq as seq')
+      .first()
+    return row?.seq === null || row?.seq === undefined ? null : Number(row.seq)
   }
 
   /** The stream's last row (for a follower's starting point), or `null` when it has none. */

@@ -7,7 +7,9 @@ import { Database } from '@adonisjs/lucid/database'
 import { defineConfig } from '@adonisjs/lucid'
 import type { ConnectionConfig } from '@adonisjs/lucid/types/database'
 import {
+  createDoorTables,
   createParkingTables,
+  dropDoorTables,
   createStreamTables,
   dropParkingTables,
   dropStreamTables,
@@ -86,8 +88,10 @@ export function createDatabase(): Database {
 /** Drop and create the package's tables, through the one table definition. */
 export async function resetTables(db: Database, tables: TableNames = tableNames()) {
   const client = db.connection()
+  await dropDoorTables(client.schema, tables)
   await dropParkingTables(client.schema, tables)
   await dropStreamTables(client.schema, tables)
   await createStreamTables(client.schema, client.dialect.name, tables)
   await createParkingTables(client.schema, client.dialect.name, tables)
+  await createDoorTables(client.schema, client.dialect.name, tables)
 }

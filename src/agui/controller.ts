@@ -1,0 +1,76 @@
+import type { HttpContext } from '@adonisjs/core/http'
+import type { Principal } from '../parking/types.js'
+import type { AgUiDoor, DoorReply } from './door.js'
+import { serveEvents } from './sse.js'
+
+/** Who an HTTP request acts for (the app's auth): `null` for nobody. */
+export type PrincipalResolver = (ctx: HttpContext) => Principal | null | Promise<Principal | null>
+
+/** Default: the authenticated user of `@adonisjs/auth` when there is one (`{ id }`), else nobody. */
+export const defaultPrincipal: PrincipalResolver = (ctx) => {
+  const user = (ctx as unknown as { auth?: { user?: { id?: unknown } } }).auth?.user
+  return user && user.id !== undefined && user.id !== null ? { id: String(user.id) } : null
+}
+
+/**
+ * The AG-UI routes as an AdonisJS controller (the routes helper mounts it): `run` for
+ * `POST` (`RunAgentInput` in, SSE out) and `reattach` for `GET` (`Last-Event-ID` or `?after=`;
+ * the query wins). Refusals before the stream opens are JSON `{ code, message }` with a 4xx.
+ */
+export class AgUiController {
+  /** Responses being served: ended on shutdown. */
+  #open = new Set<AbortController>()
+
+  constructor(
+    readonly door: AgUiDoor,
+    readonly options: {
+      principal?: PrincipalResolver
+      heartbeatMs?: number
+      abortOnDisconnect?: boolean
+    } = {}
+  ) {}
+
+  async run(ctx: HttpContext) {
+    const controller = new AbortController()
+    const principal = await (this.options.principal ?? defaultPrincipal)(ctx)
+    const reply = await this.door.run(ctx.request.body(), principal, controller.signal)
+    return this.#serve(ctx, reply, controller)
+  }
+
+  async reattach(ctx: HttpContext) {
+    const controller = new AbortController()
+    const principal = await (this.options.principal ?? defaultPrincipal)(ctx)
+    const after = ctx.request.qs().after ?? ctx.request.header('last-event-id') ?? undefined
+    const reply = await this.door.reattach(
+      String(ctx.params.runId),
+      typeof after === 'string' && after.length > 0 ? after : undefined,
+      principal,
+      controller.signal
+    )
+    return this.#serve(ctx, reply, controller)
+  }
+
+  /** End every response being served (the provider calls it on shutdown). */
+  closeAll() {
+    for (const controller of this.#open) controller.abort()
+  }
+
+  async #serve(ctx: HttpContext, reply: DoorReply, controller: AbortController) {
+    if (reply.kind === 'refused') {
+      return ctx.response.status(reply.status).json({ code: reply.code, message: reply.message })
+    }
+    this.#open.add(controller)
+    const streamRunId = reply.streamRunId
+    try {
+      await serveEvents(ctx.request.request, ctx.response.response, reply.events, {
+        heartbeatMs: this.options.heartbeatMs,
+        controller,
+        onClose: () => {
+          if (this.options.abortOnDisconnect && streamRunId) this.door.driver.abort(streamRunId)
+        },
+      })
+    } finally {
+      this.#open.delete(controller)
+    }
+  }
+}

@@ -1,0 +1,403 @@
+import vine from '@vinejs/vine'
+import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
+import { formatCursor, parseCursor, compareCursors, type Cursor } from '../sink/cursor.js'
+import type { StreamFrame } from '../sink/frames.js'
+import type { RunDriver } from '../runner/driver.js'
+import type { ParkingService } from '../parking/service.js'
+import type { ItemRow } from '../parking/parking_store.js'
+import type { PendingItem, Principal } from '../parking/types.js'
+import { validateDecision, validateReply } from '../parking/replies.js'
+import { encodeAgUiId } from './ids.js'
+import { FrameTranslator, type AgUiEvent, type TranslatorOptions } from './translate.js'
+import {
+  InvalidAgUiInputError,
+  newestUserText,
+  resumeHash,
+  validateAgUiInput,
+  type AgUiInput,
+  type AgUiResumeEntry,
+} from './input.js'
+import type { AgUiRun, AgUiRunStore } from './run_store.js'
+
+/** Options of the AG-UI door: the translator's, plus input and connection settings. */
+export interface AgUiDoorOptions extends Omit<TranslatorOptions, 'streamRunId'> {
+  /** Cap on a `RunAgentInput` body, in bytes. Default 1048576 (1 MiB). */
+  maxBodyBytes?: number
+  /** Cancel the run when its client disconnects (off: it runs on, re-attach later). Default false. */
+  abortOnDisconnect?: boolean
+}
+
+/** One event to send, with the SSE `id:` (the stream cursor) when it is a frame's last event. */
+export interface SseItem {
+  event: AgUiEvent
+  id?: string
+}
+
+/**
+ * The stable codes of refusals sent as `RUN_ERROR` once the stream is open (AG-UI interrupts
+ * rules 1-8, agui-conformance.md 2c/2d). A refused input changes no row.
+ */
+export type AgUiRefusalCode =
+  | 'interrupt_pending'
+  | 'no_pending_interrupt'
+  | 'unknown_interrupt'
+  | 'duplicate_interrupt'
+  | 'incomplete_resume'
+  | 'invalid_resume_payload'
+  | 'interrupt_expired'
+  | 'not_allowed'
+  | 'run_id_used'
+  | 'run_active'
+  | 'decision_conflict'
+
+const REFUSALS: Record<AgUiRefusalCode, string> = {
+  interrupt_pending: 'This thread is waiting for answers: resume it with every open interrupt.',
+  no_pending_interrupt: 'This thread has no open interrupt to resume.',
+  unknown_interrupt: 'A resume entry names an interrupt this thread does not have open.',
+  duplicate_interrupt: 'A resume entry names the same interrupt twice.',
+  incomplete_resume: 'A resume must answer every open interrupt of the thread.',
+  invalid_resume_payload: "A resume payload does not match its interrupt's responseSchema.",
+  interrupt_expired: 'An interrupt expired: it can only be cancelled.',
+  not_allowed: 'You may not answer one of these interrupts.',
+  run_id_used: 'This run id is already used.',
+  run_active: 'The run is still writing: resume once it has finished.',
+  decision_conflict: 'Someone else answered these interrupts first.',
+}
+
+/** What the door answers: a refusal before the stream opens, or the stream of events. */
+export type DoorReply =
+  | { kind: 'refused'; status: 400 | 404 | 413; code: string; message: string }
+  | { kind: 'stream'; events: AsyncIterable<SseItem>; streamRunId?: string }
+
+const approvalPayload = vine.compile(
+  vine.object({
+    approved: vine.boolean({ strict: true }),
+    reason: vine.string().maxLength(2000).optional(),
+    editedArgs: vine.record(vine.any()).optional(),
+  })
+)
+
+interface Planned {
+  item: PendingItem
+  entry: AgUiResumeEntry
+  /** The reply, validated, as the parking service takes it. */
+  apply: () => Promise<unknown>
+}
+
+/**
+ * The AG-UI 1.0 door (DESIGN.md section 5): a `RunAgentInput` starts a run or resumes a parked
+ * one; any AG-UI run re-attaches from a cursor. Each AG-UI run is one segment of a stream (the
+ * frames between two parks), translated by {@link FrameTranslator}. Everything is checked before
+ * anything is written: a refusal changes no row.
+ */
+export class AgUiDoor {
+  constructor(
+    readonly sink: LucidTokenStreamSink,
+    readonly driver: RunDriver,
+    readonly parking: ParkingService,
+    readonly runs: AgUiRunStore,
+    readonly options: AgUiDoorOptions = {}
+  ) {}
+
+  /**
+   * `POST`: a new run (the newest user message is its input) or a resume (`resume[]` answers
+   * every open interrupt of the thread). `signal` ends the stream when the client goes away.
+   */
+  async run(body: unknown, principal: Principal | null, signal?: AbortSignal): Promise<DoorReply> {
+    let input: AgUiInput
+    try {
+      input = await validateAgUiInput(body, this.options.maxBodyBytes)
+      if (!input.resume?.length) newestUserText(input)
+    } catch (error) {
+      if (error instanceof InvalidAgUiInputError)
+        return { kind: 'refused', status: error.status, code: error.code, message: error.message }
+      throw error
+    }
+    const owner = principal?.id ?? null
+    const latest = await this.runs.latest(input.threadId)
+    // Another person's thread answers like a missing one.
+    if (latest && latest.ownerId !== owner) return notFound()
+    const hash = input.resume?.length ? resumeHash(input.threadId, input.resume) : null
+    const used = await this.runs.find(input.runId)
+    if (used) {
+      if (hash && used.resumeHash === hash && used.ownerId === owner)
+        return this.#stream(used, undefined, signal)
+      return refusal('run_id_used')
+    }
+    const pending = latest
+      ? await this.parking.list({ streamRunId: latest.streamRunId, perPage: 100 })
+      : []
+    if (!input.resume?.length) {
+      if (pending.length > 0) return refusal('interrupt_pending')
+      return this.#start(input, principal, signal)
+    }
+    if (pending.length === 0) {
+      // The same resume again: the run it started is replayed, nothing runs twice.
+      if (latest && hash && latest.resumeHash === hash)
+        return this.#stream(latest, undefined, signal)
+      return refusal('no_pending_interrupt')
+    }
+    return this.#resume(input, hash!, latest!, pending, principal, signal)
+  }
+
+  /**
+   * `GET` re-attach to an AG-UI run after `after` (the SSE `Last-Event-ID` or `?after=`): the run
+   * from its `RUN_STARTED`, a join prelude, then the rest. 404 when there is no such run (or it
+   * is someone else's).
+   */
+  async reattach(
+    runId: string,
+    after: string | undefined,
+    principal: Principal | null,
+    signal?: AbortSignal
+  ): Promise<DoorReply> {
+    const run = /^[A-Za-z0-9_:.-]{1,191}$/.test(runId) ? await this.runs.find(runId) : null
+    if (!run || run.ownerId !== (principal?.id ?? null)) return notFound()
+    if (!(await this.sink.has(run.streamRunId))) return notFound()
+    let cursor: Cursor | undefined
+    try {
+      cursor = after === undefined ? undefined : parseCursor(after)
+    } catch {
+      return { kind: 'refused', status: 400, code: 'invalid_cursor', message: 'Invalid cursor' }
+    }
+    return this.#stream(run, cursor, signal)
+  }
+
+  async #start(input: AgUiInput, principal: Principal | null, signal?: AbortSignal) {
+    const run: Omit<AgUiRun, 'createdAt'> = {
+      runId: input.runId,
+      threadId: input.threadId,
+      streamRunId: input.runId,
+      afterSeq: 0,
+      kind: 'start',
+      resumeHash: null,
+      ownerId: principal?.id ?? null,
+    }
+    if (!(await this.runs.insert(run))) return refusal('run_id_used')
+    try {
+      await this.driver.start({
+        runId: input.runId,
+        threadId: input.threadId,
+        input: { message: newestUserText(input), context: input.context ?? [] },
+        principal,
+      })
+    } catch (error) {
+      await this.runs.remove(input.runId)
+      throw error
+    }
+    return this.#stream({ ...run, createdAt: 0 }, undefined, signal)
+  }
+
+  /** Check every rule first (nothing written), then record the run and apply the answers. */
+  async #resume(
+    input: AgUiInput,
+    hash: string,
+    latest: AgUiRun,
+    pending: PendingItem[],
+    principal: Principal | null,
+    signal?: AbortSignal
+  ): Promise<DoorReply> {
+    const byId = new Map(pending.map((item) => [this.#interruptId(item), item]))
+    const seen = new Set<string>()
+    const plan: Planned[] = []
+    for (const entry of input.resume!) {
+      if (seen.has(entry.interruptId)) return refusal('duplicate_interrupt')
+      seen.add(entry.interruptId)
+      const item = byId.get(entry.interruptId)
+      if (!item) return refusal('unknown_interrupt')
+      const planned = await this.#plan(item, entry, principal)
+      if (typeof planned === 'string') return refusal(planned)
+      plan.push(planned)
+    }
+    if (seen.size !== byId.size) return refusal('incomplete_resume')
+    const lastAsked = Math.max(...pending.map((item) => item.streamSeq))
+    const afterSeq = await this.sink.store.segmentEnd(latest.streamRunId, lastAsked)
+    if (afterSeq === null) return refusal('run_active')
+    const run: Omit<AgUiRun, 'createdAt'> = {
+      runId: input.runId,
+      threadId: input.threadId,
+      streamRunId: latest.streamRunId,
+      afterSeq,
+      kind: 'resume',
+      resumeHash: hash,
+      ownerId: principal?.id ?? null,
+    }
+    if (!(await this.runs.insert(run))) return refusal('run_id_used')
+    let applied = 0
+    try {
+      for (const step of plan) {
+        await step.apply()
+        applied++
+      }
+    } catch (error) {
+      // Only a race gets here (every rule was checked): someone decided first.
+      if (applied === 0) await this.runs.remove(input.runId)
+      if ((error as { status?: number }).status === 409 || applied > 0)
+        return refusal('decision_conflict')
+      throw error
+    }
+    return this.#stream({ ...run, createdAt: 0 }, undefined, signal)
+  }
+
+  /** Validate one resume entry against its item; a refusal code, or how to apply it. */
+  async #plan(
+    item: PendingItem,
+    entry: AgUiResumeEntry,
+    principal: Principal | null
+  ): Promise<Planned | AgUiRefusalCode> {
+    const stored = (await this.parking.store.findItem(
+      item.runId,
+      item.itemId,
+      item.park
+    )) as ItemRow
+    const allowed = await this.parking.policy(principal, {
+      approver: stored.approver,
+      requester: stored.principal,
+      kind: stored.kind,
+      runId: stored.runId,
+    })
+    if (!allowed) return 'not_allowed'
+    const decider = { principal, via: 'chat' }
+    const cancelled = entry.status === 'cancelled'
+    if (!cancelled && stored.expiresAt !== null && stored.expiresAt < Date.now())
+      return 'interrupt_expired'
+    const at = { park: item.park }
+    if (item.kind === 'elicitation') {
+      let reply: { answers: Record<string, string[]>; skipped: boolean }
+      try {
+        reply = cancelled
+          ? { answers: {}, skipped: true }
+          : await validateReply(entry.payload, item.request!)
+      } catch {
+        return 'invalid_resume_payload'
+      }
+      return {
+        item,
+        entry,
+        apply: () => this.parking.answer(item.runId, item.itemId, decider, { ...reply, ...at }),
+      }
+    }
+    if (cancelled) {
+      return {
+        item,
+        entry,
+        apply: () =>
+          this.parking.reject(item.runId, item.itemId, decider, { reason: 'cancelled', ...at }),
+      }
+    }
+    let decision: { approved: boolean; reason?: string; editedArgs?: Record<string, unknown> }
+    try {
+      decision = await approvalPayload.validate(entry.payload)
+      await validateDecision({ reason: decision.reason, input: decision.editedArgs })
+    } catch {
+      return 'invalid_resume_payload'
+    }
+    const body = {
+      ...(decision.reason ? { reason: decision.reason } : {}),
+      ...(decision.approved && decision.editedArgs ? { input: decision.editedArgs } : {}),
+      ...at,
+    }
+    return {
+      item,
+      entry,
+      apply: () =>
+        decision.approved
+          ? this.parking.approve(item.runId, item.itemId, decider, body)
+          : this.parking.reject(item.runId, item.itemId, decider, body),
+    }
+  }
+
+  /** The id the translator gave this item's interrupt (same grammar, same stored position). */
+  #interruptId(item: PendingItem) {
+    return encodeAgUiId({
+      runId: item.streamRunId,
+      kind: 'int',
+      n: item.streamSeq,
+      address: [item.runId, item.itemId],
+    })
+  }
+
+  #stream(run: AgUiRun, after: Cursor | undefined, signal?: AbortSignal): DoorReply {
+    return {
+      kind: 'stream',
+      streamRunId: run.streamRunId,
+      events: this.#events(run, after, signal),
+    }
+  }
+
+  /**
+   * One AG-UI run as events: the stream before its start cursor replayed silently into the
+   * translator (so ids, open constructs and state are what they were), `RUN_STARTED` and the join
+   * prelude, then the segment's frames until it ends.
+   */
+  async *#events(run: AgUiRun, after: Cursor | undefined, signal?: AbortSignal) {
+    const translator = new FrameTranslator({ ...this.options, streamRunId: run.streamRunId })
+    const identity = { threadId: run.threadId, runId: run.runId }
+    let start: Cursor = { seq: run.afterSeq }
+    if (after && compareCursors(after, start) > 0) start = after
+    const end = await this.sink.store.segmentEnd(run.streamRunId, run.afterSeq)
+    if (end !== null && start.seq >= end) {
+      // The client had the whole run: it gets its start and its end again, nothing between.
+      await this.#replay(translator, run.streamRunId, { seq: end - 1 })
+      for (const event of translator.open(identity)) yield { event }
+      const events = translator.close(identity)
+      for (const [i, event] of events.entries())
+        yield i === events.length - 1 ? { event, id: String(end) } : { event }
+      return
+    }
+    await this.#replay(translator, run.streamRunId, start)
+    for (const event of translator.open(identity)) yield { event }
+    for await (const item of this.sink.segments(run.streamRunId, {
+      after: formatCursor(start),
+      signal,
+    })) {
+      const events =
+        item.t === 'end'
+          ? translator.close(identity)
+          : translator.push(item as StreamFrame, parseCursor(item.cursor))
+      for (const [i, event] of events.entries()) {
+        yield i === events.length - 1 ? { event, id: item.cursor } : { event }
+      }
+      if (item.t === 'end' || translator.terminal === 'failed') return
+    }
+  }
+
+  /** Feed the stored frames up to `until` (inclusive) to the translator, emitting nothing. */
+  async #replay(translator: FrameTranslator, streamRunId: string, until: Cursor) {
+    let seq = 1
+    const pageSize = this.sink.options.pageSize
+    while (seq <= until.seq) {
+      const rows = await this.sink.store.rows(
+        streamRunId,
+        seq,
+        Math.min(pageSize, until.seq - seq + 1)
+      )
+      if (rows.length === 0) return
+      for (const row of rows) {
+        if (row.kind === 'end') translator.endSegment()
+        else if (row.kind === 'text') {
+          const v =
+            row.seq === until.seq && until.offset !== undefined
+              ? row.body.slice(0, until.offset)
+              : row.body
+          translator.push({ t: 'text', v }, { seq: row.seq, offset: v.length })
+        } else if (!row.superseded) {
+          translator.push(JSON.parse(row.body) as StreamFrame, { seq: row.seq })
+        }
+      }
+      seq = rows.at(-1)!.seq + 1
+    }
+  }
+}
+
+function notFound(): DoorReply {
+  return { kind: 'refused', status: 404, code: 'not_found', message: 'No such run' }
+}
+
+/** A refusal once the stream is open: one `RUN_ERROR` with a stable code, nothing else. */
+function refusal(code: AgUiRefusalCode): DoorReply {
+  async function* events() {
+    yield { event: { type: 'RUN_ERROR', code, message: REFUSALS[code] } }
+  }
+  return { kind: 'stream', events: events() }
+}

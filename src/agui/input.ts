@@ -1,0 +1,188 @@
+import vine, { errors } from '@vinejs/vine'
+import { createHash } from 'node:crypto'
+
+/** Limits on a `RunAgentInput` body (agui-conformance.md 4d). Sizes in bytes or items. */
+export const INPUT_LIMITS = {
+  /** Cap on the whole body, in bytes (JSON as received). */
+  maxBodyBytes: 1_048_576,
+  messages: 500,
+  tools: 64,
+  context: 64,
+  resume: 64,
+  /** Characters of the newest user message the run takes as input. */
+  messageChars: 32_768,
+} as const
+
+/** Thread and run ids: visible ASCII without `/`, so they key streams and mint door ids. */
+const ID = /^[A-Za-z0-9_:.-]{1,191}$/
+const id = () => vine.string().regex(ID)
+
+const inputValidator = vine.compile(
+  vine.object({
+    threadId: id(),
+    runId: id(),
+    parentRunId: id().optional(),
+    protocolVersion: vine.string().maxLength(16).optional(),
+    messages: vine
+      .array(
+        vine
+          .object({
+            id: vine.string().minLength(1).maxLength(191),
+            role: vine.enum([
+              'user',
+              'assistant',
+              'system',
+              'developer',
+              'tool',
+              'activity',
+              'reasoning',
+            ] as const),
+            content: vine.any().optional(),
+          })
+          .allowUnknownProperties()
+      )
+      .maxLength(INPUT_LIMITS.messages),
+    tools: vine
+      .array(
+        vine
+          .object({
+            name: vine.string().minLength(1).maxLength(128),
+            description: vine.string().maxLength(4096),
+            parameters: vine.any().optional(),
+          })
+          .allowUnknownProperties()
+      )
+      .maxLength(INPUT_LIMITS.tools)
+      .optional(),
+    context: vine
+      .array(
+        vine.object({
+          description: vine.string().maxLength(4096),
+          value: vine.string().maxLength(32_768),
+        })
+      )
+      .maxLength(INPUT_LIMITS.context)
+      .optional(),
+    resume: vine
+      .array(
+        vine.object({
+          interruptId: vine.string().minLength(1).maxLength(1024),
+          status: vine.enum(['resolved', 'cancelled'] as const),
+          payload: vine.any().optional(),
+        })
+      )
+      .maxLength(INPUT_LIMITS.resume)
+      .optional(),
+  })
+)
+
+/** A `RunAgentInput` once validated: what the door reads of it (`state`, `forwardedProps` are ignored). */
+export type AgUiInput = Awaited<ReturnType<typeof inputValidator.validate>>
+export type AgUiResumeEntry = NonNullable<AgUiInput['resume']>[number]
+
+/** A body the door refuses before the stream opens (400/413), naming the rule, never the value. */
+export class InvalidAgUiInputError extends Error {
+  constructor(
+    readonly status: 400 | 413,
+    readonly code: 'invalid_input' | 'body_too_large',
+    message: string
+  ) {
+    super(message)
+  }
+}
+
+/**
+ * Validate a `RunAgentInput` body (AG-UI 1.0, agui-1.0.md 1.4) with VineJS: ids, counts, string
+ * sizes. The body's size is checked first.
+ *
+ * @throws InvalidAgUiInputError (400 `invalid_input`, 413 `body_too_large`)
+ */
+export async function validateAgUiInput(
+  body: unknown,
+  maxBodyBytes: number = INPUT_LIMITS.maxBodyBytes
+): Promise<AgUiInput> {
+  let size: number
+  try {
+    size = Buffer.byteLength(JSON.stringify(body ?? null))
+  } catch {
+    throw new InvalidAgUiInputError(400, 'invalid_input', 'The body must be JSON')
+  }
+  if (size > maxBodyBytes) {
+    throw new InvalidAgUiInputError(413, 'body_too_large', `The body exceeds ${maxBodyBytes} bytes`)
+  }
+  try {
+    return await inputValidator.validate(body)
+  } catch (error) {
+    if (error instanceof errors.E_VALIDATION_ERROR) {
+      const [first] = error.messages as { field: string; rule: string }[]
+      throw new InvalidAgUiInputError(
+        400,
+        'invalid_input',
+        `Invalid RunAgentInput: "${first.field}" fails the "${first.rule}" rule`
+      )
+    }
+    throw error
+  }
+}
+
+/**
+ * The run's new input: the newest user message's text (AG-UI `content` as a string or text
+ * parts). History comes from the server, never from the client's `messages`.
+ *
+ * @throws InvalidAgUiInputError when there is no user message with text, or it is too long
+ */
+export function newestUserText(input: AgUiInput): string {
+  const message = input.messages.findLast((m) => m.role === 'user')
+  let text: string | null = null
+  if (typeof message?.content === 'string') text = message.content
+  else if (Array.isArray(message?.content)) {
+    const parts = message.content.filter(
+      (part: unknown): part is { type: 'text'; text: string } =>
+        typeof part === 'object' &&
+        part !== null &&
+        (part as { type?: unknown }).type === 'text' &&
+        typeof (part as { text?: unknown }).text === 'string'
+    )
+    if (parts.length > 0) text = parts.map((part) => part.text).join('\n')
+  }
+  if (text === null || text.trim().length === 0) {
+    throw new InvalidAgUiInputError(
+      400,
+      'invalid_input',
+      'A new run needs a user message with text'
+    )
+  }
+  if (text.length > INPUT_LIMITS.messageChars) {
+    throw new InvalidAgUiInputError(
+      400,
+      'invalid_input',
+      `The user message exceeds ${INPUT_LIMITS.messageChars} characters`
+    )
+  }
+  return text
+}
+
+/** JSON with object keys sorted, so equal values hash equal whatever order a client sent. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`
+  }
+  return JSON.stringify(value ?? null)
+}
+
+/**
+ * SHA-256 (hex) of a resume: the thread and every entry's interrupt id, status and payload,
+ * whatever their order (AG-UI interrupts rule 5: a repeat of the same resume is safe).
+ */
+export function resumeHash(threadId: string, resume: AgUiResumeEntry[]): string {
+  const entries = [...resume]
+    .map((entry) => canonical([entry.interruptId, entry.status, entry.payload ?? null]))
+    .sort()
+  return createHash('sha256')
+    .update(canonical([threadId, entries]))
+    .digest('hex')
+}

@@ -1,0 +1,203 @@
+import { test } from '@japa/runner'
+import { randomUUID } from 'node:crypto'
+import {
+  HttpAgent,
+  buildResumeArray,
+  runHttpRequest,
+  transformHttpEventStream,
+  type RunAgentInput,
+} from '@ag-ui/client'
+import { scriptedAgent, type ScriptedAgentOptions } from '../src/testing/scripted_agent.js'
+import { resetTables } from './helpers/db.js'
+import { serveApp } from './helpers/http.js'
+import { assertConforms, recordingFetch, type WireEvent } from './helpers/agui.js'
+
+// HttpAgent 1.0.0 rethrows a cut socket's teardown as an unhandled rejection (agui-1.0.md 2.4).
+process.on('unhandledRejection', () => {})
+
+async function setup(options: ScriptedAgentOptions = {}) {
+  const served = await serveApp({ runner: scriptedAgent(options) })
+  await resetTables(await served.app.container.make('lucid.db'))
+  return served
+}
+
+function agent(url: string, recorder: ReturnType<typeof recordingFetch>, user = 'alice') {
+  return new HttpAgent({
+    url: `${url}/agui`,
+    threadId: `thread-${randomUUID()}`,
+    headers: { 'x-user': user },
+    fetch: recorder.fetch,
+    initialMessages: [{ id: 'u1', role: 'user', content: 'Send the weekly report' }],
+  })
+}
+
+const assistantText = (messages: any[]) =>
+  messages
+    .filter((m) => m.role === 'assistant' && typeof m.content === 'string')
+    .map((m) => m.content)
+    .join('')
+
+/** Nothing server-side on the wire (DESIGN.md invariant 8): walk every serialized event. */
+function assertNoSecrets(assert: any, events: WireEvent[]) {
+  const wire = JSON.stringify(events)
+  for (const secret of ['secret', 'decidedBy', 'alice', 'principal', 'checkpoint', 'sk-live']) {
+    assert.notInclude(wire, secret)
+  }
+}
+
+test.group('AG-UI over HTTP with the official client', () => {
+  test('a run with text and tools streams to HttpAgent and passes the official checks', async ({
+    assert,
+  }) => {
+    const { url } = await setup({ steps: ['reasoning', 'read'] })
+    const recorder = recordingFetch()
+    const client = agent(url, recorder)
+    const { result } = await client.runAgent()
+    assert.isUndefined(result)
+    assert.equal(
+      assistantText(client.messages),
+      'Let me look at this week. Revenue was 42. All done.'
+    )
+    const call = client.messages.flatMap((m: any) => m.toolCalls ?? [])[0]
+    assert.equal(call.function.name, 'search')
+    assert.deepEqual(JSON.parse(call.function.arguments), { q: 'weekly numbers' })
+    const toolMessage = client.messages.find((m: any) => m.role === 'tool') as any
+    assert.equal(toolMessage.toolCallId, call.id)
+    const events = recorder.events()
+    await assertConforms(assert, events)
+    assertNoSecrets(assert, events)
+    assert.equal(events[0].type, 'RUN_STARTED')
+    assert.equal(events.at(-1)!.type, 'RUN_FINISHED')
+    assert.deepEqual(events.at(-1)!.outcome, { type: 'success' })
+  })
+
+  test('an approval interrupt answered with buildResumeArray: only the result, then success', async ({
+    assert,
+  }) => {
+    const { url } = await setup({ steps: ['approval'] })
+    const recorder = recordingFetch()
+    const client = agent(url, recorder)
+    await client.runAgent()
+    assert.lengthOf(client.pendingInterrupts, 1)
+    const [interrupt] = client.pendingInterrupts
+    assert.equal(interrupt.reason, 'tool_call')
+    const started = recorder.events().find((e) => e.type === 'TOOL_CALL_START')!
+    assert.equal(interrupt.toolCallId, started.toolCallId)
+    await assertConforms(assert, recorder.events())
+
+    const resume = buildResumeArray(client.pendingInterrupts, {
+      [interrupt.id]: { status: 'resolved', payload: { approved: true } },
+    })
+    await client.runAgent({ resume })
+    const second = recorder.events()
+    await assertConforms(assert, second)
+    assertNoSecrets(assert, second)
+    assert.notInclude(
+      second.map((e) => e.type),
+      'TOOL_CALL_START'
+    )
+    const results = second.filter((e) => e.type === 'TOOL_CALL_RESULT')
+    assert.lengthOf(results, 1)
+    assert.equal(results[0].toolCallId, interrupt.toolCallId)
+    assert.deepEqual(second.at(-1)!.outcome, { type: 'success' })
+    assert.lengthOf(client.pendingInterrupts, 0)
+    assert.include(assistantText(client.messages), 'Sent. ')
+  })
+
+  test('a question set is answered against its responseSchema', async ({ assert }) => {
+    const { url } = await setup({ steps: ['question'] })
+    const recorder = recordingFetch()
+    const client = agent(url, recorder)
+    await client.runAgent()
+    const [interrupt] = client.pendingInterrupts
+    assert.equal(interrupt.reason, 'input_required')
+    assert.deepEqual(
+      (interrupt.responseSchema as any).properties.answers.properties.format.items.enum,
+      ['pdf', 'csv']
+    )
+    await client.runAgent({
+      resume: buildResumeArray(client.pendingInterrupts, {
+        [interrupt.id]: { status: 'resolved', payload: { answers: { format: ['csv'] } } },
+      }),
+    })
+    await assertConforms(assert, recorder.events())
+    assert.include(assistantText(client.messages), 'Format: csv. ')
+  })
+
+  test('a sub-agent that parks: suspended, then re-opened under the same id on resume', async ({
+    assert,
+  }) => {
+    const { url } = await setup({ steps: ['child'] })
+    const recorder = recordingFetch()
+    const client = agent(url, recorder)
+    await client.runAgent()
+    const first = recorder.events()
+    await assertConforms(assert, first)
+    const sub = first.find((e) => e.type === 'SUBAGENT_STARTED')!
+    const [interrupt] = client.pendingInterrupts
+    assert.equal(interrupt.subagentRunId, sub.subagentRunId)
+    assert.deepEqual(first.find((e) => e.type === 'SUBAGENT_FINISHED')!.outcome, {
+      type: 'suspended',
+      interruptIds: [interrupt.id],
+    })
+    await client.runAgent({
+      resume: buildResumeArray(client.pendingInterrupts, {
+        [interrupt.id]: { status: 'resolved', payload: { approved: true } },
+      }),
+    })
+    const second = recorder.events()
+    await assertConforms(assert, second)
+    const reopened = second.find((e) => e.type === 'SUBAGENT_STARTED')!
+    assert.equal(reopened.subagentRunId, sub.subagentRunId)
+    assert.deepEqual(second.find((e) => e.type === 'SUBAGENT_FINISHED')!.outcome, {
+      type: 'success',
+    })
+    assert.deepEqual(second.at(-1)!.outcome, { type: 'success' })
+  })
+
+  test('a connect() subclass re-attaches after the socket is cut mid-message', async ({
+    assert,
+  }) => {
+    const { url } = await setup({ steps: ['reasoning', 'read'], tokensPerSecond: 200 })
+    let seen = 0
+    const recorder = recordingFetch((e) => e.type === 'TEXT_MESSAGE_CONTENT' && ++seen === 2)
+    let runId = ''
+    class ReattachingAgent extends HttpAgent {
+      protected connect(_input: RunAgentInput) {
+        return transformHttpEventStream(
+          runHttpRequest(() =>
+            recorder.fetch(`${url}/agui/runs/${runId}?after=${recorder.lastId}`, {
+              method: 'GET',
+              headers: { 'x-user': 'alice', 'Accept': 'text/event-stream' },
+            })
+          )
+        )
+      }
+    }
+    const client = new ReattachingAgent({
+      url: `${url}/agui`,
+      headers: { 'x-user': 'alice' },
+      fetch: recorder.fetch,
+      initialMessages: [{ id: 'u1', role: 'user', content: 'hi' }],
+    })
+    runId = randomUUID()
+    await client.runAgent({ runId })
+    assert.notEqual(
+      assistantText(client.messages),
+      'Let me look at this week. Revenue was 42. All done.'
+    )
+    assert.isDefined(recorder.lastId)
+    await client.connectAgent()
+    assert.equal(
+      assistantText(client.messages),
+      'Let me look at this week. Revenue was 42. All done.'
+    )
+    const call = client.messages.flatMap((m: any) => m.toolCalls ?? [])
+    assert.lengthOf(call, 1)
+    assert.deepEqual(JSON.parse(call[0].function.arguments), { q: 'weekly numbers' })
+    const reattached = recorder.events()
+    await assertConforms(assert, reattached)
+    assert.equal(reattached[0].type, 'RUN_STARTED')
+    assert.equal(reattached[0].runId, runId)
+  })
+})

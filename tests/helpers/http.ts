@@ -1,0 +1,42 @@
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { getActiveTest } from '@japa/runner'
+import type { AgentStreamConfig } from '../../src/define_config.js'
+import type { AgentStream } from '../../src/agent_stream.js'
+import { setupApp } from './app.js'
+
+/**
+ * A real AdonisJS app served over loopback HTTP: the body parser, the package's provider and
+ * the AG-UI routes at `/agui` (POST) and `/agui/runs/:runId` (GET). Who a request is for comes
+ * from its `x-user` header (tests only).
+ */
+export async function serveApp(config: AgentStreamConfig = {}) {
+  const app = await setupApp(
+    {
+      principal: (ctx) => {
+        const id = ctx.request.header('x-user')
+        return id ? { id } : null
+      },
+      ...config,
+    },
+    { environment: 'web' }
+  )
+  const agentStream: AgentStream = await app.container.make('agentStream')
+  const router = await app.container.make('router')
+  const server = await app.container.make('server')
+  router.use([() => import('@adonisjs/core/bodyparser_middleware')])
+  router.post('/agui', (ctx) => agentStream.agui.run(ctx))
+  router.get('/agui/runs/:runId', (ctx) => agentStream.agui.reattach(ctx))
+  await server.boot()
+  const http = createServer(server.handle.bind(server))
+  server.setNodeServer(http)
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve))
+  const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}`
+  getActiveTest()?.cleanup(async () => {
+    agentStream.agui.closeAll()
+    http.closeAllConnections()
+    await new Promise((resolve) => http.close(resolve))
+    await agentStream.driver.settled()
+  })
+  return { app, agentStream, url }
+}
