@@ -45,6 +45,7 @@ export { defineConfig } from './src/define_config.js'
 export type { AgentStreamConfig, Duration, ResolvedAgentStreamConfig } from './src/define_config.js'
 export { AgentStream } from './src/agent_stream.js'
 export { stubsRoot } from './stubs/main.js'
+export { configure } from './configure.js'
 export {
   createParking,
   ParkingService,

@@ -10,7 +10,7 @@ import {
 import { scriptedAgent, type ScriptedAgentOptions } from '../src/testing/scripted_agent.js'
 import { resetTables } from './helpers/db.js'
 import { serveApp } from './helpers/http.js'
-import { assertConforms, recordingFetch, type WireEvent } from './helpers/agui.js'
+import { assertConforms, parseSse, recordingFetch, type WireEvent } from './helpers/agui.js'
 
 // HttpAgent 1.0.0 rethrows a cut socket's teardown as an unhandled rejection (agui-1.0.md 2.4).
 process.on('unhandledRejection', () => {})
@@ -200,4 +200,49 @@ test.group('AG-UI over HTTP with the official client', () => {
     assert.equal(reattached[0].type, 'RUN_STARTED')
     assert.equal(reattached[0].runId, runId)
   })
+})
+
+test.group('AG-UI over HTTP: failures and disconnects', () => {
+  test('a runner that throws: RUN_ERROR with a stable code and a fixed sentence, nothing else', async ({
+    assert,
+  }) => {
+    const { url } = await setup({ failAt: 'start' })
+    const recorder = recordingFetch()
+    const client = agent(url, recorder)
+    await client.runAgent().catch(() => {})
+    const events = recorder.events()
+    await assertConforms(assert, events)
+    assertNoSecrets(assert, events)
+    assert.deepEqual(events.at(-1), {
+      type: 'RUN_ERROR',
+      code: 'run_failed',
+      message: 'The run stopped unexpectedly.',
+    })
+  })
+
+  for (const abortOnDisconnect of [false, true]) {
+    test(`a client that disconnects ${abortOnDisconnect ? 'cancels the run (abortOnDisconnect)' : 'leaves the run going'}`, async ({
+      assert,
+    }) => {
+      const served = await serveApp({
+        runner: scriptedAgent({ steps: ['reasoning', 'read'], tokensPerSecond: 100 }),
+        agui: { abortOnDisconnect },
+      })
+      await resetTables(await served.app.container.make('lucid.db'))
+      const recorder = recordingFetch((e) => e.type === 'TEXT_MESSAGE_CONTENT')
+      const client = agent(served.url, recorder)
+      const runId = randomUUID()
+      await client.runAgent({ runId })
+      await served.agentStream.driver.settled()
+      const full = parseSse(
+        await (
+          await fetch(`${served.url}/agui/runs/${runId}`, { headers: { 'x-user': 'alice' } })
+        ).text()
+      ).map((e) => e.event)
+      assert.deepEqual(
+        full.at(-1)!.outcome,
+        abortOnDisconnect ? { type: 'cancelled' } : { type: 'success' }
+      )
+    })
+  }
 })

@@ -259,8 +259,10 @@ export class AgUiDoor {
     if (!allowed) return 'not_allowed'
     const decider = { principal, via: 'chat' }
     const cancelled = entry.status === 'cancelled'
-    if (!cancelled && stored.expiresAt !== null && stored.expiresAt < Date.now())
-      return 'interrupt_expired'
+    const lapsed = stored.expiresAt !== null && stored.expiresAt < Date.now()
+    if (lapsed && !cancelled) return 'interrupt_expired'
+    // A lapsed item cancelled: it settles as expired, as the sweeper would settle it.
+    if (lapsed) return { item, entry, apply: () => this.parking.expireLapsed() }
     const at = { park: item.park }
     if (item.kind === 'elicitation') {
       let reply: { answers: Record<string, string[]>; skipped: boolean }

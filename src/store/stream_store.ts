@@ -313,6 +313,33 @@ export class StreamStore {
     return row ? toStoredRow(row) : null
   }
 
+  /**
+   * The stream's row, parsed (times in epoch milliseconds), or `null` when the stream does not
+   * exist (never opened, or purged).
+   */
+  async head(runId: string): Promise<
+    | (StreamHead & {
+        runId: string
+        createdAt: number
+        updatedAt: number
+        endedAt: number | null
+      })
+    | null
+  > {
+    const row = await this.client.from(this.tables.streams).where('run_id', runId).first()
+    if (!row) return null
+    return {
+      runId: row.run_id,
+      lastSeq: int(row.last_seq),
+      rev: int(row.rev),
+      status: row.status,
+      leaseExpiresAt: row.lease_expires_at === null ? null : int(row.lease_expires_at),
+      createdAt: int(row.created_at),
+      updatedAt: int(row.updated_at),
+      endedAt: row.ended_at === null ? null : int(row.ended_at),
+    }
+  }
+
   async exists(runId: string): Promise<boolean> {
     const row = await this.client
       .from(this.tables.streams)
