@@ -27,8 +27,9 @@ export default class AgentStreamProvider {
       }
       const db = await this.app.container.make('lucid.db')
       const logger = await this.app.container.make('logger')
+      const router = await this.app.container.make('router')
       const { AgentStream } = await import('../src/agent_stream.js')
-      this.#instance = new AgentStream(db, config, logger)
+      this.#instance = new AgentStream(db, config, logger, router)
       return this.#instance
     })
   }

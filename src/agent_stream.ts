@@ -6,9 +6,11 @@ import { createParking, type ParkingService } from './parking/index.js'
 import type { RunDriver } from './runner/driver.js'
 import type { AgentRunner } from './runner/contract.js'
 import { tableNames } from './store/schema.js'
-import { AgUiRunStore } from './agui/run_store.js'
-import { AgUiDoor } from './agui/door.js'
-import { AgUiController } from './agui/controller.js'
+import { AgUiRunStore } from './store/agui_runs.js'
+import { AgUiDoor } from './http/agui_door.js'
+import { AgUiController } from './http/agui_controller.js'
+import { registerRoutes, type RoutesOptions } from './http/routes.js'
+import type { Router, RouteGroup } from '@adonisjs/core/http'
 
 /** Used when the config names no runner: every run fails with a fixed sentence. */
 const NO_RUNNER: AgentRunner = {
@@ -32,7 +34,8 @@ export class AgentStream {
   constructor(
     db: Database,
     readonly config: ResolvedAgentStreamConfig,
-    logger?: Logger
+    logger?: Logger,
+    readonly router?: Router
   ) {
     const stack = createParking(db, {
       ...config,
@@ -50,6 +53,18 @@ export class AgentStream {
       heartbeatMs: config.agui.heartbeatMs,
       abortOnDisconnect: config.agui.abortOnDisconnect,
     })
+  }
+
+  /**
+   * Mount the package's routes (`start/routes.ts`): AG-UI, native stream, decisions and the admin
+   * page, named and prefixed; `modifier` attaches the app's middleware. See `registerRoutes`.
+   *
+   * @throws Error when the instance was made without the app's router
+   */
+  registerRoutes(options: RoutesOptions = {}, modifier?: (group: RouteGroup) => void) {
+    if (!this.router)
+      throw new Error('agent-stream: registerRoutes needs the app router (use the provider)')
+    return registerRoutes(this.router, this, options, modifier)
   }
 
   /** Start the expiry/resume sweeper (the provider does on `ready`, never in warmup). */

@@ -5,8 +5,8 @@ import { RuntimeException } from '@adonisjs/core/exceptions'
 import type { LucidSinkOptions } from './sink/lucid_sink.js'
 import type { AgentRunner } from './runner/contract.js'
 import type { ApproverPolicy } from './parking/types.js'
-import type { AgUiDoorOptions } from './agui/door.js'
-import type { PrincipalResolver } from './agui/controller.js'
+import type { AgUiDoorOptions } from './http/agui_door.js'
+import type { AdminAuthorizer, PrincipalResolver } from './http/principal.js'
 
 /** A duration in milliseconds, or a string such as `'50ms'`, `'15s'`, `'7d'`. */
 export type Duration = number | string
@@ -40,6 +40,8 @@ export interface AgentStreamConfig {
   sweepInterval?: Duration
   /** Who an HTTP request acts for. Default: `ctx.auth.user` as `{ id }` when present. */
   principal?: PrincipalResolver
+  /** Who may use the admin page. Default: nobody (every admin request gets 403). */
+  admin?: AdminAuthorizer
   /** The AG-UI door. */
   agui?: AgUiDoorOptions & {
     /** A comment line after this long without an event. Default `15s`. */
@@ -53,6 +55,7 @@ export type ResolvedAgentStreamConfig = Omit<LucidSinkOptions, 'onError' | 'park
   approverPolicy?: ApproverPolicy
   sweepIntervalMs?: number
   principal?: PrincipalResolver
+  admin?: AdminAuthorizer
   agui: AgUiDoorOptions & { heartbeatMs: number }
 }
 
@@ -91,6 +94,7 @@ export function defineConfig(config: AgentStreamConfig): ConfigProvider<Resolved
     approverPolicy: config.approverPolicy,
     sweepIntervalMs: ms('sweepInterval', config.sweepInterval, 10),
     principal: config.principal,
+    admin: config.admin,
     agui: {
       ...config.agui,
       heartbeatMs: ms('agui.heartbeat', config.agui?.heartbeat, 10) ?? 15_000,

@@ -6,17 +6,20 @@ import type { AgentStream } from '../../src/agent_stream.js'
 import { setupApp } from './app.js'
 
 /**
- * A real AdonisJS app served over loopback HTTP: the body parser, the package's provider and
- * the AG-UI routes at `/agui` (POST) and `/agui/runs/:runId` (GET). Who a request is for comes
- * from its `x-user` header (tests only).
+ * A real AdonisJS app served over loopback HTTP: the body parser, the package's provider and its
+ * routes at the root (`registerRoutes({ prefix: '/' })`). Who a request is for comes from its
+ * `x-user` header, `x-roles` (comma-separated) its roles, and `x-admin: yes` opens the admin page
+ * (tests only).
  */
 export async function serveApp(config: AgentStreamConfig = {}) {
   const app = await setupApp(
     {
       principal: (ctx) => {
         const id = ctx.request.header('x-user')
-        return id ? { id } : null
+        const roles = ctx.request.header('x-roles')
+        return id ? { id, ...(roles ? { roles: roles.split(',') } : {}) } : null
       },
+      admin: (ctx) => ctx.request.header('x-admin') === 'yes',
       ...config,
     },
     { environment: 'web' }
@@ -25,8 +28,7 @@ export async function serveApp(config: AgentStreamConfig = {}) {
   const router = await app.container.make('router')
   const server = await app.container.make('server')
   router.use([() => import('@adonisjs/core/bodyparser_middleware')])
-  router.post('/agui', (ctx) => agentStream.agui.run(ctx))
-  router.get('/agui/runs/:runId', (ctx) => agentStream.agui.reattach(ctx))
+  agentStream.registerRoutes({ prefix: '/' })
   await server.boot()
   const http = createServer(server.handle.bind(server))
   server.setNodeServer(http)

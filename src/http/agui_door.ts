@@ -7,8 +7,8 @@ import type { ParkingService } from '../parking/service.js'
 import type { ItemRow } from '../parking/parking_store.js'
 import type { PendingItem, Principal } from '../parking/types.js'
 import { validateDecision, validateReply } from '../parking/replies.js'
-import { encodeAgUiId } from './ids.js'
-import { FrameTranslator, type AgUiEvent, type TranslatorOptions } from './translate.js'
+import { encodeAgUiId } from '../agui/ids.js'
+import { FrameTranslator, type AgUiEvent, type TranslatorOptions } from '../agui/translate.js'
 import {
   InvalidAgUiInputError,
   newestUserText,
@@ -16,8 +16,8 @@ import {
   validateAgUiInput,
   type AgUiInput,
   type AgUiResumeEntry,
-} from './input.js'
-import type { AgUiRun, AgUiRunStore } from './run_store.js'
+} from './agui_input.js'
+import type { AgUiRun, AgUiRunStore } from '../store/agui_runs.js'
 
 /** Options of the AG-UI door: the translator's, plus input and connection settings. */
 export interface AgUiDoorOptions extends Omit<TranslatorOptions, 'streamRunId'> {

@@ -1,16 +1,7 @@
 import type { HttpContext } from '@adonisjs/core/http'
-import type { Principal } from '../parking/types.js'
-import type { AgUiDoor, DoorReply } from './door.js'
-import { serveEvents } from './sse.js'
-
-/** Who an HTTP request acts for (the app's auth): `null` for nobody. */
-export type PrincipalResolver = (ctx: HttpContext) => Principal | null | Promise<Principal | null>
-
-/** Default: the authenticated user of `@adonisjs/auth` when there is one (`{ id }`), else nobody. */
-export const defaultPrincipal: PrincipalResolver = (ctx) => {
-  const user = (ctx as unknown as { auth?: { user?: { id?: unknown } } }).auth?.user
-  return user && user.id !== undefined && user.id !== null ? { id: String(user.id) } : null
-}
+import { defaultPrincipal, type PrincipalResolver } from './principal.js'
+import type { AgUiDoor, DoorReply } from './agui_door.js'
+import { serveAgUiEvents } from './sse.js'
 
 /**
  * The AG-UI routes as an AdonisJS controller (the routes helper mounts it): `run` for
@@ -62,7 +53,7 @@ export class AgUiController {
     this.#open.add(controller)
     const streamRunId = reply.streamRunId
     try {
-      await serveEvents(ctx.request.request, ctx.response.response, reply.events, {
+      await serveAgUiEvents(ctx.request.request, ctx.response.response, reply.events, {
         heartbeatMs: this.options.heartbeatMs,
         controller,
         onClose: () => {

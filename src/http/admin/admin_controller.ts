@@ -1,0 +1,133 @@
+import { randomBytes } from 'node:crypto'
+import type { HttpContext } from '@adonisjs/core/http'
+import { safeEqual } from '@adonisjs/core/helpers'
+import { DateTime } from 'luxon'
+import type { ParkingService } from '../../parking/service.js'
+import { asHttpError } from '../decisions_controller.js'
+import { defaultPrincipal, type AdminAuthorizer, type PrincipalResolver } from '../principal.js'
+import { renderItems, renderPage, type PageContext } from './page.js'
+
+const CSRF_COOKIE = 'agent_stream_csrf'
+
+/**
+ * The admin page (server-rendered, no build step): pending approvals and question sets across
+ * all runs, newest first, decided ones in a history view; approve / reject with a reason, answer
+ * a question set. Denied (403) unless the app's `admin` hook allows. Forms carry a token that must
+ * match a signed, `SameSite=Strict` cookie (cross-site requests are refused); a strict
+ * Content-Security-Policy lets only the page's own script run; every value is escaped.
+ */
+export class AdminController {
+  constructor(
+    readonly parking: ParkingService,
+    readonly options: {
+      base: string
+      authorize?: AdminAuthorizer
+      principal?: PrincipalResolver
+    }
+  ) {}
+
+  async page(ctx: HttpContext) {
+    if (!(await this.#allowed(ctx))) return
+    const page = this.#context(ctx, this.#csrf(ctx))
+    const items = await this.parking.list({ status: page.view, perPage: 100 })
+    this.#headers(ctx, page.nonce)
+    return ctx.response.type('html').send(renderPage(page, items))
+  }
+
+  /** The list alone, for the page's live updates. */
+  async items(ctx: HttpContext) {
+    if (!(await this.#allowed(ctx))) return
+    const token = ctx.request.cookie(CSRF_COOKIE)
+    if (typeof token !== 'string') return ctx.response.status(403).send('')
+    const page = this.#context(ctx, token)
+    const items = await this.parking.list({ status: page.view, perPage: 100 })
+    this.#headers(ctx, page.nonce)
+    return ctx.response.type('html').send(renderItems(page, items))
+  }
+
+  /** A form post: approve, reject or answer; then back to the page with a notice (303). */
+  async decide(ctx: HttpContext) {
+    if (!(await this.#allowed(ctx))) return
+    const back = (notice: string) =>
+      ctx.response.redirect().status(303).toPath(`${this.options.base}/admin?notice=${notice}`)
+    const body = ctx.request.body() as Record<string, any>
+    const cookie = ctx.request.cookie(CSRF_COOKIE)
+    if (
+      typeof cookie !== 'string' ||
+      typeof body._csrf !== 'string' ||
+      !safeEqual(cookie, body._csrf) ||
+      ctx.request.header('sec-fetch-site') === 'cross-site'
+    ) {
+      ctx.response.status(403)
+      return ctx.response.type('html').send('<p>The form expired: reload the page.</p>')
+    }
+    const principal = await (this.options.principal ?? defaultPrincipal)(ctx)
+    const decider = { principal, via: 'admin' }
+    const { runId, itemId, action } = ctx.params
+    const park = Number.parseInt(String(body.park), 10)
+    const decision = {
+      ...(typeof body.reason === 'string' && body.reason.trim()
+        ? { reason: body.reason.trim() }
+        : {}),
+      ...(Number.isInteger(park) ? { park } : {}),
+    }
+    try {
+      if (action === 'approve') await this.parking.approve(runId, itemId, decider, decision)
+      else if (action === 'reject') await this.parking.reject(runId, itemId, decider, decision)
+      else if (action === 'answer') {
+        const answers: Record<string, string[]> = {}
+        for (const [id, values] of Object.entries(body.answers ?? {})) {
+          const list = (Array.isArray(values) ? values : [values]).filter(
+            (v): v is string => typeof v === 'string' && v.length > 0
+          )
+          answers[id] = list
+        }
+        await this.parking.answer(runId, itemId, decider, { answers, ...decision })
+      } else return ctx.response.status(404).send('')
+    } catch (error) {
+      const answer = asHttpError(error)
+      if (!answer) throw error
+      return back(answer.code)
+    }
+    return back(action === 'answer' ? 'answered' : action === 'approve' ? 'approved' : 'rejected')
+  }
+
+  async #allowed(ctx: HttpContext) {
+    if (this.options.authorize && (await this.options.authorize(ctx))) return true
+    ctx.response.status(403).type('html').send('<p>Forbidden</p>')
+    return false
+  }
+
+  #csrf(ctx: HttpContext) {
+    const existing = ctx.request.cookie(CSRF_COOKIE)
+    const token = typeof existing === 'string' ? existing : randomBytes(24).toString('base64url')
+    ctx.response.cookie(CSRF_COOKIE, token, {
+      httpOnly: true,
+      sameSite: 'strict',
+      path: this.options.base || '/',
+    })
+    return token
+  }
+
+  #context(ctx: HttpContext, csrf: string): PageContext {
+    const view = ctx.request.qs().view === 'decided' ? 'decided' : 'pending'
+    const notice = ctx.request.qs().notice
+    return {
+      base: this.options.base,
+      view,
+      csrf,
+      nonce: randomBytes(16).toString('base64'),
+      notice: typeof notice === 'string' ? notice : undefined,
+      now: DateTime.now(),
+    }
+  }
+
+  #headers(ctx: HttpContext, nonce: string) {
+    ctx.response.header(
+      'Content-Security-Policy',
+      `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`
+    )
+    ctx.response.header('X-Content-Type-Options', 'nosniff')
+    ctx.response.header('Cache-Control', 'no-store')
+  }
+}

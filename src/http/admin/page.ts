@@ -1,0 +1,159 @@
+import string from '@adonisjs/core/helpers/string'
+import { DateTime } from 'luxon'
+import type { PendingItem } from '../../parking/types.js'
+
+/** Every value on the page goes through this: text, never markup. */
+const e = (value: unknown) => string.escapeHTML(String(value ?? ''))
+
+/** Notices the page shows after a decision; chosen by code, never echoed from the request. */
+export const NOTICES: Record<string, string> = {
+  approved: 'Approved: the run continues.',
+  rejected: 'Rejected: the call will not run.',
+  answered: 'Answered: the run continues.',
+  E_DECISION_FORBIDDEN: 'You may not decide this item.',
+  E_PARKED_NOT_FOUND: 'This item no longer exists.',
+  E_DECISION_CONFLICT: 'Someone decided this item first.',
+  E_DECISION_LAPSED: 'This item expired before the decision.',
+  E_DECISION_MISMATCH: 'That decision does not fit this item.',
+  E_INVALID_DECISION: 'The answer does not fit the question set.',
+  csrf: 'The form expired: reload the page and try again.',
+}
+
+export interface PageContext {
+  /** Route prefix, e.g. `/agent`. */
+  base: string
+  view: 'pending' | 'decided'
+  csrf: string
+  nonce: string
+  notice?: string
+  now: DateTime
+}
+
+function timeLeft(item: PendingItem, now: DateTime) {
+  if (!item.expiresAt) return 'no expiry'
+  const at = DateTime.fromISO(item.expiresAt)
+  return at <= now ? 'expired' : `expires ${at.toRelative({ base: now })}`
+}
+
+function form(ctx: PageContext, item: PendingItem, action: string, body: string) {
+  const url = `${ctx.base}/admin/items/${encodeURIComponent(item.runId)}/${encodeURIComponent(item.itemId)}/${action}`
+  return `<form method="post" action="${e(url)}" class="decide">
+<input type="hidden" name="_csrf" value="${e(ctx.csrf)}"><input type="hidden" name="park" value="${e(item.park)}">
+${body}</form>`
+}
+
+function questions(ctx: PageContext, item: PendingItem) {
+  const request = item.request!
+  const fields = request.questions
+    .map((q) => {
+      const type = q.multiple ? 'checkbox' : 'radio'
+      const options = q.options
+        .map(
+          (o) =>
+            `<label><input type="${type}" name="answers[${e(q.id)}][]" value="${e(o.value)}"${q.defaults?.includes(o.value) ? ' checked' : ''}> ${e(o.label)}</label>`
+        )
+        .join(' ')
+      const free = q.allowFreeText
+        ? `<input type="text" name="answers[${e(q.id)}][]" maxlength="2000" aria-label="${e(q.prompt)}">`
+        : ''
+      return `<fieldset><legend>${e(q.prompt)}</legend>${options}${free}</fieldset>`
+    })
+    .join('')
+  return (
+    form(ctx, item, 'answer', `${fields}<button type="submit">Answer</button>`) +
+    form(ctx, item, 'reject', `<button type="submit">Skip</button>`)
+  )
+}
+
+function card(ctx: PageContext, item: PendingItem) {
+  const title =
+    item.kind === 'approval'
+      ? `Approve <code>${e(item.toolName)}</code>?`
+      : `Question set <code>${e(item.itemId)}</code>`
+  const confirmation =
+    item.kind === 'approval' && item.confirmation
+      ? `<p class="copy"><strong>${e(item.confirmation.title)}</strong> ${e(item.confirmation.description)}</p>`
+      : item.request?.preamble
+        ? `<p class="copy">${e(item.request.preamble)}</p>`
+        : ''
+  const who =
+    item.approver === 'requester'
+      ? `the requester${item.requesterId ? ` (${e(item.requesterId)})` : ''}`
+      : `role <code>${e(item.approver)}</code>`
+  const meta = `<dl>
+<dt>Run</dt><dd><code>${e(item.streamRunId)}</code></dd>
+<dt>Parked run</dt><dd><code>${e(item.runId)}</code></dd>
+<dt>Who may decide</dt><dd>${who}</dd>
+<dt>Asked</dt><dd>${e(DateTime.fromISO(item.createdAt).toRelative({ base: ctx.now }))}</dd>
+<dt>Time left</dt><dd>${e(timeLeft(item, ctx.now))}</dd>
+</dl>`
+  const input =
+    item.kind === 'approval'
+      ? `<pre class="input">${e(JSON.stringify(item.input, null, 2))}</pre>`
+      : ''
+  let actions = ''
+  if (ctx.view === 'decided') {
+    actions = `<p class="decided">${e(item.status)}${item.decidedBy ? ` by ${e(item.decidedBy)}` : ''}${item.decidedVia ? ` via ${e(item.decidedVia)}` : ''}${item.reason ? `: ${e(item.reason)}` : ''}</p>`
+  } else if (item.kind === 'approval') {
+    const reason = `<input type="text" name="reason" maxlength="2000" placeholder="Reason (optional)">`
+    actions =
+      form(ctx, item, 'approve', `${reason}<button type="submit">Approve</button>`) +
+      form(ctx, item, 'reject', `${reason}<button type="submit">Reject</button>`)
+  } else {
+    actions = questions(ctx, item)
+  }
+  return `<article class="item" data-run="${e(item.runId)}" data-item="${e(item.itemId)}">
+<h2>${title}</h2>${confirmation}${meta}${input}${actions}</article>`
+}
+
+/** The list of items (the part the page refreshes live). */
+export function renderItems(ctx: PageContext, items: PendingItem[]) {
+  if (items.length === 0)
+    return `<p class="empty">${ctx.view === 'pending' ? 'Nothing is waiting for a decision.' : 'No decisions yet.'}</p>`
+  return items.map((item) => card(ctx, item)).join('\n')
+}
+
+/** The whole admin page: pending (or decided) items, newest first, updated live. */
+export function renderPage(ctx: PageContext, items: PendingItem[]) {
+  const notice =
+    ctx.notice && NOTICES[ctx.notice]
+      ? `<p class="notice" role="status">${e(NOTICES[ctx.notice])}</p>`
+      : ''
+  const tab = (view: string, label: string) =>
+    `<a href="${e(`${ctx.base}/admin?view=${view}`)}"${ctx.view === view ? ' aria-current="page"' : ''}>${label}</a>`
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Agent approvals</title>
+<style nonce="${e(ctx.nonce)}">
+body{font:15px/1.5 system-ui,sans-serif;margin:0 auto;max-width:900px;padding:1rem;color:#222}
+nav a{margin-right:1rem}nav a[aria-current]{font-weight:bold}
+.item{border:1px solid #ccc;border-radius:6px;padding:.75rem 1rem;margin:1rem 0}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:.1rem 1rem;margin:.5rem 0}dt{color:#666}dd{margin:0}
+pre{background:#f6f6f6;padding:.5rem;overflow:auto}form.decide{display:inline-block;margin:.25rem 1rem .25rem 0}
+fieldset{border:1px solid #ddd;margin:.25rem 0}.notice{background:#eef6ee;padding:.5rem}.decided{font-style:italic}
+</style></head><body>
+<h1>Agent approvals</h1>
+<nav>${tab('pending', 'Pending')}${tab('decided', 'History')}</nav>
+${notice}
+<main id="items" data-view="${e(ctx.view)}">${renderItems(ctx, items)}</main>
+<script nonce="${e(ctx.nonce)}">
+// Live updates: refresh the list unless the person is filling in a form.
+const list = document.getElementById('items')
+let last = null
+const url = ${JSON.stringify(`${ctx.base}/admin/items?view=${ctx.view}`).replace(/</g, '\\u003c')}
+setInterval(async () => {
+  if (list.contains(document.activeElement) && document.activeElement.tagName !== 'BODY') return
+  try {
+    const response = await fetch(url, { credentials: 'same-origin' })
+    if (response.ok) {
+      const html = await response.text()
+      if (html !== last) {
+        last = html
+        list.innerHTML = html
+      }
+    }
+  } catch {}
+}, 2000)
+</script>
+</body></html>`
+}

@@ -1,0 +1,61 @@
+import type { HttpContext } from '@adonisjs/core/http'
+import { Exception } from '@adonisjs/core/exceptions'
+import type { ParkingService } from '../parking/service.js'
+import { defaultPrincipal, type PrincipalResolver } from './principal.js'
+
+/**
+ * The decision routes (JSON): approve, reject, answer a parked item, cancel a parked run. The
+ * parking service validates every body (VineJS); its typed errors answer as `{ code, message }`
+ * with their status: 403 not yours to decide, 404 no such item, 409 decided or resuming already,
+ * 410 lapsed, 422 a body that does not fit the item.
+ */
+export class DecisionsController {
+  constructor(
+    readonly parking: ParkingService,
+    readonly options: { principal?: PrincipalResolver } = {}
+  ) {}
+
+  approve(ctx: HttpContext) {
+    return this.#decide(ctx, (decider) =>
+      this.parking.approve(ctx.params.runId, ctx.params.itemId, decider, ctx.request.body())
+    )
+  }
+
+  reject(ctx: HttpContext) {
+    return this.#decide(ctx, (decider) =>
+      this.parking.reject(ctx.params.runId, ctx.params.itemId, decider, ctx.request.body())
+    )
+  }
+
+  answer(ctx: HttpContext) {
+    return this.#decide(ctx, (decider) =>
+      this.parking.answer(ctx.params.runId, ctx.params.itemId, decider, ctx.request.body())
+    )
+  }
+
+  cancel(ctx: HttpContext) {
+    return this.#decide(ctx, (decider) => this.parking.cancel(ctx.params.runId, decider))
+  }
+
+  async #decide(
+    ctx: HttpContext,
+    action: (decider: { principal: any; via: string }) => Promise<{ status: string }>
+  ) {
+    const principal = await (this.options.principal ?? defaultPrincipal)(ctx)
+    try {
+      return ctx.response.json(await action({ principal, via: 'api' }))
+    } catch (error) {
+      const answer = asHttpError(error)
+      if (!answer) throw error
+      return ctx.response.status(answer.status).json({ code: answer.code, message: answer.message })
+    }
+  }
+}
+
+/** A package error as an HTTP answer (its status, code and message), or `null` for anything else. */
+export function asHttpError(error: unknown) {
+  if (!(error instanceof Exception) || !error.code?.startsWith('E_')) return null
+  const status = error.status
+  if (status < 400 || status >= 500) return null
+  return { status, code: error.code, message: error.message }
+}

@@ -1,0 +1,14 @@
+import type { HttpContext } from '@adonisjs/core/http'
+import type { Principal } from '../parking/types.js'
+
+/** Who an HTTP request acts for (the app's auth): `null` for nobody. */
+export type PrincipalResolver = (ctx: HttpContext) => Principal | null | Promise<Principal | null>
+
+/** Default: the authenticated user of `@adonisjs/auth` when there is one (`{ id }`), else nobody. */
+export const defaultPrincipal: PrincipalResolver = (ctx) => {
+  const user = (ctx as unknown as { auth?: { user?: { id?: unknown } } }).auth?.user
+  return user && user.id !== undefined && user.id !== null ? { id: String(user.id) } : null
+}
+
+/** Whether a request may use the admin page. Default: nobody (403). */
+export type AdminAuthorizer = (ctx: HttpContext) => boolean | Promise<boolean>

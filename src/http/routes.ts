@@ -1,0 +1,76 @@
+import type { Router } from '@adonisjs/core/http'
+import type { RouteGroup } from '@adonisjs/core/http'
+import type { AgentStream } from '../agent_stream.js'
+import { AdminController } from './admin/admin_controller.js'
+import { DecisionsController } from './decisions_controller.js'
+import { StreamController } from './stream_controller.js'
+
+export interface RoutesOptions {
+  /** Where the routes live. Default `/agent-stream`. */
+  prefix?: string
+  /** Route names start with this. Default `agentStream`. */
+  as?: string
+}
+
+/**
+ * Mount the package's routes in one group (DESIGN.md section 6), each named `<as>.<name>`:
+ *
+ * | method | path | name |
+ * | --- | --- | --- |
+ * | POST | `/agui` | `agui.run` (AG-UI `RunAgentInput` in, SSE out) |
+ * | GET | `/agui/runs/:runId` | `agui.reattach` (`Last-Event-ID` or `?after=`) |
+ * | POST | `/runs` | `runs.start` (native: `{ message, threadId?, runId? }`) |
+ * | GET | `/runs/:runId/stream` | `runs.stream` (native SSE frames, `?after=`/`Last-Event-ID`) |
+ * | POST | `/runs/:runId/cancel` | `runs.cancel` |
+ * | POST | `/items/:runId/:itemId/approve\|reject\|answer` | `items.approve` ... |
+ * | GET | `/admin`, `/admin/items` | `admin.page`, `admin.items` |
+ * | POST | `/admin/items/:runId/:itemId/:action` | `admin.decide` |
+ *
+ * `modifier` gets the group, to attach the app's middleware (`group.use(middleware.auth())`).
+ */
+export function registerRoutes(
+  router: Router,
+  agentStream: AgentStream,
+  options: RoutesOptions = {},
+  modifier?: (group: RouteGroup) => void
+) {
+  const prefix = `/${(options.prefix ?? '/agent-stream').replace(/^\/+|\/+$/g, '')}`.replace(
+    /^\/$/,
+    ''
+  )
+  const as = options.as ?? 'agentStream'
+  const config = agentStream.config
+  const stream = new StreamController(agentStream, {
+    principal: config.principal,
+    heartbeatMs: config.agui.heartbeatMs,
+  })
+  const decisions = new DecisionsController(agentStream.parking, { principal: config.principal })
+  const admin = new AdminController(agentStream.parking, {
+    base: prefix,
+    authorize: config.admin,
+    principal: config.principal,
+  })
+  const agui = agentStream.agui
+  const group = router
+    .group(() => {
+      router.post('/agui', (ctx) => agui.run(ctx)).as('agui.run')
+      router.get('/agui/runs/:runId', (ctx) => agui.reattach(ctx)).as('agui.reattach')
+      router.post('/runs', (ctx) => stream.start(ctx)).as('runs.start')
+      router.get('/runs/:runId/stream', (ctx) => stream.stream(ctx)).as('runs.stream')
+      router.post('/runs/:runId/cancel', (ctx) => decisions.cancel(ctx)).as('runs.cancel')
+      router
+        .post('/items/:runId/:itemId/approve', (ctx) => decisions.approve(ctx))
+        .as('items.approve')
+      router.post('/items/:runId/:itemId/reject', (ctx) => decisions.reject(ctx)).as('items.reject')
+      router.post('/items/:runId/:itemId/answer', (ctx) => decisions.answer(ctx)).as('items.answer')
+      router.get('/admin', (ctx) => admin.page(ctx)).as('admin.page')
+      router.get('/admin/items', (ctx) => admin.items(ctx)).as('admin.items')
+      router
+        .post('/admin/items/:runId/:itemId/:action', (ctx) => admin.decide(ctx))
+        .as('admin.decide')
+    })
+    .as(as)
+  if (prefix) group.prefix(prefix)
+  modifier?.(group)
+  return group
+}

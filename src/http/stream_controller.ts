@@ -1,0 +1,127 @@
+import { randomUUID } from 'node:crypto'
+import vine, { errors } from '@vinejs/vine'
+import type { HttpContext } from '@adonisjs/core/http'
+import type { AgentStream } from '../agent_stream.js'
+import type { DeliveredFrame, StreamFrame } from '../sink/frames.js'
+import { defaultPrincipal, type PrincipalResolver } from './principal.js'
+import { serveChunks, type Chunk } from './sse.js'
+
+const startValidator = vine.compile(
+  vine.object({
+    message: vine.string().minLength(1).maxLength(32_768),
+    threadId: vine
+      .string()
+      .regex(/^[A-Za-z0-9_:.-]{1,191}$/)
+      .optional(),
+    runId: vine
+      .string()
+      .regex(/^[A-Za-z0-9_:.-]{1,191}$/)
+      .optional(),
+  })
+)
+
+/**
+ * A frame as the native routes serve it: who decided an approval stays on the server
+ * (DESIGN.md invariant 8); everything else is the SPI frame as stored.
+ */
+export function publicFrame(frame: StreamFrame): StreamFrame {
+  if (frame.t === 'event' && frame.event.kind === 'approval-settled') {
+    const event = { ...frame.event }
+    delete event.decidedBy
+    return { ...frame, event }
+  }
+  return frame
+}
+
+/**
+ * The native stream routes of the sink SPI (sink-spi.md, "The native HTTP surface"): start a
+ * run (`POST`, JSON `{ message, threadId?, runId? }` -> 201 `{ runId, threadId }`), and read it
+ * as SSE from a cursor (`GET ...?after=` or `Last-Event-ID`, the query wins): every frame with
+ * `id:` = its cursor, errors as `event: error` with `{ code, message }`; 404 when there is
+ * nothing to resume (or it is someone else's run).
+ */
+export class StreamController {
+  constructor(
+    readonly agentStream: AgentStream,
+    readonly options: { principal?: PrincipalResolver; heartbeatMs?: number } = {}
+  ) {}
+
+  async start(ctx: HttpContext) {
+    let body: { message: string; threadId?: string; runId?: string }
+    try {
+      body = await startValidator.validate(ctx.request.body())
+    } catch (error) {
+      if (error instanceof errors.E_VALIDATION_ERROR) {
+        const [first] = error.messages as { field: string; rule: string }[]
+        return ctx.response.status(422).json({
+          code: 'invalid_input',
+          message: `"${first.field}" fails the "${first.rule}" rule`,
+        })
+      }
+      throw error
+    }
+    const principal = await (this.options.principal ?? defaultPrincipal)(ctx)
+    const runId = body.runId ?? randomUUID()
+    const threadId = body.threadId ?? runId
+    const { runs, driver } = this.agentStream.door
+    const created = await runs.insert({
+      runId,
+      threadId,
+      streamRunId: runId,
+      afterSeq: 0,
+      kind: 'start',
+      resumeHash: null,
+      ownerId: principal?.id ?? null,
+    })
+    if (!created)
+      return ctx.response
+        .status(409)
+        .json({ code: 'run_id_used', message: 'This run id is already used' })
+    try {
+      await driver.start({ runId, threadId, input: { message: body.message }, principal })
+    } catch (error) {
+      await runs.remove(runId)
+      throw error
+    }
+    return ctx.response.status(201).json({ runId, threadId })
+  }
+
+  async stream(ctx: HttpContext) {
+    const principal = await (this.options.principal ?? defaultPrincipal)(ctx)
+    const runId = String(ctx.params.runId)
+    const { runs } = this.agentStream.door
+    const run = /^[A-Za-z0-9_:.-]{1,191}$/.test(runId) ? await runs.find(runId) : null
+    if (
+      !run ||
+      run.streamRunId !== runId ||
+      run.ownerId !== (principal?.id ?? null) ||
+      !(await this.agentStream.sink.has(runId))
+    ) {
+      return ctx.response.status(404).json({ code: 'not_found', message: 'Nothing to resume' })
+    }
+    const query = ctx.request.qs().after
+    const after =
+      typeof query === 'string' && query.length > 0
+        ? query
+        : (ctx.request.header('last-event-id') ?? undefined)
+    const controller = new AbortController()
+    let frames: AsyncIterable<DeliveredFrame>
+    try {
+      frames = this.agentStream.sink.subscribe(runId, { after, signal: controller.signal })
+    } catch {
+      return ctx.response.status(400).json({ code: 'invalid_cursor', message: 'Invalid cursor' })
+    }
+    async function* chunks(): AsyncGenerator<Chunk> {
+      for await (const { cursor, ...frame } of frames) {
+        const served = publicFrame(frame as StreamFrame)
+        yield served.t === 'error'
+          ? `id: ${cursor}\nevent: error\ndata: ${JSON.stringify({ code: served.code, message: served.message })}\n\n`
+          : `id: ${cursor}\ndata: ${JSON.stringify(served)}\n\n`
+      }
+    }
+    await serveChunks(ctx.request.request, ctx.response.response, chunks(), {
+      heartbeatMs: this.options.heartbeatMs,
+      controller,
+    })
+  }
+}
