@@ -41,6 +41,20 @@ export class AgUiController {
     return this.#serve(ctx, reply, controller)
   }
 
+  /** `GET` the thread's current run (`connect(threadId)`), from `Last-Event-ID` or `?after=`. */
+  async attach(ctx: HttpContext) {
+    const controller = new AbortController()
+    const principal = await (this.options.principal ?? defaultPrincipal)(ctx)
+    const after = ctx.request.qs().after ?? ctx.request.header('last-event-id') ?? undefined
+    const reply = await this.door.attachThread(
+      String(ctx.params.threadId),
+      typeof after === 'string' && after.length > 0 ? after : undefined,
+      principal,
+      controller.signal
+    )
+    return this.#serve(ctx, reply, controller)
+  }
+
   /** End every response being served (the provider calls it on shutdown). */
   closeAll() {
     for (const controller of this.#open) controller.abort()

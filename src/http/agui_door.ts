@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import vine from '@vinejs/vine'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
 import { formatCursor, parseCursor, compareCursors, type Cursor } from '../sink/cursor.js'
@@ -161,6 +162,44 @@ export class AgUiDoor {
       return { kind: 'refused', status: 400, code: 'invalid_cursor', message: 'Invalid cursor' }
     }
     return this.#stream(run, cursor, signal)
+  }
+
+  /**
+   * `GET` by thread (what a `connect(threadId)` client asks): the thread's current AG-UI run from
+   * `after`. When its segment parked and the run went on because someone answered elsewhere (the
+   * admin page, the decision API), the continuation becomes an AG-UI run of its own (a run id
+   * derived from the stream and the park's end, the same on every replica) and that is served.
+   * 404 when the thread has no run (or it is someone else's).
+   */
+  async attachThread(
+    threadId: string,
+    after: string | undefined,
+    principal: Principal | null,
+    signal?: AbortSignal
+  ): Promise<DoorReply> {
+    let run = /^[A-Za-z0-9_:.-]{1,191}$/.test(threadId) ? await this.runs.latest(threadId) : null
+    if (!run || run.ownerId !== (principal?.id ?? null)) return notFound()
+    while (true) {
+      const end = await this.sink.store.segmentEnd(run.streamRunId, run.afterSeq)
+      if (end === null) break
+      const head = await this.sink.store.head(run.streamRunId)
+      const continued =
+        head?.status === 'open' || (await this.sink.store.segmentEnd(run.streamRunId, end)) !== null
+      if (!continued) break
+      const runId: string = `${createHash('sha256').update(run.streamRunId).digest('hex').slice(0, 40)}.r${end}`
+      const next = {
+        runId,
+        threadId: run.threadId,
+        streamRunId: run.streamRunId,
+        afterSeq: end,
+        kind: 'resume' as const,
+        resumeHash: null,
+        ownerId: run.ownerId,
+      }
+      await this.runs.insert(next)
+      run = (await this.runs.find(runId))!
+    }
+    return this.reattach(run.runId, after, principal, signal)
   }
 
   async #start(input: AgUiInput, principal: Principal | null, signal?: AbortSignal) {

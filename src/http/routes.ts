@@ -19,6 +19,7 @@ export interface RoutesOptions {
  * | --- | --- | --- |
  * | POST | `/agui` | `agui.run` (AG-UI `RunAgentInput` in, SSE out) |
  * | GET | `/agui/runs/:runId` | `agui.reattach` (`Last-Event-ID` or `?after=`) |
+ * | GET | `/agui/threads/:threadId` | `agui.attach` (the thread's current run, same cursors) |
  * | POST | `/runs` | `runs.start` (native: `{ message, threadId?, runId? }`) |
  * | GET | `/runs/:runId/stream` | `runs.stream` (native SSE frames, `?after=`/`Last-Event-ID`) |
  * | POST | `/runs/:runId/cancel` | `runs.cancel` |
@@ -55,6 +56,7 @@ export function registerRoutes(
     .group(() => {
       router.post('/agui', (ctx) => agui.run(ctx)).as('agui.run')
       router.get('/agui/runs/:runId', (ctx) => agui.reattach(ctx)).as('agui.reattach')
+      router.get('/agui/threads/:threadId', (ctx) => agui.attach(ctx)).as('agui.attach')
       router.post('/runs', (ctx) => stream.start(ctx)).as('runs.start')
       router.get('/runs/:runId/stream', (ctx) => stream.stream(ctx)).as('runs.stream')
       router.post('/runs/:runId/cancel', (ctx) => decisions.cancel(ctx)).as('runs.cancel')

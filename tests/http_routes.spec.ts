@@ -1,0 +1,142 @@
+import { test } from '@japa/runner'
+import { randomUUID } from 'node:crypto'
+import type { AgentRunner } from '../src/runner/contract.js'
+import { scriptedAgent } from '../src/testing/scripted_agent.js'
+import { resetTables } from './helpers/db.js'
+import { serveApp } from './helpers/http.js'
+import { assertConforms, parseSse } from './helpers/agui.js'
+
+async function setup(runner: AgentRunner) {
+  const served = await serveApp({ runner })
+  await resetTables(await served.app.container.make('lucid.db'))
+  const call = async (method: string, path: string, body?: unknown, user = 'alice') => {
+    const response = await fetch(`${served.url}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json', 'x-user': user },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    })
+    const text = await response.text()
+    let json: any = null
+    try {
+      json = JSON.parse(text)
+    } catch {}
+    return { status: response.status, text, json, headers: response.headers }
+  }
+  return { ...served, call }
+}
+
+test.group('Routes: native stream, decisions, names', () => {
+  test('registerRoutes mounts named, prefixed routes', async ({ assert }) => {
+    const { app } = await setup(scriptedAgent())
+    const router = await app.container.make('router')
+    const names = router.toJSON().root.map((route: any) => route.name)
+    for (const name of [
+      'agentStream.agui.run',
+      'agentStream.agui.reattach',
+      'agentStream.agui.attach',
+      'agentStream.runs.start',
+      'agentStream.runs.stream',
+      'agentStream.runs.cancel',
+      'agentStream.items.approve',
+      'agentStream.items.reject',
+      'agentStream.items.answer',
+      'agentStream.admin.page',
+      'agentStream.admin.items',
+      'agentStream.admin.decide',
+    ]) {
+      assert.include(names, name)
+    }
+  })
+
+  test('native: start a run, read it as SSE from a cursor, 404 for a missing or foreign run', async ({
+    assert,
+  }) => {
+    const { call, agentStream } = await setup(scriptedAgent({ steps: ['read'] }))
+    const started = await call('POST', '/runs', { message: 'go' })
+    assert.equal(started.status, 201)
+    const { runId } = started.json
+    await agentStream.driver.settled()
+    const full = await call('GET', `/runs/${runId}/stream`)
+    assert.equal(full.headers.get('content-type'), 'text/event-stream; charset=utf-8')
+    const frames = parseSse(full.text)
+    assert.isAbove(frames.length, 3)
+    assert.isTrue(frames.every((f) => f.id))
+    const middle = frames[2].id!
+    const rest = parseSse((await call('GET', `/runs/${runId}/stream?after=${middle}`)).text)
+    assert.deepEqual(
+      rest.map((f) => f.event),
+      frames.slice(3).map((f) => f.event)
+    )
+    assert.equal((await call('GET', `/runs/${runId}/stream`, undefined, 'mallory')).status, 404)
+    assert.equal((await call('GET', `/runs/nope/stream`)).status, 404)
+    const bad = await call('POST', '/runs', { message: '' })
+    assert.equal(bad.status, 422)
+  })
+
+  test('decisions: approve continues the run; typed errors map to 403/404/409/422', async ({
+    assert,
+  }) => {
+    const { call, agentStream } = await setup(scriptedAgent({ steps: ['approval', 'question'] }))
+    const { runId } = (await call('POST', '/runs', { message: 'go' })).json
+    await agentStream.driver.settled()
+    const [item] = await agentStream.parking.list({ streamRunId: runId })
+    const path = `/items/${item.runId}/${item.itemId}`
+    assert.equal((await call('POST', `${path}/approve`, {}, 'mallory')).status, 403)
+    assert.equal((await call('POST', `/items/${item.runId}/nope/approve`, {})).status, 404)
+    const mismatch = await call('POST', `${path}/answer`, { answers: {} })
+    assert.equal(mismatch.status, 422)
+    assert.equal(mismatch.json.code, 'E_DECISION_MISMATCH')
+    const ok = await call('POST', `${path}/approve`, { reason: 'fine' })
+    assert.deepEqual(ok.json, { status: 'approved' })
+    assert.equal((await call('POST', `${path}/reject`, {})).status, 409)
+    await agentStream.driver.settled()
+    // The run went on and parked on the question set.
+    const [question] = await agentStream.parking.list({ streamRunId: runId })
+    assert.equal(question.kind, 'elicitation')
+    const invalid = await call('POST', `/items/${question.runId}/${question.itemId}/answer`, {
+      answers: { nope: ['x'] },
+    })
+    assert.equal(invalid.status, 422)
+    const cancel = await call('POST', `/runs/${runId}/cancel`)
+    assert.deepEqual(cancel.json, { status: 'cancelled' })
+    // Who decided never reaches a reader of the native stream.
+    const stream = await call('GET', `/runs/${runId}/stream`)
+    assert.include(stream.text, 'approval-settled')
+    assert.notInclude(stream.text, 'decidedBy')
+    assert.notInclude(stream.text, 'alice')
+  })
+
+  test('AG-UI attach by thread: a run approved elsewhere continues as its own AG-UI run', async ({
+    assert,
+  }) => {
+    const { call, agentStream } = await setup(scriptedAgent({ steps: ['approval'] }))
+    const threadId = `t-${randomUUID()}`
+    const first = await call('POST', '/agui', {
+      threadId,
+      runId: randomUUID(),
+      messages: [{ id: 'u', role: 'user', content: 'go' }],
+    })
+    const interrupt = parseSse(first.text).at(-1)!.event.outcome.interrupts[0]
+    const parkedView = parseSse((await call('GET', `/agui/threads/${threadId}`)).text).map(
+      (e) => e.event
+    )
+    assert.equal(parkedView.at(-1)!.outcome.type, 'interrupt')
+    const [item] = await agentStream.parking.list({ threadId })
+    assert.equal(
+      (await call('POST', `/items/${item.runId}/${item.itemId}/approve`, {})).status,
+      200
+    )
+    await agentStream.driver.settled()
+    const attached = parseSse((await call('GET', `/agui/threads/${threadId}`)).text).map(
+      (e) => e.event
+    )
+    await assertConforms(assert, attached)
+    assert.deepEqual(attached.at(-1)!.outcome, { type: 'success' })
+    const result = attached.find((e) => e.type === 'TOOL_CALL_RESULT')!
+    assert.equal(result.toolCallId, interrupt.toolCallId)
+    // The same run id on a second attach (derived, not random).
+    const again = parseSse((await call('GET', `/agui/threads/${threadId}`)).text)
+    assert.equal(again[0].event.runId, attached[0].runId)
+    assert.equal((await call('GET', `/agui/threads/${threadId}`, undefined, 'mallory')).status, 404)
+  })
+})
