@@ -309,14 +309,27 @@ async function benchDatabase(dialect: string) {
           ? ''
           : text
             ? `Some text of row ${s}. `.repeat(4)
-            : JSON.stringify({
-                t: 'event',
-                event: {
-                  kind: 'tool-output',
-                  id: `call_${s}`,
-                  output: { rows: [s, s + 1], ok: true },
-                },
-              }),
+            : JSON.stringify(
+                s % 5 === 1
+                  ? {
+                      t: 'event',
+                      event: {
+                        kind: 'tool-input-available',
+                        id: `call_${s}`,
+                        name: 'search',
+                        input: { q: s },
+                        toolKind: 'read',
+                      },
+                    }
+                  : {
+                      t: 'event',
+                      event: {
+                        kind: 'tool-output',
+                        id: `call_${s - (s % 5) + 1}`,
+                        output: { rows: [s, s + 1], ok: true },
+                      },
+                    }
+              ),
         component_id: null,
         superseded: false,
         created_at: at,
@@ -343,7 +356,7 @@ async function benchDatabase(dialect: string) {
       db: label,
       ours: fmt(events / seconds, 0),
       baseline: 'n/a',
-      target: '>= 50,000 AG-UI events/s (routes not built yet)',
+      target: '(sink level)',
     })
     void bytes
 
@@ -363,12 +376,104 @@ async function benchDatabase(dialect: string) {
       db: label,
       ours: `${fmt(percentile(latencies, 50), 2)} / ${fmt(percentile(latencies, 99), 2)}`,
       baseline: 'n/a',
-      target: 'p50 <= 5 over HTTP (routes not built yet)',
+      target: '(sink level)',
     })
+
+    step('agui')
+    // 6. The same run through the AG-UI door over loopback HTTP: replay throughput, re-attach.
+    const http = await serveDoor(db, sink, id)
+    const t0 = now()
+    const replayed = await fetch(`${http.url}/${id}`)
+    const body = await replayed.text()
+    const replaySeconds = (now() - t0) / 1000
+    const aguiEvents = body.split('\n\n').filter((block) => block.includes('data: ')).length
+    rows.push({
+      metric: `replay of the same run as AG-UI SSE over HTTP, events/s (${aguiEvents} events)`,
+      db: label,
+      ours: fmt(aguiEvents / replaySeconds, 0),
+      baseline: 'n/a',
+      target: '>= 50,000',
+    })
+    const firsts: number[] = []
+    for (let i = 0; i < SIZES.reattach; i++) {
+      const after = String(1 + Math.floor(Math.random() * (SIZES.replay - 1)))
+      const t = now()
+      const response = await fetch(`${http.url}/${id}?after=${after}`)
+      const reader = response.body!.getReader()
+      let text = ''
+      // The first event after the join prelude: a frame the client did not have.
+      while (!/"type":"(TOOL_CALL|TEXT_MESSAGE)_[A-Z]+"/.test(text)) {
+        const chunk = await reader.read()
+        if (chunk.done) break
+        text += new TextDecoder().decode(chunk.value)
+      }
+      firsts.push(now() - t)
+      await reader.cancel()
+    }
+    rows.push({
+      metric: 're-attach over HTTP (AG-UI, random cursor) -> first new event, p50 / p99 ms',
+      db: label,
+      ours: `${fmt(percentile(firsts, 50), 2)} / ${fmt(percentile(firsts, 99), 2)}`,
+      baseline: 'n/a',
+      target: 'p50 <= 5',
+    })
+    await http.close()
   }
 
   await sink.shutdown()
   await db.manager.closeAll()
+}
+
+/**
+ * The AG-UI door on a bare node:http server (no framework around it): GET /<runId>?after= is
+ * the re-attach route's work (door + SSE writer).
+ */
+async function serveDoor(db: Database, sink: LucidTokenStreamSink, streamRunId: string) {
+  const { createServer } = await import('node:http')
+  const { createParking } = await import('../src/parking/index.js')
+  const { AgUiRunStore } = await import('../src/store/agui_runs.js')
+  const { AgUiDoor } = await import('../src/http/agui_door.js')
+  const { serveAgUiEvents } = await import('../src/http/sse.js')
+  const { tableNames } = await import('../src/store/schema.js')
+  const stack = createParking(db, {
+    runner: {
+      start: async () => ({ status: 'finished' }),
+      resume: async () => ({ status: 'finished' }),
+    },
+  })
+  const runs = new AgUiRunStore(() => db.connection(), tableNames())
+  await runs.insert({
+    runId: streamRunId,
+    threadId: streamRunId,
+    streamRunId,
+    afterSeq: 0,
+    kind: 'start',
+    resumeHash: null,
+    ownerId: null,
+  })
+  const door = new AgUiDoor(sink, stack.driver, stack.service, runs, {})
+  const server = createServer(async (req, res) => {
+    const url = new URL(req.url!, 'http://x')
+    const controller = new AbortController()
+    const reply = await door.reattach(
+      url.pathname.slice(1),
+      url.searchParams.get('after') ?? undefined,
+      null,
+      controller.signal
+    )
+    if (reply.kind === 'refused') return res.writeHead(reply.status).end()
+    await serveAgUiEvents(req, res, reply.events, { controller })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: async () => {
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+      await stack.sink.shutdown()
+    },
+  }
 }
 
 /** Heap per idle reader: readers waiting on open, silent streams (10 per stream). */

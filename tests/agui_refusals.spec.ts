@@ -250,6 +250,30 @@ test.group('AG-UI door: refusals change nothing', () => {
     assert.equal(await ctx.snapshot(), before)
   })
 
+  test('interrupts answered elsewhere (the admin page): interrupt_decided, nothing changes', async ({
+    assert,
+  }) => {
+    const ctx = await setup(scriptedAgent({ steps: ['approval', 'question'] }))
+    const { threadId, interrupts } = await parked(ctx.post)
+    const [item] = await ctx.agentStream.parking.list({ threadId })
+    await ctx.agentStream.parking.approve(item.runId, item.itemId, {
+      principal: { id: 'alice' },
+      via: 'admin',
+    })
+    await ctx.agentStream.driver.settled()
+    // The run went on and parked on its question set: the old interrupt is decided, not unknown.
+    await assertRefused(
+      assert,
+      ctx,
+      input(threadId, {
+        resume: [
+          { interruptId: interrupts[0].id, status: 'resolved', payload: { approved: false } },
+        ],
+      }),
+      'interrupt_decided'
+    )
+  })
+
   test('the same resume sent twice runs once; the second gets the first run replayed', async ({
     assert,
   }) => {

@@ -8,7 +8,7 @@ import type { ParkingService } from '../parking/service.js'
 import type { ItemRow } from '../parking/parking_store.js'
 import type { PendingItem, Principal } from '../parking/types.js'
 import { validateDecision, validateReply } from '../parking/replies.js'
-import { encodeAgUiId } from '../agui/ids.js'
+import { decodeAgUiId, encodeAgUiId } from '../agui/ids.js'
 import { FrameTranslator, type AgUiEvent, type TranslatorOptions } from '../agui/translate.js'
 import {
   InvalidAgUiInputError,
@@ -50,6 +50,7 @@ export type AgUiRefusalCode =
   | 'run_id_used'
   | 'run_active'
   | 'decision_conflict'
+  | 'interrupt_decided'
 
 const REFUSALS: Record<AgUiRefusalCode, string> = {
   interrupt_pending: 'This thread is waiting for answers: resume it with every open interrupt.',
@@ -63,6 +64,8 @@ const REFUSALS: Record<AgUiRefusalCode, string> = {
   run_id_used: 'This run id is already used.',
   run_active: 'The run is still writing: resume once it has finished.',
   decision_conflict: 'Someone else answered these interrupts first.',
+  interrupt_decided:
+    'These interrupts were answered elsewhere: attach to the thread to follow the run.',
 }
 
 /** What the door answers: a refusal before the stream opens, or the stream of events. */
@@ -136,6 +139,9 @@ export class AgUiDoor {
       // The same resume again: the run it started is replayed, nothing runs twice.
       if (latest && hash && latest.resumeHash === hash)
         return this.#stream(latest, undefined, signal)
+      if (await this.#decidedElsewhere(input.threadId, input.resume)) {
+        return refusal('interrupt_decided')
+      }
       return refusal('no_pending_interrupt')
     }
     return this.#resume(input, hash!, latest!, pending, principal, signal)
@@ -182,10 +188,7 @@ export class AgUiDoor {
     while (true) {
       const end = await this.sink.store.segmentEnd(run.streamRunId, run.afterSeq)
       if (end === null) break
-      const head = await this.sink.store.head(run.streamRunId)
-      const continued =
-        head?.status === 'open' || (await this.sink.store.segmentEnd(run.streamRunId, end)) !== null
-      if (!continued) break
+      if (!(await this.#continued(run.streamRunId, end))) break
       const runId: string = `${createHash('sha256').update(run.streamRunId).digest('hex').slice(0, 40)}.r${end}`
       const next = {
         runId,
@@ -200,6 +203,28 @@ export class AgUiDoor {
       run = (await this.runs.find(runId))!
     }
     return this.reattach(run.runId, after, principal, signal)
+  }
+
+  /**
+   * Whether the stream goes on after the segment that ended at `end`: reopened, ended again
+   * later, or decided and about to be resumed (its answers are stored after the end, nothing is
+   * pending and it was not cancelled), so a reader waits for the continuation instead of being
+   * served the decided interrupt again.
+   */
+  async #continued(streamRunId: string, end: number) {
+    const head = await this.sink.store.head(streamRunId)
+    if (head?.status === 'open') return true
+    if ((await this.sink.store.segmentEnd(streamRunId, end)) !== null) return true
+    const after = await this.sink.store.rows(streamRunId, end + 1, 50)
+    if (after.length === 0) return false
+    const cancelled = after.some(
+      (row) =>
+        row.kind === 'event' &&
+        (JSON.parse(row.body) as StreamFrame & { t: 'event' }).event.kind === 'cancelled'
+    )
+    if (cancelled) return false
+    const pending = await this.parking.list({ streamRunId, perPage: 1 })
+    return pending.length === 0
   }
 
   async #start(input: AgUiInput, principal: Principal | null, signal?: AbortSignal) {
@@ -243,7 +268,10 @@ export class AgUiDoor {
       if (seen.has(entry.interruptId)) return refusal('duplicate_interrupt')
       seen.add(entry.interruptId)
       const item = byId.get(entry.interruptId)
-      if (!item) return refusal('unknown_interrupt')
+      if (!item) {
+        const decided = await this.#decidedElsewhere(input.threadId, [entry])
+        return refusal(decided ? 'interrupt_decided' : 'unknown_interrupt')
+      }
       const planned = await this.#plan(item, entry, principal)
       if (typeof planned === 'string') return refusal(planned)
       plan.push(planned)
@@ -346,6 +374,21 @@ export class AgUiDoor {
           ? this.parking.approve(item.runId, item.itemId, decider, body)
           : this.parking.reject(item.runId, item.itemId, decider, body),
     }
+  }
+
+  /**
+   * Whether every entry names an interrupt of this thread that was already decided (the admin
+   * page, the decision API, another tab): the client should follow the run, not answer again.
+   */
+  async #decidedElsewhere(threadId: string, resume: AgUiResumeEntry[]) {
+    for (const entry of resume) {
+      const parts = decodeAgUiId(entry.interruptId)
+      if (!parts || parts.kind !== 'int' || parts.address.length !== 2) return false
+      const [runId, itemId] = parts.address
+      const item = await this.parking.store.findItem(runId, itemId)
+      if (!item || item.threadId !== threadId || item.status === 'pending') return false
+    }
+    return resume.length > 0
   }
 
   /** The id the translator gave this item's interrupt (same grammar, same stored position). */

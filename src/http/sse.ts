@@ -52,9 +52,24 @@ export async function serveChunks(
   res.on('close', () => {
     if (!res.writableFinished) onClose()
   })
+  // Writes within one turn of the event loop go out together (one syscall, not one per event).
+  let corked = false
+  const uncork = () => {
+    if (!corked) return
+    corked = false
+    res.uncork()
+  }
   const write = async (chunk: Chunk) => {
     if (closed) return
+    if (!corked) {
+      corked = true
+      res.cork()
+      setImmediate(uncork)
+    }
     if (!res.write(chunk)) {
+      // A slow client: flush what is held and wait for it, never buffer without bound.
+      uncork()
+      if (!res.writableNeedDrain) return
       await new Promise<void>((resolve) => {
         const done = () => {
           res.off('drain', done)
@@ -88,6 +103,7 @@ export async function serveChunks(
     }
   } finally {
     if (heartbeat) clearInterval(heartbeat)
+    uncork()
     if (!closed) res.end()
   }
 }
