@@ -135,13 +135,24 @@ test.group('AG-UI door: re-attach, framing, protobuf', () => {
     const reader = response.body!.getReader()
     const decoder = new TextDecoder()
     let body = ''
-    while (!body.includes(': ping\n\n')) body += decoder.decode((await reader.read()).value)
-    // Re-attach by Last-Event-ID while it is still open.
-    const ids = parseSse(body).filter((e) => e.id)
-    const byHeader = get(`${served.url}/agui/runs/${runId}`, undefined, {
-      'last-event-id': ids.at(-1)!.id!,
-    })
-    release()
+    let byHeader: Promise<Response>
+    const started = Date.now()
+    try {
+      // The first text and, while the run waits, a heartbeat.
+      while (!body.includes(': ping\n\n') || !body.includes('Thinking')) {
+        const chunk = await reader.read()
+        if (chunk.done) throw new Error(`the stream ended early: ${body}`)
+        body += decoder.decode(chunk.value)
+      }
+      if (process.env.DEBUG_SSE) console.error('text and ping after', Date.now() - started, 'ms')
+      // Re-attach by Last-Event-ID while it is still open.
+      const ids = parseSse(body).filter((e) => e.id)
+      byHeader = get(`${served.url}/agui/runs/${runId}`, undefined, {
+        'last-event-id': ids.at(-1)!.id!,
+      })
+    } finally {
+      release()
+    }
     for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read())
       body += decoder.decode(chunk.value)
     assert.notInclude(body, '\r')

@@ -295,7 +295,7 @@ test.group('AG-UI door: refusals change nothing', () => {
     )
     assert.deepEqual(
       different.events.map((e) => e.code),
-      ['no_pending_interrupt']
+      ['interrupt_decided']
     )
   })
 })

@@ -1,4 +1,5 @@
 import type { HttpContext } from '@adonisjs/core/http'
+import type { Principal } from '../parking/types.js'
 import { defaultPrincipal, type PrincipalResolver } from './principal.js'
 import type { AgUiDoor, DoorReply } from './agui_door.js'
 import { serveAgUiEvents } from './sse.js'
@@ -21,35 +22,40 @@ export class AgUiController {
     } = {}
   ) {}
 
-  async run(ctx: HttpContext) {
-    const controller = new AbortController()
-    const principal = await (this.options.principal ?? defaultPrincipal)(ctx)
-    const reply = await this.door.run(ctx.request.body(), principal, controller.signal)
-    return this.#serve(ctx, reply, controller)
+  run(ctx: HttpContext) {
+    return this.#handle(ctx, (principal, _after, signal) =>
+      this.door.run(ctx.request.body(), principal, signal)
+    )
   }
 
-  async reattach(ctx: HttpContext) {
-    const controller = new AbortController()
-    const principal = await (this.options.principal ?? defaultPrincipal)(ctx)
-    const after = ctx.request.qs().after ?? ctx.request.header('last-event-id') ?? undefined
-    const reply = await this.door.reattach(
-      String(ctx.params.runId),
-      typeof after === 'string' && after.length > 0 ? after : undefined,
-      principal,
-      controller.signal
+  reattach(ctx: HttpContext) {
+    return this.#handle(ctx, (principal, after, signal) =>
+      this.door.reattach(String(ctx.params.runId), after, principal, signal)
     )
-    return this.#serve(ctx, reply, controller)
   }
 
   /** `GET` the thread's current run (`connect(threadId)`), from `Last-Event-ID` or `?after=`. */
-  async attach(ctx: HttpContext) {
+  attach(ctx: HttpContext) {
+    return this.#handle(ctx, (principal, after, signal) =>
+      this.door.attachThread(String(ctx.params.threadId), after, principal, signal)
+    )
+  }
+
+  /** Who asks, from which cursor (`?after=` wins over `Last-Event-ID`), then serve the reply. */
+  async #handle(
+    ctx: HttpContext,
+    answer: (
+      principal: Principal | null,
+      after: string | undefined,
+      signal: AbortSignal
+    ) => Promise<DoorReply>
+  ) {
     const controller = new AbortController()
     const principal = await (this.options.principal ?? defaultPrincipal)(ctx)
     const after = ctx.request.qs().after ?? ctx.request.header('last-event-id') ?? undefined
-    const reply = await this.door.attachThread(
-      String(ctx.params.threadId),
-      typeof after === 'string' && after.length > 0 ? after : undefined,
+    const reply = await answer(
       principal,
+      typeof after === 'string' && after.length > 0 ? after : undefined,
       controller.signal
     )
     return this.#serve(ctx, reply, controller)

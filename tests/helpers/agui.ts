@@ -1,23 +1,14 @@
 import { EventSchema } from '@ag-ui/core/schemas'
 import { enforceEvents, verifyEvents } from '@ag-ui/client'
 import { from, lastValueFrom, toArray } from 'rxjs'
+import { cuttingFetch, parseSse as parseSseBody } from '../../demo/cutting_fetch.js'
 
 export type WireEvent = { type: string } & Record<string, any>
 
 /** The events of an SSE body, with the `id:` each carried (checked for LF-only framing). */
 export function parseSse(body: string): { event: WireEvent; id?: string }[] {
   if (body.includes('\r')) throw new Error('SSE must be framed with LF only')
-  const out: { event: WireEvent; id?: string }[] = []
-  for (const block of body.split('\n\n')) {
-    let id: string | undefined
-    const data: string[] = []
-    for (const line of block.split('\n')) {
-      if (line.startsWith('id: ')) id = line.slice(4)
-      else if (line.startsWith('data: ')) data.push(line.slice(6))
-    }
-    if (data.length > 0) out.push({ event: JSON.parse(data.join('\n')), ...(id ? { id } : {}) })
-  }
-  return out
+  return parseSseBody(body)
 }
 
 /**
@@ -45,56 +36,17 @@ export async function assertConforms(assert: any, events: WireEvent[]) {
 
 /**
  * A `fetch` for `HttpAgent` that records every response body and can cut one: `cut` is asked
- * after each event whether to end the response there (the socket is aborted, the client sees a
- * clean end, as after a network drop).
+ * after each event whether to end the response there (the demo's `cuttingFetch`, armed once).
  */
 export function recordingFetch(cut?: (event: WireEvent) => boolean) {
-  const bodies: string[] = []
-  let lastId: string | undefined
-  let armed = Boolean(cut)
-  const fetchFn = async (url: string, init: RequestInit) => {
-    const abort = new AbortController()
-    const response = await fetch(url, { ...init, signal: abort.signal })
-    const index = bodies.push('') - 1
-    if (!response.body) return response
-    const reader = response.body.getReader()
-    const decoder = new TextDecoder()
-    let pending = ''
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        const { done, value } = await reader.read()
-        if (done) return controller.close()
-        pending += decoder.decode(value, { stream: true })
-        const blocks = pending.split('\n\n')
-        pending = blocks.pop()!
-        let out = ''
-        for (const block of blocks) {
-          out += `${block}\n\n`
-          const [parsed] = parseSse(`${block}\n\n`)
-          if (parsed?.id) lastId = parsed.id
-          if (parsed && armed && cut!(parsed.event)) {
-            armed = false
-            bodies[index] += out
-            controller.enqueue(new TextEncoder().encode(out))
-            abort.abort()
-            controller.close()
-            return
-          }
-        }
-        bodies[index] += out
-        if (out) controller.enqueue(new TextEncoder().encode(out))
-      },
-    })
-    return new Response(body, { status: response.status, headers: response.headers })
-  }
+  const recorder = cuttingFetch()
+  recorder.state.cutWhen = cut ?? null
   return {
-    fetch: fetchFn,
-    bodies,
+    fetch: recorder.fetch,
+    bodies: recorder.bodies,
     get lastId() {
-      return lastId
+      return recorder.state.lastId
     },
-    events(i = bodies.length - 1) {
-      return parseSse(bodies[i]).map((e) => e.event)
-    },
+    events: recorder.events,
   }
 }
