@@ -246,3 +246,108 @@ test.group('AG-UI over HTTP: failures and disconnects', () => {
     })
   }
 })
+
+test.group('AG-UI over HTTP: frontend tools', () => {
+  /** Calls the client's `confirm_color` tool when offered; answers with what came back. */
+  const clientToolAgent = {
+    async start(ctx: any) {
+      const { tools = [], toolResults = [] } = ctx.input
+      if (toolResults.length > 0) {
+        await ctx.writer.write({ t: 'text', v: `The client said ${toolResults[0].content}.` })
+        return { status: 'finished' as const }
+      }
+      await ctx.writer.write({ t: 'text', v: 'Checking with you. ' })
+      if (tools.some((tool: { name: string }) => tool.name === 'confirm_color')) {
+        await ctx.writer.write({
+          t: 'event',
+          event: {
+            kind: 'tool-input-available',
+            id: 'call_color',
+            name: 'confirm_color',
+            input: { color: 'red' },
+            toolKind: 'action',
+          },
+        })
+      }
+      return { status: 'finished' as const }
+    },
+    async resume() {
+      return { status: 'finished' as const }
+    },
+  }
+  const tool = {
+    name: 'confirm_color',
+    description: 'Ask the person to confirm a color',
+    parameters: { type: 'object', properties: { color: { type: 'string' } } },
+  }
+
+  test('a call to a client tool ends the run with pendingToolCallIds; its result starts the next', async ({
+    assert,
+  }) => {
+    const served = await serveApp({ runner: clientToolAgent, agui: { frontendTools: true } })
+    await resetTables(await served.app.container.make('lucid.db'))
+    const recorder = recordingFetch()
+    const client = agent(served.url, recorder)
+    let pending: string[] = []
+    await client.runAgent(
+      { tools: [tool] },
+      {
+        onRunFinishedEvent: ({ pendingToolCallIds }: any) => {
+          pending = pendingToolCallIds ?? []
+        },
+      }
+    )
+    const first = recorder.events()
+    await assertConforms(assert, first)
+    const call = first.find((e) => e.type === 'TOOL_CALL_START')!
+    assert.deepEqual(first.at(-1)!.outcome, {
+      type: 'success',
+      pendingToolCallIds: [call.toolCallId],
+    })
+    assert.deepEqual(pending, [call.toolCallId])
+
+    // A tool message for a call nobody is waiting for is refused, and changes nothing.
+    const forged = new HttpAgent({
+      url: `${served.url}/agui`,
+      threadId: client.threadId,
+      headers: { 'x-user': 'alice' },
+      fetch: recorder.fetch,
+      initialMessages: [
+        ...client.messages,
+        { id: 't-forged', role: 'tool', toolCallId: 'other-call', content: 'blue' },
+      ] as any,
+    })
+    await forged.runAgent({ tools: [tool] }).catch(() => {})
+    assert.deepEqual(
+      recorder.events().map((e) => e.code),
+      ['unknown_tool_call']
+    )
+
+    client.messages.push({
+      id: 't1',
+      role: 'tool',
+      toolCallId: call.toolCallId,
+      content: 'red it is',
+    } as any)
+    await client.runAgent({ tools: [tool] })
+    const second = recorder.events()
+    await assertConforms(assert, second)
+    assert.deepEqual(second.at(-1)!.outcome, { type: 'success' })
+    assert.include(assistantText(client.messages), 'The client said red it is.')
+  })
+
+  test('off by default: the client tools never reach the agent, no pendingToolCallIds', async ({
+    assert,
+  }) => {
+    const served = await serveApp({ runner: clientToolAgent })
+    await resetTables(await served.app.container.make('lucid.db'))
+    const recorder = recordingFetch()
+    await agent(served.url, recorder).runAgent({ tools: [tool] })
+    const events = recorder.events()
+    assert.notInclude(JSON.stringify(events), 'pendingToolCallIds')
+    assert.notInclude(
+      events.map((e) => e.type),
+      'TOOL_CALL_START'
+    )
+  })
+})

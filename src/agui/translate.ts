@@ -22,6 +22,11 @@ export interface TranslatorOptions {
   stateSnapshot?: boolean
   /** Send a `STATE_DELTA` (RFC 6902) after every step that changed the state. Default false. */
   stateDeltas?: boolean
+  /**
+   * Tools the client offered (frontend tools): a call to one that has no result when the run
+   * finishes is the client's to run, named in `RUN_FINISHED.outcome.pendingToolCallIds`.
+   */
+  clientTools?: string[]
 }
 
 /** An AG-UI 1.0 interrupt (`RUN_FINISHED.outcome.interrupts[]`). */
@@ -529,11 +534,27 @@ export class FrameTranslator {
    * or success.
    */
   outcome():
-    | { type: 'success' }
+    | { type: 'success'; pendingToolCallIds?: string[] }
     | { type: 'cancelled' }
     | { type: 'interrupt'; interrupts: AgUiInterrupt[] } {
     if (this.#interrupts.length > 0) return { type: 'interrupt', interrupts: [...this.#interrupts] }
-    return this.#cancelled ? { type: 'cancelled' } : { type: 'success' }
+    if (this.#cancelled) return { type: 'cancelled' }
+    const pending = this.pendingClientCalls().map((call) => call.toolCallId)
+    return pending.length > 0
+      ? { type: 'success', pendingToolCallIds: pending }
+      : { type: 'success' }
+  }
+
+  /**
+   * Calls to the client's tools that have no result yet: its AG-UI id, the provider's id and the
+   * tool's name (frontend tools; empty unless `clientTools` names some).
+   */
+  pendingClientCalls(): { toolCallId: string; callId: string; name: string }[] {
+    const names = new Set(this.options.clientTools ?? [])
+    if (names.size === 0) return []
+    return [...this.#calls.entries()]
+      .filter(([, call]) => names.has(call.name))
+      .map(([callId, call]) => ({ toolCallId: call.toolCallId, callId, name: call.name }))
   }
 
   /** The segment's interrupts so far. */

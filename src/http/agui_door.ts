@@ -12,7 +12,7 @@ import { decodeAgUiId, encodeAgUiId } from '../agui/ids.js'
 import { FrameTranslator, type AgUiEvent, type TranslatorOptions } from '../agui/translate.js'
 import {
   InvalidAgUiInputError,
-  newestUserText,
+  newInput,
   resumeHash,
   validateAgUiInput,
   type AgUiInput,
@@ -26,6 +26,12 @@ export interface AgUiDoorOptions extends Omit<TranslatorOptions, 'streamRunId'> 
   maxBodyBytes?: number
   /** Cancel the run when its client disconnects (off: it runs on, re-attach later). Default false. */
   abortOnDisconnect?: boolean
+  /**
+   * Frontend tools: the client's `tools` reach the runner (`input.tools`); a call the agent makes
+   * to one ends the run with `pendingToolCallIds`, and the next input's `tool` message is accepted
+   * for such a call only (`input.toolResults`). Default false.
+   */
+  frontendTools?: boolean
 }
 
 /** One event to send, with the SSE `id:` (the stream cursor) when it is a frame's last event. */
@@ -51,6 +57,7 @@ export type AgUiRefusalCode =
   | 'run_active'
   | 'decision_conflict'
   | 'interrupt_decided'
+  | 'unknown_tool_call'
 
 const REFUSALS: Record<AgUiRefusalCode, string> = {
   interrupt_pending: 'This thread is waiting for answers: resume it with every open interrupt.',
@@ -64,6 +71,7 @@ const REFUSALS: Record<AgUiRefusalCode, string> = {
   run_id_used: 'This run id is already used.',
   run_active: 'The run is still writing: resume once it has finished.',
   decision_conflict: 'Someone else answered these interrupts first.',
+  unknown_tool_call: 'A tool message answers no call this thread is waiting for.',
   interrupt_decided:
     'These interrupts were answered elsewhere: attach to the thread to follow the run.',
 }
@@ -109,9 +117,13 @@ export class AgUiDoor {
    */
   async run(body: unknown, principal: Principal | null, signal?: AbortSignal): Promise<DoorReply> {
     let input: AgUiInput
+    let fresh: ReturnType<typeof newInput> = { text: null, toolResults: [] }
     try {
       input = await validateAgUiInput(body, this.options.maxBodyBytes)
-      if (!input.resume?.length) newestUserText(input)
+      if (!input.resume?.length) fresh = newInput(input)
+      if (fresh.toolResults.length > 0 && !this.options.frontendTools) {
+        throw new InvalidAgUiInputError(400, 'invalid_input', 'Frontend tools are off')
+      }
     } catch (error) {
       if (error instanceof InvalidAgUiInputError)
         return { kind: 'refused', status: error.status, code: error.code, message: error.message }
@@ -133,7 +145,20 @@ export class AgUiDoor {
       : []
     if (!input.resume?.length) {
       if (pending.length > 0) return refusal('interrupt_pending')
-      return this.#start(input, principal, signal)
+      // A tool result answers only a call to a client tool the server recorded as pending.
+      const toolResults: { id: string; name: string; content: string }[] = []
+      if (fresh.toolResults.length > 0) {
+        const open = new Map(
+          (latest ? await this.#pendingClientCalls(latest) : []).map((c) => [c.toolCallId, c])
+        )
+        for (const result of fresh.toolResults) {
+          const call = open.get(result.toolCallId)
+          if (!call) return refusal('unknown_tool_call')
+          open.delete(result.toolCallId)
+          toolResults.push({ id: call.callId, name: call.name, content: result.content })
+        }
+      }
+      return this.#start(input, fresh.text, toolResults, principal, signal)
     }
     if (pending.length === 0) {
       // The same resume again: the run it started is replayed, nothing runs twice.
@@ -227,7 +252,19 @@ export class AgUiDoor {
     return pending.length === 0
   }
 
-  async #start(input: AgUiInput, principal: Principal | null, signal?: AbortSignal) {
+  /**
+   * A new run: its own stream. The runner's input is `{ message, context }`, plus, with frontend
+   * tools on, `tools` (what the client offers) and `toolResults` (`{ id, name, content }`, `id`
+   * being the provider's call id the agent wrote).
+   */
+  async #start(
+    input: AgUiInput,
+    message: string | null,
+    toolResults: { id: string; name: string; content: string }[],
+    principal: Principal | null,
+    signal?: AbortSignal
+  ) {
+    const tools = this.options.frontendTools ? (input.tools ?? []) : []
     const run: Omit<AgUiRun, 'createdAt'> = {
       runId: input.runId,
       threadId: input.threadId,
@@ -236,13 +273,27 @@ export class AgUiDoor {
       kind: 'start',
       resumeHash: null,
       ownerId: principal?.id ?? null,
+      clientTools: tools.map((tool) => tool.name),
     }
     if (!(await this.runs.insert(run))) return refusal('run_id_used')
     try {
       await this.driver.start({
         runId: input.runId,
         threadId: input.threadId,
-        input: { message: newestUserText(input), context: input.context ?? [] },
+        input: {
+          message,
+          context: input.context ?? [],
+          ...(this.options.frontendTools
+            ? {
+                tools: tools.map(({ name, description, parameters }) => ({
+                  name,
+                  description,
+                  parameters,
+                })),
+                toolResults,
+              }
+            : {}),
+        },
         principal,
       })
     } catch (error) {
@@ -391,6 +442,17 @@ export class AgUiDoor {
     return resume.length > 0
   }
 
+  /** Calls to the client's tools still waiting for their result at the end of `run`'s stream. */
+  async #pendingClientCalls(run: AgUiRun) {
+    if (!run.clientTools?.length) return []
+    const translator = new FrameTranslator({
+      streamRunId: run.streamRunId,
+      clientTools: run.clientTools,
+    })
+    await this.#replay(translator, run.streamRunId, { seq: Number.MAX_SAFE_INTEGER })
+    return translator.pendingClientCalls()
+  }
+
   /** The id the translator gave this item's interrupt (same grammar, same stored position). */
   #interruptId(item: PendingItem) {
     return encodeAgUiId({
@@ -415,7 +477,11 @@ export class AgUiDoor {
    * prelude, then the segment's frames until it ends.
    */
   async *#events(run: AgUiRun, after: Cursor | undefined, signal?: AbortSignal) {
-    const translator = new FrameTranslator({ ...this.options, streamRunId: run.streamRunId })
+    const translator = new FrameTranslator({
+      ...this.options,
+      streamRunId: run.streamRunId,
+      clientTools: run.clientTools,
+    })
     const identity = { threadId: run.threadId, runId: run.runId }
     let start: Cursor = { seq: run.afterSeq }
     if (after && compareCursors(after, start) > 0) start = after

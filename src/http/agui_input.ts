@@ -125,41 +125,74 @@ export async function validateAgUiInput(
   }
 }
 
+/** A `tool` message answering a call the client ran (frontend tools). */
+export interface ToolResultMessage {
+  /** The AG-UI tool call id the client was given. */
+  toolCallId: string
+  content: string
+}
+
+function textOf(content: unknown): string | null {
+  if (typeof content === 'string') return content
+  if (!Array.isArray(content)) return null
+  const parts = content.filter(
+    (part: unknown): part is { type: 'text'; text: string } =>
+      typeof part === 'object' &&
+      part !== null &&
+      (part as { type?: unknown }).type === 'text' &&
+      typeof (part as { text?: unknown }).text === 'string'
+  )
+  return parts.length > 0 ? parts.map((part) => part.text).join('\n') : null
+}
+
 /**
- * The run's new input: the newest user message's text (AG-UI `content` as a string or text
- * parts). History comes from the server, never from the client's `messages`.
+ * What is new in a `RunAgentInput`: the messages after the last assistant message (all of them
+ * on a thread's first run): the newest user message's text, and `tool` messages (results of
+ * frontend tools). History comes from the server, never from the client's `messages`.
  *
- * @throws InvalidAgUiInputError when there is no user message with text, or it is too long
+ * @throws InvalidAgUiInputError when there is neither a user message with text nor a tool
+ *   result, or a text is too long
  */
-export function newestUserText(input: AgUiInput): string {
-  const message = input.messages.findLast((m) => m.role === 'user')
-  let text: string | null = null
-  if (typeof message?.content === 'string') text = message.content
-  else if (Array.isArray(message?.content)) {
-    const parts = message.content.filter(
-      (part: unknown): part is { type: 'text'; text: string } =>
-        typeof part === 'object' &&
-        part !== null &&
-        (part as { type?: unknown }).type === 'text' &&
-        typeof (part as { text?: unknown }).text === 'string'
-    )
-    if (parts.length > 0) text = parts.map((part) => part.text).join('\n')
+export function newInput(input: AgUiInput): {
+  text: string | null
+  toolResults: ToolResultMessage[]
+} {
+  const last = input.messages.findLastIndex((m) => m.role === 'assistant')
+  const fresh = input.messages.slice(last + 1)
+  const user = fresh.findLast((m) => m.role === 'user')
+  let text = user ? textOf(user.content) : null
+  if (text !== null && text.trim().length === 0) text = null
+  const toolResults: ToolResultMessage[] = []
+  for (const message of fresh) {
+    if (message.role !== 'tool') continue
+    const toolCallId = (message as { toolCallId?: unknown }).toolCallId
+    const content = textOf(message.content)
+    if (typeof toolCallId !== 'string' || toolCallId.length > 1024 || content === null) {
+      throw new InvalidAgUiInputError(
+        400,
+        'invalid_input',
+        'A tool message needs a toolCallId and text content'
+      )
+    }
+    toolResults.push({ toolCallId, content })
   }
-  if (text === null || text.trim().length === 0) {
+  if (text === null && toolResults.length === 0) {
     throw new InvalidAgUiInputError(
       400,
       'invalid_input',
       'A new run needs a user message with text'
     )
   }
-  if (text.length > INPUT_LIMITS.messageChars) {
-    throw new InvalidAgUiInputError(
-      400,
-      'invalid_input',
-      `The user message exceeds ${INPUT_LIMITS.messageChars} characters`
-    )
+  for (const value of [text ?? '', ...toolResults.map((r) => r.content)]) {
+    if (value.length > INPUT_LIMITS.messageChars) {
+      throw new InvalidAgUiInputError(
+        400,
+        'invalid_input',
+        `A message exceeds ${INPUT_LIMITS.messageChars} characters`
+      )
+    }
   }
-  return text
+  return { text, toolResults }
 }
 
 /** JSON with object keys sorted, so equal values hash equal whatever order a client sent. */

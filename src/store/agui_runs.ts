@@ -11,6 +11,8 @@ export interface AgUiRun {
   afterSeq: number
   kind: 'start' | 'resume'
   resumeHash: string | null
+  /** Tools the client offered this run (frontend tools), by name. */
+  clientTools?: string[]
   ownerId: string | null
   createdAt: number
 }
@@ -22,6 +24,7 @@ const toRun = (row: Record<string, any>): AgUiRun => ({
   afterSeq: Number(row.after_seq),
   kind: row.kind,
   resumeHash: row.resume_hash,
+  clientTools: row.client_tools ? (JSON.parse(row.client_tools) as string[]) : [],
   ownerId: row.owner_id,
   createdAt: Number(row.created_at),
 })
@@ -52,16 +55,19 @@ export class AgUiRunStore {
   /** Record a run. Returns false when the run id is taken (a repeat, or a race lost). */
   async insert(run: Omit<AgUiRun, 'createdAt'>): Promise<boolean> {
     try {
-      await this.connect().table(this.tables.aguiRuns).insert({
-        run_id: run.runId,
-        thread_id: run.threadId,
-        stream_run_id: run.streamRunId,
-        after_seq: run.afterSeq,
-        kind: run.kind,
-        resume_hash: run.resumeHash,
-        owner_id: run.ownerId,
-        created_at: nowMs(),
-      })
+      await this.connect()
+        .table(this.tables.aguiRuns)
+        .insert({
+          run_id: run.runId,
+          thread_id: run.threadId,
+          stream_run_id: run.streamRunId,
+          after_seq: run.afterSeq,
+          kind: run.kind,
+          resume_hash: run.resumeHash,
+          client_tools: run.clientTools?.length ? JSON.stringify(run.clientTools) : null,
+          owner_id: run.ownerId,
+          created_at: nowMs(),
+        })
       return true
     } catch (error) {
       if (await this.find(run.runId)) return false

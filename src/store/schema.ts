@@ -198,6 +198,8 @@ export function createDoorTables(
     table.string('kind', 16).notNullable()
     /** SHA-256 of the resume (interrupt ids, statuses, payloads): a repeat replays, never reruns. */
     table.string('resume_hash', 64).nullable()
+    /** Names of the tools the client offered (JSON), when frontend tools are on. */
+    table.text('client_tools').nullable()
     /** The principal the run is for (others get 404), never served. */
     table.string('owner_id', 191).nullable()
     table.bigInteger('created_at').notNullable()
