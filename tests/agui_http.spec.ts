@@ -351,3 +351,51 @@ test.group('AG-UI over HTTP: frontend tools', () => {
     )
   })
 })
+
+test.group('AG-UI over HTTP: MESSAGES_SNAPSHOT', () => {
+  test('the thread transcript before RUN_FINISHED keeps the client history whole', async ({
+    assert,
+  }) => {
+    const served = await serveApp({
+      runner: scriptedAgent({ steps: ['read', 'approval'] }),
+      agui: { messagesSnapshot: true },
+    })
+    await resetTables(await served.app.container.make('lucid.db'))
+    const recorder = recordingFetch()
+    const client = agent(served.url, recorder)
+    await client.runAgent()
+    const first = recorder.events()
+    await assertConforms(assert, first)
+    const snapshot = first.find((e) => e.type === 'MESSAGES_SNAPSHOT')!
+    assert.deepEqual(
+      first.slice(-3).map((e) => e.type),
+      ['STATE_SNAPSHOT', 'MESSAGES_SNAPSHOT', 'RUN_FINISHED']
+    )
+    assert.deepEqual(
+      snapshot.messages.map((m: any) => m.role),
+      ['user', 'assistant', 'tool', 'assistant']
+    )
+    assert.equal(snapshot.messages[0].id, 'u1')
+    const [interrupt] = client.pendingInterrupts
+    await client.runAgent({
+      resume: buildResumeArray(client.pendingInterrupts, {
+        [interrupt.id]: { status: 'resolved', payload: { approved: true } },
+      }),
+    })
+    await assertConforms(assert, recorder.events())
+    // A second run on the thread: the snapshot has both runs, and the client keeps everything.
+    client.messages.push({ id: 'u2', role: 'user', content: 'And again' } as any)
+    await client.runAgent()
+    const third = recorder.events()
+    await assertConforms(assert, third)
+    const roles = third.find((e) => e.type === 'MESSAGES_SNAPSHOT')!.messages.map((m: any) => m.id)
+    assert.include(roles, 'u1')
+    assert.include(roles, 'u2')
+    assert.deepEqual(
+      client.messages.filter((m: any) => m.role === 'user').map((m: any) => m.id),
+      ['u1', 'u2']
+    )
+    assert.include(assistantText(client.messages), 'Revenue was 42. ')
+    assert.include(assistantText(client.messages), 'Sent. ')
+  })
+})

@@ -155,6 +155,8 @@ export class FrameTranslator {
   #cancelled = false
   #failed = false
   #state: AgentStreamState = { title: null, steps: 0, usage: {} }
+  /** The transcript as AG-UI messages (`MESSAGES_SNAPSHOT`), built from the events sent. */
+  #messages: Record<string, any>[] = []
   /** The state as the client last got it (for deltas). */
   #sentState: AgentStreamState = { title: null, steps: 0, usage: {} }
 
@@ -187,6 +189,89 @@ export class FrameTranslator {
 
   /** Translate one delivered frame at `at` (its cursor). */
   push(frame: StreamFrame, at: Cursor): AgUiEvent[] {
+    const out = this.#translate(frame, at)
+    for (const event of out) this.#record(event)
+    return out
+  }
+
+  /**
+   * The transcript so far as AG-UI 1.0 messages (assistant text with its tool calls, tool
+   * results, activity, reasoning when sent), in order: what `MESSAGES_SNAPSHOT` carries.
+   */
+  messages(): Record<string, unknown>[] {
+    return structuredClone(this.#messages)
+  }
+
+  #record(event: AgUiEvent) {
+    const byId = (id: unknown) => this.#messages.find((m) => m.id === id)
+    const who = event.subagentRunId ? { subagentRunId: event.subagentRunId } : {}
+    switch (event.type) {
+      case 'TEXT_MESSAGE_START':
+        if (!byId(event.messageId))
+          this.#messages.push({ id: event.messageId, role: 'assistant', content: '', ...who })
+        break
+      case 'TEXT_MESSAGE_CONTENT': {
+        const message = byId(event.messageId)
+        if (message) message.content = `${message.content ?? ''}${event.delta}`
+        break
+      }
+      case 'TOOL_CALL_START': {
+        const calls = this.#messages.flatMap((m) => m.toolCalls ?? [])
+        if (calls.some((c: { id: string }) => c.id === event.toolCallId)) break
+        let parent = byId(event.parentMessageId)
+        if (parent?.role !== 'assistant') {
+          parent = { id: event.toolCallId, role: 'assistant', toolCalls: [], ...who }
+          this.#messages.push(parent)
+        }
+        parent.toolCalls ??= []
+        parent.toolCalls.push({
+          id: event.toolCallId,
+          type: 'function',
+          function: { name: event.toolCallName, arguments: '' },
+        })
+        break
+      }
+      case 'TOOL_CALL_ARGS': {
+        for (const message of this.#messages) {
+          const call = message.toolCalls?.find((c: { id: string }) => c.id === event.toolCallId)
+          if (call) call.function.arguments += event.delta
+        }
+        break
+      }
+      case 'TOOL_CALL_RESULT':
+        this.#messages.push({
+          id: event.messageId,
+          role: 'tool',
+          toolCallId: event.toolCallId,
+          content: event.content,
+          ...who,
+        })
+        break
+      case 'ACTIVITY_SNAPSHOT': {
+        const message = {
+          id: event.messageId,
+          role: 'activity',
+          activityType: event.activityType,
+          content: event.content,
+          ...who,
+        }
+        const index = this.#messages.findIndex((m) => m.id === event.messageId)
+        if (index === -1) this.#messages.push(message)
+        else this.#messages[index] = message
+        break
+      }
+      case 'REASONING_MESSAGE_START':
+        this.#messages.push({ id: event.messageId, role: 'reasoning', content: '', ...who })
+        break
+      case 'REASONING_MESSAGE_CONTENT': {
+        const message = byId(event.messageId)
+        if (message) message.content = `${message.content ?? ''}${event.delta}`
+        break
+      }
+    }
+  }
+
+  #translate(frame: StreamFrame, at: Cursor): AgUiEvent[] {
     const out: AgUiEvent[] = []
     if (frame.t === 'text') {
       if (frame.v.length === 0) return out

@@ -32,6 +32,12 @@ export interface AgUiDoorOptions extends Omit<TranslatorOptions, 'streamRunId'> 
    * for such a call only (`input.toolResults`). Default false.
    */
   frontendTools?: boolean
+  /**
+   * Send `MESSAGES_SNAPSHOT` before each `RUN_FINISHED`: the thread's whole transcript (each
+   * run's user message, under the client's id, and what the agent wrote). The 1.0 client drops
+   * local messages a snapshot leaves out. Default false.
+   */
+  messagesSnapshot?: boolean
 }
 
 /** One event to send, with the SSE `id:` (the stream cursor) when it is a frame's last event. */
@@ -274,6 +280,7 @@ export class AgUiDoor {
       resumeHash: null,
       ownerId: principal?.id ?? null,
       clientTools: tools.map((tool) => tool.name),
+      inputMessage: this.#userMessage(input, message),
     }
     if (!(await this.runs.insert(run))) return refusal('run_id_used')
     try {
@@ -442,6 +449,55 @@ export class AgUiDoor {
     return resume.length > 0
   }
 
+  /** The fresh user message's id and text (for `MESSAGES_SNAPSHOT`). */
+  #userMessage(input: AgUiInput, text: string | null) {
+    if (text === null || !this.options.messagesSnapshot) return null
+    const message = input.messages.findLast((m) => m.role === 'user')
+    return message ? { id: message.id, content: text } : null
+  }
+
+  /**
+   * The thread's transcript up to `run`'s stream: for each stream of the thread, its user
+   * message, then what the agent wrote (the current stream's from `current`).
+   */
+  async #transcript(run: AgUiRun, current: FrameTranslator) {
+    const messages: Record<string, unknown>[] = []
+    for (const stream of await this.runs.streams(run.threadId)) {
+      if (stream.inputMessage) {
+        messages.push({
+          id: stream.inputMessage.id,
+          role: 'user',
+          content: stream.inputMessage.content,
+        })
+      }
+      if (stream.streamRunId === run.streamRunId) {
+        messages.push(...current.messages())
+        break
+      }
+      const earlier = new FrameTranslator({ ...this.options, streamRunId: stream.streamRunId })
+      await this.#replay(earlier, stream.streamRunId, { seq: Number.MAX_SAFE_INTEGER })
+      messages.push(...earlier.messages())
+    }
+    return messages
+  }
+
+  /** `close()`'s events, with `MESSAGES_SNAPSHOT` before `RUN_FINISHED` when configured. */
+  async #closing(
+    run: AgUiRun,
+    translator: FrameTranslator,
+    identity: { threadId: string; runId: string }
+  ) {
+    const events = translator.close(identity)
+    if (this.options.messagesSnapshot && events.at(-1)?.type === 'RUN_FINISHED') {
+      const snapshot = {
+        type: 'MESSAGES_SNAPSHOT',
+        messages: await this.#transcript(run, translator),
+      }
+      events.splice(events.length - 1, 0, snapshot)
+    }
+    return events
+  }
+
   /** Calls to the client's tools still waiting for their result at the end of `run`'s stream. */
   async #pendingClientCalls(run: AgUiRun) {
     if (!run.clientTools?.length) return []
@@ -490,7 +546,7 @@ export class AgUiDoor {
       // The client had the whole run: it gets its start and its end again, nothing between.
       await this.#replay(translator, run.streamRunId, { seq: end - 1 })
       for (const event of translator.open(identity)) yield { event }
-      const events = translator.close(identity)
+      const events = await this.#closing(run, translator, identity)
       for (const [i, event] of events.entries())
         yield i === events.length - 1 ? { event, id: String(end) } : { event }
       return
@@ -503,7 +559,7 @@ export class AgUiDoor {
     })) {
       const events =
         item.t === 'end'
-          ? translator.close(identity)
+          ? await this.#closing(run, translator, identity)
           : translator.push(item as StreamFrame, parseCursor(item.cursor))
       for (const [i, event] of events.entries()) {
         yield i === events.length - 1 ? { event, id: item.cursor } : { event }

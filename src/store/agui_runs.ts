@@ -13,6 +13,8 @@ export interface AgUiRun {
   resumeHash: string | null
   /** Tools the client offered this run (frontend tools), by name. */
   clientTools?: string[]
+  /** The user message that started the run (`MESSAGES_SNAPSHOT` needs the client's id for it). */
+  inputMessage?: { id: string; content: string } | null
   ownerId: string | null
   createdAt: number
 }
@@ -25,6 +27,7 @@ const toRun = (row: Record<string, any>): AgUiRun => ({
   kind: row.kind,
   resumeHash: row.resume_hash,
   clientTools: row.client_tools ? (JSON.parse(row.client_tools) as string[]) : [],
+  inputMessage: row.input_message ? JSON.parse(row.input_message) : null,
   ownerId: row.owner_id,
   createdAt: Number(row.created_at),
 })
@@ -52,6 +55,17 @@ export class AgUiRunStore {
     return row ? toRun(row) : null
   }
 
+  /** The thread's runs that started a stream, oldest first. */
+  async streams(threadId: string): Promise<AgUiRun[]> {
+    const rows = await this.connect()
+      .from(this.tables.aguiRuns)
+      .where('thread_id', threadId)
+      .where('kind', 'start')
+      .orderBy('created_at', 'asc')
+      .orderBy('run_id', 'asc')
+    return rows.map(toRun)
+  }
+
   /** Record a run. Returns false when the run id is taken (a repeat, or a race lost). */
   async insert(run: Omit<AgUiRun, 'createdAt'>): Promise<boolean> {
     try {
@@ -65,6 +79,7 @@ export class AgUiRunStore {
           kind: run.kind,
           resume_hash: run.resumeHash,
           client_tools: run.clientTools?.length ? JSON.stringify(run.clientTools) : null,
+          input_message: run.inputMessage ? JSON.stringify(run.inputMessage) : null,
           owner_id: run.ownerId,
           created_at: nowMs(),
         })

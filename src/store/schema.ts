@@ -200,6 +200,8 @@ export function createDoorTables(
     table.string('resume_hash', 64).nullable()
     /** Names of the tools the client offered (JSON), when frontend tools are on. */
     table.text('client_tools').nullable()
+    /** The user message that started the run (JSON `{ id, content }`), for `MESSAGES_SNAPSHOT`. */
+    table.text('input_message').nullable()
     /** The principal the run is for (others get 404), never served. */
     table.string('owner_id', 191).nullable()
     table.bigInteger('created_at').notNullable()
