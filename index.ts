@@ -74,3 +74,23 @@ export {
   InvalidDecisionError,
   ParkedItemNotFoundError,
 } from './src/errors.js'
+export {
+  FrameTranslator,
+  questionSetSchema,
+  APPROVAL_RESPONSE_SCHEMA,
+  TOOL_FAILED_SENTENCE,
+  TOOL_DECLINED_SENTENCE,
+  SUBAGENT_FAILED_SENTENCE,
+} from './src/agui/translate.js'
+export type {
+  AgUiEvent,
+  AgUiInterrupt,
+  AgentStreamState,
+  TranslatorOptions,
+} from './src/agui/translate.js'
+export { encodeAgUiId, decodeAgUiId, AGUI_ID_KINDS } from './src/agui/ids.js'
+export { AgUiDoor } from './src/http/agui_door.js'
+export type { AgUiDoorOptions, AgUiRefusalCode, DoorReply, SseItem } from './src/http/agui_door.js'
+export { registerRoutes } from './src/http/routes.js'
+export type { RoutesOptions } from './src/http/routes.js'
+export type { PrincipalResolver, AdminAuthorizer } from './src/http/principal.js'
