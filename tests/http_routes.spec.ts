@@ -140,3 +140,106 @@ test.group('Routes: native stream, decisions, names', () => {
     assert.equal((await call('GET', `/agui/threads/${threadId}`, undefined, 'mallory')).status, 404)
   })
 })
+
+test.group('Routes: what a review found', () => {
+  test('native frames follow the door rules: no reasoning, tool error text or thrown text', async ({
+    assert,
+  }) => {
+    const leaky: AgentRunner = {
+      async start(ctx) {
+        await ctx.writer.write({ t: 'event', event: { kind: 'reasoning', text: 'secret plan' } })
+        await ctx.writer.write({
+          t: 'event',
+          event: { kind: 'tool-input-available', id: 'c', name: 'x', input: {}, toolKind: 'read' },
+        })
+        await ctx.writer.write({
+          t: 'event',
+          event: { kind: 'tool-output-error', id: 'c', error: 'secret stack at /srv/app.ts' },
+        })
+        await ctx.writer.write({ t: 'error', code: 'quota_exceeded', message: 'secret sk-live-1' })
+        return { status: 'finished' }
+      },
+      async resume() {
+        return { status: 'finished' }
+      },
+    }
+    const { call, agentStream } = await setup(leaky)
+    const { runId } = (await call('POST', '/runs', { message: 'go' })).json
+    await agentStream.driver.settled()
+    const stream = await call('GET', `/runs/${runId}/stream`)
+    assert.notInclude(stream.text, 'secret')
+    assert.include(stream.text, 'The tool call failed.')
+    assert.include(stream.text, 'event: error')
+  })
+
+  test("another person's thread or stream id cannot be taken over", async ({ assert }) => {
+    const { call, agentStream } = await setup(scriptedAgent({ steps: ['read'] }))
+    const mine = (await call('POST', '/runs', { message: 'go', threadId: 'thread-a' })).json
+    assert.equal(mine.threadId, 'thread-a')
+    const theirs = await call('POST', '/runs', { message: 'x', threadId: 'thread-a' }, 'mallory')
+    assert.equal(theirs.status, 404)
+    // A stream the host opened itself is not a client's run id.
+    const writer = await agentStream.sink.open('host-stream')
+    await writer.end()
+    const agui = await call('POST', '/agui', {
+      threadId: 'thread-b',
+      runId: 'host-stream',
+      messages: [{ id: 'u', role: 'user', content: 'go' }],
+    })
+    assert.deepEqual(
+      parseSse(agui.text).map((e) => e.event.code),
+      ['run_id_used']
+    )
+    assert.equal((await call('POST', '/runs', { message: 'x', runId: 'host-stream' })).status, 409)
+  })
+
+  test("re-attaching at a failed run's error gets RUN_STARTED and the RUN_ERROR again", async ({
+    assert,
+  }) => {
+    const { call, agentStream } = await setup(scriptedAgent({ failAt: 'start' }))
+    const runId = randomUUID()
+    const first = parseSse(
+      (
+        await call('POST', '/agui', {
+          threadId: 't-fail',
+          runId,
+          messages: [{ id: 'u', role: 'user', content: 'go' }],
+        })
+      ).text
+    )
+    await agentStream.driver.settled()
+    const errorAt = first.find((e) => e.event.type === 'RUN_ERROR')!.id!
+    for (const after of [errorAt, String(Number(errorAt) + 1)]) {
+      const again = parseSse((await call('GET', `/agui/runs/${runId}?after=${after}`)).text).map(
+        (e) => e.event
+      )
+      assert.deepEqual(
+        again.map((e) => e.type),
+        ['RUN_STARTED', 'RUN_ERROR']
+      )
+      await assertConforms(assert, again)
+    }
+  })
+
+  test('headers the app sets (CORS, cookies) reach SSE responses', async ({ assert }) => {
+    const served = await serveApp({ runner: scriptedAgent({ steps: ['read'] }) }, (group) =>
+      group.use(async (ctx, next) => {
+        ctx.response.header('access-control-allow-origin', 'https://app.example')
+        await next()
+      })
+    )
+    await resetTables(await served.app.container.make('lucid.db'))
+    const response = await fetch(`${served.url}/agui`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-user': 'alice' },
+      body: JSON.stringify({
+        threadId: 't',
+        runId: randomUUID(),
+        messages: [{ id: 'u', role: 'user', content: 'go' }],
+      }),
+    })
+    assert.equal(response.headers.get('access-control-allow-origin'), 'https://app.example')
+    assert.equal(response.headers.get('content-type'), 'text/event-stream; charset=utf-8')
+    await response.text()
+  })
+})

@@ -153,7 +153,8 @@ export class FrameTranslator {
   #custom: Record<string, string[]>
   #interrupts: AgUiInterrupt[] = []
   #cancelled = false
-  #failed = false
+  /** The `RUN_ERROR` an `error` frame gave, once one did. */
+  #failed: AgUiEvent | null = null
   #state: AgentStreamState = { title: null, steps: 0, usage: {} }
   /** The transcript as AG-UI messages (`MESSAGES_SNAPSHOT`), built from the events sent. */
   #messages: Record<string, any>[] = []
@@ -180,6 +181,11 @@ export class FrameTranslator {
   /** The run reached an `error` frame (`RUN_ERROR` sent) or a `cancelled` event. */
   get terminal(): 'failed' | 'cancelled' | null {
     return this.#failed ? 'failed' : this.#cancelled ? 'cancelled' : null
+  }
+
+  /** The `RUN_ERROR` the run ended with, when an `error` frame ended it. */
+  get failure(): AgUiEvent | null {
+    return this.#failed
   }
 
   /** The state projected from the frames so far. */
@@ -299,12 +305,12 @@ export class FrameTranslator {
     out.push(...this.#closeText())
     switch (frame.t) {
       case 'error':
-        this.#failed = true
-        out.push({
+        this.#failed = {
           type: 'RUN_ERROR',
           code: frame.code,
           message: FAILURE_SENTENCES[frame.code] ?? FAILURE_SENTENCES.run_failed,
-        })
+        }
+        out.push(this.#failed)
         return out
       case 'approval': {
         const call = this.#calls.get(frame.id)

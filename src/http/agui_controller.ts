@@ -23,8 +23,10 @@ export class AgUiController {
   ) {}
 
   run(ctx: HttpContext) {
-    return this.#handle(ctx, (principal, _after, signal) =>
-      this.door.run(ctx.request.body(), principal, signal)
+    return this.#handle(
+      ctx,
+      (principal, _after, signal) => this.door.run(ctx.request.body(), principal, signal),
+      true
     )
   }
 
@@ -48,7 +50,9 @@ export class AgUiController {
       principal: Principal | null,
       after: string | undefined,
       signal: AbortSignal
-    ) => Promise<DoorReply>
+    ) => Promise<DoorReply>,
+    /** This response drives the run (a POST): the only one whose disconnect may cancel it. */
+    drives = false
   ) {
     const controller = new AbortController()
     const principal = await (this.options.principal ?? defaultPrincipal)(ctx)
@@ -58,7 +62,7 @@ export class AgUiController {
       typeof after === 'string' && after.length > 0 ? after : undefined,
       controller.signal
     )
-    return this.#serve(ctx, reply, controller)
+    return this.#serve(ctx, reply, controller, drives)
   }
 
   /** End every response being served (the provider calls it on shutdown). */
@@ -66,7 +70,7 @@ export class AgUiController {
     for (const controller of this.#open) controller.abort()
   }
 
-  async #serve(ctx: HttpContext, reply: DoorReply, controller: AbortController) {
+  async #serve(ctx: HttpContext, reply: DoorReply, controller: AbortController, drives: boolean) {
     if (reply.kind === 'refused') {
       return ctx.response.status(reply.status).json({ code: reply.code, message: reply.message })
     }
@@ -76,8 +80,10 @@ export class AgUiController {
       await serveAgUiEvents(ctx.request.request, ctx.response.response, reply.events, {
         heartbeatMs: this.options.heartbeatMs,
         controller,
+        headers: ctx.response.getHeaders(),
         onClose: () => {
-          if (this.options.abortOnDisconnect && streamRunId) this.door.driver.abort(streamRunId)
+          if (drives && this.options.abortOnDisconnect && streamRunId)
+            this.door.driver.abort(streamRunId)
         },
       })
     } finally {

@@ -229,9 +229,12 @@ export class AgUiDoor {
         kind: 'resume' as const,
         resumeHash: null,
         ownerId: run.ownerId,
+        clientTools: run.clientTools,
       }
       await this.runs.insert(next)
-      run = (await this.runs.find(runId))!
+      const found = await this.runs.find(runId)
+      if (!found || found.streamRunId !== run.streamRunId) return notFound()
+      run = found
     }
     return this.reattach(run.runId, after, principal, signal)
   }
@@ -282,6 +285,8 @@ export class AgUiDoor {
       clientTools: tools.map((tool) => tool.name),
       inputMessage: this.#userMessage(input, message),
     }
+    // A stream the host opened itself is not the client's to take over.
+    if (await this.sink.has(input.runId)) return refusal('run_id_used')
     if (!(await this.runs.insert(run))) return refusal('run_id_used')
     try {
       await this.driver.start({
@@ -346,6 +351,7 @@ export class AgUiDoor {
       kind: 'resume',
       resumeHash: hash,
       ownerId: principal?.id ?? null,
+      clientTools: latest.clientTools,
     }
     if (!(await this.runs.insert(run))) return refusal('run_id_used')
     let applied = 0
@@ -357,8 +363,12 @@ export class AgUiDoor {
     } catch (error) {
       // Only a race gets here (every rule was checked): someone decided first.
       if (applied === 0) await this.runs.remove(input.runId)
-      if ((error as { status?: number }).status === 409 || applied > 0)
-        return refusal('decision_conflict')
+      // Answers apply one item at a time: a race lost after the first leaves that one decided.
+      const status = (error as { status?: number }).status
+      if (status === 409 || applied > 0) return refusal('decision_conflict')
+      if (status === 410) return refusal('interrupt_expired')
+      if (status === 403) return refusal('not_allowed')
+      if (status === 422) return refusal('invalid_resume_payload')
       throw error
     }
     return this.#stream({ ...run, createdAt: 0 }, undefined, signal)
@@ -387,7 +397,9 @@ export class AgUiDoor {
     const lapsed = stored.expiresAt !== null && stored.expiresAt < Date.now()
     if (lapsed && !cancelled) return 'interrupt_expired'
     // A lapsed item cancelled: it settles as expired, as the sweeper would settle it.
-    if (lapsed) return { item, entry, apply: () => this.parking.expireLapsed() }
+    if (lapsed) {
+      return { item, entry, apply: () => this.parking.expire(item.runId, item.itemId, item.park) }
+    }
     const at = { park: item.park }
     if (item.kind === 'elicitation') {
       let reply: { answers: Record<string, string[]>; skipped: boolean }
@@ -444,7 +456,9 @@ export class AgUiDoor {
       if (!parts || parts.kind !== 'int' || parts.address.length !== 2) return false
       const [runId, itemId] = parts.address
       const item = await this.parking.store.findItem(runId, itemId)
-      if (!item || item.threadId !== threadId || item.status === 'pending') return false
+      if (!item || item.threadId !== threadId) return false
+      // Cancelled means the run will not continue: nothing to follow.
+      if (item.status === 'pending' || item.status === 'cancelled') return false
     }
     return resume.length > 0
   }
@@ -463,6 +477,7 @@ export class AgUiDoor {
   async #transcript(run: AgUiRun, current: FrameTranslator) {
     const messages: Record<string, unknown>[] = []
     for (const stream of await this.runs.streams(run.threadId)) {
+      if (stream.ownerId !== run.ownerId) continue
       if (stream.inputMessage) {
         messages.push({
           id: stream.inputMessage.id,
@@ -545,6 +560,11 @@ export class AgUiDoor {
     if (end !== null && start.seq >= end) {
       // The client had the whole run: it gets its start and its end again, nothing between.
       await this.#replay(translator, run.streamRunId, { seq: end - 1 })
+      if (translator.failure) {
+        yield { event: translator.open(identity)[0] }
+        yield { event: translator.failure, id: String(end) }
+        return
+      }
       for (const event of translator.open(identity)) yield { event }
       const events = await this.#closing(run, translator, identity)
       for (const [i, event] of events.entries())
@@ -552,6 +572,12 @@ export class AgUiDoor {
       return
     }
     await this.#replay(translator, run.streamRunId, start)
+    if (translator.failure) {
+      // The client had the run's error: it gets its start and the error again.
+      yield { event: translator.open(identity)[0] }
+      yield { event: translator.failure, id: formatCursor(start) }
+      return
+    }
     for (const event of translator.open(identity)) yield { event }
     for await (const item of this.sink.segments(run.streamRunId, {
       after: formatCursor(start),

@@ -31,10 +31,17 @@ export async function serveChunks(
     contentType?: string
     onClose?: () => void
     controller?: AbortController
+    /** Headers the framework holds for this response (CORS, cookies): sent with ours. */
+    headers?: Record<string, unknown>
   } = {}
 ) {
   const sse = !options.contentType
+  const held: Record<string, any> = {}
+  for (const [name, value] of Object.entries(options.headers ?? {})) {
+    if (value !== undefined && value !== null) held[name] = value
+  }
   res.writeHead(200, {
+    ...held,
     'Content-Type': options.contentType ?? 'text/event-stream; charset=utf-8',
     'Cache-Control': 'no-cache, no-transform',
     'X-Accel-Buffering': 'no',
@@ -52,6 +59,8 @@ export async function serveChunks(
   res.on('close', () => {
     if (!res.writableFinished) onClose()
   })
+  // The client may have gone while the request was being checked: no 'close' will come.
+  if (res.destroyed || req.socket.destroyed) onClose()
   // Writes within one turn of the event loop go out together (one syscall, not one per event).
   let corked = false
   const uncork = () => {
@@ -117,7 +126,11 @@ export function serveAgUiEvents(
   req: IncomingMessage,
   res: ServerResponse,
   events: AsyncIterable<SseItem>,
-  options: SseOptions & { onClose?: () => void; controller?: AbortController } = {}
+  options: SseOptions & {
+    onClose?: () => void
+    controller?: AbortController
+    headers?: Record<string, unknown>
+  } = {}
 ) {
   const protobuf = wantsProtobuf(req.headers.accept)
   const encoder = new EventEncoder({ accept: protobuf ? AGUI_MEDIA_TYPE : 'text/event-stream' })

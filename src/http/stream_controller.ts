@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto'
 import vine, { errors } from '@vinejs/vine'
 import type { HttpContext } from '@adonisjs/core/http'
 import type { AgentStream } from '../agent_stream.js'
-import type { DeliveredFrame, StreamFrame } from '../sink/frames.js'
+import { FAILURE_SENTENCES, type DeliveredFrame, type StreamFrame } from '../sink/frames.js'
+import { TOOL_FAILED_SENTENCE } from '../agui/translate.js'
 import { defaultPrincipal, type PrincipalResolver } from './principal.js'
 import { serveChunks, type Chunk } from './sse.js'
 
@@ -21,14 +22,28 @@ const startValidator = vine.compile(
 )
 
 /**
- * A frame as the native routes serve it: who decided an approval stays on the server
- * (DESIGN.md invariant 8); everything else is the SPI frame as stored.
+ * A frame as the native routes serve it, under the same rules as the AG-UI door (DESIGN.md
+ * invariant 8): who decided an approval stays on the server; an error says its code's fixed
+ * sentence; a failed tool's error text and reasoning are sent only when the app opted in
+ * (`agui.toolErrorText`, `agui.reasoning`). `null`: not sent at all.
  */
-export function publicFrame(frame: StreamFrame): StreamFrame {
-  if (frame.t === 'event' && frame.event.kind === 'approval-settled') {
-    const event = { ...frame.event }
-    delete event.decidedBy
-    return { ...frame, event }
+export function publicFrame(
+  frame: StreamFrame,
+  options: { toolErrorText?: boolean; reasoning?: boolean } = {}
+): StreamFrame | null {
+  if (frame.t === 'error') {
+    return { ...frame, message: FAILURE_SENTENCES[frame.code] ?? FAILURE_SENTENCES.run_failed }
+  }
+  if (frame.t !== 'event') return frame
+  const event = frame.event
+  if (event.kind === 'approval-settled') {
+    const rest = { ...event }
+    delete rest.decidedBy
+    return { ...frame, event: rest }
+  }
+  if (event.kind === 'reasoning' && !options.reasoning) return null
+  if (event.kind === 'tool-output-error' && !options.toolErrorText) {
+    return { ...frame, event: { ...event, error: TOOL_FAILED_SENTENCE } }
   }
   return frame
 }
@@ -64,6 +79,23 @@ export class StreamController {
     const runId = body.runId ?? randomUUID()
     const threadId = body.threadId ?? runId
     const { runs, driver } = this.agentStream.door
+    // A thread is its owner's: another person's answers like a missing one; a thread waiting
+    // for answers takes no new run.
+    const latest = await runs.latest(threadId)
+    if (latest && latest.ownerId !== (principal?.id ?? null)) {
+      return ctx.response.status(404).json({ code: 'not_found', message: 'No such thread' })
+    }
+    const waiting = latest ? await this.agentStream.parking.list({ threadId, perPage: 1 }) : []
+    if (waiting.length > 0) {
+      return ctx.response
+        .status(409)
+        .json({ code: 'interrupt_pending', message: 'This thread is waiting for answers' })
+    }
+    if (await this.agentStream.sink.has(runId)) {
+      return ctx.response
+        .status(409)
+        .json({ code: 'run_id_used', message: 'This run id is already used' })
+    }
     const created = await runs.insert({
       runId,
       threadId,
@@ -111,9 +143,11 @@ export class StreamController {
     } catch {
       return ctx.response.status(400).json({ code: 'invalid_cursor', message: 'Invalid cursor' })
     }
+    const rules = this.agentStream.config.agui
     async function* chunks(): AsyncGenerator<Chunk> {
       for await (const { cursor, ...frame } of frames) {
-        const served = publicFrame(frame as StreamFrame)
+        const served = publicFrame(frame as StreamFrame, rules)
+        if (!served) continue
         yield served.t === 'error'
           ? `id: ${cursor}\nevent: error\ndata: ${JSON.stringify({ code: served.code, message: served.message })}\n\n`
           : `id: ${cursor}\ndata: ${JSON.stringify(served)}\n\n`
@@ -122,6 +156,7 @@ export class StreamController {
     await serveChunks(ctx.request.request, ctx.response.response, chunks(), {
       heartbeatMs: this.options.heartbeatMs,
       controller,
+      headers: ctx.response.getHeaders(),
     })
   }
 }

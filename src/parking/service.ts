@@ -179,6 +179,16 @@ export class ParkingService {
     return expired
   }
 
+  /**
+   * Settle one lapsed item as expired (what the sweeper would do), resuming what that unblocks.
+   * @throws ParkedItemNotFoundError, DecisionConflictError when it is decided already
+   */
+  async expire(runId: string, itemId: string, park?: number) {
+    const item = await this.store.findItem(runId, itemId, park)
+    if (!item) throw new ParkedItemNotFoundError()
+    return this.#settle(item, { principal: null, via: 'expiry' }, { status: 'expired' })
+  }
+
   /** Claim and resume suspensions that are ready (decided while no replica resumed them). */
   async resumeReady(limit = 100) {
     let resumed = 0

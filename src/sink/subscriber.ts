@@ -4,12 +4,23 @@ import type { StreamStore } from '../store/stream_store.js'
 import { compareCursors, formatCursor, type Cursor } from './cursor.js'
 import { FAILURE_SENTENCES, type DeliveredFrame } from './frames.js'
 
-/** Resolves when the signal aborts (a reader that went away stops waiting at once). */
-function aborted(signal: AbortSignal) {
-  return new Promise<void>((resolve) => {
-    if (signal.aborted) return resolve()
-    signal.addEventListener('abort', () => resolve(), { once: true })
+/**
+ * Wait for `changed`, or for the signal to abort (a reader that went away stops waiting at once).
+ * The abort listener is removed either way, so a long-lived reader does not pile them up.
+ */
+async function changedOrAborted(changed: Promise<unknown>, signal?: AbortSignal) {
+  if (!signal) return changed
+  if (signal.aborted) return
+  let onAbort!: () => void
+  const aborted = new Promise<void>((resolve) => {
+    onAbort = resolve
+    signal.addEventListener('abort', onAbort, { once: true })
   })
+  try {
+    await Promise.race([changed, aborted])
+  } finally {
+    signal.removeEventListener('abort', onAbort)
+  }
 }
 
 /**
@@ -86,7 +97,7 @@ export async function* follow(
         }
         return
       }
-      await (signal ? Promise.race([feed.changed(), aborted(signal)]) : feed.changed())
+      await changedOrAborted(feed.changed(), signal)
     }
   } finally {
     tail.unfollow(runId)

@@ -11,7 +11,10 @@ import { setupApp } from './app.js'
  * `x-user` header, `x-roles` (comma-separated) its roles, and `x-admin: yes` opens the admin page
  * (tests only).
  */
-export async function serveApp(config: AgentStreamConfig = {}) {
+export async function serveApp(
+  config: AgentStreamConfig = {},
+  modifier?: Parameters<AgentStream['registerRoutes']>[1]
+) {
   const app = await setupApp(
     {
       principal: (ctx) => {
@@ -28,7 +31,7 @@ export async function serveApp(config: AgentStreamConfig = {}) {
   const router = await app.container.make('router')
   const server = await app.container.make('server')
   router.use([() => import('@adonisjs/core/bodyparser_middleware')])
-  agentStream.registerRoutes({ prefix: '/' })
+  agentStream.registerRoutes({ prefix: '/' }, modifier)
   await server.boot()
   const http = createServer(server.handle.bind(server))
   server.setNodeServer(http)
