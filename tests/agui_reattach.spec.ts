@@ -6,7 +6,7 @@ import type { AgentRunner } from '../src/runner/contract.js'
 import type { AgUiInterrupt, FrameTranslator } from '../src/agui/translate.js'
 import { scriptedAgent } from '../src/testing/scripted_agent.js'
 import { resetTables } from './helpers/db.js'
-import { serveApp } from './helpers/http.js'
+import { postJson, runInput, serveApp } from './helpers/http.js'
 import { assertConforms, parseSse, type WireEvent } from './helpers/agui.js'
 
 // Type-level: what the door mints is assignable to @ag-ui/core's types (tsc checks this file).
@@ -48,18 +48,9 @@ test.group('AG-UI door: re-attach, framing, protobuf', () => {
     })
     await resetTables(await served.app.container.make('lucid.db'))
     const threadId = `t-${randomUUID()}`
-    const post = async (body: unknown) =>
-      (
-        await fetch(`${served.url}/agui`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-user': 'alice' },
-          body: JSON.stringify(body),
-        })
-      ).text()
+    const post = async (body: unknown) => (await postJson(`${served.url}/agui`, body)).text()
     const first = randomUUID()
-    const parkedEvents = parseSse(
-      await post({ threadId, runId: first, messages: [{ id: 'u', role: 'user', content: 'go' }] })
-    )
+    const parkedEvents = parseSse(await post(runInput(threadId, first)))
     const [interrupt] = parkedEvents.at(-1)!.event.outcome.interrupts
     const second = randomUUID()
     await post({
@@ -119,15 +110,7 @@ test.group('AG-UI door: re-attach, framing, protobuf', () => {
     const served = await serveApp({ runner: slow, agui: { heartbeat: '30ms' } })
     await resetTables(await served.app.container.make('lucid.db'))
     const runId = randomUUID()
-    const response = await fetch(`${served.url}/agui`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-user': 'alice' },
-      body: JSON.stringify({
-        threadId: 't',
-        runId,
-        messages: [{ id: 'u', role: 'user', content: 'go' }],
-      }),
-    })
+    const response = await postJson(`${served.url}/agui`, runInput('t', runId))
     // Headers arrived while the run is still going.
     assert.equal(response.headers.get('content-type'), 'text/event-stream; charset=utf-8')
     assert.equal(response.headers.get('cache-control'), 'no-cache, no-transform')
@@ -172,15 +155,7 @@ test.group('AG-UI door: re-attach, framing, protobuf', () => {
     const served = await serveApp({ runner: scriptedAgent({ steps: ['read'] }) })
     await resetTables(await served.app.container.make('lucid.db'))
     const runId = randomUUID()
-    await fetch(`${served.url}/agui`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-user': 'alice' },
-      body: JSON.stringify({
-        threadId: 't',
-        runId,
-        messages: [{ id: 'u', role: 'user', content: 'go' }],
-      }),
-    }).then((r) => r.text())
+    await postJson(`${served.url}/agui`, runInput('t', runId)).then((r) => r.text())
     const sse = parseSse(await (await get(`${served.url}/agui/runs/${runId}`)).text())
     const wildcard = await get(`${served.url}/agui/runs/${runId}`, undefined, { accept: '*/*' })
     assert.match(wildcard.headers.get('content-type')!, /^text\/event-stream/)

@@ -4,7 +4,7 @@ import type { AgentRunner } from '../src/runner/contract.js'
 import { scriptedAgent } from '../src/testing/scripted_agent.js'
 import { tableNames } from '../src/store/schema.js'
 import { resetTables } from './helpers/db.js'
-import { serveApp } from './helpers/http.js'
+import { postJson, serveApp } from './helpers/http.js'
 import { assertConforms, parseSse, type WireEvent } from './helpers/agui.js'
 
 /** Two approvals in one park: a resume must cover both. */
@@ -37,11 +37,7 @@ async function setup(runner: AgentRunner, config: Record<string, unknown> = {}) 
     return JSON.stringify(out)
   }
   const post = async (body: unknown, user = 'alice') => {
-    const response = await fetch(`${served.url}/agui`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-user': user },
-      body: JSON.stringify(body),
-    })
+    const response = await postJson(`${served.url}/agui`, body, user)
     const text = await response.text()
     return {
       status: response.status,

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto'
 import type { AgentRunner } from '../src/runner/contract.js'
 import { scriptedAgent } from '../src/testing/scripted_agent.js'
 import { resetTables } from './helpers/db.js'
-import { serveApp } from './helpers/http.js'
+import { postJson, runInput, serveApp } from './helpers/http.js'
 import { assertConforms, parseSse } from './helpers/agui.js'
 
 async function setup(runner: AgentRunner) {
@@ -229,15 +229,7 @@ test.group('Routes: what a review found', () => {
       })
     )
     await resetTables(await served.app.container.make('lucid.db'))
-    const response = await fetch(`${served.url}/agui`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-user': 'alice' },
-      body: JSON.stringify({
-        threadId: 't',
-        runId: randomUUID(),
-        messages: [{ id: 'u', role: 'user', content: 'go' }],
-      }),
-    })
+    const response = await postJson(`${served.url}/agui`, runInput('t', randomUUID()))
     assert.equal(response.headers.get('access-control-allow-origin'), 'https://app.example')
     assert.equal(response.headers.get('content-type'), 'text/event-stream; charset=utf-8')
     await response.text()

@@ -1,4 +1,5 @@
 import { Exception } from '@adonisjs/core/exceptions'
+import { RUN_ID } from '../sink/frames.js'
 
 /**
  * The one grammar for every id the AG-UI door mints (agui-conformance.md section 3):
@@ -38,7 +39,6 @@ export class InvalidAgUiIdError extends Exception {
   }
 }
 
-const RUN_ID = /^[A-Za-z0-9_:.-]{1,191}$/
 const UNRESERVED = /^[A-Za-z0-9._-]$/
 const N = /^(0|[1-9][0-9]{0,15})$/
 const EMPTY = '~'

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import vine from '@vinejs/vine'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
 import { formatCursor, parseCursor, compareCursors, type Cursor } from '../sink/cursor.js'
-import type { StreamFrame } from '../sink/frames.js'
+import { isRunId, type StreamFrame } from '../sink/frames.js'
 import type { RunDriver } from '../runner/driver.js'
 import type { ParkingService } from '../parking/service.js'
 import type { ItemRow } from '../parking/parking_store.js'
@@ -136,9 +136,9 @@ export class AgUiDoor {
       throw error
     }
     const owner = principal?.id ?? null
-    const latest = await this.runs.latest(input.threadId)
-    // Another person's thread answers like a missing one.
-    if (latest && latest.ownerId !== owner) return notFound()
+    const thread = await this.thread(input.threadId, principal)
+    if (!thread) return notFound()
+    const { latest, pending } = thread
     const hash = input.resume?.length ? resumeHash(input.threadId, input.resume) : null
     const used = await this.runs.find(input.runId)
     if (used) {
@@ -146,9 +146,6 @@ export class AgUiDoor {
         return this.#stream(used, undefined, signal)
       return refusal('run_id_used')
     }
-    const pending = latest
-      ? await this.parking.list({ streamRunId: latest.streamRunId, perPage: 100 })
-      : []
     if (!input.resume?.length) {
       if (pending.length > 0) return refusal('interrupt_pending')
       // A tool result answers only a call to a client tool the server recorded as pending.
@@ -179,6 +176,50 @@ export class AgUiDoor {
   }
 
   /**
+   * A thread as a principal sees it: its newest run and the items waiting for answers in that
+   * run's stream; `null` when it is another principal's (answer it like a missing one).
+   */
+  async thread(
+    threadId: string,
+    principal: Principal | null
+  ): Promise<{ latest: AgUiRun | null; pending: PendingItem[] } | null> {
+    const latest = await this.runs.latest(threadId)
+    if (latest && latest.ownerId !== (principal?.id ?? null)) return null
+    const pending = latest
+      ? await this.parking.list({ streamRunId: latest.streamRunId, perPage: 100 })
+      : []
+    return { latest, pending }
+  }
+
+  /**
+   * Record a new run (its own stream) and start it, for `POST /agui` and the native route alike.
+   * Returns the recorded run, or `null`, changing nothing, when the run id is taken, by a run or
+   * by a stream the host opened itself (not a client's to take over).
+   */
+  async startRun(
+    run: Omit<AgUiRun, 'createdAt' | 'streamRunId' | 'afterSeq' | 'kind' | 'resumeHash'>,
+    input: unknown,
+    principal: Principal | null
+  ) {
+    if (await this.sink.has(run.runId)) return null
+    const recorded = {
+      ...run,
+      streamRunId: run.runId,
+      afterSeq: 0,
+      kind: 'start' as const,
+      resumeHash: null,
+    }
+    if (!(await this.runs.insert(recorded))) return null
+    try {
+      await this.driver.start({ runId: run.runId, threadId: run.threadId, input, principal })
+    } catch (error) {
+      await this.runs.remove(run.runId)
+      throw error
+    }
+    return recorded
+  }
+
+  /**
    * `GET` re-attach to an AG-UI run after `after` (the SSE `Last-Event-ID` or `?after=`): the run
    * from its `RUN_STARTED`, a join prelude, then the rest. 404 when there is no such run (or it
    * is someone else's).
@@ -189,7 +230,7 @@ export class AgUiDoor {
     principal: Principal | null,
     signal?: AbortSignal
   ): Promise<DoorReply> {
-    const run = /^[A-Za-z0-9_:.-]{1,191}$/.test(runId) ? await this.runs.find(runId) : null
+    const run = isRunId(runId) ? await this.runs.find(runId) : null
     if (!run || run.ownerId !== (principal?.id ?? null)) return notFound()
     if (!(await this.sink.has(run.streamRunId))) return notFound()
     let cursor: Cursor | undefined
@@ -214,7 +255,7 @@ export class AgUiDoor {
     principal: Principal | null,
     signal?: AbortSignal
   ): Promise<DoorReply> {
-    let run = /^[A-Za-z0-9_:.-]{1,191}$/.test(threadId) ? await this.runs.latest(threadId) : null
+    let run = isRunId(threadId) ? await this.runs.latest(threadId) : null
     if (!run || run.ownerId !== (principal?.id ?? null)) return notFound()
     while (true) {
       const end = await this.sink.store.segmentEnd(run.streamRunId, run.afterSeq)
@@ -249,16 +290,13 @@ export class AgUiDoor {
     const head = await this.sink.store.head(streamRunId)
     if (head?.status === 'open') return true
     if ((await this.sink.store.segmentEnd(streamRunId, end)) !== null) return true
-    const after = await this.sink.store.rows(streamRunId, end + 1, 50)
-    if (after.length === 0) return false
-    const cancelled = after.some(
-      (row) =>
-        row.kind === 'event' &&
-        (JSON.parse(row.body) as StreamFrame & { t: 'event' }).event.kind === 'cancelled'
-    )
-    if (cancelled) return false
+    // Not reopened yet: the park was claimed by a replica about to resume it, or decided and
+    // waiting for a claim (the sweeper's, if no replica took it). A resumed park has reopened
+    // the stream, which the checks above see; a cancelled one never continues.
+    const suspension = await this.parking.store.newestInStream(streamRunId)
+    if (suspension?.status === 'claimed') return true
     const pending = await this.parking.list({ streamRunId, perPage: 1 })
-    return pending.length === 0
+    return suspension?.status === 'parked' && pending.length === 0
   }
 
   /**
@@ -274,45 +312,33 @@ export class AgUiDoor {
     signal?: AbortSignal
   ) {
     const tools = this.options.frontendTools ? (input.tools ?? []) : []
-    const run: Omit<AgUiRun, 'createdAt'> = {
+    const run = {
       runId: input.runId,
       threadId: input.threadId,
-      streamRunId: input.runId,
-      afterSeq: 0,
-      kind: 'start',
-      resumeHash: null,
       ownerId: principal?.id ?? null,
       clientTools: tools.map((tool) => tool.name),
       inputMessage: this.#userMessage(input, message),
     }
-    // A stream the host opened itself is not the client's to take over.
-    if (await this.sink.has(input.runId)) return refusal('run_id_used')
-    if (!(await this.runs.insert(run))) return refusal('run_id_used')
-    try {
-      await this.driver.start({
-        runId: input.runId,
-        threadId: input.threadId,
-        input: {
-          message,
-          context: input.context ?? [],
-          ...(this.options.frontendTools
-            ? {
-                tools: tools.map(({ name, description, parameters }) => ({
-                  name,
-                  description,
-                  parameters,
-                })),
-                toolResults,
-              }
-            : {}),
-        },
-        principal,
-      })
-    } catch (error) {
-      await this.runs.remove(input.runId)
-      throw error
-    }
-    return this.#stream({ ...run, createdAt: 0 }, undefined, signal)
+    const started = await this.startRun(
+      run,
+      {
+        message,
+        context: input.context ?? [],
+        ...(this.options.frontendTools
+          ? {
+              tools: tools.map(({ name, description, parameters }) => ({
+                name,
+                description,
+                parameters,
+              })),
+              toolResults,
+            }
+          : {}),
+      },
+      principal
+    )
+    if (!started) return refusal('run_id_used')
+    return this.#stream({ ...started, createdAt: 0 }, undefined, signal)
   }
 
   /** Check every rule first (nothing written), then record the run and apply the answers. */

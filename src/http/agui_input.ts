@@ -1,5 +1,6 @@
 import vine, { errors } from '@vinejs/vine'
 import { createHash } from 'node:crypto'
+import { RUN_ID } from '../sink/frames.js'
 
 /** Limits on a `RunAgentInput` body (agui-conformance.md 4d). Sizes in bytes or items. */
 export const INPUT_LIMITS = {
@@ -13,9 +14,8 @@ export const INPUT_LIMITS = {
   messageChars: 32_768,
 } as const
 
-/** Thread and run ids: visible ASCII without `/`, so they key streams and mint door ids. */
-const ID = /^[A-Za-z0-9_:.-]{1,191}$/
-const id = () => vine.string().regex(ID)
+/** Thread and run ids: the run id grammar (they key streams and mint door ids). */
+const id = () => vine.string().regex(RUN_ID)
 
 const inputValidator = vine.compile(
   vine.object({

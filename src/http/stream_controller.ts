@@ -2,7 +2,13 @@ import { randomUUID } from 'node:crypto'
 import vine, { errors } from '@vinejs/vine'
 import type { HttpContext } from '@adonisjs/core/http'
 import type { AgentStream } from '../agent_stream.js'
-import { FAILURE_SENTENCES, type DeliveredFrame, type StreamFrame } from '../sink/frames.js'
+import {
+  FAILURE_SENTENCES,
+  RUN_ID,
+  isRunId,
+  type DeliveredFrame,
+  type StreamFrame,
+} from '../sink/frames.js'
 import { TOOL_FAILED_SENTENCE } from '../agui/translate.js'
 import { defaultPrincipal, type PrincipalResolver } from './principal.js'
 import { serveChunks, type Chunk } from './sse.js'
@@ -10,14 +16,8 @@ import { serveChunks, type Chunk } from './sse.js'
 const startValidator = vine.compile(
   vine.object({
     message: vine.string().minLength(1).maxLength(32_768),
-    threadId: vine
-      .string()
-      .regex(/^[A-Za-z0-9_:.-]{1,191}$/)
-      .optional(),
-    runId: vine
-      .string()
-      .regex(/^[A-Za-z0-9_:.-]{1,191}$/)
-      .optional(),
+    threadId: vine.string().regex(RUN_ID).optional(),
+    runId: vine.string().regex(RUN_ID).optional(),
   })
 )
 
@@ -78,42 +78,26 @@ export class StreamController {
     const principal = await (this.options.principal ?? defaultPrincipal)(ctx)
     const runId = body.runId ?? randomUUID()
     const threadId = body.threadId ?? runId
-    const { runs, driver } = this.agentStream.door
+    const { door } = this.agentStream
     // A thread is its owner's: another person's answers like a missing one; a thread waiting
     // for answers takes no new run.
-    const latest = await runs.latest(threadId)
-    if (latest && latest.ownerId !== (principal?.id ?? null)) {
+    const thread = await door.thread(threadId, principal)
+    if (!thread)
       return ctx.response.status(404).json({ code: 'not_found', message: 'No such thread' })
-    }
-    const waiting = latest ? await this.agentStream.parking.list({ threadId, perPage: 1 }) : []
-    if (waiting.length > 0) {
+    if (thread.pending.length > 0) {
       return ctx.response
         .status(409)
         .json({ code: 'interrupt_pending', message: 'This thread is waiting for answers' })
     }
-    if (await this.agentStream.sink.has(runId)) {
+    const started = await door.startRun(
+      { runId, threadId, ownerId: principal?.id ?? null },
+      { message: body.message },
+      principal
+    )
+    if (!started) {
       return ctx.response
         .status(409)
         .json({ code: 'run_id_used', message: 'This run id is already used' })
-    }
-    const created = await runs.insert({
-      runId,
-      threadId,
-      streamRunId: runId,
-      afterSeq: 0,
-      kind: 'start',
-      resumeHash: null,
-      ownerId: principal?.id ?? null,
-    })
-    if (!created)
-      return ctx.response
-        .status(409)
-        .json({ code: 'run_id_used', message: 'This run id is already used' })
-    try {
-      await driver.start({ runId, threadId, input: { message: body.message }, principal })
-    } catch (error) {
-      await runs.remove(runId)
-      throw error
     }
     return ctx.response.status(201).json({ runId, threadId })
   }
@@ -122,7 +106,7 @@ export class StreamController {
     const principal = await (this.options.principal ?? defaultPrincipal)(ctx)
     const runId = String(ctx.params.runId)
     const { runs } = this.agentStream.door
-    const run = /^[A-Za-z0-9_:.-]{1,191}$/.test(runId) ? await runs.find(runId) : null
+    const run = isRunId(runId) ? await runs.find(runId) : null
     if (
       !run ||
       run.streamRunId !== runId ||

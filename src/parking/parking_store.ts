@@ -304,6 +304,20 @@ export class ParkingStore {
     return row ? this.latestSuspension(row.run_id) : null
   }
 
+  /** The newest suspension inside a stream, whatever its status (`{ runId, park, status }`). */
+  async newestInStream(streamRunId: string) {
+    const row = await this.client
+      .from(this.tables.suspensions)
+      .select('run_id', 'park', 'status')
+      .where('stream_run_id', streamRunId)
+      .orderBy('updated_at', 'desc')
+      .orderBy('park', 'desc')
+      .first()
+    return row
+      ? { runId: row.run_id as string, park: Number(row.park), status: row.status as string }
+      : null
+  }
+
   /** The run's newest suspension, whatever its status. */
   async latestSuspension(runId: string) {
     const row = await this.client

@@ -6,6 +6,16 @@
  * do not know: fields are only ever added, and new ones are optional.
  */
 
+/**
+ * The run id grammar (streams, threads, AG-UI runs): visible ASCII without `/`, at most 191
+ * characters, so an id keys a row and mints door ids without escaping.
+ */
+export const RUN_ID = /^[A-Za-z0-9_:.-]{1,191}$/
+
+/** Whether `value` is a run id of the {@link RUN_ID} grammar. */
+export const isRunId = (value: unknown): value is string =>
+  typeof value === 'string' && RUN_ID.test(value)
+
 /** Why a run failed, as streamed in an `error` frame. */
 export type AgentStreamErrorCode =
   | 'quota_exceeded'

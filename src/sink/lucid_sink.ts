@@ -7,7 +7,7 @@ import { Tail } from '../follow/tail.js'
 import { tableNames, type TableNames } from '../store/schema.js'
 import { StreamStore } from '../store/stream_store.js'
 import { parseCursor } from './cursor.js'
-import type { DeliveredFrame } from './frames.js'
+import { RUN_ID, type DeliveredFrame } from './frames.js'
 import type { TokenStreamSink } from './spi.js'
 import { follow, RUN_FAILED_MESSAGE, type SegmentEnd } from './subscriber.js'
 import { DEFAULT_MAX_FRAME_BYTES } from './validate.js'
@@ -59,8 +59,6 @@ export interface SubscribeOptions {
   /** Stops the subscription (an HTTP client that disconnected): the iterator ends at once. */
   signal?: AbortSignal
 }
-
-const RUN_ID = /^[A-Za-z0-9_:.-]{1,191}$/
 
 /**
  * The Lucid `TokenStreamSink` (sink-spi.md): frames stored in SQL, consecutive text coalesced into

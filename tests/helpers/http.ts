@@ -45,3 +45,20 @@ export async function serveApp(
   })
   return { app, agentStream, url }
 }
+
+/** POST `body` as JSON, as `user` (the `x-user` principal of {@link serveApp}). */
+export function postJson(url: string, body: unknown, user = 'alice') {
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-user': user },
+    body: JSON.stringify(body),
+  })
+}
+
+/** A `RunAgentInput` with one user message. */
+export const runInput = (threadId: string, runId: string, extra: Record<string, unknown> = {}) => ({
+  threadId,
+  runId,
+  messages: [{ id: 'u', role: 'user', content: 'go' }],
+  ...extra,
+})
