@@ -27,6 +27,11 @@ export interface TranslatorOptions {
    * finishes is the client's to run, named in `RUN_FINISHED.outcome.pendingToolCallIds`.
    */
   clientTools?: string[]
+  /**
+   * Keep the transcript ({@link FrameTranslator.messages}) for `MESSAGES_SNAPSHOT`. Off, nothing
+   * is kept: a reader's memory does not grow with the run. Default false.
+   */
+  messagesSnapshot?: boolean
 }
 
 /** An AG-UI 1.0 interrupt (`RUN_FINISHED.outcome.interrupts[]`). */
@@ -196,13 +201,14 @@ export class FrameTranslator {
   /** Translate one delivered frame at `at` (its cursor). */
   push(frame: StreamFrame, at: Cursor): AgUiEvent[] {
     const out = this.#translate(frame, at)
-    for (const event of out) this.#record(event)
+    if (this.options.messagesSnapshot) for (const event of out) this.#record(event)
     return out
   }
 
   /**
    * The transcript so far as AG-UI 1.0 messages (assistant text with its tool calls, tool
-   * results, activity, reasoning when sent), in order: what `MESSAGES_SNAPSHOT` carries.
+   * results, activity, reasoning when sent), in order: what `MESSAGES_SNAPSHOT` carries. Empty
+   * unless `messagesSnapshot` is on.
    */
   messages(): Record<string, unknown>[] {
     return structuredClone(this.#messages)
