@@ -13,16 +13,16 @@ export type {
   ElicitationRequest,
   StreamFrame,
   ToolConfirmation,
-} from './src/sink/frames.js'
-export { AGENT_STREAM_ERROR_CODES, FRAME_KINDS } from './src/sink/frames.js'
+} from './src/core/frames.js'
+export { AGENT_STREAM_ERROR_CODES, FRAME_KINDS } from './src/core/frames.js'
 export type { SinkWriter, TokenStreamSink } from './src/sink/spi.js'
 export { childSinkWriter } from './src/sink/spi.js'
 export { LucidTokenStreamSink } from './src/sink/lucid_sink.js'
 export type { LucidSinkOptions, SubscribeOptions } from './src/sink/lucid_sink.js'
 export { LucidSinkWriter } from './src/sink/writer.js'
 export { RUN_FAILED_MESSAGE } from './src/sink/subscriber.js'
-export { formatCursor, parseCursor, compareCursors } from './src/sink/cursor.js'
-export type { Cursor } from './src/sink/cursor.js'
+export { formatCursor, parseCursor, compareCursors } from './src/core/cursor.js'
+export type { Cursor } from './src/core/cursor.js'
 export { DEFAULT_MAX_FRAME_BYTES, validateFrame } from './src/sink/validate.js'
 export {
   createParkingTables,
@@ -57,10 +57,9 @@ export type {
   ApproverPolicy,
   ItemStatus,
   PendingItem,
-  Principal,
-  RunMeta,
   SettledItem,
 } from './src/parking/types.js'
+export type { Principal, RunMeta } from './src/core/run.js'
 export { RunDriver } from './src/runner/driver.js'
 export type { AgentRunner, ResumeContext, RunContext, RunOutcome } from './src/runner/contract.js'
 export { FAILURE_SENTENCES } from './src/runner/contract.js'
@@ -81,16 +80,16 @@ export {
   TOOL_FAILED_SENTENCE,
   TOOL_DECLINED_SENTENCE,
   SUBAGENT_FAILED_SENTENCE,
-} from './src/agui/translate.js'
+} from './src/agui/translate/translator.js'
 export type {
   AgUiEvent,
   AgUiInterrupt,
   AgentStreamState,
   TranslatorOptions,
-} from './src/agui/translate.js'
+} from './src/agui/translate/translator.js'
 export { encodeAgUiId, decodeAgUiId, AGUI_ID_KINDS } from './src/agui/ids.js'
-export { AgUiDoor } from './src/http/agui_door.js'
-export type { AgUiDoorOptions, AgUiRefusalCode, DoorReply, SseItem } from './src/http/agui_door.js'
+export { AgUiDoor } from './src/agui/door/door.js'
+export type { AgUiDoorOptions, AgUiRefusalCode, DoorReply, SseItem } from './src/agui/door/door.js'
 export { registerRoutes } from './src/http/routes.js'
 export type { RoutesOptions } from './src/http/routes.js'
 export type { PrincipalResolver, AdminAuthorizer } from './src/http/principal.js'

@@ -7,7 +7,7 @@
  * - Reader: polls `seq > last order by seq limit 500` every 250 ms (1 s after 5 s of silence).
  */
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
-import type { StreamFrame } from '../src/sink/frames.js'
+import type { StreamFrame } from '../src/core/frames.js'
 
 const FRAMES = 'agent_stream_frames'
 export const now = () => performance.timeOrigin + performance.now()

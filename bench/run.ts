@@ -10,7 +10,7 @@ import { mkdirSync, rmSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import type { Database } from '@adonisjs/lucid/database'
 import { LucidTokenStreamSink } from '../src/sink/lucid_sink.js'
-import { formatCursor, parseCursor } from '../src/sink/cursor.js'
+import { formatCursor, parseCursor } from '../src/core/cursor.js'
 import { baselineReader, BaselineWriter, now } from './baseline.js'
 import { instrumentCommits, percentile, play, type Plan } from './script.js'
 
@@ -431,8 +431,8 @@ async function benchDatabase(dialect: string) {
 async function serveDoor(db: Database, sink: LucidTokenStreamSink, streamRunId: string) {
   const { createServer } = await import('node:http')
   const { createParking } = await import('../src/parking/index.js')
-  const { AgUiRunStore } = await import('../src/store/agui_runs.js')
-  const { AgUiDoor } = await import('../src/http/agui_door.js')
+  const { AgUiRunStore } = await import('../src/agui/door/runs.js')
+  const { AgUiDoor } = await import('../src/agui/door/door.js')
   const { serveAgUiEvents } = await import('../src/http/sse.js')
   const { tableNames } = await import('../src/store/schema.js')
   const stack = createParking(db, {

@@ -2,7 +2,7 @@
  * What the benchmark's agent writes, and the instrumentation both sides share.
  */
 import type { LucidTokenStreamSink } from '../src/sink/lucid_sink.js'
-import type { StreamFrame } from '../src/sink/frames.js'
+import type { StreamFrame } from '../src/core/frames.js'
 import { now } from './baseline.js'
 
 export interface Plan {

@@ -1,7 +1,7 @@
 import { BaseCommand, args, flags } from '@adonisjs/core/ace'
 import type { CommandOptions } from '@adonisjs/core/types/ace'
 import { DateTime } from 'luxon'
-import type { StreamFrame } from '../src/sink/frames.js'
+import type { StreamFrame } from '../src/core/frames.js'
 import type { PendingItem } from '../src/parking/types.js'
 import { APPENDED_END, type StoredRow, type StreamStore } from '../src/store/stream_store.js'
 

@@ -9,9 +9,9 @@ import {
   TOOL_DECLINED_SENTENCE,
   TOOL_FAILED_SENTENCE,
   type AgUiEvent,
-} from '../src/agui/translate.js'
-import { parseCursor } from '../src/sink/cursor.js'
-import type { DeliveredFrame, StreamFrame } from '../src/sink/frames.js'
+} from '../src/agui/translate/translator.js'
+import { parseCursor } from '../src/core/cursor.js'
+import type { DeliveredFrame, StreamFrame } from '../src/core/frames.js'
 
 /** Frames as a stream would store them: each with the cursor of its row. */
 function stored(frames: StreamFrame[]): DeliveredFrame[] {

@@ -1,6 +1,6 @@
 import { test } from '@japa/runner'
 import fc from 'fast-check'
-import type { DeliveredFrame, StreamFrame } from '../src/sink/frames.js'
+import type { DeliveredFrame, StreamFrame } from '../src/core/frames.js'
 import { collect, runId, setupSink, sleep, textOf } from './helpers/sink.js'
 
 /** Text every dialect stores unchanged (the writer refuses the rest, see validate.ts). */

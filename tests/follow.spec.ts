@@ -1,7 +1,7 @@
 import { test } from '@japa/runner'
 import { LucidTokenStreamSink } from '../src/sink/lucid_sink.js'
 import { childSinkWriter } from '../src/sink/spi.js'
-import type { DeliveredFrame } from '../src/sink/frames.js'
+import type { DeliveredFrame } from '../src/core/frames.js'
 import { createDatabase } from './helpers/db.js'
 import { collect, runId, setupSink, sleep, textOf } from './helpers/sink.js'
 

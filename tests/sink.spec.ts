@@ -1,6 +1,6 @@
 import { test } from '@japa/runner'
 import { InvalidCursorError, InvalidFrameError, StreamClosedError } from '../src/errors.js'
-import type { StreamFrame } from '../src/sink/frames.js'
+import type { StreamFrame } from '../src/core/frames.js'
 import { collect, countRows, runId, setupSink, sleep, textOf } from './helpers/sink.js'
 
 const strip = ({ cursor: _, ...frame }: any) => frame

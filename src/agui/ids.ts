@@ -1,5 +1,5 @@
 import { Exception } from '@adonisjs/core/exceptions'
-import { RUN_ID } from '../sink/frames.js'
+import { RUN_ID } from '../core/frames.js'
 
 /**
  * The one grammar for every id the AG-UI door mints (agui-conformance.md section 3):

@@ -1,5 +1,5 @@
-import { compareCursors, type Cursor } from '../sink/cursor.js'
-import type { StreamFrame } from '../sink/frames.js'
+import { compareCursors, type Cursor } from '../core/cursor.js'
+import type { StreamFrame } from '../core/frames.js'
 import { APPENDED_END, type RowKind, type StoredRow } from '../store/stream_store.js'
 
 /**

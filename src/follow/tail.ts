@@ -1,7 +1,7 @@
-import type { StreamFrame } from '../sink/frames.js'
+import type { StreamFrame } from '../core/frames.js'
 import type { CommitResult, StreamStore } from '../store/stream_store.js'
 import { Feed } from './feed.js'
-import type { Notifier } from './notifier.js'
+import type { Notifier } from './notifiers/notifier.js'
 
 export interface TailOptions {
   /** Safety-net poll of every followed stream's head, in milliseconds. */

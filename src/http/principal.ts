@@ -1,5 +1,5 @@
 import type { HttpContext } from '@adonisjs/core/http'
-import type { Principal } from '../parking/types.js'
+import type { Principal } from '../core/run.js'
 
 /** Who an HTTP request acts for (the app's auth): `null` for nobody. */
 export type PrincipalResolver = (ctx: HttpContext) => Principal | null | Promise<Principal | null>

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { EventEncoder, AGUI_MEDIA_TYPE } from '@ag-ui/encoder'
-import type { SseItem } from './agui_door.js'
+import type { SseItem } from '../agui/door/door.js'
 
 export interface SseOptions {
   /** A comment line (`: ping`) after this long without a write, in milliseconds. Default 15000. */

@@ -8,8 +8,8 @@ import {
   isRunId,
   type DeliveredFrame,
   type StreamFrame,
-} from '../sink/frames.js'
-import { TOOL_FAILED_SENTENCE } from '../agui/translate.js'
+} from '../core/frames.js'
+import { TOOL_FAILED_SENTENCE } from '../agui/translate/translator.js'
 import { defaultPrincipal, type PrincipalResolver } from './principal.js'
 import { serveChunks, type Chunk } from './sse.js'
 

@@ -1,9 +1,10 @@
 import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { DateTime } from 'luxon'
-import type { ElicitationRequest, StreamFrame } from '../sink/frames.js'
+import type { ElicitationRequest, StreamFrame } from '../core/frames.js'
 import type { TableNames } from '../store/schema.js'
 import { affectedRows as affected, nowMs as now } from '../store/sql.js'
-import type { ItemStatus, PendingItem, Principal, RunMeta, SettledItem } from './types.js'
+import type { ItemStatus, PendingItem, SettledItem } from './types.js'
+import type { Principal, RunMeta } from '../core/run.js'
 
 type ParkFrame = Extract<StreamFrame, { t: 'approval' | 'elicitation' }>
 export type ItemKind = 'approval' | 'elicitation'

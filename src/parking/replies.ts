@@ -1,6 +1,6 @@
 import vine, { errors } from '@vinejs/vine'
 import { DecisionMismatchError, InvalidDecisionError } from '../errors.js'
-import type { ElicitationRequest } from '../sink/frames.js'
+import type { ElicitationRequest } from '../core/frames.js'
 
 /** Caps on what a person sends (bytes of JSON, characters of text). */
 export const REPLY_LIMITS = {

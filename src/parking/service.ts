@@ -6,13 +6,14 @@ import {
   ParkedItemNotFoundError,
 } from '../errors.js'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
-import type { StreamFrame } from '../sink/frames.js'
+import type { StreamFrame } from '../core/frames.js'
 import type { NewRow } from '../store/stream_store.js'
 import type { RunDriver } from '../runner/driver.js'
 import type { ItemRow, ParkingStore } from './parking_store.js'
 import { namedPark, validateDecision, validateReply } from './replies.js'
 import { validateFrame } from '../sink/validate.js'
-import type { ApproverPolicy, PendingItem, Principal } from './types.js'
+import type { ApproverPolicy, PendingItem } from './types.js'
+import type { Principal } from '../core/run.js'
 
 /**
  * The default approver policy: `approver: 'requester'` (or absent) lets only the person the run

@@ -1,21 +1,5 @@
-import type { ElicitationRequest, ToolConfirmation } from '../sink/frames.js'
-
-/** Who a run is for, or who decides: the host's user. Stored server-side, never served. */
-export interface Principal {
-  id: string
-  roles?: string[]
-}
-
-/** What the package knows of a run that writes into a stream. */
-export interface RunMeta {
-  /** This run (a sub-agent's own id for a delegated run). */
-  runId: string
-  /** The top-level run whose stream the frames go into. */
-  streamRunId: string
-  threadId: string
-  parentRunId: string | null
-  principal: Principal | null
-}
+import type { ElicitationRequest, ToolConfirmation } from '../core/frames.js'
+import type { Principal } from '../core/run.js'
 
 export type ItemStatus = 'pending' | 'approved' | 'rejected' | 'answered' | 'expired' | 'cancelled'
 

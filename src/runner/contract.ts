@@ -1,6 +1,7 @@
-import type { AgentStreamErrorCode } from '../sink/frames.js'
+import type { AgentStreamErrorCode } from '../core/frames.js'
 import type { SinkWriter } from '../sink/spi.js'
-import type { Principal, SettledItem } from '../parking/types.js'
+import type { SettledItem } from '../parking/types.js'
+import type { Principal } from '../core/run.js'
 
 /**
  * What a runner gets for one segment of a run (the frames between two parks).
@@ -71,4 +72,4 @@ export interface AgentRunner {
   resume(ctx: ResumeContext): Promise<RunOutcome>
 }
 
-export { FAILURE_SENTENCES } from '../sink/frames.js'
+export { FAILURE_SENTENCES } from '../core/frames.js'

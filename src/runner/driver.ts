@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
 import type { LucidSinkWriter } from '../sink/writer.js'
 import type { ClaimedSuspension, ParkingStore } from '../parking/parking_store.js'
-import type { Principal, RunMeta } from '../parking/types.js'
+import type { Principal, RunMeta } from '../core/run.js'
 import {
   FAILURE_SENTENCES,
   type AgentRunner,

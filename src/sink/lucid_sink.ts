@@ -1,18 +1,18 @@
 import type { Database } from '@adonisjs/lucid/database'
 import { DateTime } from 'luxon'
 import { InvalidRunIdError } from '../errors.js'
-import type { Notifier } from '../follow/notifier.js'
-import { PgNotifier } from '../follow/pg_notifier.js'
+import type { Notifier } from '../follow/notifiers/notifier.js'
+import { PgNotifier } from '../follow/notifiers/pg.js'
 import { Tail } from '../follow/tail.js'
 import { tableNames, type TableNames } from '../store/schema.js'
 import { StreamStore } from '../store/stream_store.js'
-import { parseCursor } from './cursor.js'
-import { RUN_ID, type DeliveredFrame } from './frames.js'
+import { parseCursor } from '../core/cursor.js'
+import { RUN_ID, type DeliveredFrame } from '../core/frames.js'
 import type { TokenStreamSink } from './spi.js'
 import { follow, RUN_FAILED_MESSAGE, type SegmentEnd } from './subscriber.js'
 import { DEFAULT_MAX_FRAME_BYTES } from './validate.js'
 import { LucidSinkWriter, type ParkHook } from './writer.js'
-import type { RunMeta } from '../parking/types.js'
+import type { RunMeta } from '../core/run.js'
 
 /** Options of {@link LucidTokenStreamSink}. Every duration is in milliseconds. */
 export interface LucidSinkOptions {

@@ -1,4 +1,4 @@
-import type { StreamFrame } from './frames.js'
+import type { StreamFrame } from '../core/frames.js'
 
 /**
  * Where an agent writes one run's frames (sink-spi.md, `SinkWriter`).

@@ -1,8 +1,8 @@
 import type { Tail } from '../follow/tail.js'
 import { deliveryFrame, rowToDelivery, type Delivery } from '../follow/feed.js'
 import type { StreamStore } from '../store/stream_store.js'
-import { compareCursors, formatCursor, type Cursor } from './cursor.js'
-import { FAILURE_SENTENCES, type DeliveredFrame } from './frames.js'
+import { compareCursors, formatCursor, type Cursor } from '../core/cursor.js'
+import { FAILURE_SENTENCES, type DeliveredFrame } from '../core/frames.js'
 
 /**
  * Wait for `changed`, or for the signal to abort (a reader that went away stops waiting at once).

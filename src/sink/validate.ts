@@ -2,7 +2,7 @@ import vine, { errors } from '@vinejs/vine'
 import { DateTime } from 'luxon'
 import type { FieldContext } from '@vinejs/vine/types'
 import { InvalidFrameError } from '../errors.js'
-import { AGENT_STREAM_ERROR_CODES, type StreamFrame } from './frames.js'
+import { AGENT_STREAM_ERROR_CODES, type StreamFrame } from '../core/frames.js'
 
 /**
  * Text that every SQL dialect stores and returns unchanged, so cursor offsets (UTF-16 code units)

@@ -1,9 +1,9 @@
 import { StreamClosedError } from '../errors.js'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type { CommitPlan, CommitResult, NewRow, StreamStore } from '../store/stream_store.js'
-import type { RunMeta } from '../parking/types.js'
+import type { RunMeta } from '../core/run.js'
 import type { Tail } from '../follow/tail.js'
-import type { StreamFrame } from './frames.js'
+import type { StreamFrame } from '../core/frames.js'
 import type { SinkWriter } from './spi.js'
 import { validateFrame } from './validate.js'
 

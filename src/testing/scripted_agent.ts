@@ -1,5 +1,5 @@
 import type { AgentRunner, ResumeContext, RunContext, RunOutcome } from '../runner/contract.js'
-import type { StreamFrame } from '../sink/frames.js'
+import type { StreamFrame } from '../core/frames.js'
 
 /** Options of {@link scriptedAgent}. */
 export interface ScriptedAgentOptions {

@@ -1,7 +1,7 @@
 import { getActiveTest } from '@japa/runner'
 import type { Database } from '@adonisjs/lucid/database'
 import { LucidTokenStreamSink, type LucidSinkOptions } from '../../src/sink/lucid_sink.js'
-import type { DeliveredFrame } from '../../src/sink/frames.js'
+import type { DeliveredFrame } from '../../src/core/frames.js'
 import { createDatabase, resetTables } from './db.js'
 
 let counter = 0

@@ -1,6 +1,6 @@
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
-import type { TableNames } from './schema.js'
-import { nowMs } from './sql.js'
+import type { TableNames } from '../../store/schema.js'
+import { nowMs } from '../../store/sql.js'
 
 /** One AG-UI run: a segment of a stream that a client started or resumed. */
 export interface AgUiRun {

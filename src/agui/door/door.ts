@@ -1,15 +1,16 @@
 import { createHash } from 'node:crypto'
 import vine from '@vinejs/vine'
-import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
-import { formatCursor, parseCursor, compareCursors, type Cursor } from '../sink/cursor.js'
-import { isRunId, type StreamFrame } from '../sink/frames.js'
-import type { RunDriver } from '../runner/driver.js'
-import type { ParkingService } from '../parking/service.js'
-import type { ItemRow } from '../parking/parking_store.js'
-import type { PendingItem, Principal } from '../parking/types.js'
-import { validateDecision, validateReply } from '../parking/replies.js'
-import { decodeAgUiId, encodeAgUiId } from '../agui/ids.js'
-import { FrameTranslator, type AgUiEvent, type TranslatorOptions } from '../agui/translate.js'
+import type { LucidTokenStreamSink } from '../../sink/lucid_sink.js'
+import { formatCursor, parseCursor, compareCursors, type Cursor } from '../../core/cursor.js'
+import { isRunId, type StreamFrame } from '../../core/frames.js'
+import type { RunDriver } from '../../runner/driver.js'
+import type { ParkingService } from '../../parking/service.js'
+import type { ItemRow } from '../../parking/parking_store.js'
+import type { PendingItem } from '../../parking/types.js'
+import type { Principal } from '../../core/run.js'
+import { validateDecision, validateReply } from '../../parking/replies.js'
+import { decodeAgUiId, encodeAgUiId } from '../ids.js'
+import { FrameTranslator, type AgUiEvent, type TranslatorOptions } from '../translate/translator.js'
 import {
   InvalidAgUiInputError,
   newInput,
@@ -17,8 +18,8 @@ import {
   validateAgUiInput,
   type AgUiInput,
   type AgUiResumeEntry,
-} from './agui_input.js'
-import type { AgUiRun, AgUiRunStore } from '../store/agui_runs.js'
+} from './input.js'
+import type { AgUiRun, AgUiRunStore } from './runs.js'
 
 /** Options of the AG-UI door: the translator's, plus input and connection settings. */
 export interface AgUiDoorOptions extends Omit<TranslatorOptions, 'streamRunId'> {

@@ -1,7 +1,7 @@
 import fastJsonPatch from 'fast-json-patch'
-import type { Cursor } from '../sink/cursor.js'
-import { FAILURE_SENTENCES, type ElicitationRequest, type StreamFrame } from '../sink/frames.js'
-import { encodeAgUiId, type AgUiIdKind } from './ids.js'
+import type { Cursor } from '../../core/cursor.js'
+import { FAILURE_SENTENCES, type ElicitationRequest, type StreamFrame } from '../../core/frames.js'
+import { encodeAgUiId, type AgUiIdKind } from '../ids.js'
 
 /**
  * An AG-UI 1.0 event as this translator writes it: `type` plus its fields (agui-1.0.md 1.3).

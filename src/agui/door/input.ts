@@ -1,6 +1,6 @@
 import vine, { errors } from '@vinejs/vine'
 import { createHash } from 'node:crypto'
-import { RUN_ID } from '../sink/frames.js'
+import { RUN_ID } from '../../core/frames.js'
 
 /** Limits on a `RunAgentInput` body (agui-conformance.md 4d). Sizes in bytes or items. */
 export const INPUT_LIMITS = {
