@@ -53,12 +53,7 @@ export {
   defaultApproverPolicy,
 } from './src/parking/index.js'
 export type { ParkingOptions, Decider } from './src/parking/index.js'
-export type {
-  ApproverPolicy,
-  ItemStatus,
-  PendingItem,
-  SettledItem,
-} from './src/parking/types.js'
+export type { ApproverPolicy, ItemStatus, PendingItem, SettledItem } from './src/parking/types.js'
 export type { Principal, RunMeta } from './src/core/run.js'
 export { RunDriver } from './src/runner/driver.js'
 export type { AgentRunner, ResumeContext, RunContext, RunOutcome } from './src/runner/contract.js'
@@ -88,8 +83,8 @@ export type {
   TranslatorOptions,
 } from './src/agui/translate/translator.js'
 export { encodeAgUiId, decodeAgUiId, AGUI_ID_KINDS } from './src/agui/ids.js'
-export { AgUiDoor } from './src/agui/door/door.js'
-export type { AgUiDoorOptions, AgUiRefusalCode, DoorReply, SseItem } from './src/agui/door/door.js'
+export { AgUiDoor } from './src/agui/door/index.js'
+export type { AgUiDoorOptions, AgUiRefusalCode, DoorReply, SseItem } from './src/agui/door/index.js'
 export { registerRoutes } from './src/http/routes.js'
 export type { RoutesOptions } from './src/http/routes.js'
 export type { PrincipalResolver, AdminAuthorizer } from './src/http/principal.js'

@@ -5,7 +5,7 @@ import { RuntimeException } from '@adonisjs/core/exceptions'
 import type { LucidSinkOptions } from './sink/lucid_sink.js'
 import type { AgentRunner } from './runner/contract.js'
 import type { ApproverPolicy } from './parking/types.js'
-import type { AgUiDoorOptions } from './agui/door/door.js'
+import type { AgUiDoorOptions } from './agui/door/index.js'
 import type { AdminAuthorizer, PrincipalResolver } from './http/principal.js'
 
 /** A duration in milliseconds, or a string such as `'50ms'`, `'15s'`, `'7d'`. */

@@ -1,7 +1,7 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import type { Principal } from '../core/run.js'
 import { defaultPrincipal, type PrincipalResolver } from './principal.js'
-import type { AgUiDoor, DoorReply } from '../agui/door/door.js'
+import type { AgUiDoor, DoorReply } from '../agui/door/index.js'
 import { serveAgUiEvents } from './sse.js'
 
 /**

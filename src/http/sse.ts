@@ -1,21 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { EventEncoder, AGUI_MEDIA_TYPE } from '@ag-ui/encoder'
-import type { SseItem } from '../agui/door/door.js'
+import type { SseItem } from '../agui/door/index.js'
+import { agUiChunks, agUiContentType, wantsProtobuf, type Chunk } from './agui_encoding.js'
 
 export interface SseOptions {
   /** A comment line (`: ping`) after this long without a write, in milliseconds. Default 15000. */
   heartbeatMs?: number
 }
-
-/** Whether the client asked for exactly the AG-UI protobuf media type (never `*\/*`). */
-export function wantsProtobuf(accept: string | undefined) {
-  return (accept ?? '')
-    .split(',')
-    .some((part) => part.split(';')[0].trim().toLowerCase() === AGUI_MEDIA_TYPE)
-}
-
-/** How one event is written on the wire. */
-export type Chunk = string | Uint8Array
 
 /**
  * Serve a stream of chunks over one HTTP response (`text/event-stream` unless `contentType`
@@ -117,11 +107,7 @@ export async function serveChunks(
   }
 }
 
-/**
- * AG-UI events as SSE (LF framing; `id:` from the stream cursor on a frame's last event) or, when
- * the client asked for exactly `application/vnd.ag-ui.event+proto`, AG-UI's length-prefixed
- * protobuf (`@ag-ui/encoder`).
- */
+/** AG-UI events over one HTTP response: SSE, or protobuf when the client asked for exactly it. */
 export function serveAgUiEvents(
   req: IncomingMessage,
   res: ServerResponse,
@@ -133,16 +119,8 @@ export function serveAgUiEvents(
   } = {}
 ) {
   const protobuf = wantsProtobuf(req.headers.accept)
-  const encoder = new EventEncoder({ accept: protobuf ? AGUI_MEDIA_TYPE : 'text/event-stream' })
-  async function* chunks(): AsyncGenerator<Chunk> {
-    for await (const item of events) {
-      if (protobuf) yield encoder.encodeBinary(item.event as any)
-      // The encoder writes `data: <json>\n\n` (optional nulls dropped); the id goes first.
-      else yield (item.id ? `id: ${item.id}\n` : '') + encoder.encodeSSE(item.event as any)
-    }
-  }
-  return serveChunks(req, res, chunks(), {
+  return serveChunks(req, res, agUiChunks(events, protobuf), {
     ...options,
-    ...(protobuf ? { contentType: AGUI_MEDIA_TYPE } : {}),
+    ...(protobuf ? { contentType: agUiContentType(true) } : {}),
   })
 }

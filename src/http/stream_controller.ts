@@ -11,7 +11,8 @@ import {
 } from '../core/frames.js'
 import { TOOL_FAILED_SENTENCE } from '../agui/translate/translator.js'
 import { defaultPrincipal, type PrincipalResolver } from './principal.js'
-import { serveChunks, type Chunk } from './sse.js'
+import { serveChunks } from './sse.js'
+import type { Chunk } from './agui_encoding.js'
 
 const startValidator = vine.compile(
   vine.object({

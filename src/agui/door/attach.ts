@@ -1,0 +1,90 @@
+import { createHash } from 'node:crypto'
+import { parseCursor, type Cursor } from '../../core/cursor.js'
+import { isRunId } from '../../core/frames.js'
+import type { Principal } from '../../core/run.js'
+import { notFound } from './refusals.js'
+import type { DoorDeps, DoorReply } from './reply.js'
+import { serveRun } from './serve.js'
+
+/**
+ * Re-attach to an AG-UI run after `after` (the SSE `Last-Event-ID` or `?after=`): the run from
+ * its `RUN_STARTED`, a join prelude, then the rest. 404 when there is no such run (or it is
+ * someone else's); 400 `invalid_cursor` for a cursor this package did not mint.
+ */
+export async function reattach(
+  deps: DoorDeps,
+  runId: string,
+  after: string | undefined,
+  principal: Principal | null,
+  signal?: AbortSignal
+): Promise<DoorReply> {
+  const run = isRunId(runId) ? await deps.runs.find(runId) : null
+  if (!run || run.ownerId !== (principal?.id ?? null)) return notFound()
+  if (!(await deps.sink.has(run.streamRunId))) return notFound()
+  let cursor: Cursor | undefined
+  try {
+    cursor = after === undefined ? undefined : parseCursor(after)
+  } catch {
+    return { kind: 'refused', status: 400, code: 'invalid_cursor', message: 'Invalid cursor' }
+  }
+  return serveRun(deps, run, cursor, signal)
+}
+
+/**
+ * Attach by thread (what a `connect(threadId)` client asks): the thread's current AG-UI run from
+ * `after`. When its segment parked and the run went on because someone answered elsewhere (the
+ * admin page, the decision API), the continuation becomes an AG-UI run of its own (a run id
+ * derived from the stream and the park's end, the same on every replica) and that is served.
+ * 404 when the thread has no run (or it is someone else's).
+ */
+export async function attachThread(
+  deps: DoorDeps,
+  threadId: string,
+  after: string | undefined,
+  principal: Principal | null,
+  signal?: AbortSignal
+): Promise<DoorReply> {
+  let run = isRunId(threadId) ? await deps.runs.latest(threadId) : null
+  if (!run || run.ownerId !== (principal?.id ?? null)) return notFound()
+  while (true) {
+    const end = await deps.sink.store.segmentEnd(run.streamRunId, run.afterSeq)
+    if (end === null) break
+    if (!(await continued(deps, run.streamRunId, end))) break
+    const digest = createHash('sha256').update(run.streamRunId).digest('hex').slice(0, 40)
+    const runId = `${digest}.r${end}`
+    const next = {
+      runId,
+      threadId: run.threadId,
+      streamRunId: run.streamRunId,
+      afterSeq: end,
+      kind: 'resume' as const,
+      resumeHash: null,
+      ownerId: run.ownerId,
+      clientTools: run.clientTools,
+    }
+    await deps.runs.insert(next)
+    const found = await deps.runs.find(runId)
+    if (!found || found.streamRunId !== run.streamRunId) return notFound()
+    run = found
+  }
+  return reattach(deps, run.runId, after, principal, signal)
+}
+
+/**
+ * Whether the stream goes on after the segment that ended at `end`: reopened, ended again
+ * later, or decided and about to be resumed (its answers are stored after the end, nothing is
+ * pending and it was not cancelled), so a reader waits for the continuation instead of being
+ * served the decided interrupt again.
+ */
+async function continued(deps: DoorDeps, streamRunId: string, end: number) {
+  const head = await deps.sink.store.head(streamRunId)
+  if (head?.status === 'open') return true
+  if ((await deps.sink.store.segmentEnd(streamRunId, end)) !== null) return true
+  // Not reopened yet: the park was claimed by a replica about to resume it, or decided and
+  // waiting for a claim (the sweeper's, if no replica took it). A resumed park has reopened
+  // the stream, which the checks above see; a cancelled one never continues.
+  const suspension = await deps.parking.store.newestInStream(streamRunId)
+  if (suspension?.status === 'claimed') return true
+  const pending = await deps.parking.list({ streamRunId, perPage: 1 })
+  return suspension?.status === 'parked' && pending.length === 0
+}

@@ -1,0 +1,8 @@
+/**
+ * The AG-UI door's public face: the door (protocol logic, no HTTP), its replies and options,
+ * and its run rows.
+ */
+export { AgUiDoor } from './door.js'
+export { AgUiRunStore, type AgUiRun } from './runs.js'
+export type { AgUiDoorOptions, DoorReply, SseItem } from './reply.js'
+export type { AgUiRefusalCode } from './refusals.js'

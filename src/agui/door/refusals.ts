@@ -1,0 +1,51 @@
+import type { DoorReply } from './reply.js'
+
+/**
+ * The stable codes of refusals sent as `RUN_ERROR` once the stream is open (AG-UI interrupts
+ * rules 1-8, agui-conformance.md 2c/2d). A refused input changes no row.
+ */
+export type AgUiRefusalCode =
+  | 'interrupt_pending'
+  | 'no_pending_interrupt'
+  | 'unknown_interrupt'
+  | 'duplicate_interrupt'
+  | 'incomplete_resume'
+  | 'invalid_resume_payload'
+  | 'interrupt_expired'
+  | 'not_allowed'
+  | 'run_id_used'
+  | 'run_active'
+  | 'decision_conflict'
+  | 'interrupt_decided'
+  | 'unknown_tool_call'
+
+/** The fixed sentence of each refusal, keyed by its code. */
+export const REFUSALS: Record<AgUiRefusalCode, string> = {
+  interrupt_pending: 'This thread is waiting for answers: resume it with every open interrupt.',
+  no_pending_interrupt: 'This thread has no open interrupt to resume.',
+  unknown_interrupt: 'A resume entry names an interrupt this thread does not have open.',
+  duplicate_interrupt: 'A resume entry names the same interrupt twice.',
+  incomplete_resume: 'A resume must answer every open interrupt of the thread.',
+  invalid_resume_payload: "A resume payload does not match its interrupt's responseSchema.",
+  interrupt_expired: 'An interrupt expired: it can only be cancelled.',
+  not_allowed: 'You may not answer one of these interrupts.',
+  run_id_used: 'This run id is already used.',
+  run_active: 'The run is still writing: resume once it has finished.',
+  decision_conflict: 'Someone else answered these interrupts first.',
+  unknown_tool_call: 'A tool message answers no call this thread is waiting for.',
+  interrupt_decided:
+    'These interrupts were answered elsewhere: attach to the thread to follow the run.',
+}
+
+/** No such run or thread, or another principal's (answered alike). */
+export function notFound(): DoorReply {
+  return { kind: 'refused', status: 404, code: 'not_found', message: 'No such run' }
+}
+
+/** A refusal once the stream is open: one `RUN_ERROR` with a stable code, nothing else. */
+export function refusal(code: AgUiRefusalCode): DoorReply {
+  async function* events() {
+    yield { event: { type: 'RUN_ERROR', code, message: REFUSALS[code] } }
+  }
+  return { kind: 'stream', events: events() }
+}

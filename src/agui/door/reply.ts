@@ -1,0 +1,48 @@
+import type { LucidTokenStreamSink } from '../../sink/lucid_sink.js'
+import type { RunDriver } from '../../runner/driver.js'
+import type { ParkingService } from '../../parking/service.js'
+import type { AgUiEvent, TranslatorOptions } from '../translate/translator.js'
+import type { AgUiRunStore } from './runs.js'
+
+/** Options of the AG-UI door: the translator's, plus input and connection settings. */
+export interface AgUiDoorOptions extends Omit<TranslatorOptions, 'streamRunId'> {
+  /** Cap on a `RunAgentInput` body, in bytes. Default 1048576 (1 MiB). */
+  maxBodyBytes?: number
+  /** Cancel the run when its client disconnects (off: it runs on, re-attach later). Default false. */
+  abortOnDisconnect?: boolean
+  /**
+   * Frontend tools: the client's `tools` reach the runner (`input.tools`); a call the agent makes
+   * to one ends the run with `pendingToolCallIds`, and the next input's `tool` message is accepted
+   * for such a call only (`input.toolResults`). Default false.
+   */
+  frontendTools?: boolean
+  /**
+   * Send `MESSAGES_SNAPSHOT` before each `RUN_FINISHED`: the thread's whole transcript (each
+   * run's user message, under the client's id, and what the agent wrote). The 1.0 client drops
+   * local messages a snapshot leaves out. Default false.
+   */
+  messagesSnapshot?: boolean
+}
+
+/** One event to send, with the SSE `id:` (the stream cursor) when it is a frame's last event. */
+export interface SseItem {
+  event: AgUiEvent
+  id?: string
+}
+
+/**
+ * What the door answers, for any transport: a refusal before the stream opens (a 4xx with
+ * `{ code, message }`), or the AG-UI run as an async iterable of events.
+ */
+export type DoorReply =
+  | { kind: 'refused'; status: 400 | 404 | 413; code: string; message: string }
+  | { kind: 'stream'; events: AsyncIterable<SseItem>; streamRunId?: string }
+
+/** What every use case of the door works with: the layers below it and its options. */
+export interface DoorDeps {
+  sink: LucidTokenStreamSink
+  driver: RunDriver
+  parking: ParkingService
+  runs: AgUiRunStore
+  options: AgUiDoorOptions
+}

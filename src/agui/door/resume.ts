@@ -1,0 +1,189 @@
+import vine from '@vinejs/vine'
+import type { Principal } from '../../core/run.js'
+import type { ItemRow } from '../../parking/parking_store.js'
+import type { PendingItem } from '../../parking/types.js'
+import { validateDecision, validateReply } from '../../parking/replies.js'
+import { decodeAgUiId, encodeAgUiId } from '../ids.js'
+import type { AgUiInput, AgUiResumeEntry } from './input.js'
+import { refusal, type AgUiRefusalCode } from './refusals.js'
+import type { DoorDeps, DoorReply } from './reply.js'
+import type { AgUiRun } from './runs.js'
+import { serveRun } from './serve.js'
+
+const approvalPayload = vine.compile(
+  vine.object({
+    approved: vine.boolean({ strict: true }),
+    reason: vine.string().maxLength(2000).optional(),
+    editedArgs: vine.record(vine.any()).optional(),
+  })
+)
+
+interface Planned {
+  item: PendingItem
+  entry: AgUiResumeEntry
+  /** The reply, validated, as the parking service takes it. */
+  apply: () => Promise<unknown>
+}
+
+/** The id the translator gave this item's interrupt (same grammar, same stored position). */
+export function interruptId(item: PendingItem) {
+  return encodeAgUiId({
+    runId: item.streamRunId,
+    kind: 'int',
+    n: item.streamSeq,
+    address: [item.runId, item.itemId],
+  })
+}
+
+/**
+ * A resume (AG-UI interrupts rules 1-8): every rule is checked first (nothing written), then the
+ * run is recorded and the answers applied; the continuation is served as a new AG-UI run.
+ */
+export async function resume(
+  deps: DoorDeps,
+  input: AgUiInput,
+  hash: string,
+  latest: AgUiRun,
+  pending: PendingItem[],
+  principal: Principal | null,
+  signal?: AbortSignal
+): Promise<DoorReply> {
+  const byId = new Map(pending.map((item) => [interruptId(item), item]))
+  const seen = new Set<string>()
+  const plan: Planned[] = []
+  for (const entry of input.resume!) {
+    if (seen.has(entry.interruptId)) return refusal('duplicate_interrupt')
+    seen.add(entry.interruptId)
+    const item = byId.get(entry.interruptId)
+    if (!item) {
+      const decided = await decidedElsewhere(deps, input.threadId, [entry])
+      return refusal(decided ? 'interrupt_decided' : 'unknown_interrupt')
+    }
+    const planned = await planEntry(deps, item, entry, principal)
+    if (typeof planned === 'string') return refusal(planned)
+    plan.push(planned)
+  }
+  if (seen.size !== byId.size) return refusal('incomplete_resume')
+  const lastAsked = Math.max(...pending.map((item) => item.streamSeq))
+  const afterSeq = await deps.sink.store.segmentEnd(latest.streamRunId, lastAsked)
+  if (afterSeq === null) return refusal('run_active')
+  const run: Omit<AgUiRun, 'createdAt'> = {
+    runId: input.runId,
+    threadId: input.threadId,
+    streamRunId: latest.streamRunId,
+    afterSeq,
+    kind: 'resume',
+    resumeHash: hash,
+    ownerId: principal?.id ?? null,
+    clientTools: latest.clientTools,
+  }
+  if (!(await deps.runs.insert(run))) return refusal('run_id_used')
+  let applied = 0
+  try {
+    for (const step of plan) {
+      await step.apply()
+      applied++
+    }
+  } catch (error) {
+    // Only a race gets here (every rule was checked): someone decided first.
+    if (applied === 0) await deps.runs.remove(input.runId)
+    // Answers apply one item at a time: a race lost after the first leaves that one decided.
+    const status = (error as { status?: number }).status
+    if (status === 409 || applied > 0) return refusal('decision_conflict')
+    if (status === 410) return refusal('interrupt_expired')
+    if (status === 403) return refusal('not_allowed')
+    if (status === 422) return refusal('invalid_resume_payload')
+    throw error
+  }
+  return serveRun(deps, { ...run, createdAt: 0 }, undefined, signal)
+}
+
+/** Validate one resume entry against its item; a refusal code, or how to apply it. */
+async function planEntry(
+  deps: DoorDeps,
+  item: PendingItem,
+  entry: AgUiResumeEntry,
+  principal: Principal | null
+): Promise<Planned | AgUiRefusalCode> {
+  const { parking } = deps
+  const stored = (await parking.store.findItem(item.runId, item.itemId, item.park)) as ItemRow
+  const allowed = await parking.policy(principal, {
+    approver: stored.approver,
+    requester: stored.principal,
+    kind: stored.kind,
+    runId: stored.runId,
+  })
+  if (!allowed) return 'not_allowed'
+  const decider = { principal, via: 'chat' }
+  const cancelled = entry.status === 'cancelled'
+  const lapsed = stored.expiresAt !== null && stored.expiresAt < Date.now()
+  if (lapsed && !cancelled) return 'interrupt_expired'
+  // A lapsed item cancelled: it settles as expired, as the sweeper would settle it.
+  if (lapsed) {
+    return { item, entry, apply: () => parking.expire(item.runId, item.itemId, item.park) }
+  }
+  const at = { park: item.park }
+  if (item.kind === 'elicitation') {
+    let reply: { answers: Record<string, string[]>; skipped: boolean }
+    try {
+      reply = cancelled
+        ? { answers: {}, skipped: true }
+        : await validateReply(entry.payload, item.request!)
+    } catch {
+      return 'invalid_resume_payload'
+    }
+    return {
+      item,
+      entry,
+      apply: () => parking.answer(item.runId, item.itemId, decider, { ...reply, ...at }),
+    }
+  }
+  if (cancelled) {
+    return {
+      item,
+      entry,
+      apply: () => parking.reject(item.runId, item.itemId, decider, { reason: 'cancelled', ...at }),
+    }
+  }
+  let decision: { approved: boolean; reason?: string; editedArgs?: Record<string, unknown> }
+  try {
+    decision = await approvalPayload.validate(entry.payload)
+    await validateDecision({ reason: decision.reason, input: decision.editedArgs })
+  } catch {
+    return 'invalid_resume_payload'
+  }
+  const body = {
+    ...(decision.reason ? { reason: decision.reason } : {}),
+    ...(decision.approved && decision.editedArgs ? { input: decision.editedArgs } : {}),
+    ...at,
+  }
+  return {
+    item,
+    entry,
+    apply: () =>
+      decision.approved
+        ? parking.approve(item.runId, item.itemId, decider, body)
+        : parking.reject(item.runId, item.itemId, decider, body),
+  }
+}
+
+/**
+ * Whether every entry names an interrupt of this thread that was already decided (the admin
+ * page, the decision API, another tab): the client should follow the run, not answer again.
+ */
+export async function decidedElsewhere(
+  deps: DoorDeps,
+  threadId: string,
+  entries: AgUiResumeEntry[]
+) {
+  for (const entry of entries) {
+    const parts = decodeAgUiId(entry.interruptId)
+    if (!parts || parts.kind !== 'int' || parts.address.length !== 2) return false
+    const [runId, itemId] = parts.address
+    const item = await deps.parking.store.findItem(runId, itemId)
+    if (!item || item.threadId !== threadId) return false
+    // Cancelled means the run will not continue: nothing to follow.
+    if (item.status === 'pending' || item.status === 'cancelled') return false
+  }
+  return entries.length > 0
+}

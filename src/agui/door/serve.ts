@@ -1,0 +1,78 @@
+import { compareCursors, formatCursor, parseCursor, type Cursor } from '../../core/cursor.js'
+import type { StreamFrame } from '../../core/frames.js'
+import { FrameTranslator } from '../translate/translator.js'
+import type { AgUiRun } from './runs.js'
+import { replayInto } from './replay.js'
+import type { DoorDeps, DoorReply, SseItem } from './reply.js'
+import { closingEvents } from './transcript.js'
+
+/** One AG-UI run served from `after` (or its start) as a door reply. */
+export function serveRun(
+  deps: DoorDeps,
+  run: AgUiRun,
+  after: Cursor | undefined,
+  signal?: AbortSignal
+): DoorReply {
+  return {
+    kind: 'stream',
+    streamRunId: run.streamRunId,
+    events: runEvents(deps, run, after, signal),
+  }
+}
+
+/**
+ * One AG-UI run as events: the stream before its start cursor replayed silently into the
+ * translator (so ids, open constructs and state are what they were), `RUN_STARTED` and the join
+ * prelude, then the segment's frames until it ends. The SSE `id:` goes on a frame's last event.
+ */
+export async function* runEvents(
+  deps: DoorDeps,
+  run: AgUiRun,
+  after: Cursor | undefined,
+  signal?: AbortSignal
+): AsyncGenerator<SseItem> {
+  const translator = new FrameTranslator({
+    ...deps.options,
+    streamRunId: run.streamRunId,
+    clientTools: run.clientTools,
+  })
+  const identity = { threadId: run.threadId, runId: run.runId }
+  let start: Cursor = { seq: run.afterSeq }
+  if (after && compareCursors(after, start) > 0) start = after
+  const end = await deps.sink.store.segmentEnd(run.streamRunId, run.afterSeq)
+  if (end !== null && start.seq >= end) {
+    // The client had the whole run: it gets its start and its end again, nothing between.
+    await replayInto(deps, translator, run.streamRunId, { seq: end - 1 })
+    if (translator.failure) {
+      yield { event: translator.open(identity)[0] }
+      yield { event: translator.failure, id: String(end) }
+      return
+    }
+    for (const event of translator.open(identity)) yield { event }
+    const events = await closingEvents(deps, run, translator, identity)
+    for (const [i, event] of events.entries())
+      yield i === events.length - 1 ? { event, id: String(end) } : { event }
+    return
+  }
+  await replayInto(deps, translator, run.streamRunId, start)
+  if (translator.failure) {
+    // The client had the run's error: it gets its start and the error again.
+    yield { event: translator.open(identity)[0] }
+    yield { event: translator.failure, id: formatCursor(start) }
+    return
+  }
+  for (const event of translator.open(identity)) yield { event }
+  for await (const item of deps.sink.segments(run.streamRunId, {
+    after: formatCursor(start),
+    signal,
+  })) {
+    const events =
+      item.t === 'end'
+        ? await closingEvents(deps, run, translator, identity)
+        : translator.push(item as StreamFrame, parseCursor(item.cursor))
+    for (const [i, event] of events.entries()) {
+      yield i === events.length - 1 ? { event, id: item.cursor } : { event }
+    }
+    if (item.t === 'end' || translator.terminal === 'failed') return
+  }
+}

@@ -1,0 +1,117 @@
+import type { Principal } from '../../core/run.js'
+import { FrameTranslator } from '../translate/translator.js'
+import type { AgUiInput, ToolResultMessage } from './input.js'
+import { refusal } from './refusals.js'
+import { replayInto, WHOLE } from './replay.js'
+import type { DoorDeps, DoorReply } from './reply.js'
+import type { AgUiRun } from './runs.js'
+import { serveRun } from './serve.js'
+
+/** What a new run records; the rest (its own stream, from seq 0) is implied. */
+export type NewRun = Omit<AgUiRun, 'createdAt' | 'streamRunId' | 'afterSeq' | 'kind' | 'resumeHash'>
+
+/**
+ * Record a new run (its own stream) and start it, for `POST /agui` and the native route alike.
+ * Returns the recorded run, or `null`, changing nothing, when the run id is taken, by a run or
+ * by a stream the host opened itself (not a client's to take over).
+ */
+export async function startRun(
+  deps: DoorDeps,
+  run: NewRun,
+  input: unknown,
+  principal: Principal | null
+) {
+  if (await deps.sink.has(run.runId)) return null
+  const recorded = {
+    ...run,
+    streamRunId: run.runId,
+    afterSeq: 0,
+    kind: 'start' as const,
+    resumeHash: null,
+  }
+  if (!(await deps.runs.insert(recorded))) return null
+  try {
+    await deps.driver.start({ runId: run.runId, threadId: run.threadId, input, principal })
+  } catch (error) {
+    await deps.runs.remove(run.runId)
+    throw error
+  }
+  return recorded
+}
+
+/**
+ * A new AG-UI run: its own stream. The runner's input is `{ message, context }`, plus, with
+ * frontend tools on, `tools` (what the client offers) and `toolResults` (`{ id, name, content }`,
+ * `id` being the provider's call id the agent wrote). A tool result answers only a call to a
+ * client tool that the server recorded as pending (`unknown_tool_call` otherwise).
+ */
+export async function startFromInput(
+  deps: DoorDeps,
+  input: AgUiInput,
+  fresh: { text: string | null; toolResults: ToolResultMessage[] },
+  latest: AgUiRun | null,
+  principal: Principal | null,
+  signal?: AbortSignal
+): Promise<DoorReply> {
+  const toolResults: { id: string; name: string; content: string }[] = []
+  if (fresh.toolResults.length > 0) {
+    const open = new Map(
+      (latest ? await pendingClientCalls(deps, latest) : []).map((c) => [c.toolCallId, c])
+    )
+    for (const result of fresh.toolResults) {
+      const call = open.get(result.toolCallId)
+      if (!call) return refusal('unknown_tool_call')
+      open.delete(result.toolCallId)
+      toolResults.push({ id: call.callId, name: call.name, content: result.content })
+    }
+  }
+  const frontendTools = deps.options.frontendTools
+  const tools = frontendTools ? (input.tools ?? []) : []
+  const message = fresh.text
+  const run = {
+    runId: input.runId,
+    threadId: input.threadId,
+    ownerId: principal?.id ?? null,
+    clientTools: tools.map((tool) => tool.name),
+    inputMessage: userMessage(deps, input, message),
+  }
+  const started = await startRun(
+    deps,
+    run,
+    {
+      message,
+      context: input.context ?? [],
+      ...(frontendTools
+        ? {
+            tools: tools.map(({ name, description, parameters }) => ({
+              name,
+              description,
+              parameters,
+            })),
+            toolResults,
+          }
+        : {}),
+    },
+    principal
+  )
+  if (!started) return refusal('run_id_used')
+  return serveRun(deps, { ...started, createdAt: 0 }, undefined, signal)
+}
+
+/** The fresh user message's id and text (for `MESSAGES_SNAPSHOT`). */
+function userMessage(deps: DoorDeps, input: AgUiInput, text: string | null) {
+  if (text === null || !deps.options.messagesSnapshot) return null
+  const message = input.messages.findLast((m) => m.role === 'user')
+  return message ? { id: message.id, content: text } : null
+}
+
+/** Calls to the client's tools still waiting for their result at the end of `run`'s stream. */
+async function pendingClientCalls(deps: DoorDeps, run: AgUiRun) {
+  if (!run.clientTools?.length) return []
+  const translator = new FrameTranslator({
+    streamRunId: run.streamRunId,
+    clientTools: run.clientTools,
+  })
+  await replayInto(deps, translator, run.streamRunId, WHOLE)
+  return translator.pendingClientCalls()
+}

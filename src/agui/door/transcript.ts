@@ -1,0 +1,49 @@
+import { FrameTranslator, type AgUiEvent } from '../translate/translator.js'
+import type { AgUiRun } from './runs.js'
+import { replayInto, WHOLE } from './replay.js'
+import type { DoorDeps } from './reply.js'
+
+/**
+ * The thread's transcript up to `run`'s stream (`MESSAGES_SNAPSHOT`): for each stream of the
+ * thread, its user message under the client's id, then what the agent wrote (the current
+ * stream's from `current`, the translator serving it).
+ */
+export async function threadTranscript(deps: DoorDeps, run: AgUiRun, current: FrameTranslator) {
+  const messages: Record<string, unknown>[] = []
+  for (const stream of await deps.runs.streams(run.threadId)) {
+    if (stream.ownerId !== run.ownerId) continue
+    if (stream.inputMessage) {
+      messages.push({
+        id: stream.inputMessage.id,
+        role: 'user',
+        content: stream.inputMessage.content,
+      })
+    }
+    if (stream.streamRunId === run.streamRunId) {
+      messages.push(...current.messages())
+      break
+    }
+    const earlier = new FrameTranslator({ ...deps.options, streamRunId: stream.streamRunId })
+    await replayInto(deps, earlier, stream.streamRunId, WHOLE)
+    messages.push(...earlier.messages())
+  }
+  return messages
+}
+
+/** `close()`'s events, with `MESSAGES_SNAPSHOT` before `RUN_FINISHED` when configured. */
+export async function closingEvents(
+  deps: DoorDeps,
+  run: AgUiRun,
+  translator: FrameTranslator,
+  identity: { threadId: string; runId: string }
+): Promise<AgUiEvent[]> {
+  const events = translator.close(identity)
+  if (deps.options.messagesSnapshot && events.at(-1)?.type === 'RUN_FINISHED') {
+    const snapshot = {
+      type: 'MESSAGES_SNAPSHOT',
+      messages: await threadTranscript(deps, run, translator),
+    } as AgUiEvent
+    events.splice(events.length - 1, 0, snapshot)
+  }
+  return events
+}

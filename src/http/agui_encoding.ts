@@ -1,0 +1,34 @@
+import { EventEncoder, AGUI_MEDIA_TYPE } from '@ag-ui/encoder'
+import type { SseItem } from '../agui/door/index.js'
+
+/** How one event is written on the wire. */
+export type Chunk = string | Uint8Array
+
+/** Whether the client asked for exactly the AG-UI protobuf media type (never `*\/*`). */
+export function wantsProtobuf(accept: string | null | undefined) {
+  return (accept ?? '')
+    .split(',')
+    .some((part) => part.split(';')[0].trim().toLowerCase() === AGUI_MEDIA_TYPE)
+}
+
+/** The response's content type for what the client accepts. */
+export function agUiContentType(protobuf: boolean) {
+  return protobuf ? AGUI_MEDIA_TYPE : 'text/event-stream; charset=utf-8'
+}
+
+/**
+ * AG-UI events as wire chunks, for any transport: SSE (LF framing; `id:` from the stream cursor
+ * on a frame's last event) or, when the client asked for exactly
+ * `application/vnd.ag-ui.event+proto`, AG-UI's length-prefixed protobuf (`@ag-ui/encoder`).
+ */
+export async function* agUiChunks(
+  events: AsyncIterable<SseItem>,
+  protobuf: boolean
+): AsyncGenerator<Chunk> {
+  const encoder = new EventEncoder({ accept: protobuf ? AGUI_MEDIA_TYPE : 'text/event-stream' })
+  for await (const item of events) {
+    if (protobuf) yield encoder.encodeBinary(item.event as any)
+    // The encoder writes `data: <json>\n\n` (optional nulls dropped); the id goes first.
+    else yield (item.id ? `id: ${item.id}\n` : '') + encoder.encodeSSE(item.event as any)
+  }
+}
