@@ -45,3 +45,14 @@ export function compareCursors(a: Cursor, b: Cursor): number {
   const bo = b.offset ?? Number.POSITIVE_INFINITY
   return ao === bo ? 0 : ao < bo ? -1 : 1
 }
+
+/**
+ * The cursor a re-attaching request names, by the one rule every door follows: a non-empty
+ * `?after=` wins; otherwise a non-empty `Last-Event-ID` header (the SSE reconnect, WHATWG HTML
+ * 9.2); otherwise none (from the start). An empty value counts as absent.
+ */
+export function requestCursor(query: unknown, lastEventId: unknown): string | undefined {
+  if (typeof query === 'string' && query.length > 0) return query
+  if (typeof lastEventId === 'string' && lastEventId.length > 0) return lastEventId
+  return undefined
+}

@@ -1,6 +1,7 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import type { Principal } from '../core/run.js'
-import { defaultPrincipal, type PrincipalResolver } from './principal.js'
+import { resolvePrincipal, type PrincipalResolver } from './principal.js'
+import { cursorOf } from './cursor_of.js'
 import type { AgUiDoor, DoorReply } from '../agui/door/index.js'
 import { serveAgUiEvents } from './sse.js'
 
@@ -55,13 +56,8 @@ export class AgUiController {
     drives = false
   ) {
     const controller = new AbortController()
-    const principal = await (this.options.principal ?? defaultPrincipal)(ctx)
-    const after = ctx.request.qs().after ?? ctx.request.header('last-event-id') ?? undefined
-    const reply = await answer(
-      principal,
-      typeof after === 'string' && after.length > 0 ? after : undefined,
-      controller.signal
-    )
+    const principal = await resolvePrincipal(ctx, this.options.principal)
+    const reply = await answer(principal, cursorOf(ctx), controller.signal)
     return this.#serve(ctx, reply, controller, drives)
   }
 

@@ -1,7 +1,7 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import { Exception } from '@adonisjs/core/exceptions'
 import type { ParkingService } from '../parking/service.js'
-import { defaultPrincipal, type PrincipalResolver } from './principal.js'
+import { resolvePrincipal, type PrincipalResolver } from './principal.js'
 
 /**
  * The decision routes (JSON): approve, reject, answer a parked item, cancel a parked run. The
@@ -41,7 +41,7 @@ export class DecisionsController {
     ctx: HttpContext,
     action: (decider: { principal: any; via: string }) => Promise<{ status: string }>
   ) {
-    const principal = await (this.options.principal ?? defaultPrincipal)(ctx)
+    const principal = await resolvePrincipal(ctx, this.options.principal)
     try {
       return ctx.response.json(await action({ principal, via: 'api' }))
     } catch (error) {

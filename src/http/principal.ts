@@ -10,5 +10,16 @@ export const defaultPrincipal: PrincipalResolver = (ctx) => {
   return user && user.id !== undefined && user.id !== null ? { id: String(user.id) } : null
 }
 
+/**
+ * Who a request acts for: the app's resolver (config `principal`), or {@link defaultPrincipal}.
+ * Every controller asks through this one lookup.
+ */
+export async function resolvePrincipal(
+  ctx: HttpContext,
+  resolver: PrincipalResolver = defaultPrincipal
+): Promise<Principal | null> {
+  return (await resolver(ctx)) ?? null
+}
+
 /** Whether a request may use the admin page. Default: nobody (403). */
 export type AdminAuthorizer = (ctx: HttpContext) => boolean | Promise<boolean>

@@ -10,7 +10,8 @@ import {
   type StreamFrame,
 } from '../core/frames.js'
 import { TOOL_FAILED_SENTENCE } from '../agui/translate/translator.js'
-import { defaultPrincipal, type PrincipalResolver } from './principal.js'
+import { resolvePrincipal, type PrincipalResolver } from './principal.js'
+import { cursorOf } from './cursor_of.js'
 import { serveChunks } from './sse.js'
 import type { Chunk } from './agui_encoding.js'
 
@@ -76,7 +77,7 @@ export class StreamController {
       }
       throw error
     }
-    const principal = await (this.options.principal ?? defaultPrincipal)(ctx)
+    const principal = await resolvePrincipal(ctx, this.options.principal)
     const runId = body.runId ?? randomUUID()
     const threadId = body.threadId ?? runId
     const { door } = this.agentStream
@@ -104,7 +105,7 @@ export class StreamController {
   }
 
   async stream(ctx: HttpContext) {
-    const principal = await (this.options.principal ?? defaultPrincipal)(ctx)
+    const principal = await resolvePrincipal(ctx, this.options.principal)
     const runId = String(ctx.params.runId)
     const { runs } = this.agentStream.door
     const run = isRunId(runId) ? await runs.find(runId) : null
@@ -116,11 +117,7 @@ export class StreamController {
     ) {
       return ctx.response.status(404).json({ code: 'not_found', message: 'Nothing to resume' })
     }
-    const query = ctx.request.qs().after
-    const after =
-      typeof query === 'string' && query.length > 0
-        ? query
-        : (ctx.request.header('last-event-id') ?? undefined)
+    const after = cursorOf(ctx)
     const controller = new AbortController()
     let frames: AsyncIterable<DeliveredFrame>
     try {

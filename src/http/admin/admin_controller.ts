@@ -4,7 +4,7 @@ import { safeEqual } from '@adonisjs/core/helpers'
 import { DateTime } from 'luxon'
 import type { ParkingService } from '../../parking/service.js'
 import { asHttpError } from '../decisions_controller.js'
-import { defaultPrincipal, type AdminAuthorizer, type PrincipalResolver } from '../principal.js'
+import { resolvePrincipal, type AdminAuthorizer, type PrincipalResolver } from '../principal.js'
 import { renderItems, renderPage, type PageContext } from './page.js'
 
 const CSRF_COOKIE = 'agent_stream_csrf'
@@ -61,7 +61,7 @@ export class AdminController {
       ctx.response.status(403)
       return ctx.response.type('html').send('<p>The form expired: reload the page.</p>')
     }
-    const principal = await (this.options.principal ?? defaultPrincipal)(ctx)
+    const principal = await resolvePrincipal(ctx, this.options.principal)
     const decider = { principal, via: 'admin' }
     const { runId, itemId, action } = ctx.params
     const park = Number.parseInt(String(body.park), 10)

@@ -1,0 +1,126 @@
+import { test } from '@japa/runner'
+import { randomUUID } from 'node:crypto'
+import http from 'node:http'
+import { Readable } from 'node:stream'
+import type { AddressInfo } from 'node:net'
+import { HttpAgent, buildResumeArray } from '@ag-ui/client'
+import { AgentStream } from '../src/agent_stream.js'
+import type { ResolvedAgentStreamConfig } from '../src/define_config.js'
+import { createAgUiFetchHandler } from '../src/http/fetch_handler.js'
+import { scriptedAgent } from '../src/testing/scripted_agent.js'
+import { createDatabase, resetTables } from './helpers/db.js'
+import { assertConforms, parseSse, recordingFetch } from './helpers/agui.js'
+
+process.on('unhandledRejection', () => {})
+
+/**
+ * Node's `http` speaks no Fetch API: this is the few lines of adapter a host writes (Hono's
+ * `@hono/node-server` and others do the same): request in as a `Request`, `Response` body piped
+ * out with backpressure.
+ */
+function toNode(handle: (request: Request) => Promise<Response>): http.RequestListener {
+  return async (req, res) => {
+    const controller = new AbortController()
+    res.on('close', () => controller.abort())
+    const hasBody = req.method !== 'GET' && req.method !== 'HEAD'
+    const request = new Request(`http://${req.headers.host}${req.url}`, {
+      method: req.method,
+      headers: req.headers as Record<string, string>,
+      body: hasBody ? (Readable.toWeb(req) as ReadableStream) : undefined,
+      signal: controller.signal,
+      ...(hasBody ? { duplex: 'half' } : {}),
+    } as RequestInit)
+    const response = await handle(request)
+    res.writeHead(response.status, Object.fromEntries(response.headers))
+    res.flushHeaders()
+    if (!response.body) return res.end()
+    Readable.fromWeb(response.body as any).pipe(res)
+  }
+}
+
+async function serveBare() {
+  const db = createDatabase()
+  await resetTables(db)
+  const agentStream = new AgentStream(db, {
+    runner: scriptedAgent({ steps: ['read', 'approval'] }),
+    agui: { heartbeatMs: 15_000 },
+  } as ResolvedAgentStreamConfig)
+  const handle = createAgUiFetchHandler(agentStream.door, {
+    basePath: '/agui',
+    principal: (request) => {
+      const user = request.headers.get('x-user')
+      return user ? { id: user } : null
+    },
+  })
+  const server = http.createServer(toNode(handle))
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const close = async () => {
+    server.closeAllConnections()
+    await new Promise((resolve) => server.close(resolve))
+    await agentStream.driver.settled()
+    await agentStream.shutdown()
+    await db.manager.closeAll()
+  }
+  return { url, close, agentStream }
+}
+
+test.group('AG-UI door outside AdonisJS: the Fetch-API handler on node:http', () => {
+  test('HttpAgent runs, approves with buildResumeArray and re-attaches; refusals are JSON', async ({
+    assert,
+    cleanup,
+  }) => {
+    const { url, close } = await serveBare()
+    cleanup(close)
+    const recorder = recordingFetch()
+    const client = new HttpAgent({
+      url: `${url}/agui`,
+      threadId: `thread-${randomUUID()}`,
+      headers: { 'x-user': 'alice' },
+      fetch: recorder.fetch,
+      initialMessages: [{ id: 'u1', role: 'user', content: 'Send the weekly report' }],
+    })
+    await client.runAgent()
+    const first = recorder.events()
+    await assertConforms(assert, first)
+    assert.lengthOf(client.pendingInterrupts, 1)
+    const [interrupt] = client.pendingInterrupts
+    assert.equal(interrupt.reason, 'tool_call')
+    const runId = first[0].runId as string
+
+    await client.runAgent({
+      resume: buildResumeArray(client.pendingInterrupts, {
+        [interrupt.id]: { status: 'resolved', payload: { approved: true } },
+      }),
+    })
+    const second = recorder.events()
+    await assertConforms(assert, second)
+    assert.deepEqual(second.at(-1)!.outcome, { type: 'success' })
+
+    // Re-attach to the first run from its third event's id: exactly what followed.
+    const ids = parseSse(recorder.bodies[0]).filter((item) => item.id)
+    const cursor = ids[1].id!
+    const again = await fetch(`${url}/agui/runs/${runId}`, {
+      headers: { 'x-user': 'alice', 'last-event-id': cursor },
+    })
+    assert.equal(again.status, 200)
+    assert.match(again.headers.get('content-type')!, /^text\/event-stream/)
+    const replayed = parseSse(await again.text()).map((item) => item.event)
+    await assertConforms(assert, replayed)
+    assert.equal(replayed[0].type, 'RUN_STARTED')
+    assert.equal(replayed.at(-1)!.type, 'RUN_FINISHED')
+
+    // Someone else's run is missing; a form post starts nothing; an unknown path is 404.
+    const foreign = await fetch(`${url}/agui/runs/${runId}`, { headers: { 'x-user': 'bob' } })
+    assert.equal(foreign.status, 404)
+    assert.equal(((await foreign.json()) as any).code, 'not_found')
+    const form = await fetch(`${url}/agui`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', 'x-user': 'alice' },
+      body: '{}',
+    })
+    assert.equal(form.status, 415)
+    assert.equal(((await form.json()) as any).code, 'unsupported_media_type')
+    assert.equal((await fetch(`${url}/elsewhere`)).status, 404)
+  })
+})
