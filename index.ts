@@ -1,9 +1,15 @@
 /**
  * adonis-agent-stream: durable, resumable agent streams for AdonisJS 7.
  *
- * The public face: the frame vocabulary and the sink SPI, the Lucid sink, cursors,
- * the table definitions and the typed errors.
+ * The public face, what a host app uses: the config, the `AgentStream` service, the sink and its
+ * SPI (frames, writers, cursors), the runner contract, the principal and policy hooks, the typed
+ * errors, the routes, the AG-UI door for custom routes, and the migration's table helpers.
+ * A scripted agent for tests lives under `adonis-agent-stream/testing`.
  */
+export { defineConfig } from './src/define_config.js'
+export type { AgentStreamConfig, Duration, ResolvedAgentStreamConfig } from './src/define_config.js'
+export { AgentStream } from './src/agent_stream.js'
+
 export type {
   AgentStreamErrorCode,
   AgentStreamEvent,
@@ -14,77 +20,51 @@ export type {
   StreamFrame,
   ToolConfirmation,
 } from './src/core/frames.js'
-export { AGENT_STREAM_ERROR_CODES, FRAME_KINDS } from './src/core/frames.js'
 export type { SinkWriter, TokenStreamSink } from './src/sink/spi.js'
 export { childSinkWriter } from './src/sink/spi.js'
 export { LucidTokenStreamSink } from './src/sink/lucid_sink.js'
 export type { LucidSinkOptions, SubscribeOptions } from './src/sink/lucid_sink.js'
-export { LucidSinkWriter } from './src/sink/writer.js'
-export { RUN_FAILED_MESSAGE } from './src/sink/subscriber.js'
-export { formatCursor, parseCursor, compareCursors } from './src/core/cursor.js'
+export { formatCursor, parseCursor } from './src/core/cursor.js'
 export type { Cursor } from './src/core/cursor.js'
-export { DEFAULT_MAX_FRAME_BYTES, validateFrame } from './src/sink/validate.js'
-export {
-  createParkingTables,
-  createDoorTables,
-  dropDoorTables,
-  createStreamTables,
-  dropParkingTables,
-  dropStreamTables,
-  tableNames,
-  DEFAULT_TABLES,
-} from './src/store/schema.js'
-export type { TableNames } from './src/store/schema.js'
-export {
-  InvalidCursorError,
-  InvalidFrameError,
-  InvalidRunIdError,
-  StreamClosedError,
-} from './src/errors.js'
-export { defineConfig } from './src/define_config.js'
-export type { AgentStreamConfig, Duration, ResolvedAgentStreamConfig } from './src/define_config.js'
-export { AgentStream } from './src/agent_stream.js'
-export { stubsRoot } from './stubs/main.js'
-export { configure } from './configure.js'
-export {
-  createParking,
-  ParkingService,
-  ParkingStore,
-  defaultApproverPolicy,
-} from './src/parking/index.js'
-export type { ParkingOptions, Decider } from './src/parking/index.js'
-export type { ApproverPolicy, ItemStatus, PendingItem, SettledItem } from './src/parking/types.js'
-export type { Principal, RunMeta } from './src/core/run.js'
-export { RunDriver } from './src/runner/driver.js'
+
 export type { AgentRunner, ResumeContext, RunContext, RunOutcome } from './src/runner/contract.js'
 export { FAILURE_SENTENCES } from './src/runner/contract.js'
-export { scriptedAgent } from './src/testing/scripted_agent.js'
-export type { ScriptedAgentOptions } from './src/testing/scripted_agent.js'
+export type { Principal } from './src/core/run.js'
+export type { ApproverPolicy } from './src/parking/types.js'
+export type { PrincipalResolver, AdminAuthorizer } from './src/http/principal.js'
+
 export {
+  errors,
+  AgUiBodyTooLargeError,
   DecisionConflictError,
   DecisionForbiddenError,
   DecisionLapsedError,
   DecisionMismatchError,
+  InvalidAgUiIdError,
+  InvalidAgUiInputError,
+  InvalidCursorError,
   InvalidDecisionError,
+  InvalidFrameError,
+  InvalidRunIdError,
   ParkedItemNotFoundError,
+  StreamClosedError,
 } from './src/errors.js'
-export {
-  FrameTranslator,
-  questionSetSchema,
-  APPROVAL_RESPONSE_SCHEMA,
-  TOOL_FAILED_SENTENCE,
-  TOOL_DECLINED_SENTENCE,
-  SUBAGENT_FAILED_SENTENCE,
-} from './src/agui/translate/translator.js'
-export type {
-  AgUiEvent,
-  AgUiInterrupt,
-  AgentStreamState,
-  TranslatorOptions,
-} from './src/agui/translate/translator.js'
-export { encodeAgUiId, decodeAgUiId, AGUI_ID_KINDS } from './src/agui/ids.js'
-export { AgUiDoor } from './src/agui/door/index.js'
-export type { AgUiDoorOptions, AgUiRefusalCode, DoorReply, SseItem } from './src/agui/door/index.js'
+
 export { registerRoutes } from './src/http/routes.js'
 export type { RoutesOptions } from './src/http/routes.js'
-export type { PrincipalResolver, AdminAuthorizer } from './src/http/principal.js'
+export { AgUiDoor } from './src/agui/door/index.js'
+export type { DoorReply } from './src/agui/door/index.js'
+export { createAgUiFetchHandler } from './src/http/fetch_handler.js'
+export type { AgUiFetchHandlerOptions } from './src/http/fetch_handler.js'
+
+// What the published migration stub imports (stubs/make/migration/agent_stream_tables.stub).
+export {
+  createDoorTables,
+  createParkingTables,
+  createStreamTables,
+  dropDoorTables,
+  dropParkingTables,
+  dropStreamTables,
+} from './src/store/schema.js'
+export { stubsRoot } from './stubs/main.js'
+export { configure } from './configure.js'

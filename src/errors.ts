@@ -1,21 +1,63 @@
 import { Exception } from '@adonisjs/core/exceptions'
+import { errors as vineErrors } from '@vinejs/vine'
+
+/** One broken rule: the field path (`event.kind`, `messages.0.role`) and the rule's name. */
+export interface ValidationIssue {
+  field: string
+  rule: string
+}
+
+/**
+ * The broken rules of a VineJS validation error (`E_VALIDATION_ERROR`), field and rule only, never
+ * the value; `null` for any other error (rethrow it).
+ */
+export function issuesOf(error: unknown): ValidationIssue[] | null {
+  if (!(error instanceof vineErrors.E_VALIDATION_ERROR)) return null
+  return (error.messages as ValidationIssue[]).map(({ field, rule }) => ({ field, rule }))
+}
+
+/**
+ * One sentence naming each broken rule: `<subject>: "field" fails the "rule" rule; ...`. An empty
+ * field (the whole value) reads as `whole`. The value itself is never quoted (it may be secret).
+ */
+export function describeIssues(subject: string, issues: ValidationIssue[], whole = '(body)') {
+  const parts = issues.map((i) => `"${i.field || whole}" fails the "${i.rule}" rule`)
+  return `${subject}: ${parts.join('; ')}`
+}
+
+/**
+ * What {@link AgentStreamException.handle} needs of AdonisJS's `HttpContext` (structural, so this
+ * file stays free of `@adonisjs/core/http`).
+ */
+export interface ErrorContext {
+  response: { status(code: number): { json(body: unknown): unknown } }
+}
+
+/**
+ * The base of every error of this package: an AdonisJS `Exception` with a static `status` and
+ * `code`, that answers for itself when it reaches the HTTP layer (AdonisJS calls `handle`):
+ * JSON `{ code, message }` with its status.
+ */
+export abstract class AgentStreamException extends Exception {
+  async handle(error: this, ctx: ErrorContext) {
+    ctx.response.status(error.status).json({ code: error.code, message: error.message })
+  }
+}
 
 /**
  * A frame the SPI does not allow: unknown `t`, a wrong field type, text that is not well-formed
  * Unicode, or a serialized size over `maxFrameBytes`. Thrown by `SinkWriter.write` before anything
  * is stored. The message names the field and the rule, never the value.
  */
-export class InvalidFrameError extends Exception {
+export class InvalidFrameError extends AgentStreamException {
   static status = 422
   static code = 'E_INVALID_FRAME'
 
   /** Each broken rule: the field path (`event.kind`) and the rule's name (`string`, `maxBytes`). */
-  readonly issues: { field: string; rule: string }[]
+  readonly issues: ValidationIssue[]
 
-  constructor(issues: { field: string; rule: string }[]) {
-    super(
-      `Invalid stream frame: ${issues.map((issue) => `${issue.field || '(frame)'} fails "${issue.rule}"`).join('; ')}`
-    )
+  constructor(issues: ValidationIssue[]) {
+    super(describeIssues('Invalid stream frame', issues, '(frame)'))
     this.issues = issues
   }
 }
@@ -24,7 +66,7 @@ export class InvalidFrameError extends Exception {
  * The stream no longer takes frames: it was ended, failed (its writer's lease lapsed) or purged.
  * Reopen it with `sink.open(runId)` to continue.
  */
-export class StreamClosedError extends Exception {
+export class StreamClosedError extends AgentStreamException {
   static status = 409
   static code = 'E_STREAM_CLOSED'
   constructor(runId: string) {
@@ -32,8 +74,8 @@ export class StreamClosedError extends Exception {
   }
 }
 
-/** A cursor string that this package did not mint (see `src/sink/cursor.ts` for the grammar). */
-export class InvalidCursorError extends Exception {
+/** A cursor string that this package did not mint (see `src/core/cursor.ts` for the grammar). */
+export class InvalidCursorError extends AgentStreamException {
   static status = 400
   static code = 'E_INVALID_CURSOR'
   constructor() {
@@ -42,7 +84,7 @@ export class InvalidCursorError extends Exception {
 }
 
 /** A run id outside the accepted shape (1 to 191 characters of `[A-Za-z0-9_:.-]`). */
-export class InvalidRunIdError extends Exception {
+export class InvalidRunIdError extends AgentStreamException {
   static status = 400
   static code = 'E_INVALID_RUN_ID'
   constructor() {
@@ -51,7 +93,7 @@ export class InvalidRunIdError extends Exception {
 }
 
 /** The item (or run) to decide does not exist, or is not the caller's to see. HTTP 404. */
-export class ParkedItemNotFoundError extends Exception {
+export class ParkedItemNotFoundError extends AgentStreamException {
   static status = 404
   static code = 'E_PARKED_NOT_FOUND'
   constructor() {
@@ -60,7 +102,7 @@ export class ParkedItemNotFoundError extends Exception {
 }
 
 /** Someone decided first (or the run was cancelled, or it is already resuming). HTTP 409. */
-export class DecisionConflictError extends Exception {
+export class DecisionConflictError extends AgentStreamException {
   static status = 409
   static code = 'E_DECISION_CONFLICT'
   constructor() {
@@ -69,7 +111,7 @@ export class DecisionConflictError extends Exception {
 }
 
 /** The item's `expiresAt` has passed. HTTP 410. */
-export class DecisionLapsedError extends Exception {
+export class DecisionLapsedError extends AgentStreamException {
   static status = 410
   static code = 'E_DECISION_LAPSED'
   constructor() {
@@ -78,7 +120,7 @@ export class DecisionLapsedError extends Exception {
 }
 
 /** The caller is not the item's approver. HTTP 403. */
-export class DecisionForbiddenError extends Exception {
+export class DecisionForbiddenError extends AgentStreamException {
   static status = 403
   static code = 'E_DECISION_FORBIDDEN'
   constructor() {
@@ -87,7 +129,7 @@ export class DecisionForbiddenError extends Exception {
 }
 
 /** Answers sent to an approval, or a decision sent to a question set where that is not allowed. HTTP 422. */
-export class DecisionMismatchError extends Exception {
+export class DecisionMismatchError extends AgentStreamException {
   static status = 422
   static code = 'E_DECISION_MISMATCH'
   constructor(expected: 'a decision' | 'answers') {
@@ -96,14 +138,74 @@ export class DecisionMismatchError extends Exception {
 }
 
 /** A decision or reply that breaks its rules (names the field and rule, never the value). HTTP 422. */
-export class InvalidDecisionError extends Exception {
+export class InvalidDecisionError extends AgentStreamException {
   static status = 422
   static code = 'E_INVALID_DECISION'
-  readonly issues: { field: string; rule: string }[]
-  constructor(issues: { field: string; rule: string }[]) {
-    super(
-      `Invalid reply: ${issues.map((i) => `${i.field || '(body)'} fails "${i.rule}"`).join('; ')}`
-    )
+  readonly issues: ValidationIssue[]
+  constructor(issues: ValidationIssue[]) {
+    super(describeIssues('Invalid reply', issues))
     this.issues = issues
   }
+}
+
+/** An AG-UI id that cannot be minted: over-long, a lone surrogate, a bad run id or ordinal. */
+export class InvalidAgUiIdError extends AgentStreamException {
+  static status = 400
+  static code = 'E_INVALID_AGUI_ID'
+  constructor(rule: string) {
+    super(`Cannot mint an AG-UI id: ${rule}`)
+  }
+}
+
+/**
+ * A `RunAgentInput` body the AG-UI door refuses before the stream opens, naming the rule, never
+ * the value: 400 `invalid_input` (see {@link AgUiBodyTooLargeError} for 413 `body_too_large`).
+ * The three-argument form is kept for call sites that pick the case themselves.
+ */
+export class InvalidAgUiInputError extends AgentStreamException {
+  static status = 400
+  static code = 'invalid_input'
+  declare status: 400 | 413
+  declare code: 'invalid_input' | 'body_too_large'
+  constructor(status: 400 | 413, code: 'invalid_input' | 'body_too_large', message: string)
+  constructor(message: string)
+  constructor(...args: [400 | 413, 'invalid_input' | 'body_too_large', string] | [string]) {
+    const [status, code, message] =
+      args.length === 1 ? ([400, 'invalid_input', args[0]] as const) : args
+    super(message, { status, code })
+  }
+}
+
+/** A `RunAgentInput` body over the door's cap (`maxBodyBytes`, in bytes). HTTP 413. */
+export class AgUiBodyTooLargeError extends InvalidAgUiInputError {
+  static status = 413
+  static code = 'body_too_large'
+  constructor(maxBodyBytes: number) {
+    super(413, 'body_too_large', `The body exceeds ${maxBodyBytes} bytes`)
+  }
+}
+
+/** Every error of this package, keyed by its code (as AdonisJS's own packages export theirs). */
+export const errors = {
+  E_INVALID_FRAME: InvalidFrameError,
+  E_STREAM_CLOSED: StreamClosedError,
+  E_INVALID_CURSOR: InvalidCursorError,
+  E_INVALID_RUN_ID: InvalidRunIdError,
+  E_PARKED_NOT_FOUND: ParkedItemNotFoundError,
+  E_DECISION_CONFLICT: DecisionConflictError,
+  E_DECISION_LAPSED: DecisionLapsedError,
+  E_DECISION_FORBIDDEN: DecisionForbiddenError,
+  E_DECISION_MISMATCH: DecisionMismatchError,
+  E_INVALID_DECISION: InvalidDecisionError,
+  E_INVALID_AGUI_ID: InvalidAgUiIdError,
+  invalid_input: InvalidAgUiInputError,
+  body_too_large: AgUiBodyTooLargeError,
+} as const
+
+/** A code of this package's errors (the keys of {@link errors}). */
+export type AgentStreamErrorCodeName = keyof typeof errors
+
+/** Whether `code` names one of this package's errors. */
+export function isPackageErrorCode(code: unknown): code is AgentStreamErrorCodeName {
+  return typeof code === 'string' && Object.hasOwn(errors, code)
 }

@@ -5,9 +5,9 @@ import {
   AGUI_ID_MAX_LENGTH,
   decodeAgUiId,
   encodeAgUiId,
-  InvalidAgUiIdError,
   type AgUiIdParts,
 } from '../src/agui/ids.js'
+import { InvalidAgUiIdError } from '../src/errors.js'
 
 const runIdArb = fc.stringMatching(/^[A-Za-z0-9_:.-]{1,40}$/)
 const segmentArb = fc.oneof(

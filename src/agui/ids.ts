@@ -1,5 +1,5 @@
-import { Exception } from '@adonisjs/core/exceptions'
 import { RUN_ID } from '../core/frames.js'
+import { InvalidAgUiIdError } from '../errors.js'
 
 /**
  * The one grammar for every id the AG-UI door mints (agui-conformance.md section 3):
@@ -28,15 +28,6 @@ export interface AgUiIdParts {
   kind: AgUiIdKind
   n: number
   address: string[]
-}
-
-/** An id that cannot be minted: over-long, a lone surrogate, a bad run id or ordinal. */
-export class InvalidAgUiIdError extends Exception {
-  static status = 400
-  static code = 'E_INVALID_AGUI_ID'
-  constructor(rule: string) {
-    super(`Cannot mint an AG-UI id: ${rule}`)
-  }
 }
 
 const UNRESERVED = /^[A-Za-z0-9._-]$/

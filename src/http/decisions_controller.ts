@@ -1,5 +1,5 @@
 import type { HttpContext } from '@adonisjs/core/http'
-import { Exception } from '@adonisjs/core/exceptions'
+import { AgentStreamException, isPackageErrorCode } from '../errors.js'
 import type { ParkingService } from '../parking/service.js'
 import { resolvePrincipal, type PrincipalResolver } from './principal.js'
 
@@ -52,10 +52,11 @@ export class DecisionsController {
   }
 }
 
-/** A package error as an HTTP answer (its status, code and message), or `null` for anything else. */
+/**
+ * A package error as an HTTP answer (its status, code and message), or `null` for anything else.
+ * Chosen by code (the keys of `errors`), never by HTTP status.
+ */
 export function asHttpError(error: unknown) {
-  if (!(error instanceof Exception) || !error.code?.startsWith('E_')) return null
-  const status = error.status
-  if (status < 400 || status >= 500) return null
-  return { status, code: error.code, message: error.message }
+  if (!(error instanceof AgentStreamException) || !isPackageErrorCode(error.code)) return null
+  return { status: error.status, code: error.code, message: error.message }
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import vine, { errors } from '@vinejs/vine'
+import vine from '@vinejs/vine'
 import type { HttpContext } from '@adonisjs/core/http'
 import type { AgentStream } from '../agent_stream.js'
 import {
@@ -9,6 +9,7 @@ import {
   type DeliveredFrame,
   type StreamFrame,
 } from '../core/frames.js'
+import { describeIssues, issuesOf } from '../errors.js'
 import { TOOL_FAILED_SENTENCE } from '../agui/translate/translator.js'
 import { resolvePrincipal, type PrincipalResolver } from './principal.js'
 import { cursorOf } from './cursor_of.js'
@@ -68,14 +69,12 @@ export class StreamController {
     try {
       body = await startValidator.validate(ctx.request.body())
     } catch (error) {
-      if (error instanceof errors.E_VALIDATION_ERROR) {
-        const [first] = error.messages as { field: string; rule: string }[]
-        return ctx.response.status(422).json({
-          code: 'invalid_input',
-          message: `"${first.field}" fails the "${first.rule}" rule`,
-        })
-      }
-      throw error
+      const issues = issuesOf(error)
+      if (!issues) throw error
+      return ctx.response.status(422).json({
+        code: 'invalid_input',
+        message: describeIssues('Invalid start body', issues.slice(0, 1)),
+      })
     }
     const principal = await resolvePrincipal(ctx, this.options.principal)
     const runId = body.runId ?? randomUUID()

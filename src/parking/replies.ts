@@ -1,5 +1,5 @@
-import vine, { errors } from '@vinejs/vine'
-import { DecisionMismatchError, InvalidDecisionError } from '../errors.js'
+import vine from '@vinejs/vine'
+import { DecisionMismatchError, InvalidDecisionError, issuesOf } from '../errors.js'
 import type { ElicitationRequest } from '../core/frames.js'
 
 /** Caps on what a person sends (bytes of JSON, characters of text). */
@@ -43,15 +43,9 @@ async function run<T>(validate: () => Promise<T>): Promise<T> {
   try {
     return await validate()
   } catch (error) {
-    if (error instanceof errors.E_VALIDATION_ERROR) {
-      throw new InvalidDecisionError(
-        (error.messages as { field: string; rule: string }[]).map((m) => ({
-          field: m.field,
-          rule: m.rule,
-        }))
-      )
-    }
-    throw error
+    const issues = issuesOf(error)
+    if (!issues) throw error
+    throw new InvalidDecisionError(issues)
   }
 }
 

@@ -1,6 +1,15 @@
-import vine, { errors } from '@vinejs/vine'
+import vine from '@vinejs/vine'
 import { createHash } from 'node:crypto'
 import { RUN_ID } from '../../core/frames.js'
+import {
+  AgUiBodyTooLargeError,
+  describeIssues,
+  InvalidAgUiInputError,
+  issuesOf,
+} from '../../errors.js'
+
+// Re-exported for the door, which imports it from here (the class lives in src/errors.ts).
+export { InvalidAgUiInputError }
 
 /** Limits on a `RunAgentInput` body (agui-conformance.md 4d). Sizes in bytes or items. */
 export const INPUT_LIMITS = {
@@ -80,22 +89,11 @@ const inputValidator = vine.compile(
 export type AgUiInput = Awaited<ReturnType<typeof inputValidator.validate>>
 export type AgUiResumeEntry = NonNullable<AgUiInput['resume']>[number]
 
-/** A body the door refuses before the stream opens (400/413), naming the rule, never the value. */
-export class InvalidAgUiInputError extends Error {
-  constructor(
-    readonly status: 400 | 413,
-    readonly code: 'invalid_input' | 'body_too_large',
-    message: string
-  ) {
-    super(message)
-  }
-}
-
 /**
  * Validate a `RunAgentInput` body (AG-UI 1.0, agui-1.0.md 1.4) with VineJS: ids, counts, string
  * sizes. The body's size is checked first.
  *
- * @throws InvalidAgUiInputError (400 `invalid_input`, 413 `body_too_large`)
+ * @throws InvalidAgUiInputError (400 `invalid_input`), AgUiBodyTooLargeError (413 `body_too_large`)
  */
 export async function validateAgUiInput(
   body: unknown,
@@ -105,23 +103,17 @@ export async function validateAgUiInput(
   try {
     size = Buffer.byteLength(JSON.stringify(body ?? null))
   } catch {
-    throw new InvalidAgUiInputError(400, 'invalid_input', 'The body must be JSON')
+    throw new InvalidAgUiInputError('The body must be JSON')
   }
   if (size > maxBodyBytes) {
-    throw new InvalidAgUiInputError(413, 'body_too_large', `The body exceeds ${maxBodyBytes} bytes`)
+    throw new AgUiBodyTooLargeError(maxBodyBytes)
   }
   try {
     return await inputValidator.validate(body)
   } catch (error) {
-    if (error instanceof errors.E_VALIDATION_ERROR) {
-      const [first] = error.messages as { field: string; rule: string }[]
-      throw new InvalidAgUiInputError(
-        400,
-        'invalid_input',
-        `Invalid RunAgentInput: "${first.field}" fails the "${first.rule}" rule`
-      )
-    }
-    throw error
+    const issues = issuesOf(error)
+    if (!issues) throw error
+    throw new InvalidAgUiInputError(describeIssues('Invalid RunAgentInput', issues.slice(0, 1)))
   }
 }
 
@@ -168,28 +160,16 @@ export function newInput(input: AgUiInput): {
     const toolCallId = (message as { toolCallId?: unknown }).toolCallId
     const content = textOf(message.content)
     if (typeof toolCallId !== 'string' || toolCallId.length > 1024 || content === null) {
-      throw new InvalidAgUiInputError(
-        400,
-        'invalid_input',
-        'A tool message needs a toolCallId and text content'
-      )
+      throw new InvalidAgUiInputError('A tool message needs a toolCallId and text content')
     }
     toolResults.push({ toolCallId, content })
   }
   if (text === null && toolResults.length === 0) {
-    throw new InvalidAgUiInputError(
-      400,
-      'invalid_input',
-      'A new run needs a user message with text'
-    )
+    throw new InvalidAgUiInputError('A new run needs a user message with text')
   }
   for (const value of [text ?? '', ...toolResults.map((r) => r.content)]) {
     if (value.length > INPUT_LIMITS.messageChars) {
-      throw new InvalidAgUiInputError(
-        400,
-        'invalid_input',
-        `A message exceeds ${INPUT_LIMITS.messageChars} characters`
-      )
+      throw new InvalidAgUiInputError(`A message exceeds ${INPUT_LIMITS.messageChars} characters`)
     }
   }
   return { text, toolResults }

@@ -1,0 +1,99 @@
+/**
+ * The layering of `src/` (issue 9). Until dependency-cruiser is a dev dependency,
+ * `scripts/check_layers.mjs` (run by `npm run lint`) enforces the same rules under the same names.
+ *
+ *   npx depcruise src --config .dependency-cruiser.cjs
+ */
+const CORE = '^src/(core/|errors\\.ts$)'
+const IO_PACKAGES = '(^|node_modules/)(@adonisjs/|pg/|mysql2/|better-sqlite3/|knex/)'
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      comment: 'No import cycles among src files.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    {
+      name: 'core-only-core',
+      comment: 'src/core is the shared vocabulary: it imports only itself and src/errors.ts.',
+      severity: 'error',
+      from: { path: '^src/core/' },
+      to: { dependencyTypes: ['local'], pathNot: CORE },
+    },
+    {
+      name: 'store-only-core-store',
+      severity: 'error',
+      from: { path: '^src/store/' },
+      to: { dependencyTypes: ['local'], pathNot: `${CORE}|^src/store/` },
+    },
+    {
+      name: 'follow-only-core-store-follow',
+      severity: 'error',
+      from: { path: '^src/follow/' },
+      to: { dependencyTypes: ['local'], pathNot: `${CORE}|^src/(store|follow)/` },
+    },
+    {
+      name: 'sink-only-core-store-follow-sink',
+      severity: 'error',
+      from: { path: '^src/sink/' },
+      to: {
+        dependencyTypes: ['local'],
+        pathNot: `${CORE}|^src/(store|follow|sink)/|^src/defaults\\.ts$`,
+      },
+    },
+    {
+      name: 'parking-not-runner-agui-http',
+      comment: 'Parking knows nothing of who resumes a run, nor of the door or the transport.',
+      severity: 'error',
+      from: { path: '^src/parking/' },
+      to: { path: '^src/(runner|agui|http)/' },
+    },
+    {
+      name: 'agui-translate-pure',
+      comment: 'The translator is pure: core, errors, ids and itself.',
+      severity: 'error',
+      from: { path: '^src/agui/translate/' },
+      to: { dependencyTypes: ['local'], pathNot: `${CORE}|^src/agui/ids\\.ts$|^src/agui/translate/` },
+    },
+    {
+      name: 'agui-translate-pure',
+      comment: 'No I/O in the translator: no Node built-in, no framework, no database driver.',
+      severity: 'error',
+      from: { path: '^src/agui/translate/' },
+      to: { dependencyTypes: ['core'] },
+    },
+    {
+      name: 'agui-translate-pure',
+      severity: 'error',
+      from: { path: '^src/agui/translate/' },
+      to: { path: IO_PACKAGES },
+    },
+    {
+      name: 'http-framework-only-in-transport',
+      comment: '@adonisjs/core/http only in src/http, src/agent_stream.ts, src/define_config.ts.',
+      severity: 'error',
+      from: {
+        path: '^src/',
+        pathNot: '^src/(http/|agent_stream\\.ts$|define_config\\.ts$)',
+      },
+      to: { path: '@adonisjs/core/build/modules/http/' },
+    },
+    {
+      name: 'http-only-from-transport',
+      comment: 'Only src/http itself and src/agent_stream.ts reach into the transport.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(http/|agent_stream\\.ts$)' },
+      to: { path: '^src/http/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'node'] },
+  },
+}
