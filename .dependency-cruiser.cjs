@@ -1,6 +1,5 @@
 /**
- * The layering of `src/` (issue 9). Until dependency-cruiser is a dev dependency,
- * `scripts/check_layers.mjs` (run by `npm run lint`) enforces the same rules under the same names.
+ * The layering of `src/` (README, Layout): every import points down. `npm run lint` runs it:
  *
  *   npx depcruise src --config .dependency-cruiser.cjs
  */
