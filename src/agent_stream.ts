@@ -11,6 +11,7 @@ import { AgUiDoor } from './agui/door/door.js'
 import { AgUiController } from './http/agui_controller.js'
 import { registerRoutes, type RoutesOptions } from './http/routes.js'
 import type { Router, RouteGroup } from '@adonisjs/core/http'
+import { DEFAULTS } from './defaults.js'
 
 /** Used when the config names no runner: every run fails with a fixed sentence. */
 const NO_RUNNER: AgentRunner = {
@@ -69,7 +70,9 @@ export class AgentStream {
 
   /** Start the expiry/resume sweeper (the provider does on `ready`, never in warmup). */
   startSweeper() {
-    this.#stopSweeper ??= this.parking.startSweeper(this.config.sweepIntervalMs ?? 5000)
+    this.#stopSweeper ??= this.parking.startSweeper(
+      this.config.sweepIntervalMs ?? DEFAULTS.sweepIntervalMs
+    )
   }
 
   /** Whether the sweeper runs. */

@@ -7,6 +7,7 @@ import type { AgentRunner } from './runner/contract.js'
 import type { ApproverPolicy } from './parking/types.js'
 import type { AgUiDoorOptions } from './agui/door/door.js'
 import type { AdminAuthorizer, PrincipalResolver } from './http/principal.js'
+import { DEFAULTS } from './defaults.js'
 
 /** A duration in milliseconds, or a string such as `'50ms'`, `'15s'`, `'7d'`. */
 export type Duration = number | string
@@ -97,7 +98,7 @@ export function defineConfig(config: AgentStreamConfig): ConfigProvider<Resolved
     admin: config.admin,
     agui: {
       ...config.agui,
-      heartbeatMs: ms('agui.heartbeat', config.agui?.heartbeat, 10) ?? 15_000,
+      heartbeatMs: ms('agui.heartbeat', config.agui?.heartbeat, 10) ?? DEFAULTS.heartbeatMs,
     },
   }
   if (

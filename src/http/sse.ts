@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { EventEncoder, AGUI_MEDIA_TYPE } from '@ag-ui/encoder'
 import type { SseItem } from '../agui/door/door.js'
+import { DEFAULTS } from '../defaults.js'
 
 export interface SseOptions {
   /** A comment line (`: ping`) after this long without a write, in milliseconds. Default 15000. */
@@ -91,7 +92,7 @@ export async function serveChunks(
     }
   }
   let lastWrite = Date.now()
-  const heartbeatMs = options.heartbeatMs ?? 15_000
+  const heartbeatMs = options.heartbeatMs ?? DEFAULTS.heartbeatMs
   const heartbeat = sse
     ? setInterval(
         () => {

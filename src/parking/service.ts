@@ -14,6 +14,7 @@ import { namedPark, validateDecision, validateReply } from './replies.js'
 import { validateFrame } from '../sink/validate.js'
 import type { ApproverPolicy, PendingItem } from './types.js'
 import type { Principal } from '../core/run.js'
+import { DEFAULTS } from '../defaults.js'
 
 /**
  * The default approver policy: `approver: 'requester'` (or absent) lets only the person the run
@@ -65,7 +66,10 @@ export class ParkingService {
     return this.store.list({
       ...filter,
       page: Math.max(1, filter.page ?? 1),
-      perPage: Math.min(100, Math.max(1, filter.perPage ?? 20)),
+      perPage: Math.min(
+        DEFAULTS.parkedPerPageMax,
+        Math.max(1, filter.perPage ?? DEFAULTS.parkedPerPage)
+      ),
     })
   }
 
@@ -167,7 +171,7 @@ export class ParkingService {
   }
 
   /** Settle lapsed items as expired (and resume what that unblocks). Returns how many. */
-  async expireLapsed(limit = 100) {
+  async expireLapsed(limit: number = DEFAULTS.sweepBatch) {
     let expired = 0
     for (const item of await this.store.lapsed(limit)) {
       try {
@@ -191,7 +195,7 @@ export class ParkingService {
   }
 
   /** Claim and resume suspensions that are ready (decided while no replica resumed them). */
-  async resumeReady(limit = 100) {
+  async resumeReady(limit: number = DEFAULTS.sweepBatch) {
     let resumed = 0
     for (const { runId, park } of await this.store.claimCandidates(limit)) {
       if (await this.driver.tryResume(runId, park, this.options.claimLeaseMs)) resumed++
@@ -203,7 +207,7 @@ export class ParkingService {
    * Start the sweeper: every `intervalMs`, expire lapsed items and resume what is ready. Call it
    * on `ready`, never in warmup. Returns a stop function.
    */
-  startSweeper(intervalMs = 5000) {
+  startSweeper(intervalMs: number = DEFAULTS.sweepIntervalMs) {
     let running = false
     const timer = setInterval(() => {
       if (running) return

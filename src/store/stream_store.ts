@@ -2,6 +2,7 @@ import type { QueryClientContract, TransactionClientContract } from '@adonisjs/l
 import { affectedRows as affected, nowMs as now } from './sql.js'
 import { StreamClosedError } from '../errors.js'
 import type { TableNames } from './schema.js'
+import { DEFAULTS } from '../defaults.js'
 
 /** The body of an end marker that follows frames appended to an ended stream (no segment end). */
 export const APPENDED_END = 'appended'
@@ -257,11 +258,11 @@ export class StreamStore {
   /** The heads of many streams in one read; a stream that does not exist is absent. */
   async heads(runIds: string[]): Promise<Map<string, StreamHead>> {
     const heads = new Map<string, StreamHead>()
-    for (let i = 0; i < runIds.length; i += 500) {
+    for (let i = 0; i < runIds.length; i += DEFAULTS.headsBatch) {
       const rows = await this.client
         .from(this.tables.streams)
         .select('run_id', 'last_seq', 'rev', 'status', 'lease_expires_at')
-        .whereIn('run_id', runIds.slice(i, i + 500))
+        .whereIn('run_id', runIds.slice(i, i + DEFAULTS.headsBatch))
       for (const row of rows) {
         heads.set(row.run_id, {
           lastSeq: int(row.last_seq),

@@ -1,4 +1,5 @@
 import type { Notifier, NotifierHandlers } from './notifier.js'
+import { DEFAULTS } from '../../defaults.js'
 
 /** A `pg.Client`-shaped connection: only what LISTEN needs. */
 interface ListenClient {
@@ -87,7 +88,7 @@ export class PgNotifier implements Notifier {
         return
       }
       this.#client = client
-      this.#delay = this.options.reconnect?.min ?? 100
+      this.#delay = this.options.reconnect?.min ?? DEFAULTS.notifyReconnect.min
       this.#handlers?.resync()
     } catch (error) {
       this.options.onError?.(error)
@@ -113,7 +114,10 @@ export class PgNotifier implements Notifier {
   #schedule() {
     if (this.#stopped || this.#retry) return
     const delay = this.#delay
-    this.#delay = Math.min(this.#delay * 2, this.options.reconnect?.max ?? 5000)
+    this.#delay = Math.min(
+      this.#delay * 2,
+      this.options.reconnect?.max ?? DEFAULTS.notifyReconnect.max
+    )
     this.#retry = setTimeout(() => {
       this.#retry = null
       void this.#connect()
