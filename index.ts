@@ -20,6 +20,17 @@ export { childSinkWriter } from './src/sink/spi.js'
 export { LucidTokenStreamSink } from './src/sink/lucid_sink.js'
 export type { LucidSinkOptions, SubscribeOptions } from './src/sink/lucid_sink.js'
 export { LucidSinkWriter } from './src/sink/writer.js'
+export type { AppendRequest } from './src/sink/append.js'
+export type { SegmentEnd } from './src/sink/replay.js'
+export { notifiers } from './src/follow/notifiers/index.js'
+export type {
+  Notifier,
+  NotifierContext,
+  NotifierFactory,
+  NotifierHandlers,
+  NotifierSetup,
+} from './src/follow/notifiers/notifier.js'
+export { DEFAULTS } from './src/defaults.js'
 export { RUN_FAILED_MESSAGE } from './src/sink/subscriber.js'
 export { formatCursor, parseCursor, compareCursors } from './src/core/cursor.js'
 export type { Cursor } from './src/core/cursor.js'
@@ -53,12 +64,7 @@ export {
   defaultApproverPolicy,
 } from './src/parking/index.js'
 export type { ParkingOptions, Decider } from './src/parking/index.js'
-export type {
-  ApproverPolicy,
-  ItemStatus,
-  PendingItem,
-  SettledItem,
-} from './src/parking/types.js'
+export type { ApproverPolicy, ItemStatus, PendingItem, SettledItem } from './src/parking/types.js'
 export type { Principal, RunMeta } from './src/core/run.js'
 export { RunDriver } from './src/runner/driver.js'
 export type { AgentRunner, ResumeContext, RunContext, RunOutcome } from './src/runner/contract.js'

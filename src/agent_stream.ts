@@ -47,7 +47,7 @@ export class AgentStream {
     this.sink = stack.sink
     this.driver = stack.driver
     this.parking = stack.service
-    const runs = new AgUiRunStore(() => this.sink.store.client, tableNames(config.tables))
+    const runs = new AgUiRunStore(() => this.sink.client, tableNames(config.tables))
     this.door = new AgUiDoor(this.sink, this.driver, this.parking, runs, config.agui)
     this.agui = new AgUiController(this.door, {
       principal: config.principal,

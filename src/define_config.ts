@@ -25,7 +25,11 @@ export interface AgentStreamConfig {
   coalesceWindow?: Duration
   /** A writer silent this long (a crashed process) has its stream failed. Default `15s`. */
   lease?: Duration
-  /** `'auto'` (LISTEN/NOTIFY on PostgreSQL, polling elsewhere), `'notify'` or `'poll'`. */
+  /**
+   * Cross-replica wake-ups: `notifiers.pg()` (LISTEN/NOTIFY, PostgreSQL only, with a 1 s poll as
+   * safety net), `notifiers.poll()`, or `'auto'` (pg on PostgreSQL, poll elsewhere; the
+   * default), `'notify'`, `'poll'`.
+   */
   notifier?: LucidSinkOptions['notifier']
   /** Poll of followed streams' heads. Default `100ms` (`1s` beside NOTIFY). */
   pollInterval?: Duration

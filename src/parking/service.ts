@@ -7,11 +7,9 @@ import {
 } from '../errors.js'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
 import type { StreamFrame } from '../core/frames.js'
-import type { NewRow } from '../store/stream_store.js'
 import type { RunDriver } from '../runner/driver.js'
 import type { ItemRow, ParkingStore } from './parking_store.js'
 import { namedPark, validateDecision, validateReply } from './replies.js'
-import { validateFrame } from '../sink/validate.js'
 import type { ApproverPolicy, PendingItem } from './types.js'
 import type { Principal } from '../core/run.js'
 import { DEFAULTS } from '../defaults.js'
@@ -32,8 +30,6 @@ export interface Decider {
   /** Where the decision came from, recorded with it (`chat`, `admin`, `api`, ...). */
   via?: string
 }
-
-const row = (frame: StreamFrame): NewRow => ({ kind: frame.t, body: JSON.stringify(frame) })
 
 /**
  * Deciding parked items, once (DESIGN.md invariants 5 and 7): list, approve, reject, answer,
@@ -153,9 +149,9 @@ export class ParkingService {
         })),
       { t: 'event', event: { kind: 'cancelled' } },
     ]
-    const result = await this.sink.store.commit(suspension.streamRunId, {
+    await this.sink.append(suspension.streamRunId, {
+      frames,
       evenIfClosed: true,
-      rows: frames.map(row),
       within: async (trx) => {
         const won = await this.store.cancel(
           trx,
@@ -166,7 +162,6 @@ export class ParkingService {
         if (!won) throw new DecisionConflictError()
       },
     })
-    if (result) this.sink.tail.committed(suspension.streamRunId, result)
     return { status: 'cancelled' as const }
   }
 
@@ -293,11 +288,10 @@ export class ParkingService {
       const reply = outcome.reply ?? { answers: {}, skipped: true }
       frames.push({ t: 'event', event: { kind: 'tool-output', id: item.itemId, output: reply } })
     }
-    // Settlement frames obey the same rules and size cap as any other frame.
-    for (const frame of frames) await validateFrame(frame, this.sink.options.maxFrameBytes)
-    const result = await this.sink.store.commit(item.streamRunId, {
+    // Settlement frames obey the same rules and size cap as any other frame (the sink validates).
+    await this.sink.append(item.streamRunId, {
+      frames,
       evenIfClosed: true,
-      rows: frames.map(row),
       within: async (trx) => {
         const won = await this.store.settle(trx, item, {
           status: outcome.status,
@@ -314,7 +308,6 @@ export class ParkingService {
         }
       },
     })
-    if (result) this.sink.tail.committed(item.streamRunId, result)
     try {
       await this.driver.tryResume(item.runId, item.park, this.options.claimLeaseMs)
     } catch (error) {

@@ -32,6 +32,8 @@ export interface PgNotifierOptions {
  * the tail polls once, since notifications sent while it was away are lost.
  */
 export class PgNotifier implements Notifier {
+  /** The LISTEN connection outlives the last reader a little: readers come and go. */
+  readonly lingerMs = DEFAULTS.notifyLingerMs
   #client: ListenClient | null = null
   #handlers: NotifierHandlers | null = null
   #stopped = false
