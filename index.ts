@@ -26,6 +26,8 @@ export { LucidTokenStreamSink } from './src/sink/lucid_sink.js'
 export type { LucidSinkOptions, SubscribeOptions } from './src/sink/lucid_sink.js'
 export { formatCursor, parseCursor } from './src/core/cursor.js'
 export type { Cursor } from './src/core/cursor.js'
+export { notifiers } from './src/follow/notifiers/index.js'
+export type { NotifierFactory } from './src/follow/notifiers/notifier.js'
 
 export type { AgentRunner, ResumeContext, RunContext, RunOutcome } from './src/runner/contract.js'
 export { FAILURE_SENTENCES } from './src/runner/contract.js'

@@ -3,15 +3,13 @@ import type { CommandOptions } from '@adonisjs/core/types/ace'
 import { DateTime } from 'luxon'
 import type { StreamFrame } from '../src/core/frames.js'
 import type { PendingItem } from '../src/parking/types.js'
-import { APPENDED_END, type StoredRow, type StreamStore } from '../src/store/stream_store.js'
+import { APPENDED_END, type StoredRow } from '../src/store/stream_store.js'
+import type { LucidTokenStreamSink } from '../src/sink/lucid_sink.js'
 
-type Head = NonNullable<Awaited<ReturnType<StreamStore['head']>>>
+type Head = NonNullable<Awaited<ReturnType<LucidTokenStreamSink['head']>>>
 
 /** Longest frame summary, in characters. */
 const SUMMARY_WIDTH = 80
-/** Frames rows read per query. */
-const PAGE = 500
-
 const iso = (ms: number | null) => (ms === null ? null : DateTime.fromMillis(ms).toUTC().toISO())
 
 function truncate(text: string, width = SUMMARY_WIDTH) {
@@ -119,16 +117,16 @@ export default class AgentStreamInspect extends BaseCommand {
 
   async run() {
     const agentStream = await this.app.container.make('agentStream')
-    const store = agentStream.sink.store
-    const head = await store.head(this.runId)
+    const sink = agentStream.sink
+    const head = await sink.head(this.runId)
     if (!head) {
       this.logger.error(`Unknown stream "${this.runId}"`)
       this.exitCode = 1
       return
     }
     const rows: StoredRow[] = []
-    for (let from = 1; from <= head.lastSeq; from += PAGE) {
-      rows.push(...(await store.rows(this.runId, from, PAGE)))
+    for await (const page of sink.storedRows(this.runId, { toSeq: head.lastSeq })) {
+      rows.push(...page)
     }
     const parked: PendingItem[] = []
     for (const status of ['pending', 'decided'] as const) {

@@ -10,6 +10,7 @@ import { AgUiDoor, AgUiRunStore } from './agui/door/index.js'
 import { AgUiController } from './http/agui_controller.js'
 import { registerRoutes, type RoutesOptions } from './http/routes.js'
 import type { Router, RouteGroup } from '@adonisjs/core/http'
+import { DEFAULTS } from './defaults.js'
 
 /** Used when the config names no runner: every run fails with a fixed sentence. */
 const NO_RUNNER: AgentRunner = {
@@ -45,7 +46,7 @@ export class AgentStream {
     this.sink = stack.sink
     this.driver = stack.driver
     this.parking = stack.service
-    const runs = new AgUiRunStore(() => this.sink.store.client, tableNames(config.tables))
+    const runs = new AgUiRunStore(() => this.sink.client, tableNames(config.tables))
     this.door = new AgUiDoor(this.sink, this.driver, this.parking, runs, config.agui)
     this.agui = new AgUiController(this.door, {
       principal: config.principal,
@@ -68,7 +69,9 @@ export class AgentStream {
 
   /** Start the expiry/resume sweeper (the provider does on `ready`, never in warmup). */
   startSweeper() {
-    this.#stopSweeper ??= this.parking.startSweeper(this.config.sweepIntervalMs ?? 5000)
+    this.#stopSweeper ??= this.parking.startSweeper(
+      this.config.sweepIntervalMs ?? DEFAULTS.sweepIntervalMs
+    )
   }
 
   /** Whether the sweeper runs. */

@@ -7,6 +7,7 @@ import type { AgentRunner } from './runner/contract.js'
 import type { ApproverPolicy } from './parking/types.js'
 import type { AgUiDoorOptions } from './agui/door/index.js'
 import type { AdminAuthorizer, PrincipalResolver } from './http/principal.js'
+import { DEFAULTS } from './defaults.js'
 
 /** A duration in milliseconds, or a string such as `'50ms'`, `'15s'`, `'7d'`. */
 export type Duration = number | string
@@ -24,7 +25,11 @@ export interface AgentStreamConfig {
   coalesceWindow?: Duration
   /** A writer silent this long (a crashed process) has its stream failed. Default `15s`. */
   lease?: Duration
-  /** `'auto'` (LISTEN/NOTIFY on PostgreSQL, polling elsewhere), `'notify'` or `'poll'`. */
+  /**
+   * Cross-replica wake-ups: `notifiers.pg()` (LISTEN/NOTIFY, PostgreSQL only, with a 1 s poll as
+   * safety net), `notifiers.poll()`, or `'auto'` (pg on PostgreSQL, poll elsewhere; the
+   * default), `'notify'`, `'poll'`.
+   */
   notifier?: LucidSinkOptions['notifier']
   /** Poll of followed streams' heads. Default `100ms` (`1s` beside NOTIFY). */
   pollInterval?: Duration
@@ -97,7 +102,7 @@ export function defineConfig(config: AgentStreamConfig): ConfigProvider<Resolved
     admin: config.admin,
     agui: {
       ...config.agui,
-      heartbeatMs: ms('agui.heartbeat', config.agui?.heartbeat, 10) ?? 15_000,
+      heartbeatMs: ms('agui.heartbeat', config.agui?.heartbeat, 10) ?? DEFAULTS.heartbeatMs,
     },
   }
   if (

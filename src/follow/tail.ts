@@ -4,8 +4,6 @@ import { Feed } from './feed.js'
 import type { Notifier } from './notifiers/notifier.js'
 
 export interface TailOptions {
-  /** Safety-net poll of every followed stream's head, in milliseconds. */
-  pollIntervalMs: number
   /** Deliveries kept per followed stream for readers that keep up. */
   windowSize: number
   /** Rows per store read. */
@@ -20,25 +18,25 @@ export interface TailOptions {
  * do not grow with readers (DESIGN.md section 3, `follow`).
  *
  * Wake-ups: a local writer hands its committed rows over right after the commit (no read at
- * all); a {@link Notifier} wakes it for commits on other replicas (PostgreSQL LISTEN/NOTIFY); a
- * poll of the heads of all followed streams in one query is the fallback and the safety net, and
- * also finds writers whose lease lapsed. No timer runs while nothing is followed.
+ * all); {@link Notifier}s wake it for commits on other replicas: PostgreSQL LISTEN/NOTIFY, and a
+ * poll of the heads of all followed streams in one query (`resync`), the fallback and the safety
+ * net, which also finds writers whose lease lapsed. No timer runs while nothing is followed.
  */
 export class Tail {
   #feeds = new Map<string, Feed>()
   #refreshing = new Map<string, Promise<void>>()
   #dirty = new Set<string>()
-  #timer: NodeJS.Timeout | null = null
   #polling: Promise<void> | null = null
-  #notifierStarted = false
+  /** Notifiers started, and the linger timers of those outliving the last followed stream. */
+  #started = new Set<Notifier>()
+  #linger = new Map<Notifier, NodeJS.Timeout>()
   #closed = false
-  #linger: NodeJS.Timeout | null = null
   /** Local commits in flight per stream, and the highest rev notified meanwhile. */
   #inflight = new Map<string, { count: number; rev: number }>()
 
   constructor(
     readonly store: StreamStore,
-    readonly notifier: Notifier | null,
+    readonly notifiers: Notifier[],
     readonly options: TailOptions
   ) {}
 
@@ -79,15 +77,19 @@ export class Tail {
     if (!feed) return
     if (--feed.refs <= 0) this.#feeds.delete(runId)
     if (this.#feeds.size === 0) {
-      this.#stopTimer()
-      // The LISTEN connection lingers a little (readers come and go), then closes: an idle
-      // replica holds no connection and nothing keeps its process alive.
-      if (this.#notifierStarted && !this.#linger) {
-        this.#linger = setTimeout(() => {
-          this.#linger = null
-          if (this.#feeds.size === 0) void this.#stopNotifier().catch(() => {})
-        }, 10_000)
-        this.#linger.unref()
+      // A notifier holding a connection (LISTEN) lingers a little (readers come and go), then
+      // stops: an idle replica holds no connection and nothing keeps its process alive.
+      for (const notifier of [...this.#started]) {
+        if (!notifier.lingerMs) {
+          void this.#stop(notifier).catch(() => {})
+        } else if (!this.#linger.has(notifier)) {
+          const timer = setTimeout(() => {
+            this.#linger.delete(notifier)
+            if (this.#feeds.size === 0) void this.#stop(notifier).catch(() => {})
+          }, notifier.lingerMs)
+          timer.unref()
+          this.#linger.set(notifier, timer)
+        }
       }
     }
   }
@@ -97,9 +99,9 @@ export class Tail {
     return this.#feeds.get(runId)?.length ?? 0
   }
 
-  /** Whether a poll timer, a lingering timer or the notifier is active. */
+  /** Whether a notifier (the poll's timer, LISTEN) or a lingering timer is active. */
   get running() {
-    return this.#timer !== null || this.#linger !== null || this.#notifierStarted
+    return this.#started.size > 0 || this.#linger.size > 0
   }
 
   /** How many streams this replica follows. */
@@ -248,50 +250,37 @@ export class Tail {
     }
   }
 
-  /** Stop timers and the notifier. Followed feeds end as gone. */
   /**
-   * Stop timers and the notifier. Readers end quietly (no error frame): the run may well go on
+   * Stop timers and the notifiers. Readers end quietly (no error frame): the run may well go on
    * elsewhere, and they resume from their cursor on another replica.
    */
   async close() {
     this.#closed = true
-    this.#stopTimer()
     for (const feed of this.#feeds.values()) feed.markClosed()
     this.#feeds.clear()
-    await this.#stopNotifier()
+    await Promise.all([...this.#started].map((notifier) => this.#stop(notifier)))
   }
 
-  async #stopNotifier() {
-    if (this.#linger) clearTimeout(this.#linger)
-    this.#linger = null
-    if (this.#notifierStarted) {
-      this.#notifierStarted = false
-      await this.notifier?.stop()
-    }
+  async #stop(notifier: Notifier) {
+    const timer = this.#linger.get(notifier)
+    if (timer) clearTimeout(timer)
+    this.#linger.delete(notifier)
+    if (this.#started.delete(notifier)) await notifier.stop()
   }
 
   #ensureRunning() {
     if (this.#closed) return
-    if (this.#linger) clearTimeout(this.#linger)
-    this.#linger = null
-    if (!this.#notifierStarted && this.notifier) {
-      this.#notifierStarted = true
-      this.notifier.start({
+    for (const notifier of this.notifiers) {
+      const timer = this.#linger.get(notifier)
+      if (timer) clearTimeout(timer)
+      this.#linger.delete(notifier)
+      if (this.#started.has(notifier)) continue
+      this.#started.add(notifier)
+      notifier.start({
         wake: (runId, rev) => this.wake(runId, rev),
-        // A reconnected listener may have missed notifications.
+        // Time to poll, or a reconnected listener that may have missed notifications.
         resync: () => void this.poll().catch(() => {}),
       })
     }
-    if (!this.#timer) {
-      this.#timer = setInterval(() => {
-        void this.poll().catch(() => {})
-      }, this.options.pollIntervalMs)
-      this.#timer.unref()
-    }
-  }
-
-  #stopTimer() {
-    if (this.#timer) clearInterval(this.#timer)
-    this.#timer = null
   }
 }

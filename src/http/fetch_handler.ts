@@ -1,4 +1,5 @@
 import { requestCursor } from '../core/cursor.js'
+import { DEFAULTS } from '../defaults.js'
 import type { Principal } from '../core/run.js'
 import type { AgUiDoor, DoorReply } from '../agui/door/index.js'
 import { INPUT_LIMITS } from '../agui/door/input.js'
@@ -115,7 +116,7 @@ function byteStream(
   options: AgUiFetchHandlerOptions
 ) {
   const encoder = new TextEncoder()
-  const heartbeatMs = options.heartbeatMs ?? 15_000
+  const heartbeatMs = options.heartbeatMs ?? DEFAULTS.heartbeatMs
   let timer: NodeJS.Timeout | undefined
   let lastWrite = Date.now()
   return new ReadableStream<Uint8Array>({

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { SseItem } from '../agui/door/index.js'
+import { DEFAULTS } from '../defaults.js'
 import { agUiChunks, agUiContentType, wantsProtobuf, type Chunk } from './agui_encoding.js'
 
 export interface SseOptions {
@@ -81,7 +82,7 @@ export async function serveChunks(
     }
   }
   let lastWrite = Date.now()
-  const heartbeatMs = options.heartbeatMs ?? 15_000
+  const heartbeatMs = options.heartbeatMs ?? DEFAULTS.heartbeatMs
   const heartbeat = sse
     ? setInterval(
         () => {

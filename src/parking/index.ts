@@ -28,7 +28,7 @@ export function createParking(db: Database, options: ParkingOptions) {
     ...options,
     park: (trx, meta, frame, seq) => parking!.park(trx, meta, frame, seq),
   })
-  parking = new ParkingStore(() => sink.store.client, sink.tables)
+  parking = new ParkingStore(() => sink.client, sink.tables)
   const driver = new RunDriver(sink, parking, options.runner, {
     replicaId: options.replicaId,
     claimLeaseMs: options.claimLeaseMs,

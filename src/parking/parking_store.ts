@@ -5,6 +5,7 @@ import type { TableNames } from '../store/schema.js'
 import { affectedRows as affected, nowMs as now } from '../store/sql.js'
 import type { ItemStatus, PendingItem, SettledItem } from './types.js'
 import type { Principal, RunMeta } from '../core/run.js'
+import { DEFAULTS } from '../defaults.js'
 
 type ParkFrame = Extract<StreamFrame, { t: 'approval' | 'elicitation' }>
 export type ItemKind = 'approval' | 'elicitation'
@@ -157,7 +158,7 @@ export class ParkingStore {
    * Suspensions still `open` whose stream is no longer open: their segment died (a crash, a
    * lapsed lease) before it could park. They can never resume: abandon them.
    */
-  async abandonOrphans(limit = 100) {
+  async abandonOrphans(limit: number = DEFAULTS.sweepBatch) {
     const rows = await this.client
       .from(this.tables.suspensions)
       .select('stream_run_id')

@@ -7,13 +7,12 @@ import {
 } from '../errors.js'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
 import type { StreamFrame } from '../core/frames.js'
-import type { NewRow } from '../store/stream_store.js'
 import type { RunDriver } from '../runner/driver.js'
 import type { ItemRow, ParkingStore } from './parking_store.js'
 import { namedPark, validateDecision, validateReply } from './replies.js'
-import { validateFrame } from '../sink/validate.js'
 import type { ApproverPolicy, PendingItem } from './types.js'
 import type { Principal } from '../core/run.js'
+import { DEFAULTS } from '../defaults.js'
 
 /**
  * The default approver policy: `approver: 'requester'` (or absent) lets only the person the run
@@ -31,8 +30,6 @@ export interface Decider {
   /** Where the decision came from, recorded with it (`chat`, `admin`, `api`, ...). */
   via?: string
 }
-
-const row = (frame: StreamFrame): NewRow => ({ kind: frame.t, body: JSON.stringify(frame) })
 
 /**
  * Deciding parked items, once (DESIGN.md invariants 5 and 7): list, approve, reject, answer,
@@ -65,7 +62,10 @@ export class ParkingService {
     return this.store.list({
       ...filter,
       page: Math.max(1, filter.page ?? 1),
-      perPage: Math.min(100, Math.max(1, filter.perPage ?? 20)),
+      perPage: Math.min(
+        DEFAULTS.parkedPerPageMax,
+        Math.max(1, filter.perPage ?? DEFAULTS.parkedPerPage)
+      ),
     })
   }
 
@@ -149,9 +149,9 @@ export class ParkingService {
         })),
       { t: 'event', event: { kind: 'cancelled' } },
     ]
-    const result = await this.sink.store.commit(suspension.streamRunId, {
+    await this.sink.append(suspension.streamRunId, {
+      frames,
       evenIfClosed: true,
-      rows: frames.map(row),
       within: async (trx) => {
         const won = await this.store.cancel(
           trx,
@@ -162,12 +162,11 @@ export class ParkingService {
         if (!won) throw new DecisionConflictError()
       },
     })
-    if (result) this.sink.tail.committed(suspension.streamRunId, result)
     return { status: 'cancelled' as const }
   }
 
   /** Settle lapsed items as expired (and resume what that unblocks). Returns how many. */
-  async expireLapsed(limit = 100) {
+  async expireLapsed(limit: number = DEFAULTS.sweepBatch) {
     let expired = 0
     for (const item of await this.store.lapsed(limit)) {
       try {
@@ -191,7 +190,7 @@ export class ParkingService {
   }
 
   /** Claim and resume suspensions that are ready (decided while no replica resumed them). */
-  async resumeReady(limit = 100) {
+  async resumeReady(limit: number = DEFAULTS.sweepBatch) {
     let resumed = 0
     for (const { runId, park } of await this.store.claimCandidates(limit)) {
       if (await this.driver.tryResume(runId, park, this.options.claimLeaseMs)) resumed++
@@ -203,7 +202,7 @@ export class ParkingService {
    * Start the sweeper: every `intervalMs`, expire lapsed items and resume what is ready. Call it
    * on `ready`, never in warmup. Returns a stop function.
    */
-  startSweeper(intervalMs = 5000) {
+  startSweeper(intervalMs: number = DEFAULTS.sweepIntervalMs) {
     let running = false
     const timer = setInterval(() => {
       if (running) return
@@ -289,11 +288,10 @@ export class ParkingService {
       const reply = outcome.reply ?? { answers: {}, skipped: true }
       frames.push({ t: 'event', event: { kind: 'tool-output', id: item.itemId, output: reply } })
     }
-    // Settlement frames obey the same rules and size cap as any other frame.
-    for (const frame of frames) await validateFrame(frame, this.sink.options.maxFrameBytes)
-    const result = await this.sink.store.commit(item.streamRunId, {
+    // Settlement frames obey the same rules and size cap as any other frame (the sink validates).
+    await this.sink.append(item.streamRunId, {
+      frames,
       evenIfClosed: true,
-      rows: frames.map(row),
       within: async (trx) => {
         const won = await this.store.settle(trx, item, {
           status: outcome.status,
@@ -310,7 +308,6 @@ export class ParkingService {
         }
       },
     })
-    if (result) this.sink.tail.committed(item.streamRunId, result)
     try {
       await this.driver.tryResume(item.runId, item.park, this.options.claimLeaseMs)
     } catch (error) {

@@ -10,6 +10,7 @@ import {
   type RunContext,
   type RunOutcome,
 } from './contract.js'
+import { DEFAULTS } from '../defaults.js'
 
 export interface DriverOptions {
   /** This replica's name in claims (default: a random id per process). */
@@ -261,7 +262,7 @@ export class RunDriver {
   async tryResume(
     runId: string,
     park: number,
-    claimLeaseMs = this.options.claimLeaseMs ?? 30_000
+    claimLeaseMs = this.options.claimLeaseMs ?? DEFAULTS.claimLeaseMs
   ): Promise<boolean> {
     const claimed = await this.parking.claim(runId, park, this.replicaId, claimLeaseMs)
     if (!claimed) return false

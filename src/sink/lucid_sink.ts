@@ -1,16 +1,18 @@
 import type { Database } from '@adonisjs/lucid/database'
+import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import { DateTime } from 'luxon'
 import { InvalidRunIdError } from '../errors.js'
-import type { Notifier } from '../follow/notifiers/notifier.js'
-import { PgNotifier } from '../follow/notifiers/pg.js'
+import { notifierFactory, type NotifierChoice } from '../follow/notifiers/index.js'
 import { Tail } from '../follow/tail.js'
 import { tableNames, type TableNames } from '../store/schema.js'
-import { StreamStore } from '../store/stream_store.js'
-import { parseCursor } from '../core/cursor.js'
+import { StreamStore, type CommitResult, type StoredRow } from '../store/stream_store.js'
+import { parseCursor, type Cursor } from '../core/cursor.js'
 import { RUN_ID, type DeliveredFrame } from '../core/frames.js'
+import { DEFAULTS } from '../defaults.js'
 import type { TokenStreamSink } from './spi.js'
 import { follow, RUN_FAILED_MESSAGE, type SegmentEnd } from './subscriber.js'
-import { DEFAULT_MAX_FRAME_BYTES } from './validate.js'
+import { appendFrames, type AppendContext, type AppendRequest } from './append.js'
+import { replayStored, storedRows } from './replay.js'
 import { LucidSinkWriter, type ParkHook } from './writer.js'
 import type { RunMeta } from '../core/run.js'
 
@@ -29,10 +31,11 @@ export interface LucidSinkOptions {
   /** A writer's lease: a writer silent this long (crashed, killed) has its stream failed. Default 15000. */
   leaseMs?: number
   /**
-   * Cross-replica wake-ups: `'auto'` (LISTEN/NOTIFY on PostgreSQL, polling elsewhere), `'notify'`
-   * (PostgreSQL only), `'poll'`. Default `'auto'`.
+   * Cross-replica wake-ups: a factory (`notifiers.pg()`, `notifiers.poll()` from
+   * `follow/notifiers`), or `'auto'` (LISTEN/NOTIFY on PostgreSQL, polling elsewhere),
+   * `'notify'` (PostgreSQL only), `'poll'`. Default `'auto'`.
    */
-  notifier?: 'auto' | 'notify' | 'poll'
+  notifier?: NotifierChoice
   /** NOTIFY channel. Default `agent_stream`. */
   notifyChannel?: string
   /**
@@ -78,6 +81,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
   readonly tables: TableNames
   #park: ParkHook | undefined
   #writers = new Set<LucidSinkWriter>()
+  #append: AppendContext
 
   constructor(
     readonly db: Database,
@@ -86,55 +90,48 @@ export class LucidTokenStreamSink implements TokenStreamSink {
     const name = options.connection ?? db.primaryConnectionName
     const node = db.manager.get(name)
     if (!node) throw new Error(`agent-stream: unknown Lucid connection "${name}"`)
-    const postgres = ['pg', 'postgres', 'postgresql'].includes(node.config.client as string)
-    const mode = options.notifier ?? 'auto'
-    if (mode === 'notify' && !postgres) {
-      throw new Error('notifier "notify" needs a PostgreSQL connection; use "auto" or "poll"')
-    }
-    const notify = postgres && mode !== 'poll'
+    const client = node.config.client as string
+    const postgres = ['pg', 'postgres', 'postgresql'].includes(client)
+    const choice = options.notifier ?? 'auto'
+    const setup = notifierFactory(choice, postgres).create({
+      client,
+      postgres,
+      connection: node.config.connection,
+      pollIntervalMs: options.pollIntervalMs,
+      notifyChannel: options.notifyChannel,
+      onError: options.onError,
+    })
     this.options = {
-      coalesceWindowMs: options.coalesceWindowMs ?? 40,
-      maxTextRowChars: options.maxTextRowChars ?? 16384,
-      maxFrameBytes: options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
-      leaseMs: options.leaseMs ?? 15_000,
-      notifier: mode,
-      notifyChannel: options.notifyChannel ?? 'agent_stream',
-      pollIntervalMs: options.pollIntervalMs ?? (notify ? 1000 : 100),
-      ttlMs: options.ttlMs ?? 86_400_000,
-      windowSize: options.windowSize ?? 512,
+      coalesceWindowMs: options.coalesceWindowMs ?? DEFAULTS.coalesceWindowMs,
+      maxTextRowChars: options.maxTextRowChars ?? DEFAULTS.maxTextRowChars,
+      maxFrameBytes: options.maxFrameBytes ?? DEFAULTS.maxFrameBytes,
+      leaseMs: options.leaseMs ?? DEFAULTS.leaseMs,
+      notifier: choice,
+      notifyChannel: setup.notifyChannel ?? options.notifyChannel ?? DEFAULTS.notifyChannel,
+      pollIntervalMs: setup.pollIntervalMs,
+      ttlMs: options.ttlMs ?? DEFAULTS.ttlMs,
+      windowSize: options.windowSize ?? DEFAULTS.windowSize,
       // A page holds the cursor's own row too: two rows is the least that makes progress.
-      pageSize: Math.max(2, options.pageSize ?? 500),
+      pageSize: Math.max(2, options.pageSize ?? DEFAULTS.pageSize),
     }
     this.tables = tableNames(options.tables)
     this.#park = options.park
-    this.store = new StreamStore(
-      () => db.connection(name),
-      this.tables,
-      notify ? this.options.notifyChannel : null
-    )
-    const notifier: Notifier | null = notify
-      ? new PgNotifier({
-          channel: this.options.notifyChannel,
-          onError: options.onError,
-          connect: async () => {
-            const { default: pg } = await import('pg')
-            const connection = node.config.connection as string | Record<string, unknown>
-            // Named, so an operator (or a test) can tell the listener from pooled connections.
-            const applicationName = `agent-stream-listen-${process.pid}`
-            return new pg.Client(
-              typeof connection === 'string'
-                ? { connectionString: connection, application_name: applicationName }
-                : ({ ...connection, application_name: applicationName } as any)
-            )
-          },
-        })
-      : null
-    this.tail = new Tail(this.store, notifier, {
-      pollIntervalMs: this.options.pollIntervalMs,
+    this.store = new StreamStore(() => db.connection(name), this.tables, setup.notifyChannel)
+    this.tail = new Tail(this.store, setup.notifiers, {
       windowSize: this.options.windowSize,
       pageSize: this.options.pageSize,
       onLapsed: (runId) => this.#failLapsed(runId),
     })
+    this.#append = {
+      store: this.store,
+      tail: this.tail,
+      maxFrameBytes: this.options.maxFrameBytes,
+    }
+  }
+
+  /** The Lucid client the tables live on (parking and door rows share it). */
+  get client(): QueryClientContract {
+    return this.store.client
   }
 
   /**
@@ -206,6 +203,78 @@ export class LucidTokenStreamSink implements TokenStreamSink {
     return follow(runId, start, this.tail, this.store, this.options.pageSize, options.signal, true)
   }
 
+  /**
+   * Append frames to a stream outside any writer, in one transaction: the sink's one write path
+   * (validated, stored, then handed to this replica's readers; other replicas are notified).
+   * Settlements of parked items and a dead writer's failure go through here.
+   *
+   * @param request `frames` in order; `end` closes the segment after them (`ended`, or `failed`
+   *   for a dead writer); `within(trx, storedRows)` runs in the transaction (throwing rolls back);
+   *   `onlyIfLeaseLapsed` appends only to a stream whose writer's lease lapsed; `evenIfClosed`
+   *   appends to an ended or failed stream too (an end marker follows, its status stays)
+   * @returns the commit's result (`before`, `rev`, the stored rows); `null` when there was nothing
+   *   to write, or with `onlyIfLeaseLapsed` when the lease had not lapsed
+   * @throws InvalidRunIdError, InvalidFrameError (nothing stored), StreamClosedError (not open,
+   *   or with `evenIfClosed` does not exist), or what `within` throws
+   */
+  async append(runId: string, request: AppendRequest): Promise<CommitResult | null> {
+    assertRunId(runId)
+    const { frames, ...plan } = request
+    return appendFrames(this.#append, runId, frames, plan)
+  }
+
+  /**
+   * The stored frames of a stream, read in pages: exactly what {@link segments} yields for
+   * stored rows (a {@link SegmentEnd} per segment end, superseded components skipped, no
+   * partials), from `after` (exclusive) up to and including `until`; a `until` inside a text row
+   * (`{ seq, offset }`) cuts that row's text at `offset` UTF-16 units (its cursor `seq.offset`).
+   * Ends at the last stored row; never waits. A stream that does not exist yields nothing.
+   *
+   * @param options.appendedEnds also yield the end markers after frames appended to an ended
+   *   stream, as `{ t: 'end', cursor, appended: true }`
+   * @throws InvalidRunIdError, InvalidCursorError (a malformed `after` string)
+   */
+  replay(
+    runId: string,
+    options: { after?: string | Cursor; until?: Cursor; appendedEnds?: boolean } = {}
+  ): AsyncIterable<DeliveredFrame | SegmentEnd> {
+    assertRunId(runId)
+    const after = typeof options.after === 'object' ? options.after : parseCursor(options.after)
+    return replayStored(this.store, runId, {
+      after,
+      until: options.until,
+      pageSize: this.options.pageSize,
+      appendedEnds: options.appendedEnds,
+    })
+  }
+
+  /**
+   * The raw stored rows of a stream, in seq order, in pages (for tools that show rows as stored,
+   * such as `agent-stream:inspect`). `fromSeq`/`toSeq` are inclusive.
+   *
+   * @throws InvalidRunIdError
+   */
+  storedRows(
+    runId: string,
+    options: { fromSeq?: number; toSeq?: number } = {}
+  ): AsyncIterable<StoredRow[]> {
+    assertRunId(runId)
+    return storedRows(this.store, runId, { ...options, pageSize: this.options.pageSize })
+  }
+
+  /** Seq of the first segment end after `afterSeq` (where that segment ended), or `null`. */
+  segmentEnd(runId: string, afterSeq: number): Promise<number | null> {
+    return this.store.segmentEnd(runId, afterSeq)
+  }
+
+  /**
+   * The stream's row (status, last seq, rev, lease; times in epoch milliseconds), or `null` when
+   * the stream does not exist (never opened, or purged).
+   */
+  head(runId: string) {
+    return this.store.head(runId)
+  }
+
   /** Drop the run's stream: its rows are deleted and its readers end. */
   async close(runId: string): Promise<void> {
     assertRunId(runId)
@@ -231,7 +300,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
    */
   async purge(options: { olderThanMs?: number; dryRun?: boolean; batchSize?: number } = {}) {
     const endedBefore = DateTime.now().toMillis() - (options.olderThanMs ?? this.options.ttlMs)
-    const batch = options.batchSize ?? 500
+    const batch = options.batchSize ?? DEFAULTS.purgeBatch
     if (options.dryRun) {
       const due = await this.store.purgeable(endedBefore, Number.MAX_SAFE_INTEGER)
       return due.length
@@ -257,18 +326,11 @@ export class LucidTokenStreamSink implements TokenStreamSink {
 
   /** Fail a stream whose writer's lease lapsed: an `error` frame and the end, exactly once. */
   async #failLapsed(runId: string) {
-    const result = await this.store.commit(runId, {
-      rows: [
-        {
-          kind: 'error',
-          body: JSON.stringify({ t: 'error', code: 'run_failed', message: RUN_FAILED_MESSAGE }),
-        },
-        { kind: 'end', body: '' },
-      ],
-      endStatus: 'failed',
+    await this.append(runId, {
+      frames: [{ t: 'error', code: 'run_failed', message: RUN_FAILED_MESSAGE }],
+      end: 'failed',
       onlyIfLeaseLapsed: true,
     })
-    if (result) this.tail.committed(runId, result)
   }
 }
 

@@ -1,8 +1,12 @@
 import type { Tail } from '../follow/tail.js'
-import { deliveryFrame, rowToDelivery, type Delivery } from '../follow/feed.js'
+import type { Delivery } from '../follow/feed.js'
 import type { StreamStore } from '../store/stream_store.js'
 import { compareCursors, formatCursor, type Cursor } from '../core/cursor.js'
 import { FAILURE_SENTENCES, type DeliveredFrame } from '../core/frames.js'
+import { DEFAULTS } from '../defaults.js'
+import { deliveryItem, readPage, type SegmentEnd } from './replay.js'
+
+export type { SegmentEnd } from './replay.js'
 
 /**
  * Wait for `changed`, or for the signal to abort (a reader that went away stops waiting at once).
@@ -21,15 +25,6 @@ async function changedOrAborted(changed: Promise<unknown>, signal?: AbortSignal)
   } finally {
     signal.removeEventListener('abort', onAbort)
   }
-}
-
-/**
- * Where a segment of a stream ended (`SinkWriter.end()`: the run parked, finished or failed).
- * Only readers that ask for segments get it; a resumed run's frames follow it.
- */
-export interface SegmentEnd {
-  t: 'end'
-  cursor: string
 }
 
 /** The fixed sentence readers get when a stream disappears or its writer died. */
@@ -58,17 +53,14 @@ export async function* follow(
     // Partials published before this reader came are previews it has no use for.
     let seenPartial = feed.partials
     // The first store read is small: a re-attaching reader wants its first frame fast.
-    let page = Math.min(64, pageSize)
+    let page = Math.min(DEFAULTS.firstPageSize, pageSize)
     while (true) {
       let batch: Delivery[] | null = feed.after(cursor, pageSize, seenPartial)
       if (batch === null) {
-        batch = []
-        const rows = await store.rows(runId, cursor.seq, page)
+        // Behind the feed's window: the sink's one store read.
+        const read = await readPage(store, runId, cursor, page)
+        batch = read.deliveries
         page = pageSize
-        for (const row of rows) {
-          const delivery = rowToDelivery(row, cursor)
-          if (delivery) batch.push(delivery)
-        }
         // Ahead of this replica's tail: have it catch up, so the end is noticed promptly.
         const last = batch.at(-1)
         if (last && compareCursors(last.to, feed.head) > 0) tail.wake(runId)
@@ -77,11 +69,8 @@ export async function* follow(
         for (const delivery of batch) {
           if (delivery.kind === 'partial') seenPartial = delivery.n!
           else cursor = delivery.to
-          const frame = deliveryFrame(delivery)
-          if (frame) yield { ...frame, cursor: formatCursor(cursor) }
-          else if (segments && delivery.kind === 'end' && !delivery.appended) {
-            yield { t: 'end', cursor: formatCursor(cursor) }
-          }
+          const item = deliveryItem(delivery, cursor, { segments })
+          if (item) yield item
         }
         continue
       }

@@ -3,6 +3,7 @@ import { DateTime } from 'luxon'
 import type { FieldContext } from '@vinejs/vine/types'
 import { InvalidFrameError } from '../errors.js'
 import { AGENT_STREAM_ERROR_CODES, type StreamFrame } from '../core/frames.js'
+import { DEFAULTS } from '../defaults.js'
 
 /**
  * Text that every SQL dialect stores and returns unchanged, so cursor offsets (UTF-16 code units)
@@ -193,7 +194,7 @@ const frame = vine.union([
 const validator = vine.compile(vine.object({ frame }))
 
 /** Default cap on one frame's serialized size: 256 KiB. */
-export const DEFAULT_MAX_FRAME_BYTES = 256 * 1024
+export const DEFAULT_MAX_FRAME_BYTES = DEFAULTS.maxFrameBytes
 
 /**
  * Check a frame against the SPI and the size cap, and return the frame as it will be stored

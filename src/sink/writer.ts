@@ -1,11 +1,13 @@
 import { StreamClosedError } from '../errors.js'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
-import type { CommitPlan, CommitResult, NewRow, StreamStore } from '../store/stream_store.js'
+import type { CommitResult, StreamStore } from '../store/stream_store.js'
 import type { RunMeta } from '../core/run.js'
 import type { Tail } from '../follow/tail.js'
 import type { StreamFrame } from '../core/frames.js'
 import type { SinkWriter } from './spi.js'
 import { validateFrame } from './validate.js'
+import { appendFrames, type AppendContext, type AppendPlan } from './append.js'
+import { averageCommitMs, coalesceText } from './coalescing.js'
 
 /**
  * Called inside the transaction that stores an `approval` or `elicitation` frame, so the parking
@@ -64,12 +66,16 @@ export class LucidSinkWriter implements SinkWriter {
   #lease: NodeJS.Timeout | null = null
   #metas = new Map<string, RunMeta>()
 
+  /** The sink's write path: store, tail and frame size cap. */
+  readonly context: AppendContext
+
   constructor(
     readonly runId: string,
     readonly store: StreamStore,
     readonly tail: Tail,
     readonly options: WriterOptions
   ) {
+    this.context = { store, tail, maxFrameBytes: options.maxFrameBytes }
     this.#lease = setInterval(() => void this.#renew(), Math.max(50, options.leaseMs / 3))
     this.#lease.unref()
   }
@@ -111,24 +117,18 @@ export class LucidSinkWriter implements SinkWriter {
   /** Write out held text without ending the stream. */
   async flush(): Promise<void> {
     this.#assertWritable()
-    return this.#enqueue(() => this.#commit({ rows: [] }))
+    return this.#enqueue(() => this.#commit([]))
   }
 
   /** Write held text and the end marker; the stream is finished for its readers. */
-  async end(options: { within?: CommitPlan['within'] } = {}): Promise<void> {
+  async end(options: { within?: AppendPlan['within'] } = {}): Promise<void> {
     if (this.#ended && !this.#failure) return
     this.#assertWritable()
     // Refuse new writes at once; the writer only counts as ended once the end marker committed,
     // so a failed end() can be retried (and the lease keeps the stream alive meanwhile).
     this.#ending = true
     try {
-      await this.#enqueue(() =>
-        this.#commit({
-          rows: [{ kind: 'end', body: '' }],
-          endStatus: 'ended',
-          within: options.within,
-        })
-      )
+      await this.#enqueue(() => this.#commit([], { end: 'ended', within: options.within }))
     } catch (error) {
       this.#ending = false
       throw error
@@ -174,77 +174,77 @@ export class LucidSinkWriter implements SinkWriter {
   async #apply(frame: StreamFrame) {
     if (frame.t === 'text') {
       if (frame.v.length === 0) return
-      const quiet = Date.now() - this.#lastTextAt >= this.options.coalesceWindowMs
-      const fits =
-        this.#row !== null &&
-        this.#row.body.length + this.#held.length + frame.v.length <= this.options.maxTextRowChars
+      const decision = coalesceText({
+        rowChars: this.#row ? this.#row.body.length : null,
+        heldChars: this.#held.length,
+        addedChars: frame.v.length,
+        now: Date.now(),
+        lastTextAt: this.#lastTextAt,
+        commitMs: this.#commitMs,
+        windowMs: this.options.coalesceWindowMs,
+        maxRowChars: this.options.maxTextRowChars,
+      })
       this.#held += frame.v
-      if (this.#row === null || quiet || !fits) {
-        if (!fits && this.#row) this.#row = null
-        return this.#commit({ rows: [] })
+      if (decision.write === 'now') {
+        if (decision.newRow) this.#row = null
+        return this.#commit([])
       }
       if (!this.#timer) {
-        // The window bounds when readers HAVE the text, so the commit's own time comes off it.
-        const delay = Math.max(1, this.options.coalesceWindowMs - this.#commitMs)
         this.#timer = setTimeout(() => {
           this.#timer = null
-          this.#enqueue(() => this.#commit({ rows: [] })).catch((error) => {
+          this.#enqueue(() => this.#commit([])).catch((error) => {
             this.#failure = error
           })
-        }, delay)
+        }, decision.delayMs)
       }
       return
     }
     if (frame.t === 'component' && frame.partial) {
-      await this.#commit({ rows: [] })
+      await this.#commit([])
       this.tail.partial(this.runId, frame)
       return
-    }
-    const row: NewRow = {
-      kind: frame.t,
-      body: JSON.stringify(frame),
-      componentId: frame.t === 'component' ? (frame.id ?? null) : null,
     }
     const park = this.options.park
     if (park && (frame.t === 'approval' || frame.t === 'elicitation')) {
       const meta = this.#metas.get(frame.runId) ?? this.options.meta
-      await this.#commit({
-        rows: [row],
+      await this.#commit([frame], {
         within: (trx, stored) =>
           park(trx, meta, frame, stored.find((r) => r.kind === frame.t)!.seq),
       })
       return
     }
-    await this.#commit({ rows: [row] })
+    await this.#commit([frame])
   }
 
-  /** Commit held text and `rows` in one transaction, then hand them to this replica's tail. */
-  async #commit(plan: Omit<CommitPlan, 'text' | 'leaseMs'>): Promise<void> {
+  /**
+   * Commit held text and `frames` in one transaction through the sink's one write path
+   * ({@link appendFrames}), which hands them to this replica's tail.
+   */
+  async #commit(frames: StreamFrame[], plan: AppendPlan = {}): Promise<void> {
     if (this.#timer) clearTimeout(this.#timer)
     this.#timer = null
     const held = this.#held
-    if (held.length === 0 && plan.rows.length === 0) return
+    if (held.length === 0 && frames.length === 0 && !plan.end) return
     let result: CommitResult | null = null
-    const settle = this.tail.commitStarted(this.runId)
     const started = performance.now()
     try {
-      result = await this.store.commit(this.runId, {
+      result = await appendFrames(this.context, this.runId, frames, {
         ...plan,
-        leaseMs: plan.endStatus ? undefined : this.options.leaseMs,
+        validated: true,
+        leaseMs: this.options.leaseMs,
         text: held
           ? { seq: this.#row?.seq ?? null, prefix: this.#row?.body ?? '', text: held }
           : undefined,
       })
     } catch (error) {
-      settle(null)
       if (error instanceof StreamClosedError) {
         this.#failure = error
         this.release()
       }
       throw error
     }
-    if (!result) return settle(null)
-    this.#commitMs = 0.8 * this.#commitMs + 0.2 * (performance.now() - started)
+    if (!result) return
+    this.#commitMs = averageCommitMs(this.#commitMs, performance.now() - started)
     this.#held = ''
     if (held) {
       this.#lastTextAt = Date.now()
@@ -256,8 +256,7 @@ export class LucidSinkWriter implements SinkWriter {
       }
     }
     // Any other frame closes the text row: the next text starts a new one.
-    if (plan.rows.length > 0) this.#row = null
-    settle(result)
+    if (frames.length > 0 || plan.end) this.#row = null
   }
 
   async #renew() {

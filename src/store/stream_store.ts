@@ -1,81 +1,18 @@
 import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { affectedRows as affected, nowMs as now } from './sql.js'
-import { StreamClosedError } from '../errors.js'
 import type { TableNames } from './schema.js'
+import { DEFAULTS } from '../defaults.js'
+import { commitInTransaction } from './commit.js'
+import {
+  int,
+  toStoredRow,
+  type CommitPlan,
+  type CommitResult,
+  type StoredRow,
+  type StreamHead,
+} from './rows.js'
 
-/** The body of an end marker that follows frames appended to an ended stream (no segment end). */
-export const APPENDED_END = 'appended'
-
-/** What a frames row holds. `end` marks a segment's end (`SinkWriter.end()`); it is never yielded. */
-export type RowKind = 'text' | 'component' | 'event' | 'error' | 'elicitation' | 'approval' | 'end'
-
-export type StreamStatus = 'open' | 'ended' | 'failed'
-
-/** One stored row, as read back. */
-export interface StoredRow {
-  seq: number
-  kind: RowKind
-  /** Raw text for a `text` row; JSON for the others; `''` for `end`. */
-  body: string
-  componentId: string | null
-  superseded: boolean
-}
-
-/** A row to insert; the store allocates its seq. */
-export interface NewRow {
-  kind: RowKind
-  body: string
-  componentId?: string | null
-}
-
-/** The stream's head as its row says: enough to tell "anything new?" without reading frames. */
-export interface StreamHead {
-  lastSeq: number
-  rev: number
-  status: StreamStatus
-  /** Epoch milliseconds; `null` when no writer holds the stream. */
-  leaseExpiresAt: number | null
-}
-
-/**
- * One write transaction's plan: text held back by a writer and the rows that follow it.
- * `text.seq` is the writer's own text row, grown in place when it is still the stream's last
- * row; otherwise the text goes into a new row.
- */
-export interface CommitPlan {
-  text?: { seq: number | null; prefix: string; text: string }
-  rows: NewRow[]
-  /** Write the end marker's status: `ended` after `end()`, `failed` for a dead writer. */
-  endStatus?: 'ended' | 'failed'
-  /** Renew the writer's lease to now + this many milliseconds. */
-  leaseMs?: number
-  /** Only commit when the lease has lapsed (used to fail a dead writer's stream exactly once). */
-  onlyIfLeaseLapsed?: boolean
-  /**
-   * Also commit to a stream that is ended or failed (a settlement written after a run parked):
-   * its status stays, and an end marker closes what was appended so readers still end.
-   */
-  evenIfClosed?: boolean
-  /**
-   * Runs inside the transaction, after the stream row is locked and the rows are inserted
-   * (parking rows, decisions). Throwing rolls the whole commit back.
-   */
-  within?: (trx: TransactionClientContract, rows: StoredRow[]) => Promise<void>
-}
-
-/** What a commit wrote, in seq order. */
-export interface CommitResult {
-  /** The stream's last seq before this commit. */
-  before: number
-  /** The stream's `rev` after this commit. */
-  rev: number
-  /** The text row that grew in place, with its length before and its whole body after. */
-  grown?: { seq: number; from: number; body: string }
-  /** Rows inserted, with their seqs. */
-  rows: StoredRow[]
-}
-
-const int = (value: unknown) => Number(value)
+export * from './rows.js'
 
 /**
  * The SQL side of streams, through Lucid. Every write runs in one transaction that starts by
@@ -141,106 +78,24 @@ export class StreamStore {
   }
 
   /**
-   * Commit a plan in one transaction: lock the stream row, allocate seqs, grow or insert the
-   * text, insert rows, supersede replaced components, renew the lease, notify.
+   * Commit a plan in one transaction (see {@link commitInTransaction}).
    *
    * @throws StreamClosedError when the stream is not open (ended, failed or purged; with
    *   `evenIfClosed`, only when it does not exist); nothing is written then
    */
   async commit(runId: string, plan: CommitPlan): Promise<CommitResult | null> {
-    return this.#withTransaction(async (trx) => {
-      const at = now()
-      const lock = trx.from(this.tables.streams).where('run_id', runId)
-      if (!plan.evenIfClosed) lock.where('status', 'open')
-      if (plan.onlyIfLeaseLapsed) lock.where('lease_expires_at', '<', at)
-      const touched = await lock.update({
-        rev: trx.raw('rev + 1'),
-        updated_at: at,
-        ...(plan.leaseMs ? { lease_expires_at: at + plan.leaseMs } : {}),
-      })
-      if (affected(touched) === 0) {
-        if (plan.onlyIfLeaseLapsed) return null
-        throw new StreamClosedError(runId)
-      }
-      const head = await trx.from(this.tables.streams).where('run_id', runId).first()
-      const before = int(head.last_seq)
-      let next = before
-      const result: CommitResult = { before, rev: int(head.rev), rows: [] }
-      const inserts: (NewRow & { seq: number })[] = []
-
-      if (plan.text && plan.text.text.length > 0) {
-        const { seq, prefix, text } = plan.text
-        if (seq !== null && seq === before) {
-          // Appended in SQL: the row is not rewritten whole at every flush.
-          const append =
-            this.dialect === 'mysql'
-              ? trx.raw('CONCAT(body, ?)', [text])
-              : trx.raw('body || ?', [text])
-          await trx
-            .from(this.tables.frames)
-            .where('run_id', runId)
-            .where('seq', seq)
-            .update({ body: append })
-          result.grown = { seq, from: prefix.length, body: prefix + text }
-        } else {
-          inserts.push({ seq: ++next, kind: 'text', body: text })
-        }
-      }
-      for (const row of plan.rows) inserts.push({ ...row, seq: ++next })
-      const closed = head.status !== 'open'
-      // Frames appended to an ended stream (a decision's) are followed by an end marker again, so
-      // readers still find it ended; its body tells doors it ends no segment.
-      if (closed && inserts.length > 0)
-        inserts.push({ kind: 'end', body: APPENDED_END, seq: ++next })
-
-      if (inserts.length > 0) {
-        await trx
-          .insertQuery()
-          .table(this.tables.frames)
-          .multiInsert(
-            inserts.map((row) => ({
-              run_id: runId,
-              seq: row.seq,
-              kind: row.kind,
-              body: row.body,
-              component_id: row.componentId ?? null,
-              superseded: false,
-              created_at: at,
-            }))
-          )
-        await this.#supersede(trx, runId, inserts)
-      }
-
-      const stored = inserts.map((row) => ({
-        seq: row.seq,
-        kind: row.kind,
-        body: row.body,
-        componentId: row.componentId ?? null,
-        superseded: false,
-      }))
-      await plan.within?.(trx, stored)
-
-      const update: Record<string, unknown> = {}
-      if (next !== before) update.last_seq = next
-      if (closed && next !== before) update.ended_at = at
-      if (plan.endStatus) {
-        update.status = plan.endStatus
-        update.ended_at = at
-        update.lease_expires_at = null
-      }
-      if (Object.keys(update).length > 0) {
-        await trx.from(this.tables.streams).where('run_id', runId).update(update)
-      }
-      await this.#notify(trx, runId, result.rev)
-      result.rows = stored
-      // A component superseded by a later one of this same commit.
-      const lastOf = new Map<string, number>()
-      for (const row of result.rows) if (row.componentId) lastOf.set(row.componentId, row.seq)
-      for (const row of result.rows) {
-        if (row.componentId && lastOf.get(row.componentId) !== row.seq) row.superseded = true
-      }
-      return result
-    })
+    return this.#withTransaction((trx) =>
+      commitInTransaction(
+        trx,
+        {
+          tables: this.tables,
+          dialect: this.dialect,
+          notify: (t, id, rev) => this.#notify(t, id, rev),
+        },
+        runId,
+        plan
+      )
+    )
   }
 
   /** Renew a writer's lease. Returns false when the stream is no longer open. */
@@ -257,11 +112,11 @@ export class StreamStore {
   /** The heads of many streams in one read; a stream that does not exist is absent. */
   async heads(runIds: string[]): Promise<Map<string, StreamHead>> {
     const heads = new Map<string, StreamHead>()
-    for (let i = 0; i < runIds.length; i += 500) {
+    for (let i = 0; i < runIds.length; i += DEFAULTS.headsBatch) {
       const rows = await this.client
         .from(this.tables.streams)
         .select('run_id', 'last_seq', 'rev', 'status', 'lease_expires_at')
-        .whereIn('run_id', runIds.slice(i, i + 500))
+        .whereIn('run_id', runIds.slice(i, i + DEFAULTS.headsBatch))
       for (const row of rows) {
         heads.set(row.run_id, {
           lastSeq: int(row.last_seq),
@@ -402,39 +257,6 @@ export class StreamStore {
     return rows.map((row: { run_id: string }) => row.run_id)
   }
 
-  /** Mark older components with the same id as superseded (exact primary keys: no range locks). */
-  async #supersede(
-    trx: TransactionClientContract,
-    runId: string,
-    inserts: { seq: number; componentId?: string | null }[]
-  ) {
-    const ids = [
-      ...new Set(inserts.map((row) => row.componentId).filter((id): id is string => !!id)),
-    ]
-    if (ids.length === 0) return
-    const firstNew = inserts[0].seq
-    const older = await trx
-      .from(this.tables.frames)
-      .select('seq', 'component_id')
-      .where('run_id', runId)
-      .whereIn('component_id', ids)
-      .where('superseded', false)
-    const lastOf = new Map<string, number>()
-    for (const row of inserts) if (row.componentId) lastOf.set(row.componentId, row.seq)
-    const stale = older
-      .filter((row: { seq: unknown; component_id: string }) => {
-        const seq = int(row.seq)
-        return seq < firstNew || seq !== lastOf.get(row.component_id)
-      })
-      .map((row: { seq: unknown }) => int(row.seq))
-    if (stale.length === 0) return
-    await trx
-      .from(this.tables.frames)
-      .where('run_id', runId)
-      .whereIn('seq', stale)
-      .update({ superseded: true })
-  }
-
   /**
    * Wake other replicas on commit. The payload is `<runId>` or `<runId> <rev>`: ids only, never
    * data (and far below PostgreSQL's 8000-byte limit). The rev lets a replica that already has
@@ -457,21 +279,5 @@ export class StreamStore {
       await trx.rollback()
       throw error
     }
-  }
-}
-
-function toStoredRow(row: {
-  seq: unknown
-  kind: RowKind
-  body: string
-  component_id: string | null
-  superseded: unknown
-}): StoredRow {
-  return {
-    seq: int(row.seq),
-    kind: row.kind,
-    body: row.body,
-    componentId: row.component_id,
-    superseded: row.superseded === true || row.superseded === 1 || row.superseded === '1',
   }
 }

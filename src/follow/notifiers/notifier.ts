@@ -5,15 +5,63 @@ export interface NotifierHandlers {
    * after the change, when known (a replica already at it skips the read).
    */
   wake(runId: string, rev?: number): void
-  /** Notifications may have been missed (a dropped connection came back): poll everything. */
+  /** Notifications may have been missed (a dropped connection came back), or it is time to poll: poll everything. */
   resync(): void
 }
 
 /**
  * Cross-replica wake-ups for the tail reader. A notification carries a run id, never data: the
  * tail reads the committed rows itself, so a notification can never publish what is not stored.
+ *
+ * The tail starts its notifiers with its first followed stream and stops them once it follows
+ * none (after `lingerMs`, for one that holds a connection worth keeping while readers come and
+ * go), and on shutdown.
  */
 export interface Notifier {
   start(handlers: NotifierHandlers): void
   stop(): Promise<void>
+  /** Milliseconds it stays started after the last followed stream is left. Default 0 (stops at once). */
+  readonly lingerMs?: number
+}
+
+/** What a notifier factory is told about the sink it serves. */
+export interface NotifierContext {
+  /** Lucid client of the sink's connection (`pg`, `mysql2`, `better-sqlite3`, ...). */
+  client: string
+  /** Whether that connection is PostgreSQL. */
+  postgres: boolean
+  /** The connection's config (`connection` of the Lucid connection): for a dedicated connection. */
+  connection: unknown
+  /** The sink's `pollIntervalMs`, when set (a factory's own option wins over it). */
+  pollIntervalMs?: number
+  /** The sink's `notifyChannel`, when set (a factory's own option wins over it). */
+  notifyChannel?: string
+  /** Told about background failures (connection drops); the notifier keeps going. */
+  onError?: (error: unknown) => void
+}
+
+/** A notifier factory's product: the notifiers a tail runs, and what writers must do on commit. */
+export interface NotifierSetup {
+  /** Started and stopped by the tail (for example LISTEN, and the safety-net poll). */
+  notifiers: Notifier[]
+  /**
+   * PostgreSQL channel the store NOTIFYs inside every commit (delivered on commit, never
+   * before); `null` for none.
+   */
+  notifyChannel: string | null
+  /** The interval of the heads poll among `notifiers`, in milliseconds (for `sink.options`). */
+  pollIntervalMs: number
+}
+
+/**
+ * How config chooses cross-replica wake-ups (`notifiers.pg()`, `notifiers.poll()`; a Redis
+ * notifier would be another factory: a `Notifier` that subscribes, plus a way to publish on
+ * commit). `create` runs once per sink.
+ *
+ * @throws Error from `create` when the connection cannot serve it (`pg` on another database)
+ */
+export interface NotifierFactory {
+  /** A short name for logs and errors (`pg`, `poll`). */
+  readonly name: string
+  create(context: NotifierContext): NotifierSetup
 }

@@ -1,4 +1,5 @@
 import type { Notifier, NotifierHandlers } from './notifier.js'
+import { DEFAULTS } from '../../defaults.js'
 
 /** A `pg.Client`-shaped connection: only what LISTEN needs. */
 interface ListenClient {
@@ -31,6 +32,8 @@ export interface PgNotifierOptions {
  * the tail polls once, since notifications sent while it was away are lost.
  */
 export class PgNotifier implements Notifier {
+  /** The LISTEN connection outlives the last reader a little: readers come and go. */
+  readonly lingerMs = DEFAULTS.notifyLingerMs
   #client: ListenClient | null = null
   #handlers: NotifierHandlers | null = null
   #stopped = false
@@ -87,7 +90,7 @@ export class PgNotifier implements Notifier {
         return
       }
       this.#client = client
-      this.#delay = this.options.reconnect?.min ?? 100
+      this.#delay = this.options.reconnect?.min ?? DEFAULTS.notifyReconnect.min
       this.#handlers?.resync()
     } catch (error) {
       this.options.onError?.(error)
@@ -113,7 +116,10 @@ export class PgNotifier implements Notifier {
   #schedule() {
     if (this.#stopped || this.#retry) return
     const delay = this.#delay
-    this.#delay = Math.min(this.#delay * 2, this.options.reconnect?.max ?? 5000)
+    this.#delay = Math.min(
+      this.#delay * 2,
+      this.options.reconnect?.max ?? DEFAULTS.notifyReconnect.max
+    )
     this.#retry = setTimeout(() => {
       this.#retry = null
       void this.#connect()

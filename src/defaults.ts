@@ -1,0 +1,50 @@
+/**
+ * Every default of the package, in one place. Durations are in milliseconds, sizes in UTF-16 code
+ * units (`maxTextRowChars`) or UTF-8 bytes (`maxFrameBytes`), counts in rows or items.
+ *
+ * Config (`defineConfig`), the sink, the parking layer, the run driver and the HTTP transport read
+ * these; nothing else spells a default out.
+ */
+export const DEFAULTS = Object.freeze({
+  /** Longest time a writer holds text back to coalesce it into one row. */
+  coalesceWindowMs: 40,
+  /** A text row stops growing past this many UTF-16 code units. */
+  maxTextRowChars: 16_384,
+  /** Cap on one frame's serialized size, in bytes (256 KiB). */
+  maxFrameBytes: 262_144,
+  /** A writer silent this long (crashed, killed) has its stream failed. */
+  leaseMs: 15_000,
+  /** Poll of followed streams' heads when polling is the only cross-replica wake-up. */
+  pollIntervalMs: 100,
+  /** The same poll as the slow safety net beside LISTEN/NOTIFY. */
+  pollBesideNotifyMs: 1000,
+  /** PostgreSQL NOTIFY channel. */
+  notifyChannel: 'agent_stream',
+  /** LISTEN reconnect backoff: doubles from `min` up to `max`. */
+  notifyReconnect: Object.freeze({ min: 100, max: 5000 }),
+  /** The LISTEN connection stays this long after the last reader left (readers come and go). */
+  notifyLingerMs: 10_000,
+  /** Time an ended stream is kept before `purge()` removes it (24 h). */
+  ttlMs: 86_400_000,
+  /** Streams removed per purge batch. */
+  purgeBatch: 500,
+  /** Deliveries kept in memory per followed stream for readers that keep up. */
+  windowSize: 512,
+  /** Rows per store read. */
+  pageSize: 500,
+  /** Rows of a re-attaching reader's first store read (it wants its first frame fast). */
+  firstPageSize: 64,
+  /** Run ids per heads query. */
+  headsBatch: 500,
+  /** SSE comment line (`: ping`) after this long without a write. */
+  heartbeatMs: 15_000,
+  /** How often each replica expires lapsed items and resumes ready suspensions. */
+  sweepIntervalMs: 5000,
+  /** A claimed suspension not started within this long is claimable again. */
+  claimLeaseMs: 30_000,
+  /** Parked items per page of `ParkingService.list`, and its most. */
+  parkedPerPage: 20,
+  parkedPerPageMax: 100,
+  /** Items expired, resumed or abandoned per sweep step. */
+  sweepBatch: 100,
+})

@@ -1,0 +1,152 @@
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import { StreamClosedError } from '../errors.js'
+import type { TableNames } from './schema.js'
+import { affectedRows as affected, nowMs as now } from './sql.js'
+import { APPENDED_END, int, type CommitPlan, type CommitResult, type NewRow } from './rows.js'
+
+/** What the commit transaction needs of its store. */
+export interface CommitContext {
+  tables: TableNames
+  /** Lucid's dialect name (`mysql` appends text with `CONCAT`). */
+  dialect: string
+  /** Wake other replicas on commit (PostgreSQL NOTIFY in the transaction; a no-op elsewhere). */
+  notify: (trx: TransactionClientContract, runId: string, rev?: number) => Promise<void>
+}
+
+/**
+ * One write, inside `trx`: lock the stream row, allocate seqs, grow or insert the text, insert
+ * rows, supersede replaced components, run `plan.within`, renew the lease, notify. The stream's
+ * row lock serializes writers of one stream across processes, so seqs are gap-free and commit
+ * in seq order (DESIGN.md invariant 3).
+ *
+ * @returns what was written; `null` only with `onlyIfLeaseLapsed` when the lease had not lapsed
+ * @throws StreamClosedError when the stream is not open (ended, failed or purged; with
+ *   `evenIfClosed`, only when it does not exist); nothing is written then
+ */
+export async function commitInTransaction(
+  trx: TransactionClientContract,
+  ctx: CommitContext,
+  runId: string,
+  plan: CommitPlan
+): Promise<CommitResult | null> {
+  const at = now()
+  const lock = trx.from(ctx.tables.streams).where('run_id', runId)
+  if (!plan.evenIfClosed) lock.where('status', 'open')
+  if (plan.onlyIfLeaseLapsed) lock.where('lease_expires_at', '<', at)
+  const touched = await lock.update({
+    rev: trx.raw('rev + 1'),
+    updated_at: at,
+    ...(plan.leaseMs ? { lease_expires_at: at + plan.leaseMs } : {}),
+  })
+  if (affected(touched) === 0) {
+    if (plan.onlyIfLeaseLapsed) return null
+    throw new StreamClosedError(runId)
+  }
+  const head = await trx.from(ctx.tables.streams).where('run_id', runId).first()
+  const before = int(head.last_seq)
+  let next = before
+  const result: CommitResult = { before, rev: int(head.rev), rows: [] }
+  const inserts: (NewRow & { seq: number })[] = []
+
+  if (plan.text && plan.text.text.length > 0) {
+    const { seq, prefix, text } = plan.text
+    if (seq !== null && seq === before) {
+      // Appended in SQL: the row is not rewritten whole at every flush.
+      const append =
+        ctx.dialect === 'mysql' ? trx.raw('CONCAT(body, ?)', [text]) : trx.raw('body || ?', [text])
+      await trx
+        .from(ctx.tables.frames)
+        .where('run_id', runId)
+        .where('seq', seq)
+        .update({ body: append })
+      result.grown = { seq, from: prefix.length, body: prefix + text }
+    } else {
+      inserts.push({ seq: ++next, kind: 'text', body: text })
+    }
+  }
+  for (const row of plan.rows) inserts.push({ ...row, seq: ++next })
+  const closed = head.status !== 'open'
+  // Frames appended to an ended stream (a decision's) are followed by an end marker again, so
+  // readers still find it ended; its body tells doors it ends no segment.
+  if (closed && inserts.length > 0) inserts.push({ kind: 'end', body: APPENDED_END, seq: ++next })
+
+  if (inserts.length > 0) {
+    await trx
+      .insertQuery()
+      .table(ctx.tables.frames)
+      .multiInsert(
+        inserts.map((row) => ({
+          run_id: runId,
+          seq: row.seq,
+          kind: row.kind,
+          body: row.body,
+          component_id: row.componentId ?? null,
+          superseded: false,
+          created_at: at,
+        }))
+      )
+    await supersede(trx, ctx.tables, runId, inserts)
+  }
+
+  const stored = inserts.map((row) => ({
+    seq: row.seq,
+    kind: row.kind,
+    body: row.body,
+    componentId: row.componentId ?? null,
+    superseded: false,
+  }))
+  await plan.within?.(trx, stored)
+
+  const update: Record<string, unknown> = {}
+  if (next !== before) update.last_seq = next
+  if (closed && next !== before) update.ended_at = at
+  if (plan.endStatus) {
+    update.status = plan.endStatus
+    update.ended_at = at
+    update.lease_expires_at = null
+  }
+  if (Object.keys(update).length > 0) {
+    await trx.from(ctx.tables.streams).where('run_id', runId).update(update)
+  }
+  await ctx.notify(trx, runId, result.rev)
+  result.rows = stored
+  // A component superseded by a later one of this same commit.
+  const lastOf = new Map<string, number>()
+  for (const row of result.rows) if (row.componentId) lastOf.set(row.componentId, row.seq)
+  for (const row of result.rows) {
+    if (row.componentId && lastOf.get(row.componentId) !== row.seq) row.superseded = true
+  }
+  return result
+}
+
+/** Mark older components with the same id as superseded (exact primary keys: no range locks). */
+async function supersede(
+  trx: TransactionClientContract,
+  tables: TableNames,
+  runId: string,
+  inserts: { seq: number; componentId?: string | null }[]
+) {
+  const ids = [...new Set(inserts.map((row) => row.componentId).filter((id): id is string => !!id))]
+  if (ids.length === 0) return
+  const firstNew = inserts[0].seq
+  const older = await trx
+    .from(tables.frames)
+    .select('seq', 'component_id')
+    .where('run_id', runId)
+    .whereIn('component_id', ids)
+    .where('superseded', false)
+  const lastOf = new Map<string, number>()
+  for (const row of inserts) if (row.componentId) lastOf.set(row.componentId, row.seq)
+  const stale = older
+    .filter((row: { seq: unknown; component_id: string }) => {
+      const seq = int(row.seq)
+      return seq < firstNew || seq !== lastOf.get(row.component_id)
+    })
+    .map((row: { seq: unknown }) => int(row.seq))
+  if (stale.length === 0) return
+  await trx
+    .from(tables.frames)
+    .where('run_id', runId)
+    .whereIn('seq', stale)
+    .update({ superseded: true })
+}

@@ -1,0 +1,93 @@
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+
+/** The body of an end marker that follows frames appended to an ended stream (no segment end). */
+export const APPENDED_END = 'appended'
+
+/** What a frames row holds. `end` marks a segment's end (`SinkWriter.end()`); it is never yielded. */
+export type RowKind = 'text' | 'component' | 'event' | 'error' | 'elicitation' | 'approval' | 'end'
+
+export type StreamStatus = 'open' | 'ended' | 'failed'
+
+/** One stored row, as read back. */
+export interface StoredRow {
+  seq: number
+  kind: RowKind
+  /** Raw text for a `text` row; JSON for the others; `''` for `end`. */
+  body: string
+  componentId: string | null
+  superseded: boolean
+}
+
+/** A row to insert; the store allocates its seq. */
+export interface NewRow {
+  kind: RowKind
+  body: string
+  componentId?: string | null
+}
+
+/** The stream's head as its row says: enough to tell "anything new?" without reading frames. */
+export interface StreamHead {
+  lastSeq: number
+  rev: number
+  status: StreamStatus
+  /** Epoch milliseconds; `null` when no writer holds the stream. */
+  leaseExpiresAt: number | null
+}
+
+/**
+ * One write transaction's plan: text held back by a writer and the rows that follow it.
+ * `text.seq` is the writer's own text row, grown in place when it is still the stream's last
+ * row; otherwise the text goes into a new row.
+ */
+export interface CommitPlan {
+  text?: { seq: number | null; prefix: string; text: string }
+  rows: NewRow[]
+  /** Write the end marker's status: `ended` after `end()`, `failed` for a dead writer. */
+  endStatus?: 'ended' | 'failed'
+  /** Renew the writer's lease to now + this many milliseconds. */
+  leaseMs?: number
+  /** Only commit when the lease has lapsed (used to fail a dead writer's stream exactly once). */
+  onlyIfLeaseLapsed?: boolean
+  /**
+   * Also commit to a stream that is ended or failed (a settlement written after a run parked):
+   * its status stays, and an end marker closes what was appended so readers still end.
+   */
+  evenIfClosed?: boolean
+  /**
+   * Runs inside the transaction, after the stream row is locked and the rows are inserted
+   * (parking rows, decisions). Throwing rolls the whole commit back.
+   */
+  within?: (trx: TransactionClientContract, rows: StoredRow[]) => Promise<void>
+}
+
+/** What a commit wrote, in seq order. */
+export interface CommitResult {
+  /** The stream's last seq before this commit. */
+  before: number
+  /** The stream's `rev` after this commit. */
+  rev: number
+  /** The text row that grew in place, with its length before and its whole body after. */
+  grown?: { seq: number; from: number; body: string }
+  /** Rows inserted, with their seqs. */
+  rows: StoredRow[]
+}
+
+/** A SQL value as a number (drivers return bigints and decimals as strings). */
+export const int = (value: unknown) => Number(value)
+
+/** A frames row as a driver returns it, parsed. */
+export function toStoredRow(row: {
+  seq: unknown
+  kind: RowKind
+  body: string
+  component_id: string | null
+  superseded: unknown
+}): StoredRow {
+  return {
+    seq: int(row.seq),
+    kind: row.kind,
+    body: row.body,
+    componentId: row.component_id,
+    superseded: row.superseded === true || row.superseded === 1 || row.superseded === '1',
+  }
+}
