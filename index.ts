@@ -46,19 +46,11 @@ export type { AgentStreamConfig, Duration, ResolvedAgentStreamConfig } from './s
 export { AgentStream } from './src/agent_stream.js'
 export { stubsRoot } from './stubs/main.js'
 export { configure } from './configure.js'
-export {
-  createParking,
-  ParkingService,
-  ParkingStore,
-  defaultApproverPolicy,
-} from './src/parking/index.js'
-export type { ParkingOptions, Decider } from './src/parking/index.js'
-export type {
-  ApproverPolicy,
-  ItemStatus,
-  PendingItem,
-  SettledItem,
-} from './src/parking/types.js'
+export { createRuntime, createParking } from './src/runtime.js'
+export type { RuntimeOptions, ParkingOptions } from './src/runtime.js'
+export { ParkingService, ParkingStore, defaultApproverPolicy } from './src/parking/index.js'
+export type { Decider, ReadyNotice, ReadyListener } from './src/parking/index.js'
+export type { ApproverPolicy, ItemStatus, PendingItem, SettledItem } from './src/parking/types.js'
 export type { Principal, RunMeta } from './src/core/run.js'
 export { RunDriver } from './src/runner/driver.js'
 export type { AgentRunner, ResumeContext, RunContext, RunOutcome } from './src/runner/contract.js'
