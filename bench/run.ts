@@ -430,7 +430,7 @@ async function benchDatabase(dialect: string) {
  */
 async function serveDoor(db: Database, sink: LucidTokenStreamSink, streamRunId: string) {
   const { createServer } = await import('node:http')
-  const { createParking } = await import('../src/parking/index.js')
+  const { createParking } = await import('../src/runtime.js')
   const { AgUiRunStore } = await import('../src/agui/door/runs.js')
   const { AgUiDoor } = await import('../src/agui/door/door.js')
   const { serveAgUiEvents } = await import('../src/http/sse.js')

@@ -2,7 +2,8 @@ import type { Database } from '@adonisjs/lucid/database'
 import type { Logger } from '@adonisjs/core/logger'
 import type { ResolvedAgentStreamConfig } from './define_config.js'
 import type { LucidTokenStreamSink } from './sink/lucid_sink.js'
-import { createParking, type ParkingService } from './parking/index.js'
+import { createRuntime } from './runtime.js'
+import type { ParkingService } from './parking/service.js'
 import type { RunDriver } from './runner/driver.js'
 import type { AgentRunner } from './runner/contract.js'
 import { tableNames } from './store/schema.js'
@@ -37,7 +38,7 @@ export class AgentStream {
     logger?: Logger,
     readonly router?: Router
   ) {
-    const stack = createParking(db, {
+    const stack = createRuntime(db, {
       ...config,
       runner: config.runner ?? NO_RUNNER,
       onError: (error) =>

@@ -1,9 +1,16 @@
 import type { Router } from '@adonisjs/core/http'
 import type { RouteGroup } from '@adonisjs/core/http'
-import type { AgentStream } from '../agent_stream.js'
+import type { AgUiController } from './agui_controller.js'
+import type { ParkingService } from '../parking/service.js'
 import { AdminController } from './admin/admin_controller.js'
 import { DecisionsController } from './decisions_controller.js'
-import { StreamController } from './stream_controller.js'
+import { StreamController, type StreamRoutesDeps } from './stream_controller.js'
+
+/** What the routes serve: the package's service (`AgentStream`) as the transport sees it. */
+export interface RoutedAgentStream extends StreamRoutesDeps {
+  parking: ParkingService
+  agui: AgUiController
+}
 
 export interface RoutesOptions {
   /** Where the routes live. Default `/agent-stream`. */
@@ -31,7 +38,7 @@ export interface RoutesOptions {
  */
 export function registerRoutes(
   router: Router,
-  agentStream: AgentStream,
+  agentStream: RoutedAgentStream,
   options: RoutesOptions = {},
   modifier?: (group: RouteGroup) => void
 ) {

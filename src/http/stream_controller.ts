@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import vine from '@vinejs/vine'
 import type { HttpContext } from '@adonisjs/core/http'
-import type { AgentStream } from '../agent_stream.js'
+import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
+import type { AgUiDoor } from '../agui/door/index.js'
+import type { ResolvedAgentStreamConfig } from '../define_config.js'
 import {
   FAILURE_SENTENCES,
   RUN_ID,
@@ -51,6 +53,13 @@ export function publicFrame(
   return frame
 }
 
+/** What the native stream routes need of the package's service. */
+export interface StreamRoutesDeps {
+  sink: LucidTokenStreamSink
+  door: AgUiDoor
+  config: ResolvedAgentStreamConfig
+}
+
 /**
  * The native stream routes of the sink SPI (sink-spi.md, "The native HTTP surface"): start a
  * run (`POST`, JSON `{ message, threadId?, runId? }` -> 201 `{ runId, threadId }`), and read it
@@ -60,7 +69,7 @@ export function publicFrame(
  */
 export class StreamController {
   constructor(
-    readonly agentStream: AgentStream,
+    readonly agentStream: StreamRoutesDeps,
     readonly options: { principal?: PrincipalResolver; heartbeatMs?: number } = {}
   ) {}
 

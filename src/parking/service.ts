@@ -7,8 +7,8 @@ import {
 } from '../errors.js'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
 import type { StreamFrame } from '../core/frames.js'
-import type { RunDriver } from '../runner/driver.js'
 import type { ItemRow, ParkingStore } from './parking_store.js'
+import { ReadyNotices, type ReadyListener } from './ready.js'
 import { namedPark, validateDecision, validateReply } from './replies.js'
 import type { ApproverPolicy, PendingItem } from './types.js'
 import type { Principal } from '../core/run.js'
@@ -34,8 +34,9 @@ export interface Decider {
 /**
  * Deciding parked items, once (DESIGN.md invariants 5 and 7): list, approve, reject, answer,
  * cancel. Every settlement writes its frames into the stream in the same transaction as the
- * decision; when the last open item of a suspension is settled, exactly one replica claims it and
- * resumes the run. Errors: `ParkedItemNotFoundError` (404), `DecisionForbiddenError` (403),
+ * decision; when the last open item of a suspension is settled, the service emits a ready notice
+ * ({@link ParkingService.onReady}): the run driver listens, and exactly one replica claims the
+ * suspension and resumes the run. Errors: `ParkedItemNotFoundError` (404), `DecisionForbiddenError` (403),
  * `DecisionMismatchError` / `InvalidDecisionError` (422), `DecisionConflictError` (409),
  * `DecisionLapsedError` (410). A refused call changes nothing.
  */
@@ -43,10 +44,52 @@ export class ParkingService {
   constructor(
     readonly sink: LucidTokenStreamSink,
     readonly store: ParkingStore,
-    readonly driver: RunDriver,
     readonly policy: ApproverPolicy = defaultApproverPolicy,
-    readonly options: { claimLeaseMs?: number; onError?: (error: unknown) => void } = {}
+    readonly options: { onError?: (error: unknown) => void } = {}
   ) {}
+
+  readonly #ready = new ReadyNotices()
+
+  /**
+   * Listen for suspensions left with nothing pending (by a decision, an expiry, or the sweeper's
+   * `resumeReady`). Decisions await the listeners, so they resolve after the resume was claimed;
+   * a listener resolves to whether it claimed. Returns the function that stops listening.
+   */
+  onReady(listener: ReadyListener): () => void {
+    return this.#ready.on(listener)
+  }
+
+  /**
+   * A parked item's stored row (with its principal: never serve it to a browser) at `park`, or
+   * its newest park; null when there is none.
+   */
+  findItem(runId: string, itemId: string, park?: number): Promise<ItemRow | null> {
+    return this.store.findItem(runId, itemId, park)
+  }
+
+  /**
+   * The newest suspension inside a stream, whatever its status, or null: `{ runId, park, status }`
+   * (`status`: `open`, `parked`, `claimed`, `resumed`, `cancelled` or `abandoned`).
+   */
+  newestInStream(streamRunId: string) {
+    return this.store.newestInStream(streamRunId)
+  }
+
+  /**
+   * Whether `principal` may decide `item` (the approver policy over the item's approver, its
+   * requester, kind and run). Never throws for a refusal: resolves false.
+   */
+  async mayDecide(
+    principal: Principal | null,
+    item: Pick<ItemRow, 'approver' | 'principal' | 'kind' | 'runId'>
+  ): Promise<boolean> {
+    return this.policy(principal, {
+      approver: item.approver,
+      requester: item.principal,
+      kind: item.kind,
+      runId: item.runId,
+    })
+  }
 
   /** Pending items (or decided ones, for a history view), newest first. `page` from 1. */
   list(
@@ -127,9 +170,9 @@ export class ParkingService {
     })
     const may = async (approver: string) =>
       decider.principal !== null &&
-      (await this.policy(decider.principal, {
+      (await this.mayDecide(decider.principal, {
         approver,
-        requester: suspension.principal,
+        principal: suspension.principal,
         kind: 'approval',
         runId: suspension.runId,
       }))
@@ -189,11 +232,15 @@ export class ParkingService {
     return this.#settle(item, { principal: null, via: 'expiry' }, { status: 'expired' })
   }
 
-  /** Claim and resume suspensions that are ready (decided while no replica resumed them). */
+  /**
+   * Emit a ready notice for every suspension that may be claimable (decided while no replica
+   * resumed it, or claimed by one whose claim lapsed). Returns how many a listener claimed.
+   * @throws what a listener throws
+   */
   async resumeReady(limit: number = DEFAULTS.sweepBatch) {
     let resumed = 0
     for (const { runId, park } of await this.store.claimCandidates(limit)) {
-      if (await this.driver.tryResume(runId, park, this.options.claimLeaseMs)) resumed++
+      if (await this.#ready.emit({ runId, park })) resumed++
     }
     return resumed
   }
@@ -231,13 +278,7 @@ export class ParkingService {
       if (!(await this.store.findItem(runId, itemId, park))) throw new ParkedItemNotFoundError()
       throw new DecisionConflictError()
     }
-    const allowed = await this.policy(decider.principal, {
-      approver: item.approver,
-      requester: item.principal,
-      kind: item.kind,
-      runId: item.runId,
-    })
-    if (!allowed) throw new DecisionForbiddenError()
+    if (!(await this.mayDecide(decider.principal, item))) throw new DecisionForbiddenError()
     return item
   }
 
@@ -309,7 +350,11 @@ export class ParkingService {
       },
     })
     try {
-      await this.driver.tryResume(item.runId, item.park, this.options.claimLeaseMs)
+      // Ready once nothing is pending: a listener (the run driver) claims it. Of two last
+      // decisions racing, the later commit sees zero, so at least one emits; the claim rechecks.
+      if ((await this.store.pendingCount(this.store.client, item.runId, item.park)) === 0) {
+        await this.#ready.emit({ runId: item.runId, park: item.park })
+      }
     } catch (error) {
       // The decision stands; the sweeper claims the suspension later.
       this.options.onError?.(error)

@@ -1,5 +1,5 @@
 import { getActiveTest } from '@japa/runner'
-import { createParking, type ParkingOptions } from '../../src/parking/index.js'
+import { createParking, type ParkingOptions } from '../../src/runtime.js'
 import { scriptedAgent, type ScriptedAgentOptions } from '../../src/testing/scripted_agent.js'
 import type { AgentRunner, RunContext } from '../../src/runner/contract.js'
 import { createDatabase, resetTables } from './db.js'

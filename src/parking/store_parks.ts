@@ -1,0 +1,185 @@
+import { DEFAULTS } from '../defaults.js'
+import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
+import { DateTime } from 'luxon'
+import type { StreamFrame } from '../core/frames.js'
+import type { RunMeta } from '../core/run.js'
+import { nowMs as now } from '../store/sql.js'
+import { ITEM_KINDS, json, type ParkingTables } from './store_rows.js'
+
+export type ParkFrame = Extract<StreamFrame, { t: 'approval' | 'elicitation' }>
+
+/**
+ * Parking a frame and the suspension's life before a decision: open (the segment is still
+ * writing), parked (the segment ended with a checkpoint) or abandoned (it ended without one).
+ */
+export class SuspensionParks {
+  constructor(readonly rows: ParkingTables) {}
+
+  get #tables() {
+    return this.rows.tables
+  }
+
+  /**
+   * Park: insert the item's row and, when the parked run has no open suspension, a new one. Runs
+   * inside the stream commit that stores the frame (DESIGN.md invariant 6).
+   */
+  async park(trx: TransactionClientContract, meta: RunMeta, frame: ParkFrame, seq: number) {
+    const at = now()
+    const parkedRunId = frame.runId
+    const latest = await trx
+      .from(this.#tables.suspensions)
+      .select('park', 'status')
+      .where('run_id', parkedRunId)
+      .orderBy('park', 'desc')
+      .first()
+    let park: number
+    if (latest && latest.status === 'open') {
+      park = Number(latest.park)
+    } else {
+      park = latest ? Number(latest.park) + 1 : 1
+      const child = parkedRunId !== meta.runId
+      await trx
+        .insertQuery()
+        .table(this.#tables.suspensions)
+        .insert({
+          run_id: parkedRunId,
+          park,
+          stream_run_id: meta.streamRunId,
+          thread_id: meta.threadId,
+          // A frame forwarded for another run: the writer's run is its parent.
+          parent_run_id: child ? meta.runId : meta.parentRunId,
+          principal: json(meta.principal),
+          checkpoint: null,
+          status: 'open',
+          attempts: 0,
+          created_at: at,
+          updated_at: at,
+        })
+    }
+    const common = {
+      run_id: parkedRunId,
+      park,
+      item_id: frame.id,
+      stream_run_id: meta.streamRunId,
+      thread_id: meta.threadId,
+      stream_seq: seq,
+      approver: (frame.t === 'approval' ? frame.approver : undefined) ?? 'requester',
+      principal: json(meta.principal),
+      expires_at:
+        frame.t === 'approval' && frame.expiresAt
+          ? DateTime.fromISO(frame.expiresAt).toMillis()
+          : null,
+      status: 'pending',
+      created_at: at,
+    }
+    if (frame.t === 'approval') {
+      await trx
+        .insertQuery()
+        .table(this.#tables.approvals)
+        .insert({
+          ...common,
+          tool_name: frame.toolName,
+          input: json(frame.input ?? null),
+          confirmation: json(frame.confirmation ?? null),
+          target: json(frame.target ?? null),
+        })
+    } else {
+      await trx
+        .insertQuery()
+        .table(this.#tables.elicitations)
+        .insert({
+          ...common,
+          request: json(frame.request),
+        })
+    }
+  }
+
+  /** Whether the stream has suspensions being written (the segment wrote approvals/elicitations). */
+  async hasOpen(streamRunId: string) {
+    const row = await this.rows.client
+      .from(this.#tables.suspensions)
+      .select('run_id')
+      .where('stream_run_id', streamRunId)
+      .where('status', 'open')
+      .first()
+    return Boolean(row)
+  }
+
+  /** The run ended a segment parked: store the checkpoint on the stream's open suspensions. */
+  async parked(
+    client: QueryClientContract | TransactionClientContract,
+    streamRunId: string,
+    checkpoint: unknown,
+    input: unknown
+  ): Promise<{ runId: string; park: number }[]> {
+    const open = await client
+      .from(this.#tables.suspensions)
+      .select('run_id', 'park')
+      .where('stream_run_id', streamRunId)
+      .where('status', 'open')
+    if (open.length === 0) return []
+    await client
+      .from(this.#tables.suspensions)
+      .where('stream_run_id', streamRunId)
+      .where('status', 'open')
+      .update({
+        status: 'parked',
+        checkpoint: json(checkpoint ?? null),
+        input: json(input ?? null),
+        updated_at: now(),
+      })
+    return open.map((row: { run_id: string; park: unknown }) => ({
+      runId: row.run_id,
+      park: Number(row.park),
+    }))
+  }
+
+  /** The run ended without parking: its open suspensions are abandoned, their items cancelled. */
+  async abandon(streamRunId: string) {
+    const client = this.rows.client
+    const open = await client
+      .from(this.#tables.suspensions)
+      .select('run_id', 'park')
+      .where('stream_run_id', streamRunId)
+      .where('status', 'open')
+    for (const row of open) {
+      for (const kind of ITEM_KINDS) {
+        await client
+          .from(this.rows.items(kind))
+          .where('run_id', row.run_id)
+          .where('park', row.park)
+          .where('status', 'pending')
+          .update({ status: 'cancelled', decided_via: 'system', decided_at: now() })
+      }
+      await client
+        .from(this.#tables.suspensions)
+        .where('run_id', row.run_id)
+        .where('park', row.park)
+        .where('status', 'open')
+        .update({ status: 'abandoned', updated_at: now() })
+    }
+  }
+
+  /**
+   * Suspensions still `open` whose stream is no longer open: their segment died (a crash, a
+   * lapsed lease) before it could park. They can never resume: abandon them. Returns how many
+   * streams it abandoned.
+   */
+  async abandonOrphans(limit: number = DEFAULTS.sweepBatch) {
+    const { streams, suspensions } = this.#tables
+    const rows = await this.rows.client
+      .from(suspensions)
+      .select('stream_run_id')
+      .where('status', 'open')
+      .whereNotExists((q) =>
+        q
+          .from(streams)
+          .whereRaw(`${streams}.run_id = ${suspensions}.stream_run_id`)
+          .where(`${streams}.status`, 'open')
+      )
+      .limit(limit)
+    const ids = [...new Set(rows.map((row: { stream_run_id: string }) => row.stream_run_id))]
+    for (const id of ids) await this.abandon(id as string)
+    return ids.length
+  }
+}

@@ -1,0 +1,159 @@
+import type { Principal } from '../core/run.js'
+import { nowMs as now } from '../store/sql.js'
+import {
+  ITEM_KINDS,
+  parse,
+  toItem,
+  toPending,
+  type ItemRow,
+  type ParkingTables,
+} from './store_rows.js'
+import type { PendingItem } from './types.js'
+
+/** A run's suspension as {@link ParkingReads.latestSuspension} reads it. */
+export interface SuspensionRow {
+  runId: string
+  park: number
+  streamRunId: string
+  principal: Principal | null
+  /** `open`, `parked`, `claimed`, `resumed`, `cancelled` or `abandoned`. */
+  status: string
+}
+
+/** A filter for {@link ParkingReads.list}: `page` from 1. */
+export interface ListFilter {
+  status?: 'pending' | 'decided'
+  threadId?: string
+  runId?: string
+  streamRunId?: string
+  page: number
+  perPage: number
+}
+
+/** Reading parked items and suspensions: lookups by id, by stream, lapsed items, listings. */
+export class ParkingReads {
+  constructor(readonly rows: ParkingTables) {}
+
+  /** An item's row at `park`, or its newest park, from either table; null when there is none. */
+  async findItem(runId: string, itemId: string, park?: number): Promise<ItemRow | null> {
+    for (const kind of ITEM_KINDS) {
+      const query = this.rows.client
+        .from(this.rows.items(kind))
+        .where('run_id', runId)
+        .where('item_id', itemId)
+        .orderBy('park', 'desc')
+      if (park !== undefined) query.where('park', park)
+      const row = await query.first()
+      if (row) return toItem(kind, row)
+    }
+    return null
+  }
+
+  /** The status of a suspension, or null. */
+  async suspensionStatus(runId: string, park: number): Promise<string | null> {
+    const row = await this.rows.client
+      .from(this.rows.tables.suspensions)
+      .select('status')
+      .where('run_id', runId)
+      .where('park', park)
+      .first()
+    return row ? row.status : null
+  }
+
+  /** The newest parked suspension inside a stream (a child's, when the stream's run delegated). */
+  async parkedInStream(streamRunId: string): Promise<SuspensionRow | null> {
+    const row = await this.rows.client
+      .from(this.rows.tables.suspensions)
+      .where('stream_run_id', streamRunId)
+      .where('status', 'parked')
+      .orderBy('updated_at', 'desc')
+      .first()
+    return row ? this.latestSuspension(row.run_id) : null
+  }
+
+  /** The newest suspension inside a stream, whatever its status (`{ runId, park, status }`). */
+  async newestInStream(
+    streamRunId: string
+  ): Promise<{ runId: string; park: number; status: string } | null> {
+    const row = await this.rows.client
+      .from(this.rows.tables.suspensions)
+      .select('run_id', 'park', 'status')
+      .where('stream_run_id', streamRunId)
+      .orderBy('updated_at', 'desc')
+      .orderBy('park', 'desc')
+      .first()
+    return row
+      ? { runId: row.run_id as string, park: Number(row.park), status: row.status as string }
+      : null
+  }
+
+  /** The run's newest suspension, whatever its status. */
+  async latestSuspension(runId: string): Promise<SuspensionRow | null> {
+    const row = await this.rows.client
+      .from(this.rows.tables.suspensions)
+      .where('run_id', runId)
+      .orderBy('park', 'desc')
+      .first()
+    return row
+      ? {
+          runId: row.run_id as string,
+          park: Number(row.park),
+          streamRunId: row.stream_run_id as string,
+          principal: parse(row.principal) as Principal | null,
+          status: row.status as string,
+        }
+      : null
+  }
+
+  /** Pending items past their expiry, oldest first (up to `limit` per item kind). */
+  async lapsed(limit: number): Promise<ItemRow[]> {
+    const out: ItemRow[] = []
+    for (const kind of ITEM_KINDS) {
+      const rows = await this.rows.client
+        .from(this.rows.items(kind))
+        .where('status', 'pending')
+        .whereNotNull('expires_at')
+        .where('expires_at', '<', now())
+        .orderBy('expires_at', 'asc')
+        .limit(limit)
+      out.push(...rows.map((row: Record<string, any>) => toItem(kind, row)))
+    }
+    return out
+  }
+
+  /**
+   * Items for a person: newest first, filtered, paged (`page` from 1). Never the checkpoint or
+   * the stored principal.
+   */
+  async list(filter: ListFilter): Promise<PendingItem[]> {
+    const items: PendingItem[] = []
+    const limit = Math.min(filter.page, 1000) * filter.perPage
+    for (const kind of ITEM_KINDS) {
+      const query = this.rows.client
+        .from(this.rows.items(kind))
+        .orderBy('created_at', 'desc')
+        .orderBy('run_id', 'asc')
+        .orderBy('item_id', 'asc')
+        .limit(limit)
+      if (filter.status === 'decided') query.whereNot('status', 'pending')
+      else query.where('status', 'pending')
+      if (filter.threadId) query.where('thread_id', filter.threadId)
+      if (filter.runId) query.where('run_id', filter.runId)
+      if (filter.streamRunId) query.where('stream_run_id', filter.streamRunId)
+      for (const row of await query) items.push(toPending(toItem(kind, row), row))
+    }
+    const key = (i: PendingItem) => `${i.runId}\u0000${i.itemId}`
+    items.sort((a, b) =>
+      a.createdAt !== b.createdAt
+        ? a.createdAt < b.createdAt
+          ? 1
+          : -1
+        : key(a) < key(b)
+          ? -1
+          : key(a) > key(b)
+            ? 1
+            : 0
+    )
+    return items.slice((filter.page - 1) * filter.perPage, limit)
+  }
+}

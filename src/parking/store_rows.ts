@@ -1,0 +1,118 @@
+import type { QueryClientContract } from '@adonisjs/lucid/types/database'
+import { DateTime } from 'luxon'
+import type { ElicitationRequest } from '../core/frames.js'
+import type { Principal } from '../core/run.js'
+import type { TableNames } from '../store/schema.js'
+import type { ItemStatus, PendingItem, SettledItem } from './types.js'
+
+export type ItemKind = 'approval' | 'elicitation'
+
+/** Both item tables, in the order every multi-table read walks them. */
+export const ITEM_KINDS = ['approval', 'elicitation'] as const
+
+/** A parked item's stored row, parsed. Times are epoch milliseconds. */
+export interface ItemRow {
+  kind: ItemKind
+  runId: string
+  park: number
+  itemId: string
+  streamRunId: string
+  threadId: string
+  approver: string
+  principal: Principal | null
+  expiresAt: number | null
+  status: ItemStatus
+  createdAt: number
+  toolName?: string
+  input?: unknown
+  request?: ElicitationRequest
+}
+
+/** A suspension once claimed: what `resume` needs. */
+export interface ClaimedSuspension {
+  runId: string
+  park: number
+  streamRunId: string
+  threadId: string
+  parentRunId: string | null
+  principal: Principal | null
+  checkpoint: unknown
+  /** The run's input as it was started. */
+  input: unknown
+  items: SettledItem[]
+}
+
+/** JSON text for a column (`undefined` stores SQL null). */
+export const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value))
+
+/** A JSON column's value, or null. */
+export const parse = (value: string | null) =>
+  value === null || value === undefined ? null : JSON.parse(value)
+
+/**
+ * The parking tables on one lazily opened Lucid client: what every part of the parking store
+ * shares (the client is opened on first use, so a store made before the database is ready works).
+ */
+export class ParkingTables {
+  #client: QueryClientContract | null = null
+
+  constructor(
+    readonly connect: () => QueryClientContract,
+    readonly tables: TableNames
+  ) {}
+
+  get client(): QueryClientContract {
+    this.#client ??= this.connect()
+    return this.#client
+  }
+
+  /** The table an item kind is stored in. */
+  items(kind: ItemKind) {
+    return kind === 'approval' ? this.tables.approvals : this.tables.elicitations
+  }
+}
+
+/** An item row as stored (snake_case, JSON text) parsed into an {@link ItemRow}. */
+export function toItem(kind: ItemKind, row: Record<string, any>): ItemRow {
+  return {
+    kind,
+    runId: row.run_id,
+    park: Number(row.park),
+    itemId: row.item_id,
+    streamRunId: row.stream_run_id,
+    threadId: row.thread_id,
+    approver: row.approver,
+    principal: parse(row.principal),
+    expiresAt: row.expires_at === null ? null : Number(row.expires_at),
+    status: row.status,
+    createdAt: Number(row.created_at),
+    ...(kind === 'approval'
+      ? { toolName: row.tool_name, input: parse(row.input) }
+      : { request: parse(row.request) }),
+  }
+}
+
+/** An item as listed for a person: ISO times, no checkpoint, no stored principal. */
+export function toPending(item: ItemRow, row: Record<string, any>): PendingItem {
+  const iso = (ms: number) => DateTime.fromMillis(ms).toUTC().toISO()!
+  return {
+    kind: item.kind,
+    runId: item.runId,
+    itemId: item.itemId,
+    park: item.park,
+    streamRunId: item.streamRunId,
+    streamSeq: Number(row.stream_seq),
+    threadId: item.threadId,
+    approver: item.approver,
+    requesterId: item.principal?.id ?? null,
+    expiresAt: item.expiresAt === null ? null : iso(item.expiresAt),
+    createdAt: iso(item.createdAt),
+    status: item.status,
+    ...(item.kind === 'approval'
+      ? { toolName: item.toolName, input: item.input, confirmation: parse(row.confirmation) }
+      : { request: item.request }),
+    decidedBy: row.decided_by,
+    decidedVia: row.decided_via,
+    reason: row.reason,
+  }
+}

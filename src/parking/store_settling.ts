@@ -1,0 +1,98 @@
+import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
+import { affectedRows as affected, nowMs as now } from '../store/sql.js'
+import { ITEM_KINDS, json, type ItemRow, type ParkingTables } from './store_rows.js'
+import type { ItemStatus } from './types.js'
+
+/** How one item is settled (what {@link ItemSettling.settle} stores). */
+export interface ItemOutcome {
+  status: Exclude<ItemStatus, 'pending'>
+  decidedBy: string | null
+  decidedVia: string
+  reason?: string | null
+  editedInput?: unknown
+  reply?: { answers: Record<string, string[]>; skipped: boolean }
+}
+
+/**
+ * Settling items once: a decision (or expiry) on one item, or a cancel of a whole suspension.
+ * Every write here runs inside the stream commit that stores the settlement frames, so a decision
+ * and its frames commit together or not at all (DESIGN.md invariants 5 and 7).
+ */
+export class ItemSettling {
+  constructor(readonly rows: ParkingTables) {}
+
+  /**
+   * Settle one item if it is still pending (and, unless `expired`, not past its expiry).
+   * Returns whether this call won.
+   */
+  async settle(trx: TransactionClientContract, item: ItemRow, outcome: ItemOutcome) {
+    const at = now()
+    const query = trx
+      .from(this.rows.items(item.kind))
+      .where('run_id', item.runId)
+      .where('park', item.park)
+      .where('item_id', item.itemId)
+      .where('status', 'pending')
+    if (outcome.status !== 'expired' && outcome.status !== 'cancelled') {
+      query.where((q) => q.whereNull('expires_at').orWhere('expires_at', '>=', at))
+    }
+    const update: Record<string, unknown> = {
+      status: outcome.status,
+      decided_by: outcome.decidedBy,
+      decided_via: outcome.decidedVia,
+      reason: outcome.reason ?? null,
+      decided_at: at,
+    }
+    if (item.kind === 'approval' && outcome.editedInput !== undefined) {
+      update.edited_input = json(outcome.editedInput)
+    }
+    if (item.kind === 'elicitation' && outcome.reply) update.reply = json(outcome.reply)
+    return affected(await query.update(update)) === 1
+  }
+
+  /** Pending items of one park, counted over both tables. */
+  async pendingCount(
+    client: QueryClientContract | TransactionClientContract,
+    runId: string,
+    park: number
+  ) {
+    let total = 0
+    for (const kind of ITEM_KINDS) {
+      const row = await client
+        .from(this.rows.items(kind))
+        .where('run_id', runId)
+        .where('park', park)
+        .where('status', 'pending')
+        .count('* as n')
+        .first()
+      total += Number(row.n)
+    }
+    return total
+  }
+
+  /**
+   * Cancel a parked run: every pending item of its suspension, and the suspension. Inside the
+   * stream commit. Returns false (nothing changed) when nothing is pending any more: the run is
+   * already resuming (or was decided), so the cancel lost.
+   */
+  async cancel(trx: TransactionClientContract, runId: string, park: number, by: string | null) {
+    if ((await this.pendingCount(trx, runId, park)) === 0) return false
+    const at = now()
+    const done = await trx
+      .from(this.rows.tables.suspensions)
+      .where('run_id', runId)
+      .where('park', park)
+      .whereIn('status', ['open', 'parked'])
+      .update({ status: 'cancelled', updated_at: at })
+    if (affected(done) !== 1) return false
+    for (const kind of ITEM_KINDS) {
+      await trx
+        .from(this.rows.items(kind))
+        .where('run_id', runId)
+        .where('park', park)
+        .where('status', 'pending')
+        .update({ status: 'cancelled', decided_by: by, decided_via: 'cancel', decided_at: at })
+    }
+    return true
+  }
+}

@@ -1,0 +1,53 @@
+import type { Database } from '@adonisjs/lucid/database'
+import { LucidTokenStreamSink, type LucidSinkOptions } from './sink/lucid_sink.js'
+import { ParkingStore } from './parking/parking_store.js'
+import { ParkingService } from './parking/service.js'
+import type { ApproverPolicy } from './parking/types.js'
+import { RunDriver } from './runner/driver.js'
+import type { AgentRunner } from './runner/contract.js'
+
+export interface RuntimeOptions extends LucidSinkOptions {
+  /** The host's agent. */
+  runner: AgentRunner
+  /** Who may decide; default: the requester, or a role the decider has. */
+  approverPolicy?: ApproverPolicy
+  /** This replica's name in claims. */
+  replicaId?: string
+  /** A claimed suspension not started within this long is claimable again. Default 30000 ms. */
+  claimLeaseMs?: number
+}
+
+/** The options of {@link createParking} (the same as {@link RuntimeOptions}). */
+export type ParkingOptions = RuntimeOptions
+
+/**
+ * The composition root: the sink, the parking store, the run driver and the decision service on
+ * one Lucid connection. Approvals and elicitations written through the sink park in the frame's
+ * transaction; a suspension the service leaves with nothing pending is resumed by the driver,
+ * which listens for its ready notices (parking never calls the runner).
+ *
+ * Returns `{ sink, parking, driver, service }`: `parking` is the {@link ParkingStore}, `service`
+ * the {@link ParkingService}.
+ */
+export function createRuntime(db: Database, options: RuntimeOptions) {
+  let parking: ParkingStore | null = null
+  const sink = new LucidTokenStreamSink(db, {
+    ...options,
+    park: (trx, meta, frame, seq) => parking!.park(trx, meta, frame, seq),
+  })
+  parking = new ParkingStore(() => sink.client, sink.tables)
+  const driver = new RunDriver(sink, parking, options.runner, {
+    replicaId: options.replicaId,
+    claimLeaseMs: options.claimLeaseMs,
+    onError: options.onError,
+  })
+  const service = new ParkingService(sink, parking, options.approverPolicy, {
+    onError: options.onError,
+  })
+  // Looked up at each notice (not bound once), so a test may replace `driver.tryResume`.
+  service.onReady(({ runId, park }) => driver.tryResume(runId, park))
+  return { sink, parking, driver, service }
+}
+
+/** {@link createRuntime} under its former name. */
+export const createParking = createRuntime

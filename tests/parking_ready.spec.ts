@@ -1,0 +1,92 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import { test } from '@japa/runner'
+import { ReadyNotices, type ReadyNotice } from '../src/parking/ready.js'
+import type { AgentRunner } from '../src/runner/contract.js'
+import { setupParking, setupRunner } from './helpers/parking.js'
+import { runId } from './helpers/sink.js'
+
+const alice = { id: 'alice' }
+
+/** Parks two approvals in one segment, then finishes on resume. */
+const twoApprovals: AgentRunner = {
+  async start(ctx) {
+    for (const id of ['a', 'b']) {
+      await ctx.writer.write({ t: 'approval', runId: ctx.runId, id, toolName: 'pay', input: {} })
+    }
+    return { status: 'parked', checkpoint: {} }
+  },
+  resume: async () => ({ status: 'finished' }),
+}
+
+test.group('Parking | ready notices', () => {
+  test('listeners are awaited in order; emit tells whether one claimed; off stops one', async ({
+    assert,
+  }) => {
+    const notices = new ReadyNotices()
+    const seen: string[] = []
+    const off = notices.on(async (n) => {
+      await new Promise((resolve) => setTimeout(resolve, 5))
+      seen.push(`slow:${n.runId}`)
+    })
+    notices.on((n) => {
+      seen.push(`claim:${n.park}`)
+      return true
+    })
+    assert.isTrue(await notices.emit({ runId: 'r', park: 2 }))
+    assert.deepEqual(seen, ['slow:r', 'claim:2'])
+    off()
+    const none = new ReadyNotices()
+    assert.isFalse(await none.emit({ runId: 'r', park: 1 }))
+    none.on(() => {
+      throw new Error('boom')
+    })
+    await assert.rejects(() => none.emit({ runId: 'r', park: 1 }), 'boom')
+  })
+
+  test('the last decision emits once, after the driver claimed; an earlier one emits nothing', async ({
+    assert,
+  }) => {
+    const { driver, service, parking } = await setupRunner(twoApprovals)
+    const seen: ReadyNotice[] = []
+    service.onReady((notice) => {
+      seen.push(notice)
+    })
+    const id = runId()
+    await (
+      await driver.start({ runId: id, principal: alice })
+    ).done
+    await service.approve(id, 'a', { principal: alice })
+    assert.deepEqual(seen, [])
+    await service.approve(id, 'b', { principal: alice })
+    assert.deepEqual(seen, [{ runId: id, park: 1 }])
+    // The driver listened first: the suspension was claimed before the decision resolved.
+    assert.oneOf(await parking.suspensionStatus(id, 1), ['claimed', 'resumed'])
+    await driver.settled()
+  })
+
+  test('the door reads through the service: findItem, newestInStream, mayDecide', async ({
+    assert,
+  }) => {
+    const { driver, service } = await setupParking({ steps: ['approval'] })
+    const id = runId()
+    await (
+      await driver.start({ runId: id, principal: alice })
+    ).done
+    const item = await service.findItem(id, `${id}.call0`)
+    assert.include(item, { runId: id, park: 1, kind: 'approval', status: 'pending' })
+    assert.isNull(await service.findItem(id, `${id}.call0`, 2))
+    assert.deepEqual(await service.newestInStream(id), { runId: id, park: 1, status: 'parked' })
+    assert.isNull(await service.newestInStream(runId()))
+    assert.isTrue(await service.mayDecide(alice, item!))
+    assert.isFalse(await service.mayDecide({ id: 'bob' }, item!))
+    assert.isFalse(await service.mayDecide(null, item!))
+  })
+
+  test('parking never imports the runner', ({ assert }) => {
+    const dir = new URL('../src/parking/', import.meta.url)
+    for (const file of readdirSync(dir)) {
+      const text = readFileSync(new URL(file, dir), 'utf8')
+      assert.notMatch(text, /from '\.\.\/runner\//, file)
+    }
+  })
+})
