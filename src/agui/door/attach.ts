@@ -47,7 +47,7 @@ export async function attachThread(
   let run = isRunId(threadId) ? await deps.runs.latest(threadId) : null
   if (!run || run.ownerId !== (principal?.id ?? null)) return notFound()
   while (true) {
-    const end = await deps.sink.store.segmentEnd(run.streamRunId, run.afterSeq)
+    const end = await deps.sink.segmentEnd(run.streamRunId, run.afterSeq)
     if (end === null) break
     if (!(await continued(deps, run.streamRunId, end))) break
     const digest = createHash('sha256').update(run.streamRunId).digest('hex').slice(0, 40)
@@ -77,13 +77,13 @@ export async function attachThread(
  * served the decided interrupt again.
  */
 async function continued(deps: DoorDeps, streamRunId: string, end: number) {
-  const head = await deps.sink.store.head(streamRunId)
+  const head = await deps.sink.head(streamRunId)
   if (head?.status === 'open') return true
-  if ((await deps.sink.store.segmentEnd(streamRunId, end)) !== null) return true
+  if ((await deps.sink.segmentEnd(streamRunId, end)) !== null) return true
   // Not reopened yet: the park was claimed by a replica about to resume it, or decided and
   // waiting for a claim (the sweeper's, if no replica took it). A resumed park has reopened
   // the stream, which the checks above see; a cancelled one never continues.
-  const suspension = await deps.parking.store.newestInStream(streamRunId)
+  const suspension = await deps.parking.newestInStream(streamRunId)
   if (suspension?.status === 'claimed') return true
   const pending = await deps.parking.list({ streamRunId, perPage: 1 })
   return suspension?.status === 'parked' && pending.length === 0

@@ -1,6 +1,5 @@
 import vine from '@vinejs/vine'
 import type { Principal } from '../../core/run.js'
-import type { ItemRow } from '../../parking/parking_store.js'
 import type { PendingItem } from '../../parking/types.js'
 import { validateDecision, validateReply } from '../../parking/replies.js'
 import { decodeAgUiId, encodeAgUiId } from '../ids.js'
@@ -65,7 +64,7 @@ export async function resume(
   }
   if (seen.size !== byId.size) return refusal('incomplete_resume')
   const lastAsked = Math.max(...pending.map((item) => item.streamSeq))
-  const afterSeq = await deps.sink.store.segmentEnd(latest.streamRunId, lastAsked)
+  const afterSeq = await deps.sink.segmentEnd(latest.streamRunId, lastAsked)
   if (afterSeq === null) return refusal('run_active')
   const run: Omit<AgUiRun, 'createdAt'> = {
     runId: input.runId,
@@ -106,14 +105,8 @@ async function planEntry(
   principal: Principal | null
 ): Promise<Planned | AgUiRefusalCode> {
   const { parking } = deps
-  const stored = (await parking.store.findItem(item.runId, item.itemId, item.park)) as ItemRow
-  const allowed = await parking.policy(principal, {
-    approver: stored.approver,
-    requester: stored.principal,
-    kind: stored.kind,
-    runId: stored.runId,
-  })
-  if (!allowed) return 'not_allowed'
+  const stored = await parking.findItem(item.runId, item.itemId, item.park)
+  if (!stored || !(await parking.mayDecide(principal, stored))) return 'not_allowed'
   const decider = { principal, via: 'chat' }
   const cancelled = entry.status === 'cancelled'
   const lapsed = stored.expiresAt !== null && stored.expiresAt < Date.now()
@@ -180,7 +173,7 @@ export async function decidedElsewhere(
     const parts = decodeAgUiId(entry.interruptId)
     if (!parts || parts.kind !== 'int' || parts.address.length !== 2) return false
     const [runId, itemId] = parts.address
-    const item = await deps.parking.store.findItem(runId, itemId)
+    const item = await deps.parking.findItem(runId, itemId)
     if (!item || item.threadId !== threadId) return false
     // Cancelled means the run will not continue: nothing to follow.
     if (item.status === 'pending' || item.status === 'cancelled') return false

@@ -39,7 +39,7 @@ export async function* runEvents(
   const identity = { threadId: run.threadId, runId: run.runId }
   let start: Cursor = { seq: run.afterSeq }
   if (after && compareCursors(after, start) > 0) start = after
-  const end = await deps.sink.store.segmentEnd(run.streamRunId, run.afterSeq)
+  const end = await deps.sink.segmentEnd(run.streamRunId, run.afterSeq)
   if (end !== null && start.seq >= end) {
     // The client had the whole run: it gets its start and its end again, nothing between.
     await replayInto(deps, translator, run.streamRunId, { seq: end - 1 })
