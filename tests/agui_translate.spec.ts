@@ -8,7 +8,7 @@ import {
   FrameTranslator,
   TOOL_DECLINED_SENTENCE,
   TOOL_FAILED_SENTENCE,
-  type AgUiEvent,
+  type AgUiEventRecord as AgUiEvent,
 } from '../src/agui/translate/translator.js'
 import { parseCursor } from '../src/core/cursor.js'
 import type { DeliveredFrame, StreamFrame } from '../src/core/frames.js'
