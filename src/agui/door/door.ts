@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { EventType, type Message } from '@ag-ui/core'
 import vine from '@vinejs/vine'
 import type { LucidTokenStreamSink } from '../../sink/lucid_sink.js'
 import { formatCursor, parseCursor, compareCursors, type Cursor } from '../../core/cursor.js'
@@ -531,9 +532,9 @@ export class AgUiDoor {
   ) {
     const events = translator.close(identity)
     if (this.options.messagesSnapshot && events.at(-1)?.type === 'RUN_FINISHED') {
-      const snapshot = {
-        type: 'MESSAGES_SNAPSHOT',
-        messages: await this.#transcript(run, translator),
+      const snapshot: AgUiEvent = {
+        type: EventType.MESSAGES_SNAPSHOT,
+        messages: (await this.#transcript(run, translator)) as Message[],
       }
       events.splice(events.length - 1, 0, snapshot)
     }
@@ -655,8 +656,8 @@ function notFound(): DoorReply {
 
 /** A refusal once the stream is open: one `RUN_ERROR` with a stable code, nothing else. */
 function refusal(code: AgUiRefusalCode): DoorReply {
-  async function* events() {
-    yield { event: { type: 'RUN_ERROR', code, message: REFUSALS[code] } }
+  async function* events(): AsyncGenerator<SseItem> {
+    yield { event: { type: EventType.RUN_ERROR, code, message: REFUSALS[code] } }
   }
   return { kind: 'stream', events: events() }
 }
