@@ -4,12 +4,8 @@ import { EventSchema } from '@ag-ui/core/schemas'
 import { verifyEvents } from '@ag-ui/client'
 import { from, lastValueFrom, toArray } from 'rxjs'
 import { decodeAgUiId } from '../src/agui/ids.js'
-import {
-  FrameTranslator,
-  TOOL_DECLINED_SENTENCE,
-  TOOL_FAILED_SENTENCE,
-  type AgUiEvent,
-} from '../src/agui/translate/translator.js'
+import { FrameTranslator, type AgUiEventRecord as AgUiEvent } from '../src/agui/translate/index.js'
+import { TOOL_DECLINED_SENTENCE, TOOL_FAILED_SENTENCE } from '../src/core/projection.js'
 import { parseCursor } from '../src/core/cursor.js'
 import type { DeliveredFrame, StreamFrame } from '../src/core/frames.js'
 

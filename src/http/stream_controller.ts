@@ -4,15 +4,9 @@ import type { HttpContext } from '@adonisjs/core/http'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
 import type { AgUiDoor } from '../agui/door/index.js'
 import type { ResolvedAgentStreamConfig } from '../define_config.js'
-import {
-  FAILURE_SENTENCES,
-  RUN_ID,
-  isRunId,
-  type DeliveredFrame,
-  type StreamFrame,
-} from '../core/frames.js'
+import { RUN_ID, isRunId, type DeliveredFrame, type StreamFrame } from '../core/frames.js'
+import { publicFrame } from '../core/projection.js'
 import { describeIssues, issuesOf } from '../errors.js'
-import { TOOL_FAILED_SENTENCE } from '../agui/translate/translator.js'
 import { resolvePrincipal, type PrincipalResolver } from './principal.js'
 import { cursorOf } from './cursor_of.js'
 import { serveChunks } from './sse.js'
@@ -27,32 +21,6 @@ const startValidator = vine.compile(
 )
 
 /**
- * A frame as the native routes serve it, under the same rules as the AG-UI door (DESIGN.md
- * invariant 8): who decided an approval stays on the server; an error says its code's fixed
- * sentence; a failed tool's error text and reasoning are sent only when the app opted in
- * (`agui.toolErrorText`, `agui.reasoning`). `null`: not sent at all.
- */
-export function publicFrame(
-  frame: StreamFrame,
-  options: { toolErrorText?: boolean; reasoning?: boolean } = {}
-): StreamFrame | null {
-  if (frame.t === 'error') {
-    return { ...frame, message: FAILURE_SENTENCES[frame.code] ?? FAILURE_SENTENCES.run_failed }
-  }
-  if (frame.t !== 'event') return frame
-  const event = frame.event
-  if (event.kind === 'approval-settled') {
-    const rest = { ...event }
-    delete rest.decidedBy
-    return { ...frame, event: rest }
-  }
-  if (event.kind === 'reasoning' && !options.reasoning) return null
-  if (event.kind === 'tool-output-error' && !options.toolErrorText) {
-    return { ...frame, event: { ...event, error: TOOL_FAILED_SENTENCE } }
-  }
-  return frame
-}
-
 /** What the native stream routes need of the package's service. */
 export interface StreamRoutesDeps {
   sink: LucidTokenStreamSink
@@ -133,6 +101,7 @@ export class StreamController {
     } catch {
       return ctx.response.status(400).json({ code: 'invalid_cursor', message: 'Invalid cursor' })
     }
+    // The same projection as the AG-UI door (DESIGN.md invariant 8).
     const rules = this.agentStream.config.agui
     async function* chunks(): AsyncGenerator<Chunk> {
       for await (const { cursor, ...frame } of frames) {

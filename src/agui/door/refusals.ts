@@ -1,4 +1,5 @@
-import type { DoorReply } from './reply.js'
+import { EventType } from '@ag-ui/core'
+import type { DoorReply, SseItem } from './reply.js'
 
 /**
  * The stable codes of refusals sent as `RUN_ERROR` once the stream is open (AG-UI interrupts
@@ -44,8 +45,8 @@ export function notFound(): DoorReply {
 
 /** A refusal once the stream is open: one `RUN_ERROR` with a stable code, nothing else. */
 export function refusal(code: AgUiRefusalCode): DoorReply {
-  async function* events() {
-    yield { event: { type: 'RUN_ERROR', code, message: REFUSALS[code] } }
+  async function* events(): AsyncGenerator<SseItem> {
+    yield { event: { type: EventType.RUN_ERROR, code, message: REFUSALS[code] } }
   }
   return { kind: 'stream', events: events() }
 }

@@ -1,6 +1,6 @@
 import { parseCursor, type Cursor } from '../../core/cursor.js'
 import type { StreamFrame } from '../../core/frames.js'
-import type { FrameTranslator } from '../translate/translator.js'
+import type { FrameTranslator } from '../translate/index.js'
 import type { DoorDeps } from './reply.js'
 
 /**

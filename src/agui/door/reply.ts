@@ -1,7 +1,7 @@
 import type { LucidTokenStreamSink } from '../../sink/lucid_sink.js'
 import type { RunDriver } from '../../runner/driver.js'
 import type { ParkingService } from '../../parking/service.js'
-import type { AgUiEvent, TranslatorOptions } from '../translate/translator.js'
+import type { AgUiEvent, TranslatorOptions } from '../translate/index.js'
 import type { AgUiRunStore } from './runs.js'
 
 /** Options of the AG-UI door: the translator's, plus input and connection settings. */

@@ -1,21 +1,13 @@
-import vine from '@vinejs/vine'
 import type { Principal } from '../../core/run.js'
 import type { PendingItem } from '../../parking/types.js'
 import { validateDecision, validateReply } from '../../parking/replies.js'
 import { decodeAgUiId, encodeAgUiId } from '../ids.js'
+import { replyCheck } from './reply_check.js'
 import type { AgUiInput, AgUiResumeEntry } from './input.js'
 import { refusal, type AgUiRefusalCode } from './refusals.js'
 import type { DoorDeps, DoorReply } from './reply.js'
 import type { AgUiRun } from './runs.js'
 import { serveRun } from './serve.js'
-
-const approvalPayload = vine.compile(
-  vine.object({
-    approved: vine.boolean({ strict: true }),
-    reason: vine.string().maxLength(2000).optional(),
-    editedArgs: vine.record(vine.any()).optional(),
-  })
-)
 
 interface Planned {
   item: PendingItem
@@ -119,6 +111,9 @@ async function planEntry(
   if (item.kind === 'elicitation') {
     let reply: { answers: Record<string, string[]>; skipped: boolean }
     try {
+      if (!cancelled && !replyCheck.questionSet(item.request!, entry.payload)) {
+        return 'invalid_resume_payload'
+      }
       reply = cancelled
         ? { answers: {}, skipped: true }
         : await validateReply(entry.payload, item.request!)
@@ -138,9 +133,9 @@ async function planEntry(
       apply: () => parking.reject(item.runId, item.itemId, decider, { reason: 'cancelled', ...at }),
     }
   }
-  let decision: { approved: boolean; reason?: string; editedArgs?: Record<string, unknown> }
+  const decision = replyCheck.approval(entry.payload)
+  if (!decision) return 'invalid_resume_payload'
   try {
-    decision = await approvalPayload.validate(entry.payload)
     await validateDecision({ reason: decision.reason, input: decision.editedArgs })
   } catch {
     return 'invalid_resume_payload'

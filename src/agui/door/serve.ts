@@ -1,6 +1,6 @@
 import { compareCursors, formatCursor, parseCursor, type Cursor } from '../../core/cursor.js'
 import type { StreamFrame } from '../../core/frames.js'
-import { FrameTranslator } from '../translate/translator.js'
+import { FrameTranslator } from '../translate/index.js'
 import type { AgUiRun } from './runs.js'
 import { replayInto } from './replay.js'
 import type { DoorDeps, DoorReply, SseItem } from './reply.js'

@@ -1,5 +1,5 @@
 import type { Principal } from '../../core/run.js'
-import { FrameTranslator } from '../translate/translator.js'
+import { FrameTranslator } from '../translate/index.js'
 import type { AgUiInput, ToolResultMessage } from './input.js'
 import { refusal } from './refusals.js'
 import { replayInto, WHOLE } from './replay.js'

@@ -1,4 +1,5 @@
-import { FrameTranslator, type AgUiEvent } from '../translate/translator.js'
+import { EventType, type Message } from '@ag-ui/core'
+import { FrameTranslator, type AgUiEvent } from '../translate/index.js'
 import type { AgUiRun } from './runs.js'
 import { replayInto, WHOLE } from './replay.js'
 import type { DoorDeps } from './reply.js'
@@ -39,10 +40,10 @@ export async function closingEvents(
 ): Promise<AgUiEvent[]> {
   const events = translator.close(identity)
   if (deps.options.messagesSnapshot && events.at(-1)?.type === 'RUN_FINISHED') {
-    const snapshot = {
-      type: 'MESSAGES_SNAPSHOT',
-      messages: await threadTranscript(deps, run, translator),
-    } as AgUiEvent
+    const snapshot: AgUiEvent = {
+      type: EventType.MESSAGES_SNAPSHOT,
+      messages: (await threadTranscript(deps, run, translator)) as Message[],
+    }
     events.splice(events.length - 1, 0, snapshot)
   }
   return events

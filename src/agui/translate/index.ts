@@ -1,0 +1,14 @@
+/**
+ * The AG-UI translator's public face: stored frames in, typed AG-UI 1.0 events out (pure), and
+ * the reply schemas its interrupts advertise.
+ */
+export { FrameTranslator } from './translator.js'
+export type {
+  AgentStreamState,
+  AgUiEvent,
+  AgUiEventRecord,
+  AgUiInterrupt,
+  AgUiOutcome,
+  TranslatorOptions,
+} from './types.js'
+export { APPROVAL_RESPONSE_SCHEMA, questionSetSchema, type ApprovalReply } from './schemas.js'

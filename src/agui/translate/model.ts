@@ -1,0 +1,188 @@
+import { EventType } from '@ag-ui/core'
+import type { JsonPatch } from '@ag-ui/core'
+import fastJsonPatch from 'fast-json-patch'
+import { encodeAgUiId, type AgUiIdKind } from '../ids.js'
+import type { AgentStreamState, AgUiEvent, AgUiInterrupt, TranslatorOptions } from './types.js'
+
+/** An open step or sub-agent; `owner` is the sub-agent (AG-UI id) that opened it. */
+export type Scope =
+  | { kind: 'step'; name: string; owner?: string }
+  | {
+      kind: 'sub'
+      id: string
+      runId: string
+      name: string
+      owner?: string
+      parentToolCallId?: string
+    }
+
+/** A tool call without a result yet. `n` is the seq it started at (its ids are minted from it). */
+export interface Call {
+  toolCallId: string
+  n: number
+  name: string
+  owner?: string
+  parentMessageId?: string
+  streamed: boolean
+  ended: boolean
+}
+
+/** `{ subagentRunId }` when a sub-agent owns the event, else nothing. */
+export const attributed = (owner: string | undefined) => (owner ? { subagentRunId: owner } : {})
+
+/**
+ * What the translator knows of the run so far (open text, calls, steps, sub-agents, the
+ * segment's interrupts, the shared state), and the events that open and close its constructs.
+ * The frame handlers ({@link ./handlers.ts}) read and change it; PURE.
+ */
+export class TranslatorModel {
+  text: { messageId: string; owner?: string } | null = null
+  /** The assistant message the next calls belong to (the last text message), per owner. */
+  lastMessage: { id: string; owner?: string } | null = null
+  scopes: Scope[] = []
+  /** Tool calls without a result yet, by provider call id (reused ids get a fresh entry). */
+  calls = new Map<string, Call>()
+  interrupts: AgUiInterrupt[] = []
+  cancelled = false
+  /** The `RUN_ERROR` an `error` frame gave, once one did. */
+  failed: Extract<AgUiEvent, { type: EventType.RUN_ERROR }> | null = null
+  state: AgentStreamState = { title: null, steps: 0, usage: {} }
+  /** The state as the client last got it (for deltas). */
+  sentState: AgentStreamState = { title: null, steps: 0, usage: {} }
+
+  constructor(readonly options: TranslatorOptions) {}
+
+  /** The AG-UI id of the entity at stored position `n` (and `address`) of this stream. */
+  id(kind: AgUiIdKind, n: number, address: string[] = []) {
+    return encodeAgUiId({ runId: this.options.streamRunId, kind, n, address })
+  }
+
+  /** The innermost open sub-agent's AG-UI id: the owner of what is written now. */
+  owner(): string | undefined {
+    for (let i = this.scopes.length - 1; i >= 0; i--) {
+      const scope = this.scopes[i]
+      if (scope.kind === 'sub') return scope.id
+    }
+    return undefined
+  }
+
+  /** The AG-UI id of the open sub-agent running as `runId`, if any. */
+  subOf(runId: string) {
+    const scope = this.scopes.findLast((s) => s.kind === 'sub' && s.runId === runId)
+    return scope?.kind === 'sub' ? scope.id : undefined
+  }
+
+  /** Whether the sub-agent `id` is the scope at `index` or nested inside it. */
+  within(id: string | undefined, index: number) {
+    if (!id) return false
+    for (let i = index; i < this.scopes.length; i++) {
+      const scope = this.scopes[i]
+      if (scope.kind === 'sub' && scope.id === id) return true
+    }
+    return false
+  }
+
+  /** A copy of the state (the client's copy must not follow later changes). */
+  snapshot(): AgentStreamState {
+    return structuredClone(this.state)
+  }
+
+  subStarted(scope: Extract<Scope, { kind: 'sub' }>): AgUiEvent {
+    return {
+      type: EventType.SUBAGENT_STARTED,
+      subagentRunId: scope.id,
+      name: scope.name,
+      ...(scope.owner ? { parentSubagentRunId: scope.owner } : {}),
+      ...(scope.parentToolCallId ? { parentToolCallId: scope.parentToolCallId } : {}),
+    }
+  }
+
+  stepStarted(scope: Extract<Scope, { kind: 'step' }>): AgUiEvent {
+    return { type: EventType.STEP_STARTED, stepName: scope.name, ...attributed(scope.owner) }
+  }
+
+  stepFinished(scope: Extract<Scope, { kind: 'step' }>): AgUiEvent {
+    return { type: EventType.STEP_FINISHED, stepName: scope.name, ...attributed(scope.owner) }
+  }
+
+  closeScope(scope: Scope): AgUiEvent {
+    if (scope.kind === 'step') return this.stepFinished(scope)
+    return {
+      type: EventType.SUBAGENT_FINISHED,
+      subagentRunId: scope.id,
+      outcome: { type: 'success' },
+    }
+  }
+
+  activity(messageId: string, activityType: string, content: Record<string, unknown>): AgUiEvent {
+    return {
+      type: EventType.ACTIVITY_SNAPSHOT,
+      messageId,
+      activityType,
+      content,
+      replace: true,
+      ...attributed(this.owner()),
+    }
+  }
+
+  /** A `STATE_DELTA` from what the client holds to the state now, when they differ. */
+  stateDelta(): AgUiEvent[] {
+    const delta = fastJsonPatch.compare(this.sentState, this.state) as JsonPatch
+    if (delta.length === 0) return []
+    this.sentState = this.snapshot()
+    return [{ type: EventType.STATE_DELTA, delta }]
+  }
+
+  startCall(callId: string, name: string, seq: number): AgUiEvent[] {
+    // The provider's id is not unique in a run (reused across iterations): the AG-UI id is
+    // minted from the stored position, with the provider's id as the address.
+    const owner = this.owner()
+    const call: Call = {
+      toolCallId: this.id('tool', seq, [callId]),
+      n: seq,
+      name,
+      owner,
+      // A tool call belongs to a message of its own owner (the verifier checks it).
+      parentMessageId: this.lastMessage?.owner === owner ? this.lastMessage?.id : undefined,
+      streamed: false,
+      ended: false,
+    }
+    this.calls.set(callId, call)
+    return [this.callStarted(call)]
+  }
+
+  callStarted(call: Call): AgUiEvent {
+    return {
+      type: EventType.TOOL_CALL_START,
+      toolCallId: call.toolCallId,
+      toolCallName: call.name,
+      ...(call.parentMessageId ? { parentMessageId: call.parentMessageId } : {}),
+      ...attributed(call.owner),
+    }
+  }
+
+  /** `TOOL_CALL_END` for `call` unless it ended already; marks it ended. */
+  endCall(call: Call): AgUiEvent[] {
+    if (call.ended) return []
+    call.ended = true
+    return [
+      { type: EventType.TOOL_CALL_END, toolCallId: call.toolCallId, ...attributed(call.owner) },
+    ]
+  }
+
+  textStarted(text: { messageId: string; owner?: string }): AgUiEvent {
+    return {
+      type: EventType.TEXT_MESSAGE_START,
+      messageId: text.messageId,
+      role: 'assistant',
+      ...attributed(text.owner),
+    }
+  }
+
+  closeText(): AgUiEvent[] {
+    if (!this.text) return []
+    const { messageId, owner } = this.text
+    this.text = null
+    return [{ type: EventType.TEXT_MESSAGE_END, messageId, ...attributed(owner) }]
+  }
+}

@@ -1,0 +1,89 @@
+import { EventType } from '@ag-ui/core'
+import type { AgUiEvent } from './types.js'
+
+/** A transcript entry as it is built: an AG-UI 1.0 message, completed event by event. */
+type Entry = Record<string, any>
+
+/**
+ * The transcript of what was sent, as AG-UI 1.0 messages (`MESSAGES_SNAPSHOT`): assistant text
+ * with its tool calls, tool results, activity, reasoning when sent, in order. Built from the
+ * translator's own events, so it holds exactly what the client was given. PURE.
+ */
+export class Transcript {
+  #messages: Entry[] = []
+
+  #byId(id: unknown) {
+    return this.#messages.find((m) => m.id === id)
+  }
+
+  /** Fold one sent event into the transcript (events that are not messages change nothing). */
+  record(event: AgUiEvent) {
+    const who =
+      'subagentRunId' in event && event.subagentRunId ? { subagentRunId: event.subagentRunId } : {}
+    switch (event.type) {
+      case EventType.TEXT_MESSAGE_START:
+        if (!this.#byId(event.messageId))
+          this.#messages.push({ id: event.messageId, role: 'assistant', content: '', ...who })
+        break
+      case EventType.TEXT_MESSAGE_CONTENT:
+      case EventType.REASONING_MESSAGE_CONTENT: {
+        const message = this.#byId(event.messageId)
+        if (message) message.content = `${message.content ?? ''}${event.delta}`
+        break
+      }
+      case EventType.TOOL_CALL_START: {
+        const calls = this.#messages.flatMap((m) => m.toolCalls ?? [])
+        if (calls.some((c: { id: string }) => c.id === event.toolCallId)) break
+        let parent = this.#byId(event.parentMessageId)
+        if (parent?.role !== 'assistant') {
+          parent = { id: event.toolCallId, role: 'assistant', toolCalls: [], ...who }
+          this.#messages.push(parent)
+        }
+        parent.toolCalls ??= []
+        parent.toolCalls.push({
+          id: event.toolCallId,
+          type: 'function',
+          function: { name: event.toolCallName, arguments: '' },
+        })
+        break
+      }
+      case EventType.TOOL_CALL_ARGS: {
+        for (const message of this.#messages) {
+          const call = message.toolCalls?.find((c: { id: string }) => c.id === event.toolCallId)
+          if (call) call.function.arguments += event.delta
+        }
+        break
+      }
+      case EventType.TOOL_CALL_RESULT:
+        this.#messages.push({
+          id: event.messageId,
+          role: 'tool',
+          toolCallId: event.toolCallId,
+          content: event.content,
+          ...who,
+        })
+        break
+      case EventType.ACTIVITY_SNAPSHOT: {
+        const message = {
+          id: event.messageId,
+          role: 'activity',
+          activityType: event.activityType,
+          content: event.content,
+          ...who,
+        }
+        const index = this.#messages.findIndex((m) => m.id === event.messageId)
+        if (index === -1) this.#messages.push(message)
+        else this.#messages[index] = message
+        break
+      }
+      case EventType.REASONING_MESSAGE_START:
+        this.#messages.push({ id: event.messageId, role: 'reasoning', content: '', ...who })
+        break
+    }
+  }
+
+  /** A copy of the transcript so far. */
+  messages(): Record<string, unknown>[] {
+    return structuredClone(this.#messages)
+  }
+}

@@ -1,0 +1,133 @@
+import { FAILURE_SENTENCES, type AgentStreamEvent, type StreamFrame } from './frames.js'
+
+/**
+ * The one public projection: what of a stored frame may leave the process (DESIGN.md invariant
+ * 8). Every door reads frames through {@link publicFrame}: the native SSE route serves its result
+ * as is, the AG-UI translator translates it. PURE: no I/O, no clock.
+ */
+
+/** What a failed tool call's result says unless the app opts in to the error text. */
+export const TOOL_FAILED_SENTENCE = 'The tool call failed.'
+/** What a declined tool call's result says. */
+export const TOOL_DECLINED_SENTENCE = 'The person declined this tool call; it did not run.'
+/** What `SUBAGENT_ERROR` says of a delegated run that failed. */
+export const SUBAGENT_FAILED_SENTENCE = 'A delegated agent stopped unexpectedly.'
+
+/** The app's opt-ins (`agui.*` config): everything else stays on the server. */
+export interface ProjectionRules {
+  /** Send a failed tool's error as written (off: {@link TOOL_FAILED_SENTENCE}). Default false. */
+  toolErrorText?: boolean
+  /** Send `reasoning` events (off: dropped). Default false. */
+  reasoning?: boolean
+  /**
+   * Event kinds allow-listed as custom events, with the fields each may carry (besides `kind`).
+   * An unknown kind not listed here is dropped. Default {@link DEFAULT_CUSTOM}.
+   */
+  custom?: Record<string, string[]>
+}
+
+/** The custom events sent when the app names none: the run's title. */
+export const DEFAULT_CUSTOM: Readonly<Record<string, string[]>> = Object.freeze({
+  title: ['title'],
+})
+
+type EventKind = AgentStreamEvent['kind']
+type FieldsOf<K extends EventKind> = Exclude<keyof Extract<AgentStreamEvent, { kind: K }>, 'kind'>
+
+/**
+ * Each known event kind's own fields, as the {@link AgentStreamEvent} type lists them (the
+ * `satisfies` keeps the two in step): anything else a writer put in is not sent.
+ */
+const EVENT_FIELDS = {
+  'step-start': [],
+  'step-finish': ['usage', 'costUsd', 'reasoningMs', 'model'],
+  'text': ['text'],
+  'reasoning': ['text'],
+  'tool-input-start': ['id', 'name', 'toolKind', 'parentId'],
+  'tool-input-delta': ['id', 'delta'],
+  'tool-input-available': ['id', 'name', 'input', 'toolKind', 'parentId'],
+  'tool-output': ['id', 'output'],
+  'tool-output-error': ['id', 'error'],
+  'tool-output-denied': ['id', 'reason'],
+  'elicitation': ['id', 'request'],
+  'approval-requested': ['id', 'approver', 'confirmation', 'expiresAt', 'reason'],
+  // `decidedBy` is left out: who decided stays on the server.
+  'approval-settled': ['id', 'status', 'approver', 'decidedVia', 'remember', 'reason'],
+  'ui': ['id', 'component', 'props', 'version', 'fallbackText', 'componentVersions', 'toolCallId'],
+  'title': ['title'],
+  'subagent-start': ['runId', 'name', 'parentToolCallId'],
+  'subagent-finish': ['runId', 'status'],
+  'cancelled': [],
+  'queue': ['queue', 'started'],
+} as const satisfies { [K in EventKind]: readonly FieldsOf<K>[] }
+
+const isKnown = (kind: string): kind is EventKind => Object.hasOwn(EVENT_FIELDS, kind)
+
+/** `source`'s fields named in `fields` that are present, plus `kind`. */
+function pick(source: Record<string, unknown>, kind: string, fields: readonly string[]) {
+  const out: Record<string, unknown> = { kind }
+  for (const field of fields) {
+    if (source[field] !== undefined) out[field] = source[field]
+  }
+  return out
+}
+
+/** A step's usage as numbers only: provider metadata and nested objects stay on the server. */
+function numericUsage(usage: Record<string, unknown>) {
+  const out: Record<string, number> = {}
+  for (const [key, value] of Object.entries(usage)) {
+    if (typeof value === 'number' && Number.isFinite(value)) out[key] = value
+  }
+  return out
+}
+
+/**
+ * The fields a custom event may carry (`kind` excluded), or `null` when `kind` is not
+ * allow-listed (the AG-UI door then sends no `CUSTOM` for it).
+ */
+export function customFields(
+  event: { kind: string } & Record<string, unknown>,
+  rules: ProjectionRules
+): Record<string, unknown> | null {
+  const custom = rules.custom ?? DEFAULT_CUSTOM
+  if (!Object.hasOwn(custom, event.kind)) return null
+  const value = pick(event, event.kind, custom[event.kind])
+  delete value.kind
+  return value
+}
+
+/**
+ * The frame as it may leave the process, or `null` when it is not sent at all:
+ * - `error`: the message is its code's fixed sentence ({@link FAILURE_SENTENCES});
+ * - `tool-output-error`: the error is {@link TOOL_FAILED_SENTENCE} unless `toolErrorText`;
+ * - `reasoning`: dropped unless `reasoning`;
+ * - `approval-settled`: without `decidedBy`;
+ * - `step-finish`: `usage` keeps its finite numeric fields only;
+ * - a known event kind keeps only its own fields; an unknown kind is dropped unless `custom`
+ *   allow-lists it, and then keeps `kind` and the listed fields.
+ * Never mutates `frame`.
+ */
+export function publicFrame(frame: StreamFrame, rules: ProjectionRules): StreamFrame | null {
+  if (frame.t === 'error') {
+    return { ...frame, message: FAILURE_SENTENCES[frame.code] ?? FAILURE_SENTENCES.run_failed }
+  }
+  if (frame.t !== 'event') return frame
+  const source = frame.event as { kind: string } & Record<string, unknown>
+  if (!isKnown(source.kind)) {
+    const fields = customFields(source, rules)
+    if (!fields) return null
+    return { ...frame, event: { kind: source.kind, ...fields } as unknown as AgentStreamEvent }
+  }
+  if (source.kind === 'reasoning' && !rules.reasoning) return null
+  const event = pick(source, source.kind, EVENT_FIELDS[source.kind])
+  if (source.kind === 'tool-output-error' && !rules.toolErrorText) {
+    event.error = TOOL_FAILED_SENTENCE
+  }
+  if (source.kind === 'step-finish' && event.usage !== undefined) {
+    const usage = event.usage
+    if (usage !== null && typeof usage === 'object' && !Array.isArray(usage)) {
+      event.usage = numericUsage(usage as Record<string, unknown>)
+    } else delete event.usage
+  }
+  return { ...frame, event: event as AgentStreamEvent }
+}
