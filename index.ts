@@ -56,6 +56,8 @@ export { registerRoutes } from './src/http/routes.js'
 export type { RoutesOptions } from './src/http/routes.js'
 export { AgUiDoor } from './src/agui/door/index.js'
 export type { DoorReply } from './src/agui/door/index.js'
+export { createRuntime } from './src/runtime.js'
+export type { RuntimeOptions } from './src/runtime.js'
 export { createAgUiFetchHandler } from './src/http/fetch_handler.js'
 export type { AgUiFetchHandlerOptions } from './src/http/fetch_handler.js'
 

@@ -6,8 +6,7 @@ import { createRuntime } from './runtime.js'
 import type { ParkingService } from './parking/service.js'
 import type { RunDriver } from './runner/driver.js'
 import type { AgentRunner } from './runner/contract.js'
-import { tableNames } from './store/schema.js'
-import { AgUiDoor, AgUiRunStore } from './agui/door/index.js'
+import type { AgUiDoor } from './agui/door/index.js'
 import { AgUiController } from './http/agui_controller.js'
 import { registerRoutes, type RoutesOptions } from './http/routes.js'
 import type { Router, RouteGroup } from '@adonisjs/core/http'
@@ -47,8 +46,7 @@ export class AgentStream {
     this.sink = stack.sink
     this.driver = stack.driver
     this.parking = stack.service
-    const runs = new AgUiRunStore(() => this.sink.client, tableNames(config.tables))
-    this.door = new AgUiDoor(this.sink, this.driver, this.parking, runs, config.agui)
+    this.door = stack.door
     this.agui = new AgUiController(this.door, {
       principal: config.principal,
       heartbeatMs: config.agui.heartbeatMs,

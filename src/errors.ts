@@ -160,19 +160,14 @@ export class InvalidAgUiIdError extends AgentStreamException {
 /**
  * A `RunAgentInput` body the AG-UI door refuses before the stream opens, naming the rule, never
  * the value: 400 `invalid_input` (see {@link AgUiBodyTooLargeError} for 413 `body_too_large`).
- * The three-argument form is kept for call sites that pick the case themselves.
  */
 export class InvalidAgUiInputError extends AgentStreamException {
   static status = 400
   static code = 'invalid_input'
   declare status: 400 | 413
   declare code: 'invalid_input' | 'body_too_large'
-  constructor(status: 400 | 413, code: 'invalid_input' | 'body_too_large', message: string)
-  constructor(message: string)
-  constructor(...args: [400 | 413, 'invalid_input' | 'body_too_large', string] | [string]) {
-    const [status, code, message] =
-      args.length === 1 ? ([400, 'invalid_input', args[0]] as const) : args
-    super(message, { status, code })
+  constructor(message: string, options?: { status: 413; code: 'body_too_large' }) {
+    super(message, options ?? { status: 400, code: 'invalid_input' })
   }
 }
 
@@ -181,7 +176,7 @@ export class AgUiBodyTooLargeError extends InvalidAgUiInputError {
   static status = 413
   static code = 'body_too_large'
   constructor(maxBodyBytes: number) {
-    super(413, 'body_too_large', `The body exceeds ${maxBodyBytes} bytes`)
+    super(`The body exceeds ${maxBodyBytes} bytes`, { status: 413, code: 'body_too_large' })
   }
 }
 

@@ -5,6 +5,7 @@ import { ParkingService } from './parking/service.js'
 import type { ApproverPolicy } from './parking/types.js'
 import { RunDriver } from './runner/driver.js'
 import type { AgentRunner } from './runner/contract.js'
+import { AgUiDoor, AgUiRunStore, type AgUiDoorOptions } from './agui/door/index.js'
 
 export interface RuntimeOptions extends LucidSinkOptions {
   /** The host's agent. */
@@ -15,6 +16,8 @@ export interface RuntimeOptions extends LucidSinkOptions {
   replicaId?: string
   /** A claimed suspension not started within this long is claimable again. Default 30000 ms. */
   claimLeaseMs?: number
+  /** The AG-UI door's options (`agui` in the config). */
+  agui?: AgUiDoorOptions
 }
 
 /** The options of {@link createParking} (the same as {@link RuntimeOptions}). */
@@ -26,8 +29,10 @@ export type ParkingOptions = RuntimeOptions
  * transaction; a suspension the service leaves with nothing pending is resumed by the driver,
  * which listens for its ready notices (parking never calls the runner).
  *
- * Returns `{ sink, parking, driver, service }`: `parking` is the {@link ParkingStore}, `service`
- * the {@link ParkingService}.
+ * Returns `{ sink, parking, driver, service, door }`: `parking` is the {@link ParkingStore},
+ * `service` the {@link ParkingService}, `door` the {@link AgUiDoor} (protocol logic, no HTTP: serve
+ * it with the AdonisJS routes or `createAgUiFetchHandler`). Nothing here needs AdonisJS's HTTP
+ * layer: only a Lucid `Database`.
  */
 export function createRuntime(db: Database, options: RuntimeOptions) {
   let parking: ParkingStore | null = null
@@ -46,7 +51,9 @@ export function createRuntime(db: Database, options: RuntimeOptions) {
   })
   // Looked up at each notice (not bound once), so a test may replace `driver.tryResume`.
   service.onReady(({ runId, park }) => driver.tryResume(runId, park))
-  return { sink, parking, driver, service }
+  const runs = new AgUiRunStore(() => sink.client, sink.tables)
+  const door = new AgUiDoor(sink, driver, service, runs, options.agui)
+  return { sink, parking, driver, service, door }
 }
 
 /** {@link createRuntime} under its former name. */

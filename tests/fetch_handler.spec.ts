@@ -4,8 +4,7 @@ import http from 'node:http'
 import { Readable } from 'node:stream'
 import type { AddressInfo } from 'node:net'
 import { HttpAgent, buildResumeArray } from '@ag-ui/client'
-import { AgentStream } from '../src/agent_stream.js'
-import type { ResolvedAgentStreamConfig } from '../src/define_config.js'
+import { createRuntime } from '../src/runtime.js'
 import { createAgUiFetchHandler } from '../src/http/fetch_handler.js'
 import { scriptedAgent } from '../src/testing/scripted_agent.js'
 import { createDatabase, resetTables } from './helpers/db.js'
@@ -41,11 +40,9 @@ function toNode(handle: (request: Request) => Promise<Response>): http.RequestLi
 async function serveBare() {
   const db = createDatabase()
   await resetTables(db)
-  const agentStream = new AgentStream(db, {
-    runner: scriptedAgent({ steps: ['read', 'approval'] }),
-    agui: { heartbeatMs: 15_000 },
-  } as ResolvedAgentStreamConfig)
-  const handle = createAgUiFetchHandler(agentStream.door, {
+  // No AdonisJS app, router or HTTP layer: a Lucid database and the runtime.
+  const runtime = createRuntime(db, { runner: scriptedAgent({ steps: ['read', 'approval'] }) })
+  const handle = createAgUiFetchHandler(runtime.door, {
     basePath: '/agui',
     principal: (request) => {
       const user = request.headers.get('x-user')
@@ -58,11 +55,11 @@ async function serveBare() {
   const close = async () => {
     server.closeAllConnections()
     await new Promise((resolve) => server.close(resolve))
-    await agentStream.driver.settled()
-    await agentStream.shutdown()
+    await runtime.driver.settled()
+    await runtime.sink.shutdown()
     await db.manager.closeAll()
   }
-  return { url, close, agentStream }
+  return { url, close }
 }
 
 test.group('AG-UI door outside AdonisJS: the Fetch-API handler on node:http', () => {

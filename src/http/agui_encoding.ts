@@ -27,8 +27,8 @@ export async function* agUiChunks(
 ): AsyncGenerator<Chunk> {
   const encoder = new EventEncoder({ accept: protobuf ? AGUI_MEDIA_TYPE : 'text/event-stream' })
   for await (const item of events) {
-    if (protobuf) yield encoder.encodeBinary(item.event as any)
+    if (protobuf) yield encoder.encodeBinary(item.event)
     // The encoder writes `data: <json>\n\n` (optional nulls dropped); the id goes first.
-    else yield (item.id ? `id: ${item.id}\n` : '') + encoder.encodeSSE(item.event as any)
+    else yield (item.id ? `id: ${item.id}\n` : '') + encoder.encodeSSE(item.event)
   }
 }

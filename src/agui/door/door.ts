@@ -53,7 +53,7 @@ export class AgUiDoor {
       input = await validateAgUiInput(body, this.options.maxBodyBytes)
       if (!input.resume?.length) fresh = newInput(input)
       if (fresh.toolResults.length > 0 && !this.options.frontendTools) {
-        throw new InvalidAgUiInputError(400, 'invalid_input', 'Frontend tools are off')
+        throw new InvalidAgUiInputError('Frontend tools are off')
       }
     } catch (error) {
       if (error instanceof InvalidAgUiInputError)

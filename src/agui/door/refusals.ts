@@ -38,6 +38,21 @@ export const REFUSALS: Record<AgUiRefusalCode, string> = {
     'These interrupts were answered elsewhere: attach to the thread to follow the run.',
 }
 
+/** The refusal a decision error lost to a race maps to, by the error's code (not its status). */
+const BY_ERROR: Record<string, AgUiRefusalCode> = {
+  E_DECISION_CONFLICT: 'decision_conflict',
+  E_DECISION_LAPSED: 'interrupt_expired',
+  E_DECISION_FORBIDDEN: 'not_allowed',
+  E_DECISION_MISMATCH: 'invalid_resume_payload',
+  E_INVALID_DECISION: 'invalid_resume_payload',
+}
+
+/** The AG-UI refusal for one of the parking service's errors, or `null` for any other error. */
+export function refusalOf(error: unknown): AgUiRefusalCode | null {
+  const code = (error as { code?: unknown } | null)?.code
+  return typeof code === 'string' && Object.hasOwn(BY_ERROR, code) ? BY_ERROR[code] : null
+}
+
 /** No such run or thread, or another principal's (answered alike). */
 export function notFound(): DoorReply {
   return { kind: 'refused', status: 404, code: 'not_found', message: 'No such run' }

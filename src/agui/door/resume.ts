@@ -4,7 +4,7 @@ import { validateDecision, validateReply } from '../../parking/replies.js'
 import { decodeAgUiId, encodeAgUiId } from '../ids.js'
 import { replyCheck } from './reply_check.js'
 import type { AgUiInput, AgUiResumeEntry } from './input.js'
-import { refusal, type AgUiRefusalCode } from './refusals.js'
+import { refusal, refusalOf, type AgUiRefusalCode } from './refusals.js'
 import type { DoorDeps, DoorReply } from './reply.js'
 import type { AgUiRun } from './runs.js'
 import { serveRun } from './serve.js'
@@ -79,11 +79,9 @@ export async function resume(
     // Only a race gets here (every rule was checked): someone decided first.
     if (applied === 0) await deps.runs.remove(input.runId)
     // Answers apply one item at a time: a race lost after the first leaves that one decided.
-    const status = (error as { status?: number }).status
-    if (status === 409 || applied > 0) return refusal('decision_conflict')
-    if (status === 410) return refusal('interrupt_expired')
-    if (status === 403) return refusal('not_allowed')
-    if (status === 422) return refusal('invalid_resume_payload')
+    if (applied > 0) return refusal('decision_conflict')
+    const code = refusalOf(error)
+    if (code) return refusal(code)
     throw error
   }
   return serveRun(deps, { ...run, createdAt: 0 }, undefined, signal)
