@@ -35,22 +35,8 @@ export type { Principal } from './src/core/run.js'
 export type { ApproverPolicy } from './src/parking/types.js'
 export type { PrincipalResolver, AdminAuthorizer } from './src/http/principal.js'
 
-export {
-  errors,
-  AgUiBodyTooLargeError,
-  DecisionConflictError,
-  DecisionForbiddenError,
-  DecisionLapsedError,
-  DecisionMismatchError,
-  InvalidAgUiIdError,
-  InvalidAgUiInputError,
-  InvalidCursorError,
-  InvalidDecisionError,
-  InvalidFrameError,
-  InvalidRunIdError,
-  ParkedItemNotFoundError,
-  StreamClosedError,
-} from './src/errors.js'
+// Every error class, keyed by its code (`errors.E_DECISION_CONFLICT`), as AdonisJS packages do.
+export { errors } from './src/errors.js'
 
 export { registerRoutes } from './src/http/routes.js'
 export type { RoutesOptions } from './src/http/routes.js'
