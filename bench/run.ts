@@ -15,6 +15,8 @@ import { baselineReader, BaselineWriter, now } from './baseline.js'
 import { instrumentCommits, percentile, play, type Plan } from './script.js'
 
 const QUICK = process.env.BENCH_QUICK === '1'
+/** `BENCH_ONLY=viewers` runs the many-viewers scenario alone. */
+const ONLY = process.env.BENCH_ONLY
 const DBS = (process.env.BENCH_DBS ?? 'pg,sqlite,mysql').split(',').map((s) => s.trim())
 const TMP = new URL('./tmp/', import.meta.url)
 mkdirSync(TMP, { recursive: true })
@@ -514,11 +516,44 @@ async function benchMemory(dialect: string) {
   await db.manager.closeAll()
 }
 
+const VIEWERS = QUICK
+  ? { runs: 10, viewersPerRun: 3, tokensPerSecond: 30, seconds: 2 }
+  : { runs: 100, viewersPerRun: 10, tokensPerSecond: 30, seconds: 10 }
+
+/** Many talking runs, many viewers over HTTP: one replica, and two replicas on PostgreSQL. */
+async function benchManyViewers(dialect: string) {
+  const { benchViewers } = await import('./viewers.js')
+  const label = { pg: 'PostgreSQL', sqlite: 'SQLite', mysql: 'MariaDB' }[dialect] ?? dialect
+  const scenario = `${VIEWERS.runs} runs x ${VIEWERS.viewersPerRun} SSE viewers (AG-UI over HTTP), ${VIEWERS.tokensPerSecond} tokens/s`
+  for (const replicas of dialect === 'pg' ? [1, 2] : [1]) {
+    const where = replicas === 1 ? 'one replica' : 'two replicas'
+    const result = await benchViewers(dialect, { ...VIEWERS, replicas }, `${dialect}${replicas}`)
+    const each = (f: (r: (typeof result.replicas)[number]) => number, digits = 0) =>
+      result.replicas.map((r) => fmt(f(r), digits)).join(' + ')
+    rows.push({
+      metric: `${scenario}, ${where}: write -> viewer p50 / p99 ms (deliveries, missing)`,
+      db: label,
+      ours: `${fmt(result.p50)} / ${fmt(result.p99)} (${result.deliveries}, ${result.missing})`,
+      baseline: 'n/a',
+      target: 'p99 <= 100',
+    })
+    rows.push({
+      metric: `same, ${where}: CPU % of a core, RSS MiB, transactions/s, reads/s (per replica)`,
+      db: label,
+      ours: `${each((r) => r.cpuPercent)} %, ${each((r) => r.rssMiB)} MiB, ${each((r) => r.transactionsPerSecond)} tx/s, ${each((r) => r.readsPerSecond)} reads/s`,
+      baseline: 'n/a',
+      target: 'reads/s independent of viewers',
+    })
+  }
+}
+
 const started = Date.now()
-await benchMemory(DBS[0])
+if (ONLY !== 'viewers') await benchMemory(DBS[0])
 for (const dialect of DBS) {
   process.stderr.write(`bench: ${dialect}...\n`)
-  await benchDatabase(dialect)
+  if (ONLY !== 'viewers') await benchDatabase(dialect)
+  step('many viewers')
+  await benchManyViewers(dialect)
 }
 rmSync(TMP, { recursive: true, force: true })
 
