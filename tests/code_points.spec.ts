@@ -273,6 +273,35 @@ test.group('Text at code-point granularity | cursors', () => {
   })
 })
 
+test.group('Text at code-point granularity | cursors from the feed window', () => {
+  test('a cursor between the halves of a pair, served from the replica window, reads as the pair start', async ({
+    assert,
+  }) => {
+    const { sink } = await setupSink({ coalesceWindowMs: 50 })
+    const id = runId('window')
+    const writer = await sink.open(id)
+    await sink.tail.follow(id)
+    await writer.write({ t: 'text', v: 'A' })
+    // Grown in place: the window holds a delivery from offset 1, then one from offset 4.
+    await writer.write({ t: 'text', v: '😀B' })
+    await writer.flush()
+    await writer.write({ t: 'text', v: '😁' })
+    await writer.end()
+    assert.isAbove(sink.tail.windowLength(id), 0)
+    const [first] = await collect(sink.subscribe(id), { limit: 1 })
+    const seq = first.cursor.split('.')[0]
+    for (const [offset, rest] of [
+      [2, '😀B😁'],
+      [5, '😁'],
+    ] as const) {
+      const frames = await collect(sink.subscribe(id, { after: `${seq}.${offset}` }))
+      assert.equal(textOf(frames), rest, `after ${seq}.${offset}`)
+      for (const f of frames) assert.isTrue(wellFormedDeep(f))
+    }
+    sink.tail.unfollow(id)
+  })
+})
+
 test.group('Text at code-point granularity | inputs echoed on the wire', () => {
   test('a lone surrogate in a RunAgentInput, a start body or a decision is refused (4xx), nothing stored', async ({
     assert,
