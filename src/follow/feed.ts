@@ -1,4 +1,5 @@
 import { compareCursors, type Cursor } from '../core/cursor.js'
+import { codePointStart } from '../core/text.js'
 import type { StreamFrame } from '../core/frames.js'
 import { APPENDED_END, type RowKind, type StoredRow } from '../store/stream_store.js'
 
@@ -26,13 +27,17 @@ export interface Delivery {
   appended?: boolean
 }
 
-/** Convert a stored row into the delivery a reader at `cursor` receives (text sliced after it). */
+/**
+ * Convert a stored row into the delivery a reader at `cursor` receives (text sliced after it). A
+ * cursor between the halves of a pair (never minted: a client made it up) reads as the pair's
+ * start, so the whole character comes and no slice begins with a lone half.
+ */
 export function rowToDelivery(row: StoredRow, cursor?: Cursor): Delivery | null {
   if (row.kind === 'text') {
     let from = 0
     if (cursor && cursor.seq === row.seq) {
       if (cursor.offset === undefined || cursor.offset >= row.body.length) return null
-      from = cursor.offset
+      from = codePointStart(row.body, cursor.offset)
     }
     return {
       kind: 'text',
@@ -194,9 +199,11 @@ export class Feed {
         cursor.seq === delivery.to.seq &&
         cursor.offset !== undefined
       ) {
-        const skip = cursor.offset - (delivery.from ?? 0)
+        // `from` is a code point boundary: so is the pair start a cursor inside a pair reads as.
+        const skip = codePointStart(delivery.text!, cursor.offset - (delivery.from ?? 0))
         if (skip > 0) {
-          out.push({ ...delivery, from: cursor.offset, text: delivery.text!.slice(skip) })
+          const from = (delivery.from ?? 0) + skip
+          out.push({ ...delivery, from, text: delivery.text!.slice(skip) })
           continue
         }
       }

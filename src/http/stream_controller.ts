@@ -6,6 +6,7 @@ import type { AgUiDoor } from '../agui/door/index.js'
 import type { ResolvedAgentStreamConfig } from '../define_config.js'
 import { RUN_ID, isRunId, type DeliveredFrame, type StreamFrame } from '../core/frames.js'
 import { publicFrame } from '../core/projection.js'
+import { isWellFormedDeep } from '../core/text.js'
 import { describeIssues, issuesOf } from '../errors.js'
 import { resolvePrincipal, type PrincipalResolver } from './principal.js'
 import { cursorOf } from './cursor_of.js'
@@ -42,6 +43,13 @@ export class StreamController {
   ) {}
 
   async start(ctx: HttpContext) {
+    // The message reaches the runner and may come back in frames: no lone surrogate.
+    if (!isWellFormedDeep(ctx.request.body())) {
+      return ctx.response.status(422).json({
+        code: 'invalid_input',
+        message: describeIssues('Invalid start body', [{ field: '', rule: 'wellFormedUnicode' }]),
+      })
+    }
     let body: { message: string; threadId?: string; runId?: string }
     try {
       body = await startValidator.validate(ctx.request.body())

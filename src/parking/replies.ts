@@ -1,6 +1,7 @@
 import vine from '@vinejs/vine'
 import { DecisionMismatchError, InvalidDecisionError, issuesOf } from '../errors.js'
 import type { ElicitationRequest } from '../core/frames.js'
+import { isWellFormedDeep } from '../core/text.js'
 
 /** Caps on what a person sends (bytes of JSON, characters of text). */
 export const REPLY_LIMITS = {
@@ -39,7 +40,11 @@ const reply = vine.compile(
   })
 )
 
-async function run<T>(validate: () => Promise<T>): Promise<T> {
+/** Validate; a lone surrogate anywhere in `body` is refused first (it would reach readers). */
+async function run<T>(body: unknown, validate: () => Promise<T>): Promise<T> {
+  if (!isWellFormedDeep(body)) {
+    throw new InvalidDecisionError([{ field: '', rule: 'wellFormedUnicode' }])
+  }
   try {
     return await validate()
   } catch (error) {
@@ -58,7 +63,7 @@ async function run<T>(validate: () => Promise<T>): Promise<T> {
 export async function validateDecision(
   body: unknown
 ): Promise<{ reason?: string; input?: unknown; park?: number }> {
-  const out = await run(() => decision.validate(body ?? {}))
+  const out = await run(body, () => decision.validate(body ?? {}))
   if (out.answers !== undefined || out.skipped !== undefined) {
     throw new DecisionMismatchError('a decision')
   }
@@ -88,7 +93,7 @@ export async function validateReply(
   body: unknown,
   request: ElicitationRequest
 ): Promise<{ answers: Record<string, string[]>; skipped: boolean }> {
-  const out = await run(() => reply.validate(body ?? {}))
+  const out = await run(body, () => reply.validate(body ?? {}))
   const given = out.answers ?? {}
   const known = new Map(request.questions.map((q) => [q.id, q]))
   const unknown = Object.keys(given).filter((id) => !known.has(id))

@@ -1,4 +1,5 @@
 import { compareCursors, formatCursor, type Cursor } from '../core/cursor.js'
+import { codePointStart } from '../core/text.js'
 import type { DeliveredFrame } from '../core/frames.js'
 import { deliveryFrame, rowToDelivery, type Delivery } from '../follow/feed.js'
 import type { StoredRow, StreamStore } from '../store/stream_store.js'
@@ -59,7 +60,8 @@ export interface ReplayOptions {
   after?: Cursor
   /**
    * Inclusive end; inside a text row (`{ seq, offset }`) that row's text is cut at `offset`
-   * UTF-16 units. Default: the stream's last stored row.
+   * UTF-16 units (at the pair's start when `offset` falls between the halves of a pair).
+   * Default: the stream's last stored row.
    */
   until?: Cursor
   /** Rows per store read (at least 2). */
@@ -86,12 +88,18 @@ export async function* replayStored(
     const limit = until ? Math.min(pageSize, until.seq - cursor.seq + 1) : pageSize
     if (limit <= 0) return
     const page = await readPage(store, runId, cursor, limit)
-    for (let delivery of page.deliveries) {
+    for (const delivery of page.deliveries) {
       if (until && compareCursors(delivery.to, until) > 0) {
-        // Only a text row at `until.seq` goes past a cursor inside it: cut it there.
-        const cut = until.offset! - (delivery.from ?? 0)
-        if (delivery.kind !== 'text' || cut <= 0) return
-        delivery = { ...delivery, text: delivery.text!.slice(0, cut), to: until }
+        // Only a text row at `until.seq` goes past a cursor inside it: cut it there, or at the
+        // start of the pair `until` falls in (as a reader after `until` starts there).
+        if (delivery.kind !== 'text') return
+        const from = delivery.from ?? 0
+        const cut = codePointStart(delivery.text!, until.offset! - from)
+        if (cut <= 0) return
+        const to = { seq: until.seq, offset: from + cut }
+        const item = deliveryItem({ ...delivery, text: delivery.text!.slice(0, cut), to }, to)
+        if (item) yield item
+        return
       }
       cursor = delivery.to
       const item = deliveryItem(delivery, cursor, itemOptions)

@@ -8,6 +8,7 @@ import type { SinkWriter } from './spi.js'
 import { validateFrame } from './validate.js'
 import { appendFrames, type AppendContext, type AppendPlan } from './append.js'
 import { averageCommitMs, coalesceText } from './coalescing.js'
+import { joinSplitPair, REPLACEMENT_CHARACTER } from '../core/text.js'
 
 /**
  * Called inside the transaction that stores an `approval` or `elicitation` frame, so the parking
@@ -45,6 +46,13 @@ export interface WriterOptions {
  * message of any length stays one row. Any other frame, `flush()` and `end()` write held
  * text first, in the same transaction.
  *
+ * Code points: a text write that ends with a high surrogate (a tokenizer cut inside a pair) has
+ * that half held back, never committed alone, and joined with the low half the next text write
+ * starts with; text is thus cut, held, stored and addressed only between code points (rows,
+ * cursor offsets). A half whose other half does not come next (another text, any other frame,
+ * `flush()`, `end()`), or a low half at a write's start with nothing held, is written as U+FFFD:
+ * a broken pair never fails the run. A lone surrogate inside one write is refused.
+ *
  * Every write is ordered after the previous one. A frame that fails validation is refused
  * (`InvalidFrameError`) and nothing is stored. A commit that failed in the background (the held
  * text's timer) rejects the next `write`, `flush` or `end`.
@@ -52,6 +60,8 @@ export interface WriterOptions {
 export class LucidSinkWriter implements SinkWriter {
   #queue: Promise<unknown> = Promise.resolve()
   #held = ''
+  /** A high surrogate the last text write ended with, held for its low half ('' when none). */
+  #highHalf = ''
   #timer: NodeJS.Timeout | null = null
   /** The text row this writer grows: its seq and whole body. */
   #row: { seq: number; body: string } | null = null
@@ -109,15 +119,16 @@ export class LucidSinkWriter implements SinkWriter {
     this.#assertWritable()
     // Validation runs in the queue too: frames of different kinds take different numbers of
     // ticks to validate, and writes must keep the order they were made in.
-    return this.#enqueue(async () =>
-      this.#apply(await validateFrame(frame, this.options.maxFrameBytes))
-    )
+    return this.#enqueue(async () => this.#apply(await this.#validate(frame)))
   }
 
-  /** Write out held text without ending the stream. */
+  /** Write out held text without ending the stream (a held high half becomes U+FFFD). */
   async flush(): Promise<void> {
     this.#assertWritable()
-    return this.#enqueue(() => this.#commit([]))
+    return this.#enqueue(() => {
+      this.#breakPair()
+      return this.#commit([])
+    })
   }
 
   /** Write held text and the end marker; the stream is finished for its readers. */
@@ -128,7 +139,10 @@ export class LucidSinkWriter implements SinkWriter {
     // so a failed end() can be retried (and the lease keeps the stream alive meanwhile).
     this.#ending = true
     try {
-      await this.#enqueue(() => this.#commit([], { end: 'ended', within: options.within }))
+      await this.#enqueue(() => {
+        this.#breakPair()
+        return this.#commit([], { end: 'ended', within: options.within })
+      })
     } catch (error) {
       this.#ending = false
       throw error
@@ -148,6 +162,7 @@ export class LucidSinkWriter implements SinkWriter {
     this.#stopLease()
     if (this.#timer) clearTimeout(this.#timer)
     this.#timer = null
+    this.#highHalf = ''
     this.#onRelease?.()
   }
 
@@ -169,6 +184,30 @@ export class LucidSinkWriter implements SinkWriter {
     const next = this.#queue.then(work)
     this.#queue = next.catch(() => {})
     return next
+  }
+
+  /**
+   * Validate a frame; a text write is first joined with the high half held from the previous one,
+   * and its own trailing high half is held (only once the write is accepted).
+   */
+  async #validate(frame: StreamFrame): Promise<StreamFrame> {
+    const max = this.options.maxFrameBytes
+    const v = (frame as { v?: unknown } | null)?.v
+    if (frame?.t !== 'text' || typeof v !== 'string') return validateFrame(frame, max)
+    const joined = joinSplitPair(this.#highHalf, v)
+    const valid = await validateFrame({ ...frame, v: joined.text }, max)
+    this.#highHalf = joined.held
+    return valid
+  }
+
+  /** The held high half's pair is broken (another frame, flush, end): it is written as U+FFFD. */
+  #breakPair() {
+    if (!this.#highHalf) return
+    this.#highHalf = ''
+    const rowChars = this.#row ? this.#row.body.length + this.#held.length : 0
+    // The row stops growing at its cap, as for any text (coalescing.ts).
+    if (rowChars + 1 > this.options.maxTextRowChars) this.#row = null
+    this.#held += REPLACEMENT_CHARACTER
   }
 
   async #apply(frame: StreamFrame) {
@@ -199,6 +238,7 @@ export class LucidSinkWriter implements SinkWriter {
       }
       return
     }
+    this.#breakPair()
     if (frame.t === 'component' && frame.partial) {
       await this.#commit([])
       this.tail.partial(this.runId, frame)

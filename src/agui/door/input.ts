@@ -1,6 +1,7 @@
 import vine from '@vinejs/vine'
 import { createHash } from 'node:crypto'
 import { RUN_ID } from '../../core/frames.js'
+import { isWellFormedDeep } from '../../core/text.js'
 import {
   AgUiBodyTooLargeError,
   describeIssues,
@@ -93,7 +94,8 @@ export type AgUiResumeEntry = NonNullable<AgUiInput['resume']>[number]
  * Validate a `RunAgentInput` body (AG-UI 1.0, agui-1.0.md 1.4) with VineJS: ids, counts, string
  * sizes. The body's size is checked first.
  *
- * @throws InvalidAgUiInputError (400 `invalid_input`), AgUiBodyTooLargeError (413 `body_too_large`)
+ * @throws InvalidAgUiInputError (400 `invalid_input`; also for a lone surrogate anywhere in the
+ *   body, rule `wellFormedUnicode`), AgUiBodyTooLargeError (413 `body_too_large`)
  */
 export async function validateAgUiInput(
   body: unknown,
@@ -107,6 +109,11 @@ export async function validateAgUiInput(
   }
   if (size > maxBodyBytes) {
     throw new AgUiBodyTooLargeError(maxBodyBytes)
+  }
+  // Messages, ids and resume payloads come back in events: no lone surrogate on the wire.
+  if (!isWellFormedDeep(body)) {
+    const issue = { field: '', rule: 'wellFormedUnicode' }
+    throw new InvalidAgUiInputError(describeIssues('Invalid RunAgentInput', [issue]))
   }
   try {
     return await inputValidator.validate(body)
