@@ -4,6 +4,7 @@ import type { Principal } from '../core/run.js'
 import type { AgUiDoor, DoorReply } from '../agui/door/index.js'
 import { INPUT_LIMITS } from '../agui/door/input.js'
 import { agUiChunks, agUiContentType, wantsProtobuf } from './agui_encoding.js'
+import { mediaTypeRefusal } from './media_type.js'
 
 /** Options of {@link createAgUiFetchHandler}. */
 export interface AgUiFetchHandlerOptions {
@@ -77,16 +78,19 @@ export function createAgUiFetchHandler(door: AgUiDoor, options: AgUiFetchHandler
 const NOT_FOUND = { code: 'not_found', message: 'No such route' }
 const METHOD = { code: 'method_not_allowed', message: 'Method not allowed' }
 
-/** The JSON body, read no further than the cap. */
+/**
+ * The JSON body, read no further than the cap. `JSON.parse` does not recurse on the stack, so a
+ * deeply nested body parses here and is refused by the door's depth rule (`validateAgUiInput`).
+ */
 async function readJson(
   request: Request,
   max: number
 ): Promise<{ value: unknown } | { status: number; refused: { code: string; message: string } }> {
-  const type = (request.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase()
-  if (type !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) {
+  const wrongType = mediaTypeRefusal(request.headers.get('content-type'))
+  if (wrongType) {
     return {
-      status: 415,
-      refused: { code: 'unsupported_media_type', message: 'The body must be application/json' },
+      status: wrongType.status,
+      refused: { code: wrongType.code, message: wrongType.message },
     }
   }
   const tooLarge = {

@@ -8,6 +8,8 @@ import { RUN_ID, isRunId, type DeliveredFrame, type StreamFrame } from '../core/
 import { publicFrame } from '../core/projection.js'
 import { isWellFormedDeep } from '../core/text.js'
 import { describeIssues, issuesOf } from '../errors.js'
+import { DEPTH_ISSUE, tooDeep } from '../core/json_depth.js'
+import { mediaTypeRefusal } from './media_type.js'
 import { resolvePrincipal, type PrincipalResolver } from './principal.js'
 import { cursorOf } from './cursor_of.js'
 import { serveChunks } from './sse.js'
@@ -21,7 +23,6 @@ const startValidator = vine.compile(
   })
 )
 
-/**
 /** What the native stream routes need of the package's service. */
 export interface StreamRoutesDeps {
   sink: LucidTokenStreamSink
@@ -31,7 +32,8 @@ export interface StreamRoutesDeps {
 
 /**
  * The native stream routes of the sink SPI (sink-spi.md, "The native HTTP surface"): start a
- * run (`POST`, JSON `{ message, threadId?, runId? }` -> 201 `{ runId, threadId }`), and read it
+ * run (`POST`, JSON `{ message, threadId?, runId? }` -> 201 `{ runId, threadId }`; 415 for a body
+ * that is not JSON, 422 `invalid_input` naming the rule, also `maxDepth`), and read it
  * as SSE from a cursor (`GET ...?after=` or `Last-Event-ID`, the query wins): every frame with
  * `id:` = its cursor, errors as `event: error` with `{ code, message }`; 404 when there is
  * nothing to resume (or it is someone else's run).
@@ -43,23 +45,29 @@ export class StreamController {
   ) {}
 
   async start(ctx: HttpContext) {
-    // The message reaches the runner and may come back in frames: no lone surrogate.
-    if (!isWellFormedDeep(ctx.request.body())) {
-      return ctx.response.status(422).json({
-        code: 'invalid_input',
-        message: describeIssues('Invalid start body', [{ field: '', rule: 'wellFormedUnicode' }]),
-      })
+    const refused = mediaTypeRefusal(ctx.request.header('content-type'))
+    if (refused) {
+      return ctx.response
+        .status(refused.status)
+        .json({ code: refused.code, message: refused.message })
     }
+    const invalid = (issues: { field: string; rule: string }[]) =>
+      ctx.response.status(422).json({
+        code: 'invalid_input',
+        message: describeIssues('Invalid start body', issues.slice(0, 1)),
+      })
     let body: { message: string; threadId?: string; runId?: string }
     try {
+      if (tooDeep(ctx.request.body())) return invalid([DEPTH_ISSUE])
+      // The message reaches the runner and may come back in frames: no lone surrogate.
+      if (!isWellFormedDeep(ctx.request.body())) {
+        return invalid([{ field: '', rule: 'wellFormedUnicode' }])
+      }
       body = await startValidator.validate(ctx.request.body())
     } catch (error) {
       const issues = issuesOf(error)
       if (!issues) throw error
-      return ctx.response.status(422).json({
-        code: 'invalid_input',
-        message: describeIssues('Invalid start body', issues.slice(0, 1)),
-      })
+      return invalid(issues)
     }
     const principal = await resolvePrincipal(ctx, this.options.principal)
     const runId = body.runId ?? randomUUID()

@@ -2,6 +2,7 @@ import vine from '@vinejs/vine'
 import { createHash } from 'node:crypto'
 import { RUN_ID } from '../../core/frames.js'
 import { isWellFormedDeep } from '../../core/text.js'
+import { DEPTH_ISSUE, tooDeep } from '../../core/json_depth.js'
 import {
   AgUiBodyTooLargeError,
   describeIssues,
@@ -92,15 +93,19 @@ export type AgUiResumeEntry = NonNullable<AgUiInput['resume']>[number]
 
 /**
  * Validate a `RunAgentInput` body (AG-UI 1.0, agui-1.0.md 1.4) with VineJS: ids, counts, string
- * sizes. The body's size is checked first.
+ * sizes. The body's depth (`MAX_JSON_DEPTH`, `src/core/json_depth.ts`) and size are checked first.
  *
- * @throws InvalidAgUiInputError (400 `invalid_input`; also for a lone surrogate anywhere in the
- *   body, rule `wellFormedUnicode`), AgUiBodyTooLargeError (413 `body_too_large`)
+ * @throws InvalidAgUiInputError (400 `invalid_input`, also for a body nested too deep or a lone
+ *   surrogate anywhere in it, rule `wellFormedUnicode`), AgUiBodyTooLargeError (413
+ *   `body_too_large`)
  */
 export async function validateAgUiInput(
   body: unknown,
   maxBodyBytes: number = INPUT_LIMITS.maxBodyBytes
 ): Promise<AgUiInput> {
+  if (tooDeep(body)) {
+    throw new InvalidAgUiInputError(describeIssues('Invalid RunAgentInput', [DEPTH_ISSUE]))
+  }
   let size: number
   try {
     size = Buffer.byteLength(JSON.stringify(body ?? null))

@@ -6,6 +6,9 @@ import type { ParkingService } from '../../parking/service.js'
 import { asHttpError } from '../decisions_controller.js'
 import { resolvePrincipal, type AdminAuthorizer, type PrincipalResolver } from '../principal.js'
 import { renderItems, renderPage, type PageContext } from './page.js'
+import { answersFromForm } from './form.js'
+import { DEPTH_ISSUE, tooDeep } from '../../core/json_depth.js'
+import { describeIssues } from '../../errors.js'
 
 const CSRF_COOKIE = 'agent_stream_csrf'
 
@@ -14,7 +17,9 @@ const CSRF_COOKIE = 'agent_stream_csrf'
  * all runs, newest first, decided ones in a history view; approve / reject with a reason, answer
  * a question set. Denied (403) unless the app's `admin` hook allows. Forms carry a token that must
  * match a signed, `SameSite=Strict` cookie (cross-site requests are refused); a strict
- * Content-Security-Policy lets only the page's own script run; every value is escaped.
+ * Content-Security-Policy lets only the page's own script run; every value is escaped and
+ * isolated from bidi overrides (`page.ts`). A form nested deeper than `MAX_JSON_DEPTH` is
+ * refused (422) before anything else.
  */
 export class AdminController {
   constructor(
@@ -51,6 +56,12 @@ export class AdminController {
     const back = (notice: string) =>
       ctx.response.redirect().status(303).toPath(`${this.options.base}/admin?notice=${notice}`)
     const body = ctx.request.body() as Record<string, any>
+    if (tooDeep(body)) {
+      ctx.response.status(422)
+      return ctx.response
+        .type('html')
+        .send(`<p>${describeIssues('Invalid form', [DEPTH_ISSUE])}</p>`)
+    }
     const cookie = ctx.request.cookie(CSRF_COOKIE)
     if (
       typeof cookie !== 'string' ||
@@ -75,14 +86,12 @@ export class AdminController {
       if (action === 'approve') await this.parking.approve(runId, itemId, decider, decision)
       else if (action === 'reject') await this.parking.reject(runId, itemId, decider, decision)
       else if (action === 'answer') {
-        const answers: Record<string, string[]> = {}
-        for (const [id, values] of Object.entries(body.answers ?? {})) {
-          const list = (Array.isArray(values) ? values : [values]).filter(
-            (v): v is string => typeof v === 'string' && v.length > 0
-          )
-          answers[id] = list
-        }
-        await this.parking.answer(runId, itemId, decider, { answers, ...decision })
+        // The stored question set decodes the form (`form.ts`); a missing item answers nothing,
+        // and the service says why.
+        const at = Number.isInteger(park) ? { park } : {}
+        const item = await this.parking.findItem(runId, itemId, at.park)
+        const answers = item?.request ? answersFromForm(body, item.request) : {}
+        await this.parking.answer(runId, itemId, decider, { answers, ...at })
       } else return ctx.response.status(404).send('')
     } catch (error) {
       const answer = asHttpError(error)
