@@ -67,11 +67,19 @@ export class FrameTranslator {
     return this.#model.interrupts
   }
 
-  /** Translate one delivered frame at `at` (its cursor). */
-  push(frame: StreamFrame, at: Cursor): AgUiEvent[] {
+  /**
+   * Translate one delivered frame at `at` (its cursor). A `superseded` component (a later one
+   * with the same id replaced it) changes the model as it did when it was live (it closes open
+   * text) but is not sent again: whether a reader met it before or after it was replaced, the
+   * ids that follow are the same.
+   */
+  push(frame: StreamFrame, at: Cursor, superseded = false): AgUiEvent[] {
     const projected = publicFrame(frame, this.options)
     if (!projected) return []
-    const out = this.#translate(projected, at)
+    const out =
+      superseded && projected.t === 'component' && !projected.partial
+        ? this.#model.closeText()
+        : this.#translate(projected, at)
     if (this.#transcript) for (const event of out) this.#transcript.record(event)
     return out
   }
