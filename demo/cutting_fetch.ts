@@ -27,6 +27,8 @@ export function parseSse(body: string): SseEvent[] {
  */
 export function cuttingFetch() {
   const bodies: string[] = []
+  /** The URL of each request, in order. */
+  const urls: string[] = []
   const state = {
     lastId: undefined as string | undefined,
     /** Cut the next response after the first event this accepts; disarmed once it fires. */
@@ -34,6 +36,7 @@ export function cuttingFetch() {
   }
   const fetchFn = async (url: string | URL, init: RequestInit = {}) => {
     const abort = new AbortController()
+    urls.push(String(url))
     const response = await fetch(url, { ...init, signal: abort.signal })
     const index = bodies.push('') - 1
     if (!response.body) return response
@@ -75,6 +78,7 @@ export function cuttingFetch() {
     fetch: fetchFn,
     state,
     bodies,
+    urls,
     /** The events of response `i` (default: the last one). */
     events(i = bodies.length - 1) {
       return parseSse(bodies[i] ?? '').map((e) => e.event)
