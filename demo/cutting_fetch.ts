@@ -31,7 +31,10 @@ export function cuttingFetch() {
   const urls: string[] = []
   const state = {
     lastId: undefined as string | undefined,
-    /** Cut the next response after the first event this accepts; disarmed once it fires. */
+    /**
+     * Cut the next response after the first event this accepts; disarmed once it fires (unless
+     * it set another one, the next cut).
+     */
     cutWhen: null as ((event: SseEvent['event']) => boolean) | null,
   }
   const fetchFn = async (url: string | URL, init: RequestInit = {}) => {
@@ -56,8 +59,10 @@ export function cuttingFetch() {
           out += `${block}\n\n`
           const [parsed] = parseSse(`${block}\n\n`)
           if (parsed?.id) state.lastId = parsed.id
-          if (parsed && state.cutWhen?.(parsed.event)) {
-            state.cutWhen = null
+          const cutWhen = state.cutWhen
+          if (parsed && cutWhen?.(parsed.event)) {
+            // Disarmed, unless the predicate armed another cut.
+            if (state.cutWhen === cutWhen) state.cutWhen = null
             bodies[index] += out
             controller.enqueue(encoder.encode(out))
             abort.abort()
