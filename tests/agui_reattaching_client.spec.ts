@@ -144,7 +144,14 @@ test.group("The README's re-attaching client", () => {
     // Someone else's thread now: the door answers 404.
     agent.headers = { 'x-user': 'mallory' }
     served.agentStream.agui.closeAll()
-    await assert.rejects(() => running, /404/)
+    // HttpAgent logs the failure it throws: keep the output clean.
+    const error = console.error
+    console.error = () => {}
+    try {
+      await assert.rejects(() => running, /404/)
+    } finally {
+      console.error = error
+    }
     release()
     assert.lengthOf(recorder.bodies, 2)
   })
