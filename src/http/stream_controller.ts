@@ -4,7 +4,8 @@ import type { HttpContext } from '@adonisjs/core/http'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
 import type { AgUiDoor } from '../agui/door/index.js'
 import type { ResolvedAgentStreamConfig } from '../define_config.js'
-import { RUN_ID, isRunId, type DeliveredFrame, type StreamFrame } from '../core/frames.js'
+import { RUN_ID, isRunId, type StreamFrame } from '../core/frames.js'
+import { parseCursor, type Cursor } from '../core/cursor.js'
 import { publicFrame } from '../core/projection.js'
 import { isWellFormedDeep } from '../core/text.js'
 import { describeIssues, issuesOf } from '../errors.js'
@@ -36,7 +37,8 @@ export interface StreamRoutesDeps {
  * that is not JSON, 422 `invalid_input` naming the rule, also `maxDepth`), and read it
  * as SSE from a cursor (`GET ...?after=` or `Last-Event-ID`, the query wins): every frame with
  * `id:` = its cursor, errors as `event: error` with `{ code, message }`; 404 when there is
- * nothing to resume (or it is someone else's run).
+ * nothing to resume (or it is someone else's run); 400 `invalid_cursor` for a cursor this
+ * package did not mint or one past the stream's stored head.
  */
 export class StreamController {
   constructor(
@@ -110,13 +112,19 @@ export class StreamController {
       return ctx.response.status(404).json({ code: 'not_found', message: 'Nothing to resume' })
     }
     const after = cursorOf(ctx)
-    const controller = new AbortController()
-    let frames: AsyncIterable<DeliveredFrame>
+    const invalid = () =>
+      ctx.response.status(400).json({ code: 'invalid_cursor', message: 'Invalid cursor' })
+    let start: Cursor
     try {
-      frames = this.agentStream.sink.subscribe(runId, { after, signal: controller.signal })
+      start = parseCursor(after)
     } catch {
-      return ctx.response.status(400).json({ code: 'invalid_cursor', message: 'Invalid cursor' })
+      return invalid()
     }
+    // Past the stored head: no replica gave it; followed, it would skip what comes (the AG-UI
+    // door answers alike).
+    if (await this.agentStream.sink.beyondHead(runId, start)) return invalid()
+    const controller = new AbortController()
+    const frames = this.agentStream.sink.subscribe(runId, { after, signal: controller.signal })
     // The same projection as the AG-UI door (DESIGN.md invariant 8).
     const rules = this.agentStream.config.agui
     async function* chunks(): AsyncGenerator<Chunk> {

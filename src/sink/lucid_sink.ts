@@ -6,13 +6,13 @@ import { notifierFactory, type NotifierChoice } from '../follow/notifiers/index.
 import { Tail } from '../follow/tail.js'
 import { tableNames, type TableNames } from '../store/schema.js'
 import { StreamStore, type CommitResult, type StoredRow } from '../store/stream_store.js'
-import { parseCursor, type Cursor } from '../core/cursor.js'
+import { compareCursors, parseCursor, type Cursor } from '../core/cursor.js'
 import { RUN_ID, type DeliveredFrame } from '../core/frames.js'
 import { DEFAULTS } from '../defaults.js'
 import type { TokenStreamSink } from './spi.js'
 import { follow, RUN_FAILED_MESSAGE, type SegmentEnd } from './subscriber.js'
 import { appendFrames, type AppendContext, type AppendRequest } from './append.js'
-import { replayStored, storedRows } from './replay.js'
+import { replayStored, storedRows, type SupersededFrame } from './replay.js'
 import { LucidSinkWriter, type ParkHook } from './writer.js'
 import type { RunMeta } from '../core/run.js'
 
@@ -190,17 +190,40 @@ export class LucidTokenStreamSink implements TokenStreamSink {
 
   /**
    * Like {@link subscribe}, with the end of every segment (a park) marked by a
-   * {@link SegmentEnd}: what a door needs to end one protocol run per segment.
+   * {@link SegmentEnd}: what a door needs to end one protocol run per segment. With
+   * `superseded`, components a later one replaced come too, flagged `superseded: true` (a
+   * reader may meet a component before or after it is replaced: a door that must translate
+   * both alike asks for them).
    *
    * @throws InvalidRunIdError, InvalidCursorError
    */
   segments(
     runId: string,
-    options: SubscribeOptions = {}
-  ): AsyncIterable<DeliveredFrame | SegmentEnd> {
+    options: SubscribeOptions & { superseded?: boolean } = {}
+  ): AsyncIterable<DeliveredFrame | SupersededFrame | SegmentEnd> {
     assertRunId(runId)
     const start = parseCursor(options.after)
-    return follow(runId, start, this.tail, this.store, this.options.pageSize, options.signal, true)
+    return follow(runId, start, this.tail, this.store, this.options.pageSize, options.signal, {
+      segments: true,
+      superseded: options.superseded,
+    })
+  }
+
+  /**
+   * Whether `cursor` is past the stream's stored head: after its last row, or inside its last
+   * text row beyond the text stored. Every cursor a reader was given names a committed
+   * position (persist, then publish), so such a cursor was never given by any replica. A
+   * stream that does not exist has no position past its start.
+   */
+  async beyondHead(runId: string, cursor: Cursor): Promise<boolean> {
+    if (cursor.seq === 0 && cursor.offset === undefined) return false
+    const last = await this.store.lastRow(runId)
+    if (!last) return true
+    const head: Cursor =
+      last.kind === 'text' ? { seq: last.seq, offset: last.body.length } : { seq: last.seq }
+    return cursor.seq === last.seq && last.kind === 'text'
+      ? compareCursors(cursor, head) > 0
+      : cursor.seq > last.seq
   }
 
   /**
@@ -232,12 +255,18 @@ export class LucidTokenStreamSink implements TokenStreamSink {
    *
    * @param options.appendedEnds also yield the end markers after frames appended to an ended
    *   stream, as `{ t: 'end', cursor, appended: true }`
+   * @param options.superseded also yield superseded components, flagged `superseded: true`
    * @throws InvalidRunIdError, InvalidCursorError (a malformed `after` string)
    */
   replay(
     runId: string,
-    options: { after?: string | Cursor; until?: Cursor; appendedEnds?: boolean } = {}
-  ): AsyncIterable<DeliveredFrame | SegmentEnd> {
+    options: {
+      after?: string | Cursor
+      until?: Cursor
+      appendedEnds?: boolean
+      superseded?: boolean
+    } = {}
+  ): AsyncIterable<DeliveredFrame | SupersededFrame | SegmentEnd> {
     assertRunId(runId)
     const after = typeof options.after === 'object' ? options.after : parseCursor(options.after)
     return replayStored(this.store, runId, {
@@ -245,6 +274,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
       until: options.until,
       pageSize: this.options.pageSize,
       appendedEnds: options.appendedEnds,
+      superseded: options.superseded,
     })
   }
 

@@ -37,17 +37,37 @@ export async function readPage(
 }
 
 /**
+ * A component a later one with the same id replaced, for readers that asked for those
+ * (`superseded`): a door that must translate a stream the same whether a reader met the
+ * component before or after it was replaced (it still closes open text, say).
+ */
+export type SupersededFrame = DeliveredFrame & { readonly superseded: true }
+
+/** What a reader asks to be given besides frames (see {@link deliveryItem}). */
+export interface ItemOptions {
+  /** Segment ends, as {@link SegmentEnd}. */
+  segments?: boolean
+  /** With `segments`, also the end markers after frames appended to an ended stream. */
+  appendedEnds?: boolean
+  /** Superseded components, flagged (see {@link SupersededFrame}). */
+  superseded?: boolean
+}
+
+/**
  * What a reader yields for a delivery, `cursor` being the position after it: the frame, a
  * {@link SegmentEnd} for a segment end when `segments` (and for an appended end when
- * `appendedEnds`), else nothing (a superseded component, an end a plain reader does not see).
+ * `appendedEnds`), a superseded component when `superseded` (flagged), else nothing.
  */
 export function deliveryItem(
   delivery: Delivery,
   cursor: Cursor,
-  options: { segments?: boolean; appendedEnds?: boolean } = {}
-): DeliveredFrame | SegmentEnd | null {
+  options: ItemOptions = {}
+): DeliveredFrame | SupersededFrame | SegmentEnd | null {
   const frame = deliveryFrame(delivery)
   if (frame) return { ...frame, cursor: formatCursor(cursor) } as DeliveredFrame
+  if (options.superseded && delivery.superseded && delivery.frame) {
+    return { ...delivery.frame, cursor: formatCursor(cursor), superseded: true } as SupersededFrame
+  }
   if (options.segments && delivery.kind === 'end') {
     if (!delivery.appended) return { t: 'end', cursor: formatCursor(cursor) }
     if (options.appendedEnds) return { t: 'end', cursor: formatCursor(cursor), appended: true }
@@ -68,6 +88,8 @@ export interface ReplayOptions {
   pageSize: number
   /** Also yield the end markers after appended frames, flagged `appended`. Default false. */
   appendedEnds?: boolean
+  /** Also yield superseded components, flagged (see {@link SupersededFrame}). Default false. */
+  superseded?: boolean
 }
 
 /**
@@ -80,9 +102,13 @@ export async function* replayStored(
   store: StreamStore,
   runId: string,
   options: ReplayOptions
-): AsyncGenerator<DeliveredFrame | SegmentEnd> {
+): AsyncGenerator<DeliveredFrame | SupersededFrame | SegmentEnd> {
   const { until, pageSize } = options
-  const itemOptions = { segments: true, appendedEnds: options.appendedEnds }
+  const itemOptions = {
+    segments: true,
+    appendedEnds: options.appendedEnds,
+    superseded: options.superseded,
+  }
   let cursor: Cursor = options.after ?? { seq: 0 }
   while (!until || compareCursors(cursor, until) < 0) {
     const limit = until ? Math.min(pageSize, until.seq - cursor.seq + 1) : pageSize

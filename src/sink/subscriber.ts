@@ -4,7 +4,13 @@ import type { StreamStore } from '../store/stream_store.js'
 import { compareCursors, formatCursor, type Cursor } from '../core/cursor.js'
 import { FAILURE_SENTENCES, type DeliveredFrame } from '../core/frames.js'
 import { DEFAULTS } from '../defaults.js'
-import { deliveryItem, readPage, type SegmentEnd } from './replay.js'
+import {
+  deliveryItem,
+  readPage,
+  type ItemOptions,
+  type SegmentEnd,
+  type SupersededFrame,
+} from './replay.js'
 
 export type { SegmentEnd } from './replay.js'
 
@@ -36,6 +42,7 @@ export const RUN_FAILED_MESSAGE = FAILURE_SENTENCES.run_failed
  * Pull-based: a frame is read only when the consumer asks for the next one, so a slow reader
  * holds at most one page and slows only itself. Readers that keep up are served from the
  * replica's shared feed; a reader behind it reads the store in pages of `pageSize` rows.
+ * `items` says what it yields besides frames: segment ends, superseded components.
  */
 export async function* follow(
   runId: string,
@@ -44,8 +51,9 @@ export async function* follow(
   store: StreamStore,
   pageSize: number,
   signal?: AbortSignal,
-  segments = false
-): AsyncGenerator<DeliveredFrame | SegmentEnd> {
+  items: Omit<ItemOptions, 'appendedEnds'> = {}
+): AsyncGenerator<DeliveredFrame | SupersededFrame | SegmentEnd> {
+  const segments = items.segments ?? false
   const feed = await tail.follow(runId)
   try {
     if (feed.missing) return
@@ -69,7 +77,7 @@ export async function* follow(
         for (const delivery of batch) {
           if (delivery.kind === 'partial') seenPartial = delivery.n!
           else cursor = delivery.to
-          const item = deliveryItem(delivery, cursor, { segments })
+          const item = deliveryItem(delivery, cursor, items)
           if (item) yield item
         }
         continue

@@ -1,15 +1,17 @@
 import { createHash } from 'node:crypto'
-import { parseCursor, type Cursor } from '../../core/cursor.js'
 import { isRunId } from '../../core/frames.js'
 import type { Principal } from '../../core/run.js'
-import { notFound } from './refusals.js'
+import { parseDoorPosition, type DoorPosition } from './position.js'
+import { invalidCursor, notFound } from './refusals.js'
 import type { DoorDeps, DoorReply } from './reply.js'
 import { serveRun } from './serve.js'
 
 /**
  * Re-attach to an AG-UI run after `after` (the SSE `Last-Event-ID` or `?after=`): the run from
  * its `RUN_STARTED`, a join prelude, then the rest. 404 when there is no such run (or it is
- * someone else's); 400 `invalid_cursor` for a cursor this package did not mint.
+ * someone else's); 400 `invalid_cursor` for an id the door did not mint (`position.ts`) or one
+ * past the stream's stored head (never given by any replica: followed, it would wait for frames
+ * that may never come, and skip those that do).
  */
 export async function reattach(
   deps: DoorDeps,
@@ -21,13 +23,17 @@ export async function reattach(
   const run = isRunId(runId) ? await deps.runs.find(runId) : null
   if (!run || run.ownerId !== (principal?.id ?? null)) return notFound()
   if (!(await deps.sink.has(run.streamRunId))) return notFound()
-  let cursor: Cursor | undefined
+  let position: DoorPosition | undefined
   try {
-    cursor = after === undefined ? undefined : parseCursor(after)
+    position = parseDoorPosition(after)
   } catch {
-    return { kind: 'refused', status: 400, code: 'invalid_cursor', message: 'Invalid cursor' }
+    return invalidCursor()
   }
-  return serveRun(deps, run, cursor, signal)
+  if (position) {
+    const at = 'k' in position ? { seq: position.seq, offset: 0 } : position.cursor
+    if (await deps.sink.beyondHead(run.streamRunId, at)) return invalidCursor()
+  }
+  return serveRun(deps, run, position, signal)
 }
 
 /**

@@ -58,6 +58,11 @@ export function notFound(): DoorReply {
   return { kind: 'refused', status: 404, code: 'not_found', message: 'No such run' }
 }
 
+/** A cursor (SSE id) the door did not mint, or past the stream's stored head. */
+export function invalidCursor(): DoorReply {
+  return { kind: 'refused', status: 400, code: 'invalid_cursor', message: 'Invalid cursor' }
+}
+
 /** A refusal once the stream is open: one `RUN_ERROR` with a stable code, nothing else. */
 export function refusal(code: AgUiRefusalCode): DoorReply {
   async function* events(): AsyncGenerator<SseItem> {

@@ -1,78 +1,173 @@
 import { compareCursors, formatCursor, parseCursor, type Cursor } from '../../core/cursor.js'
 import type { StreamFrame } from '../../core/frames.js'
-import { FrameTranslator } from '../translate/index.js'
+import { FrameTranslator, preludeAfter, type AgUiEvent } from '../translate/index.js'
 import type { AgUiRun } from './runs.js'
+import { withinFrameId, type DoorPosition } from './position.js'
+import { invalidCursor } from './refusals.js'
 import { replayInto } from './replay.js'
 import type { DoorDeps, DoorReply, SseItem } from './reply.js'
 import { closingEvents } from './transcript.js'
 
-/** One AG-UI run served from `after` (or its start) as a door reply. */
-export function serveRun(
-  deps: DoorDeps,
-  run: AgUiRun,
-  after: Cursor | undefined,
-  signal?: AbortSignal
-): DoorReply {
-  return {
-    kind: 'stream',
-    streamRunId: run.streamRunId,
-    events: runEvents(deps, run, after, signal),
-  }
+type Identity = { threadId: string; runId: string }
+
+/** How a connection starts: its first events, then the live stream from `from` (none: done). */
+interface Joined {
+  items: SseItem[]
+  from: Cursor | null
 }
 
 /**
- * One AG-UI run as events: the stream before its start cursor replayed silently into the
- * translator (so ids, open constructs and state are what they were), `RUN_STARTED` and the join
- * prelude, then the segment's frames until it ends. The SSE `id:` goes on a frame's last event.
+ * One AG-UI run served from `at` (or its start) as a door reply: `RUN_STARTED`, the join
+ * prelude, then the rest of the segment until it ends. Every event after the prelude carries an
+ * SSE id (`position.ts`), so a client cut after any event re-attaches with the last id it saw
+ * and gets exactly the events after it. The stream before `at` is replayed silently into the
+ * translator (so ids, open constructs and state are what they were) before the reply is made:
+ * an id inside a frame the door cannot have minted is refused (400 `invalid_cursor`).
  */
-export async function* runEvents(
+export async function serveRun(
   deps: DoorDeps,
   run: AgUiRun,
-  after: Cursor | undefined,
+  at: DoorPosition | undefined,
   signal?: AbortSignal
-): AsyncGenerator<SseItem> {
+): Promise<DoorReply> {
   const translator = new FrameTranslator({
     ...deps.options,
     streamRunId: run.streamRunId,
     clientTools: run.clientTools,
   })
   const identity = { threadId: run.threadId, runId: run.runId }
-  let start: Cursor = { seq: run.afterSeq }
-  if (after && compareCursors(after, start) > 0) start = after
-  const end = await deps.sink.segmentEnd(run.streamRunId, run.afterSeq)
-  if (end !== null && start.seq >= end) {
-    // The client had the whole run: it gets its start and its end again, nothing between.
-    await replayInto(deps, translator, run.streamRunId, { seq: end - 1 })
-    if (translator.failure) {
-      yield { event: translator.open(identity)[0] }
-      yield { event: translator.failure, id: String(end) }
-      return
-    }
-    for (const event of translator.open(identity)) yield { event }
-    const events = await closingEvents(deps, run, translator, identity)
-    for (const [i, event] of events.entries())
-      yield i === events.length - 1 ? { event, id: String(end) } : { event }
-    return
+  const joined = await join(deps, run, translator, identity, at)
+  if (!joined) return invalidCursor()
+  return {
+    kind: 'stream',
+    streamRunId: run.streamRunId,
+    events: liveEvents(deps, run, translator, identity, joined, signal),
   }
-  await replayInto(deps, translator, run.streamRunId, start)
-  if (translator.failure) {
-    // The client had the run's error: it gets its start and the error again.
-    yield { event: translator.open(identity)[0] }
-    yield { event: translator.failure, id: formatCursor(start) }
-    return
-  }
-  for (const event of translator.open(identity)) yield { event }
-  for await (const item of deps.sink.segments(run.streamRunId, {
-    after: formatCursor(start),
+}
+
+async function* liveEvents(
+  deps: DoorDeps,
+  run: AgUiRun,
+  translator: FrameTranslator,
+  identity: Identity,
+  joined: Joined,
+  signal?: AbortSignal
+): AsyncGenerator<SseItem> {
+  yield* joined.items
+  if (!joined.from) return
+  const items = deps.sink.segments(run.streamRunId, {
+    after: formatCursor(joined.from),
     signal,
-  })) {
+    superseded: true,
+  })
+  for await (const item of items) {
+    const at = parseCursor(item.cursor)
     const events =
       item.t === 'end'
         ? await closingEvents(deps, run, translator, identity)
-        : translator.push(item as StreamFrame, parseCursor(item.cursor))
-    for (const [i, event] of events.entries()) {
-      yield i === events.length - 1 ? { event, id: item.cursor } : { event }
-    }
+        : translator.push(item as StreamFrame, at, 'superseded' in item)
+    yield* framed(events, at.seq, item.cursor)
     if (item.t === 'end' || translator.terminal === 'failed') return
+  }
+}
+
+/**
+ * A frame's events from the `skip`-th on, with their SSE ids: the frame's cursor on its last
+ * event, `"<seq>:<k>"` on the others (`position.ts`).
+ */
+function framed(events: AgUiEvent[], seq: number, cursor: string, skip = 0): SseItem[] {
+  const out: SseItem[] = []
+  for (let i = skip; i < events.length; i++) {
+    out.push({ event: events[i], id: i === events.length - 1 ? cursor : withinFrameId(seq, i + 1) })
+  }
+  return out
+}
+
+const bare = (events: AgUiEvent[]): SseItem[] => events.map((event) => ({ event }))
+
+/** Where a connection joins the run; `null` for an id the door cannot have minted. */
+async function join(
+  deps: DoorDeps,
+  run: AgUiRun,
+  translator: FrameTranslator,
+  identity: Identity,
+  at: DoorPosition | undefined
+): Promise<Joined | null> {
+  const streamRunId = run.streamRunId
+  const start: Cursor = { seq: run.afterSeq }
+  const end = await deps.sink.segmentEnd(streamRunId, run.afterSeq)
+  let position: DoorPosition = at ?? { cursor: start }
+  // An id of an earlier AG-UI run of this stream: the client has none of this one.
+  if ('k' in position ? position.seq <= run.afterSeq : compareCursors(position.cursor, start) < 0)
+    position = { cursor: start }
+  // An id of a later one: the client had all of this one.
+  if ('k' in position && end !== null && position.seq > end) position = { cursor: { seq: end } }
+  if ('k' in position) return withinFrame(deps, run, translator, identity, position)
+  const cursor = position.cursor
+  if (end !== null && cursor.seq >= end) {
+    // The client had the whole run: it gets its start and its end again, nothing between.
+    await replayInto(deps, translator, streamRunId, { seq: end - 1 })
+    if (translator.failure) return failed(translator, identity, String(end))
+    const opening = translator.open(identity)
+    const closing = await closingEvents(deps, run, translator, identity)
+    return { items: [...bare(opening), ...framed(closing, end, String(end))], from: null }
+  }
+  await replayInto(deps, translator, streamRunId, cursor)
+  // The client had the run's error: it gets its start and the error again.
+  if (translator.failure) return failed(translator, identity, formatCursor(cursor))
+  return { items: bare(translator.open(identity)), from: cursor }
+}
+
+function failed(translator: FrameTranslator, identity: Identity, id: string): Joined {
+  return {
+    items: [{ event: translator.open(identity)[0] }, { event: translator.failure!, id }],
+    from: null,
+  }
+}
+
+/**
+ * A client that had the first `k` events of the frame at row `seq`: the stream replayed to the
+ * row before, the frame translated, a prelude re-opening what is open after those `k` events
+ * (a tool call whose START it had and whose END it had not, say), then the frame's other
+ * events. `null` when the door cannot have minted that id: no such frame, a frame after the
+ * run's error, `k` not below the frame's event count.
+ */
+async function withinFrame(
+  deps: DoorDeps,
+  run: AgUiRun,
+  translator: FrameTranslator,
+  identity: Identity,
+  { seq, k }: { seq: number; k: number }
+): Promise<Joined | null> {
+  const streamRunId = run.streamRunId
+  await replayInto(deps, translator, streamRunId, { seq: seq - 1 })
+  if (translator.failure) return null
+  const opening = translator.open(identity)
+  const read = deps.sink.replay(streamRunId, {
+    after: { seq: seq - 1 },
+    until: { seq },
+    superseded: true,
+  })
+  let item = null
+  for await (const found of read) {
+    item = found
+    break
+  }
+  if (!item || parseCursor(item.cursor).seq !== seq) return null
+  const superseded = 'superseded' in item
+  const events =
+    item.t === 'end'
+      ? await closingEvents(deps, run, translator, identity)
+      : translator.push(item as StreamFrame, parseCursor(item.cursor), superseded)
+  // A component replaced since the id was minted is no longer sent: it had one event more.
+  if (k >= events.length + (superseded ? 1 : 0)) return null
+  const sent = Math.min(k, events.length)
+  const ended = item.t === 'end' || translator.terminal === 'failed'
+  return {
+    items: [
+      ...bare(preludeAfter(opening, events.slice(0, sent))),
+      ...framed(events, seq, item.cursor, sent),
+    ],
+    from: ended ? null : parseCursor(item.cursor),
   }
 }
