@@ -18,11 +18,11 @@ export const DEFAULTS = Object.freeze({
   pollIntervalMs: 100,
   /** The same poll as the slow safety net beside LISTEN/NOTIFY. */
   pollBesideNotifyMs: 1000,
-  /** PostgreSQL NOTIFY channel. */
+  /** PostgreSQL NOTIFY channel, and the Redis notifier's channel. */
   notifyChannel: 'agent_stream',
-  /** LISTEN reconnect backoff: doubles from `min` up to `max`. */
+  /** LISTEN (and Redis subscriber) reconnect backoff: doubles from `min` up to `max`. */
   notifyReconnect: Object.freeze({ min: 100, max: 5000 }),
-  /** The LISTEN connection stays this long after the last reader left (readers come and go). */
+  /** The LISTEN (or Redis subscriber) connection stays this long after the last reader left. */
   notifyLingerMs: 10_000,
   /** Time an ended stream is kept before `purge()` removes it (24 h). */
   ttlMs: 86_400_000,

@@ -27,6 +27,7 @@ export interface AgentStreamConfig {
   lease?: Duration
   /**
    * Cross-replica wake-ups: `notifiers.pg()` (LISTEN/NOTIFY, PostgreSQL only, with a 1 s poll as
+   * safety net), `notifiers.redis()` (Redis pub/sub through `@adonisjs/redis`, any database, same
    * safety net), `notifiers.poll()`, or `'auto'` (pg on PostgreSQL, poll elsewhere; the
    * default), `'notify'`, `'poll'`.
    */
@@ -113,5 +114,13 @@ export function defineConfig(config: AgentStreamConfig): ConfigProvider<Resolved
       'Invalid "config/agent_stream.ts": "maxFrameBytes" must be an integer >= 64'
     )
   }
-  return configProvider.create(async () => resolved)
+  return configProvider.create(async (app) => {
+    // A notifier that loads a peer or a container binding (Redis) resolves it now: a missing
+    // package or provider fails at startup, not in the background.
+    const notifier = resolved.notifier
+    if (typeof notifier === 'object' && notifier.prepare) {
+      await notifier.prepare({ make: (binding) => app.container.make(binding as any) })
+    }
+    return resolved
+  })
 }

@@ -31,12 +31,12 @@ export interface LucidSinkOptions {
   /** A writer's lease: a writer silent this long (crashed, killed) has its stream failed. Default 15000. */
   leaseMs?: number
   /**
-   * Cross-replica wake-ups: a factory (`notifiers.pg()`, `notifiers.poll()` from
-   * `follow/notifiers`), or `'auto'` (LISTEN/NOTIFY on PostgreSQL, polling elsewhere),
+   * Cross-replica wake-ups: a factory (`notifiers.pg()`, `notifiers.redis()`, `notifiers.poll()`
+   * from `follow/notifiers`), or `'auto'` (LISTEN/NOTIFY on PostgreSQL, polling elsewhere),
    * `'notify'` (PostgreSQL only), `'poll'`. Default `'auto'`.
    */
   notifier?: NotifierChoice
-  /** NOTIFY channel. Default `agent_stream`. */
+  /** NOTIFY channel (and the Redis channel, unless `notifiers.redis()` names one). Default `agent_stream`. */
   notifyChannel?: string
   /**
    * Poll of followed streams' heads, one query per replica for all of them. Default 100 when
@@ -116,7 +116,12 @@ export class LucidTokenStreamSink implements TokenStreamSink {
     }
     this.tables = tableNames(options.tables)
     this.#park = options.park
-    this.store = new StreamStore(() => db.connection(name), this.tables, setup.notifyChannel)
+    this.store = new StreamStore(
+      () => db.connection(name),
+      this.tables,
+      setup.notifyChannel,
+      setup.publish
+    )
     this.tail = new Tail(this.store, setup.notifiers, {
       windowSize: this.options.windowSize,
       pageSize: this.options.pageSize,

@@ -27,7 +27,13 @@ export class StreamStore {
     readonly connect: () => QueryClientContract,
     readonly tables: TableNames,
     /** PostgreSQL NOTIFY channel to wake other replicas on commit; `null` for none. */
-    readonly notifyChannel: string | null
+    readonly notifyChannel: string | null,
+    /**
+     * Told after each committed transaction that changed a stream (write, open, removal), with
+     * the run id and the stream's revision when known: for wake-ups that cannot ride in the
+     * transaction (Redis). Never called for a rollback. Must not throw.
+     */
+    readonly committed?: (runId: string, rev?: number) => void
   ) {}
 
   get client(): QueryClientContract {
@@ -60,7 +66,7 @@ export class StreamStore {
       })
       .onConflict('run_id')
       .ignore()
-    return this.#withTransaction(async (trx) => {
+    return this.#withTransaction(async (trx, notify) => {
       await trx
         .from(this.tables.streams)
         .where('run_id', runId)
@@ -72,7 +78,7 @@ export class StreamStore {
           ended_at: null,
         })
       const row = await trx.from(this.tables.streams).where('run_id', runId).first()
-      await this.#notify(trx, runId, int(row.rev))
+      await notify(runId, int(row.rev))
       return int(row.last_seq)
     })
   }
@@ -84,13 +90,13 @@ export class StreamStore {
    *   `evenIfClosed`, only when it does not exist); nothing is written then
    */
   async commit(runId: string, plan: CommitPlan): Promise<CommitResult | null> {
-    return this.#withTransaction((trx) =>
+    return this.#withTransaction((trx, notify) =>
       commitInTransaction(
         trx,
         {
           tables: this.tables,
           dialect: this.dialect,
-          notify: (t, id, rev) => this.#notify(t, id, rev),
+          notify: (_trx, id, rev) => notify(id, rev),
         },
         runId,
         plan
@@ -220,7 +226,7 @@ export class StreamStore {
    * since before then. Returns whether it was deleted.
    */
   async remove(runId: string, endedBefore?: number): Promise<boolean> {
-    return this.#withTransaction(async (trx) => {
+    return this.#withTransaction(async (trx, notify) => {
       const query = trx.from(this.tables.streams).where('run_id', runId)
       if (endedBefore !== undefined) {
         query.whereIn('status', ['ended', 'failed']).where('ended_at', '<', endedBefore)
@@ -228,7 +234,7 @@ export class StreamStore {
       const deleted = affected(await query.delete())
       if (deleted === 0) return false
       await trx.from(this.tables.frames).where('run_id', runId).delete()
-      await this.#notify(trx, runId)
+      await notify(runId)
       return true
     })
   }
@@ -260,24 +266,39 @@ export class StreamStore {
   /**
    * Wake other replicas on commit. The payload is `<runId>` or `<runId> <rev>`: ids only, never
    * data (and far below PostgreSQL's 8000-byte limit). The rev lets a replica that already has
-   * this commit (its own writer handed it over) skip the read.
+   * this commit (its own writer handed it over) skip the read. PostgreSQL NOTIFY rides in the
+   * transaction (delivered on commit); `committed` is told once the commit succeeded.
    */
-  async #notify(trx: TransactionClientContract, runId: string, rev?: number) {
-    if (this.notifyChannel) {
-      const payload = rev === undefined ? runId : `${runId} ${rev}`
-      await trx.rawQuery('select pg_notify(?, ?)', [this.notifyChannel, payload])
-    }
-  }
-
-  async #withTransaction<T>(work: (trx: TransactionClientContract) => Promise<T>): Promise<T> {
+  async #withTransaction<T>(
+    work: (
+      trx: TransactionClientContract,
+      notify: (runId: string, rev?: number) => Promise<void>
+    ) => Promise<T>
+  ): Promise<T> {
     const trx = await this.client.transaction()
+    const notified: [string, number | undefined][] = []
+    const notify = async (runId: string, rev?: number) => {
+      if (this.notifyChannel) {
+        const payload = rev === undefined ? runId : `${runId} ${rev}`
+        await trx.rawQuery('select pg_notify(?, ?)', [this.notifyChannel, payload])
+      }
+      if (this.committed) notified.push([runId, rev])
+    }
+    let result: T
     try {
-      const result = await work(trx)
+      result = await work(trx, notify)
       await trx.commit()
-      return result
     } catch (error) {
       await trx.rollback()
       throw error
     }
+    for (const [runId, rev] of notified) {
+      // The rows are committed: a failing wake-up must never make the write look failed (a
+      // retry would duplicate it). The heads poll covers a lost wake-up.
+      try {
+        this.committed!(runId, rev)
+      } catch {}
+    }
+    return result
   }
 }

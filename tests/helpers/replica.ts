@@ -2,6 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { getActiveTest } from '@japa/runner'
 import type { LucidSinkOptions } from '../../src/sink/lucid_sink.js'
+import type { RedisNotifierSpec } from './redis.js'
 
 const SCRIPTS = {
   sink: fileURLToPath(new URL('../fixtures/replica.ts', import.meta.url)),
@@ -19,7 +20,11 @@ export class Replica {
 
   static async start(
     options: LucidSinkOptions = {},
-    { script = 'sink' as keyof typeof SCRIPTS, agent = {} as object } = {}
+    {
+      script = 'sink' as keyof typeof SCRIPTS,
+      agent = {} as object,
+      redis = undefined as RedisNotifierSpec | undefined,
+    } = {}
   ) {
     const child = fork(SCRIPTS[script], [], {
       execArgv: ['--import=@poppinss/ts-exec'],
@@ -27,6 +32,8 @@ export class Replica {
         ...process.env,
         SINK_OPTIONS: JSON.stringify(options),
         AGENT_OPTIONS: JSON.stringify(agent),
+        // `sink` replicas only: wake and publish through Redis (notifiers.redis()).
+        REDIS_NOTIFIER: redis ? JSON.stringify(redis) : '',
       },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     })
