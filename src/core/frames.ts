@@ -178,6 +178,12 @@ export type StreamFrame =
       runId: string
       id: string
       request: ElicitationRequest
+      /**
+       * Which park of `runId` the frame is part of (from 1): stamped by the sink when the frame
+       * is stored (a writer's own value is dropped); a decision names it to pin one park of an
+       * id the run reused.
+       */
+      park?: number
     }
   | {
       t: 'approval'
@@ -192,6 +198,8 @@ export type StreamFrame =
       approver?: string
       /** ISO-8601 instant the request lapses; absent = never. */
       expiresAt?: string
+      /** Which park of `runId` the frame is part of: stamped by the sink (see `elicitation`). */
+      park?: number
     }
 
 /** The `t` of every frame kind, in the SPI's order. */

@@ -106,6 +106,10 @@ export class ParkingStore {
   findItem(...args: Parameters<Reads['findItem']>) {
     return this.#reads.findItem(...args)
   }
+  /** Every park's row of an item id, oldest park first. */
+  findItems(...args: Parameters<Reads['findItems']>) {
+    return this.#reads.findItems(...args)
+  }
   /** A suspension's status, or null. */
   suspensionStatus(...args: Parameters<Reads['suspensionStatus']>) {
     return this.#reads.suspensionStatus(...args)

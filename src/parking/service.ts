@@ -9,7 +9,7 @@ import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
 import type { StreamFrame } from '../core/frames.js'
 import type { ItemRow, ParkingStore } from './parking_store.js'
 import { ReadyNotices, type ReadyListener } from './ready.js'
-import { namedPark, validateDecision, validateReply } from './replies.js'
+import { normalizeReply, validateAnswer, validateDecision, validateReply } from './replies.js'
 import type { ApproverPolicy, PendingItem } from './types.js'
 import type { Principal } from '../core/run.js'
 import { DEFAULTS } from '../defaults.js'
@@ -67,6 +67,11 @@ export class ParkingService {
     return this.store.findItem(runId, itemId, park)
   }
 
+  /** Every park's row of an item id (a reused tool-call id has one per park), oldest first. */
+  findItems(runId: string, itemId: string): Promise<ItemRow[]> {
+    return this.store.findItems(runId, itemId)
+  }
+
   /**
    * The newest suspension inside a stream, whatever its status, or null: `{ runId, park, status }`
    * (`status`: `open`, `parked`, `claimed`, `resumed`, `cancelled` or `abandoned`).
@@ -112,7 +117,11 @@ export class ParkingService {
     })
   }
 
-  /** Approve a tool call; `input` (optional) replaces its arguments whole. */
+  /**
+   * Approve a tool call: `{ reason?, input?, park? }`; `input` replaces its arguments whole.
+   * `park` (the approval frame's, or `list()`'s) pins one park of the run's item id; without
+   * it, an id that several parks of the run used is a conflict (nothing changes).
+   */
   async approve(runId: string, itemId: string, decider: Decider, body: unknown = {}) {
     const decision = await validateDecision(body)
     const item = await this.#load(runId, itemId, decider, decision.park)
@@ -146,11 +155,13 @@ export class ParkingService {
     return this.#settle(item, decider, { status: 'rejected', reason: decision.reason })
   }
 
-  /** Answer a question set: `{ answers: { [questionId]: string[] }, skipped? }`. */
+  /** Answer a question set: `{ answers: { [questionId]: string[] }, skipped?, park? }`. */
   async answer(runId: string, itemId: string, decider: Decider, body: unknown) {
-    const item = await this.#load(runId, itemId, decider, namedPark(body))
+    // The body's shape first: nothing is looked up for a body that could never be valid.
+    const shape = await validateAnswer(body)
+    const item = await this.#load(runId, itemId, decider, shape.park)
     if (item.kind !== 'elicitation') throw new DecisionMismatchError('a decision')
-    const reply = await validateReply(body, item.request!)
+    const reply = normalizeReply(shape, item.request!)
     return this.#settle(item, decider, { status: 'answered', reply })
   }
 
@@ -224,11 +235,12 @@ export class ParkingService {
 
   /**
    * Settle one lapsed item as expired (what the sweeper would do), resuming what that unblocks.
-   * @throws ParkedItemNotFoundError, DecisionConflictError when it is decided already
+   * `park` pins one park of a reused id (see {@link approve}).
+   * @throws ParkedItemNotFoundError, DecisionConflictError when it is decided already, or when
+   *   several parks used the id and `park` does not say which
    */
   async expire(runId: string, itemId: string, park?: number) {
-    const item = await this.store.findItem(runId, itemId, park)
-    if (!item) throw new ParkedItemNotFoundError()
+    const [item] = await this.#pinned(runId, itemId, park)
     return this.#settle(item, { principal: null, via: 'expiry' }, { status: 'expired' })
   }
 
@@ -270,16 +282,30 @@ export class ParkingService {
     return () => clearInterval(timer)
   }
 
+  /** The item a decision addresses, if the decider may decide it. See {@link #pinned}. */
   async #load(runId: string, itemId: string, decider: Decider, park?: number): Promise<ItemRow> {
-    const item = await this.store.findItem(runId, itemId)
-    if (!item) throw new ParkedItemNotFoundError()
-    // A decision for an earlier park of a reused tool-call id must not land on a later one.
-    if (park !== undefined && park !== item.park) {
-      if (!(await this.store.findItem(runId, itemId, park))) throw new ParkedItemNotFoundError()
-      throw new DecisionConflictError()
-    }
-    if (!(await this.mayDecide(decider.principal, item))) throw new DecisionForbiddenError()
-    return item
+    const rows = await this.#pinned(runId, itemId, park, false)
+    if (!(await this.mayDecide(decider.principal, rows[0]))) throw new DecisionForbiddenError()
+    if (rows.length > 1) throw new DecisionConflictError('ambiguous')
+    return rows[0]
+  }
+
+  /**
+   * The rows a decision on `itemId` of `runId` may mean: the one at `park` when it names one;
+   * else every park that used the id. A provider that numbers its calls per response reuses an
+   * id in every park: a decision that does not name its park is then ambiguous (a replay of an
+   * old one would decide the newest call), a conflict. With `unique` (default), that conflict is
+   * thrown here; the rows are never empty.
+   * @throws ParkedItemNotFoundError, DecisionConflictError
+   */
+  async #pinned(runId: string, itemId: string, park?: number, unique = true) {
+    const rows =
+      park === undefined
+        ? await this.store.findItems(runId, itemId)
+        : [await this.store.findItem(runId, itemId, park)].filter((row) => row !== null)
+    if (rows.length === 0) throw new ParkedItemNotFoundError()
+    if (unique && rows.length > 1) throw new DecisionConflictError('ambiguous')
+    return rows
   }
 
   async #settle(

@@ -21,9 +21,15 @@ export class SuspensionParks {
 
   /**
    * Park: insert the item's row and, when the parked run has no open suspension, a new one. Runs
-   * inside the stream commit that stores the frame (DESIGN.md invariant 6).
+   * inside the stream commit that stores the frame (DESIGN.md invariant 6). Returns the park
+   * number (from 1, per parked run).
    */
-  async park(trx: TransactionClientContract, meta: RunMeta, frame: ParkFrame, seq: number) {
+  async park(
+    trx: TransactionClientContract,
+    meta: RunMeta,
+    frame: ParkFrame,
+    seq: number
+  ): Promise<number> {
     const at = now()
     const parkedRunId = frame.runId
     const latest = await trx
@@ -92,6 +98,7 @@ export class SuspensionParks {
           request: json(frame.request),
         })
     }
+    return park
   }
 
   /** Whether the stream has suspensions being written (the segment wrote approvals/elicitations). */

@@ -49,6 +49,23 @@ export class ParkingReads {
     return null
   }
 
+  /**
+   * Every park's row of an item id, from either table, oldest park first (a tool-call id a
+   * provider reuses has one row per park).
+   */
+  async findItems(runId: string, itemId: string): Promise<ItemRow[]> {
+    const out: ItemRow[] = []
+    for (const kind of ITEM_KINDS) {
+      const rows = await this.rows.client
+        .from(this.rows.items(kind))
+        .where('run_id', runId)
+        .where('item_id', itemId)
+        .orderBy('park', 'asc')
+      out.push(...rows.map((row: Record<string, any>) => toItem(kind, row)))
+    }
+    return out.sort((a, b) => a.park - b.park)
+  }
+
   /** The status of a suspension, or null. */
   async suspensionStatus(runId: string, park: number): Promise<string | null> {
     const row = await this.rows.client

@@ -17,6 +17,8 @@ export interface ItemRow {
   park: number
   itemId: string
   streamRunId: string
+  /** Position of the frame that asked, in the stream. */
+  streamSeq: number
   threadId: string
   approver: string
   principal: Principal | null
@@ -80,6 +82,7 @@ export function toItem(kind: ItemKind, row: Record<string, any>): ItemRow {
     park: Number(row.park),
     itemId: row.item_id,
     streamRunId: row.stream_run_id,
+    streamSeq: Number(row.stream_seq),
     threadId: row.thread_id,
     approver: row.approver,
     principal: parse(row.principal),
@@ -101,7 +104,7 @@ export function toPending(item: ItemRow, row: Record<string, any>): PendingItem 
     itemId: item.itemId,
     park: item.park,
     streamRunId: item.streamRunId,
-    streamSeq: Number(row.stream_seq),
+    streamSeq: item.streamSeq,
     threadId: item.threadId,
     approver: item.approver,
     requesterId: item.principal?.id ?? null,

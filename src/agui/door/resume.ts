@@ -166,7 +166,9 @@ export async function decidedElsewhere(
     const parts = decodeAgUiId(entry.interruptId)
     if (!parts || parts.kind !== 'int' || parts.address.length !== 2) return false
     const [runId, itemId] = parts.address
-    const item = await deps.parking.findItem(runId, itemId)
+    // The interrupt's own park (its frame's position), not the newest park of a reused id.
+    const rows = await deps.parking.findItems(runId, itemId)
+    const item = rows.find((row) => row.streamRunId === parts.runId && row.streamSeq === parts.n)
     if (!item || item.threadId !== threadId) return false
     // Cancelled means the run will not continue: nothing to follow.
     if (item.status === 'pending' || item.status === 'cancelled') return false

@@ -5,6 +5,7 @@ import { DateTime } from 'luxon'
 import type { ParkingService } from '../../parking/service.js'
 import { asHttpError } from '../decisions_controller.js'
 import { resolvePrincipal, type AdminAuthorizer, type PrincipalResolver } from '../principal.js'
+import { validateDecisionForm } from './form.js'
 import { renderItems, renderPage, type PageContext } from './page.js'
 
 const CSRF_COOKIE = 'agent_stream_csrf'
@@ -64,26 +65,13 @@ export class AdminController {
     const principal = await resolvePrincipal(ctx, this.options.principal)
     const decider = { principal, via: 'admin' }
     const { runId, itemId, action } = ctx.params
-    const park = Number.parseInt(String(body.park), 10)
-    const decision = {
-      ...(typeof body.reason === 'string' && body.reason.trim()
-        ? { reason: body.reason.trim() }
-        : {}),
-      ...(Number.isInteger(park) ? { park } : {}),
-    }
+    if (!['approve', 'reject', 'answer'].includes(action)) return ctx.response.status(404).send('')
     try {
+      // The whole form is validated before any item is looked up.
+      const { answers, ...decision } = await validateDecisionForm(body)
       if (action === 'approve') await this.parking.approve(runId, itemId, decider, decision)
       else if (action === 'reject') await this.parking.reject(runId, itemId, decider, decision)
-      else if (action === 'answer') {
-        const answers: Record<string, string[]> = {}
-        for (const [id, values] of Object.entries(body.answers ?? {})) {
-          const list = (Array.isArray(values) ? values : [values]).filter(
-            (v): v is string => typeof v === 'string' && v.length > 0
-          )
-          answers[id] = list
-        }
-        await this.parking.answer(runId, itemId, decider, { answers, ...decision })
-      } else return ctx.response.status(404).send('')
+      else await this.parking.answer(runId, itemId, decider, { answers, ...decision })
     } catch (error) {
       const answer = asHttpError(error)
       if (!answer) throw error
