@@ -112,7 +112,15 @@ export type AgentStreamEvent =
     }
   | { kind: 'tool-output'; id: string; output: unknown }
   | { kind: 'tool-output-error'; id: string; error: unknown }
-  | { kind: 'tool-output-denied'; id: string; reason?: string }
+  | {
+      kind: 'tool-output-denied'
+      id: string
+      reason?: string
+      /** Why the call did not run: a person rejected it, its approval expired, the run was cancelled. */
+      status?: 'rejected' | 'expired' | 'cancelled'
+      /** The status's fixed sentence, set by the public projection (a writer's own is replaced). */
+      message?: string
+    }
   | { kind: 'elicitation'; id: string; request: ElicitationRequest }
   | {
       kind: 'approval-requested'

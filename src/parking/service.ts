@@ -199,7 +199,12 @@ export class ParkingService {
         .filter((item) => item.kind === 'approval' && item.park === suspension.park)
         .map((item): StreamFrame => ({
           t: 'event',
-          event: { kind: 'tool-output-denied', id: item.itemId, reason: 'cancelled' },
+          event: {
+            kind: 'tool-output-denied',
+            id: item.itemId,
+            reason: 'cancelled',
+            status: 'cancelled',
+          },
         })),
       { t: 'event', event: { kind: 'cancelled' } },
     ]
@@ -347,6 +352,7 @@ export class ParkingService {
           event: {
             kind: 'tool-output-denied',
             id: item.itemId,
+            status,
             ...(outcome.reason ? { reason: outcome.reason } : {}),
           },
         })
