@@ -80,14 +80,18 @@ export class ParkingStore {
   pendingCount(...args: Parameters<Settling['pendingCount']>) {
     return this.#settling.pendingCount(...args)
   }
-  /** Cancel a suspension and its pending items; false when the cancel lost. */
+  /** Pending items of a stream (of the segment it parked on). */
+  pendingInStream(...args: Parameters<Settling['pendingInStream']>) {
+    return this.#settling.pendingInStream(...args)
+  }
+  /** Cancel the segment a stream parked on, and its pending items; false when the cancel lost. */
   cancel(...args: Parameters<Settling['cancel']>) {
     return this.#settling.cancel(...args)
   }
 
   // Claims.
 
-  /** Claim a ready suspension for resuming (exactly one replica wins); null if not claimable. */
+  /** Claim a ready segment for resuming (exactly one replica wins); null if not claimable. */
   claim(...args: Parameters<Claims['claim']>) {
     return this.#claims.claim(...args)
   }
@@ -125,6 +129,14 @@ export class ParkingStore {
   /** The run's newest suspension, whatever its status. */
   latestSuspension(...args: Parameters<Reads['latestSuspension']>) {
     return this.#reads.latestSuspension(...args)
+  }
+  /** The suspensions of a stream's current segment (open, parked or claimed). */
+  liveInStream(...args: Parameters<Reads['liveInStream']>) {
+    return this.#reads.liveInStream(...args)
+  }
+  /** Every pending item of a stream, in stream order: not a page. */
+  pendingItems(...args: Parameters<Reads['pendingItems']>) {
+    return this.#reads.pendingItems(...args)
   }
   /** Pending items past their expiry. */
   lapsed(...args: Parameters<Reads['lapsed']>) {

@@ -166,37 +166,45 @@ export class ParkingService {
   }
 
   /**
-   * Cancel a parked run: its pending items are cancelled, a `cancelled` event ends its stream,
-   * and it is never resumed. A run that is already resuming (nothing pending) is a conflict.
+   * Cancel a parked run: the segment it parked on (every run that parked in it) is never
+   * resumed, every pending item is cancelled, each pending call gets `tool-output-denied`
+   * (`status: 'cancelled'`) and a `cancelled` event ends the stream. `runId` is a run that
+   * parked (a child's own id) or the stream's. A run still writing, or already resuming
+   * (nothing pending), is a conflict.
+   * @throws ParkedItemNotFoundError, DecisionForbiddenError, DecisionConflictError
    */
   async cancel(runId: string, decider: Decider) {
-    // By the parked run's id, or by the stream's (a child parked inside it).
-    const suspension =
-      (await this.store.latestSuspension(runId)) ?? (await this.store.parkedInStream(runId))
-    if (!suspension) throw new ParkedItemNotFoundError()
-    const pending = await this.store.list({
-      runId: suspension.runId,
-      page: 1,
-      perPage: 100,
-    })
+    const own = await this.store.latestSuspension(runId)
+    const streamRunId = own?.streamRunId ?? runId
+    const live = await this.store.liveInStream(streamRunId)
+    if (live.length === 0) {
+      if (own || (await this.store.newestInStream(streamRunId))) throw new DecisionConflictError()
+      throw new ParkedItemNotFoundError()
+    }
+    // All of them, however many: each gets its denial.
+    const pending = await this.store.pendingItems(streamRunId)
     const may = async (approver: string) =>
       decider.principal !== null &&
       (await this.mayDecide(decider.principal, {
         approver,
-        principal: suspension.principal,
+        principal: live[0].principal,
         kind: 'approval',
-        runId: suspension.runId,
+        runId: live[0].runId,
       }))
     // The person the run is for, or anyone who may decide one of its pending items.
     let allowed = await may('requester')
-    for (const item of pending) allowed ||= await may(item.approver)
+    for (const approver of new Set(pending.map((item) => item.approver))) {
+      allowed ||= await may(approver)
+    }
     if (!allowed) throw new DecisionForbiddenError()
     // Still running (not parked yet), resuming, resumed or cancelled: the cancel lost.
-    if (suspension.status !== 'parked') throw new DecisionConflictError()
+    if (live.some((suspension) => suspension.status !== 'parked')) {
+      throw new DecisionConflictError()
+    }
     // Every declined call gets its denial, so the conversation stays valid for a next model call.
     const frames: StreamFrame[] = [
       ...pending
-        .filter((item) => item.kind === 'approval' && item.park === suspension.park)
+        .filter((item) => item.kind === 'approval')
         .map((item): StreamFrame => ({
           t: 'event',
           event: {
@@ -208,20 +216,24 @@ export class ParkingService {
         })),
       { t: 'event', event: { kind: 'cancelled' } },
     ]
-    await this.sink.append(suspension.streamRunId, {
+    await this.sink.append(streamRunId, {
       frames,
       evenIfClosed: true,
       within: async (trx) => {
-        const won = await this.store.cancel(
-          trx,
-          suspension.runId,
-          suspension.park,
-          decider.principal?.id ?? null
-        )
+        const won = await this.store.cancel(trx, streamRunId, decider.principal?.id ?? null)
         if (!won) throw new DecisionConflictError()
       },
     })
     return { status: 'cancelled' as const }
+  }
+
+  /**
+   * EVERY pending item of a stream (what its parked segment waits for), in stream order, not a
+   * page: for callers that must see all of them (a resume answers them all). With its stored
+   * principal: never serve it to a browser as is.
+   */
+  pendingOf(streamRunId: string): Promise<PendingItem[]> {
+    return this.store.pendingItems(streamRunId)
   }
 
   /** Settle lapsed items as expired (and resume what that unblocks). Returns how many. */
@@ -382,9 +394,10 @@ export class ParkingService {
       },
     })
     try {
-      // Ready once nothing is pending: a listener (the run driver) claims it. Of two last
-      // decisions racing, the later commit sees zero, so at least one emits; the claim rechecks.
-      if ((await this.store.pendingCount(this.store.client, item.runId, item.park)) === 0) {
+      // Ready once nothing of its segment is pending (several runs may have parked in it): a
+      // listener (the run driver) claims it. Of two last decisions racing, the later commit sees
+      // zero, so at least one emits; the claim rechecks.
+      if ((await this.store.pendingInStream(this.store.client, item.streamRunId)) === 0) {
         await this.#ready.emit({ runId: item.runId, park: item.park })
       }
     } catch (error) {

@@ -3,6 +3,7 @@ import type { QueryClientContract, TransactionClientContract } from '@adonisjs/l
 import { DateTime } from 'luxon'
 import type { StreamFrame } from '../core/frames.js'
 import type { RunMeta } from '../core/run.js'
+import { InvalidFrameError } from '../errors.js'
 import { nowMs as now } from '../store/sql.js'
 import { ITEM_KINDS, json, type ParkingTables } from './store_rows.js'
 
@@ -23,6 +24,8 @@ export class SuspensionParks {
    * Park: insert the item's row and, when the parked run has no open suspension, a new one. Runs
    * inside the stream commit that stores the frame (DESIGN.md invariant 6). Returns the park
    * number (from 1, per parked run).
+   * @throws InvalidFrameError (rule `maxItemsPerSegment`) when the segment already has
+   *   `DEFAULTS.maxItemsPerSegment` items waiting (the commit rolls back: nothing is stored)
    */
   async park(
     trx: TransactionClientContract,
@@ -30,6 +33,10 @@ export class SuspensionParks {
     frame: ParkFrame,
     seq: number
   ): Promise<number> {
+    if ((await this.#segmentItems(trx, meta.streamRunId)) >= DEFAULTS.maxItemsPerSegment) {
+      // Every item of a segment is answered at once: past the cap, no one could answer them all.
+      throw new InvalidFrameError([{ field: frame.t, rule: 'maxItemsPerSegment' }])
+    }
     const at = now()
     const parkedRunId = frame.runId
     const latest = await trx
@@ -101,6 +108,24 @@ export class SuspensionParks {
     return park
   }
 
+  /**
+   * Items of the stream waiting for an answer: those of the segment it is writing (an earlier
+   * segment's are all settled before it resumed). Read through the items' stream index.
+   */
+  async #segmentItems(trx: TransactionClientContract, streamRunId: string) {
+    let total = 0
+    for (const kind of ITEM_KINDS) {
+      const row = await trx
+        .from(this.rows.items(kind))
+        .where('stream_run_id', streamRunId)
+        .where('status', 'pending')
+        .count('* as n')
+        .first()
+      total += Number(row.n)
+    }
+    return total
+  }
+
   /** Whether the stream has suspensions being written (the segment wrote approvals/elicitations). */
   async hasOpen(streamRunId: string) {
     const row = await this.rows.client
@@ -112,12 +137,17 @@ export class SuspensionParks {
     return Boolean(row)
   }
 
-  /** The run ended a segment parked: store the checkpoint on the stream's open suspensions. */
+  /**
+   * The run ended a segment parked: store the checkpoint on the stream's open suspensions (every
+   * run that parked in the segment), with `segmentRunId`, the run whose segment it was. They are
+   * one segment from now on: resumed once, together, when none of their items is pending.
+   */
   async parked(
     client: QueryClientContract | TransactionClientContract,
     streamRunId: string,
     checkpoint: unknown,
-    input: unknown
+    input: unknown,
+    segmentRunId: string
   ): Promise<{ runId: string; park: number }[]> {
     const open = await client
       .from(this.#tables.suspensions)
@@ -131,6 +161,7 @@ export class SuspensionParks {
       .where('status', 'open')
       .update({
         status: 'parked',
+        segment_run_id: segmentRunId,
         checkpoint: json(checkpoint ?? null),
         input: json(input ?? null),
         updated_at: now(),

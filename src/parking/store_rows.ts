@@ -10,6 +10,13 @@ export type ItemKind = 'approval' | 'elicitation'
 /** Both item tables, in the order every multi-table read walks them. */
 export const ITEM_KINDS = ['approval', 'elicitation'] as const
 
+/**
+ * The statuses of a stream's suspensions that are not done with: its current segment's (being
+ * written, parked, or claimed for resuming). A stream has at most one such segment: the next
+ * one starts only once every run that parked in it was resumed together.
+ */
+export const LIVE = ['open', 'parked', 'claimed']
+
 /** A parked item's stored row, parsed. Times are epoch milliseconds. */
 export interface ItemRow {
   kind: ItemKind
@@ -30,10 +37,16 @@ export interface ItemRow {
   request?: ElicitationRequest
 }
 
-/** A suspension once claimed: what `resume` needs. */
+/**
+ * A segment once claimed: what `resume` needs. `runId` is who resumes: the run that parked, or,
+ * when several runs parked in the segment, the run whose segment it was.
+ */
 export interface ClaimedSuspension {
   runId: string
+  /** The first parked run's park (see `parks` for every one). */
   park: number
+  /** Every run that parked in the segment, with its park. */
+  parks: { runId: string; park: number }[]
   streamRunId: string
   threadId: string
   parentRunId: string | null

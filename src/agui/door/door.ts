@@ -97,9 +97,8 @@ export class AgUiDoor {
   ): Promise<{ latest: AgUiRun | null; pending: PendingItem[] } | null> {
     const latest = await this.runs.latest(threadId)
     if (latest && latest.ownerId !== (principal?.id ?? null)) return null
-    const pending = latest
-      ? await this.parking.list({ streamRunId: latest.streamRunId, perPage: 100 })
-      : []
+    // Every pending item: a resume must answer all of them (never a page of them).
+    const pending = latest ? await this.parking.pendingOf(latest.streamRunId) : []
     return { latest, pending }
   }
 

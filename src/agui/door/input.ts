@@ -1,6 +1,7 @@
 import vine from '@vinejs/vine'
 import { createHash } from 'node:crypto'
 import { RUN_ID } from '../../core/frames.js'
+import { DEFAULTS } from '../../defaults.js'
 import {
   AgUiBodyTooLargeError,
   describeIssues,
@@ -18,7 +19,8 @@ export const INPUT_LIMITS = {
   messages: 500,
   tools: 64,
   context: 64,
-  resume: 64,
+  /** Entries of a resume: every item one segment may park on ({@link DEFAULTS}). */
+  resume: DEFAULTS.maxItemsPerSegment,
   /** Characters of the newest user message the run takes as input. */
   messageChars: 32_768,
 } as const

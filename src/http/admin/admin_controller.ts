@@ -9,6 +9,8 @@ import { validateDecisionForm } from './form.js'
 import { renderItems, renderPage, type PageContext } from './page.js'
 
 const CSRF_COOKIE = 'agent_stream_csrf'
+/** Items per admin page. */
+const PAGE_SIZE = 100
 
 /**
  * The admin page (server-rendered, no build step): pending approvals and question sets across
@@ -30,7 +32,7 @@ export class AdminController {
   async page(ctx: HttpContext) {
     if (!(await this.#allowed(ctx))) return
     const page = this.#context(ctx, this.#csrf(ctx))
-    const items = await this.parking.list({ status: page.view, perPage: 100 })
+    const items = await this.#items(page)
     this.#headers(ctx, page.nonce)
     return ctx.response.type('html').send(renderPage(page, items))
   }
@@ -41,7 +43,7 @@ export class AdminController {
     const token = ctx.request.cookie(CSRF_COOKIE)
     if (typeof token !== 'string') return ctx.response.status(403).send('')
     const page = this.#context(ctx, token)
-    const items = await this.parking.list({ status: page.view, perPage: 100 })
+    const items = await this.#items(page)
     this.#headers(ctx, page.nonce)
     return ctx.response.type('html').send(renderItems(page, items))
   }
@@ -97,12 +99,27 @@ export class AdminController {
     return token
   }
 
+  /** The page's items: one page of them (the page links reach the rest). */
+  async #items(page: PageContext) {
+    const items = await this.parking.list({
+      status: page.view,
+      page: page.page,
+      perPage: PAGE_SIZE,
+    })
+    page.more = items.length === PAGE_SIZE
+    return items
+  }
+
   #context(ctx: HttpContext, csrf: string): PageContext {
     const view = ctx.request.qs().view === 'decided' ? 'decided' : 'pending'
     const notice = ctx.request.qs().notice
+    const asked = String(ctx.request.qs().page ?? '')
     return {
       base: this.options.base,
       view,
+      // Digits only, and no further than the listing goes (1000 pages).
+      page: /^[1-9][0-9]{0,2}$/.test(asked) ? Number(asked) : 1,
+      more: false,
       csrf,
       nonce: randomBytes(16).toString('base64'),
       notice: typeof notice === 'string' ? notice : undefined,
