@@ -13,9 +13,8 @@ export const TOOL_DECLINED_SENTENCE = 'The person declined this tool call; it di
 /** What the result says of a call whose approval lapsed before anyone decided. */
 export const TOOL_EXPIRED_SENTENCE =
   'The approval for this tool call expired before anyone decided; it did not run.'
-/** What the result says of a call still waiting for approval when its run was cancelled. */
-export const TOOL_CANCELLED_SENTENCE =
-  'The run was cancelled before this tool call was decided; it did not run.'
+/** What the result says of a call its run's cancel stopped (waiting for approval, or approved). */
+export const TOOL_CANCELLED_SENTENCE = 'The run was cancelled; this tool call did not run.'
 
 /** Why a call did not run, as a `tool-output-denied` event's `status` says. */
 export type DeniedStatus = 'rejected' | 'expired' | 'cancelled'

@@ -134,6 +134,10 @@ export class ParkingStore {
   liveInStream(...args: Parameters<Reads['liveInStream']>) {
     return this.#reads.liveInStream(...args)
   }
+  /** Every item of a stream's current segment, whatever its status, in stream order. */
+  segmentItems(...args: Parameters<Reads['segmentItems']>) {
+    return this.#reads.segmentItems(...args)
+  }
   /** Every pending item of a stream, in stream order: not a page. */
   pendingItems(...args: Parameters<Reads['pendingItems']>) {
     return this.#reads.pendingItems(...args)

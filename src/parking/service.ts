@@ -167,8 +167,9 @@ export class ParkingService {
 
   /**
    * Cancel a parked run: the segment it parked on (every run that parked in it) is never
-   * resumed, every pending item is cancelled, each pending call gets `tool-output-denied`
-   * (`status: 'cancelled'`) and a `cancelled` event ends the stream. `runId` is a run that
+   * resumed, every pending item is cancelled, each call that will not run now (pending, or
+   * approved but not yet resumed) gets `tool-output-denied` (`status: 'cancelled'`) and a
+   * `cancelled` event ends the stream. `runId` is a run that
    * parked (a child's own id) or the stream's. A run still writing, or already resuming
    * (nothing pending), is a conflict.
    * @throws ParkedItemNotFoundError, DecisionForbiddenError, DecisionConflictError
@@ -181,8 +182,9 @@ export class ParkingService {
       if (own || (await this.store.newestInStream(streamRunId))) throw new DecisionConflictError()
       throw new ParkedItemNotFoundError()
     }
-    // All of them, however many: each gets its denial.
-    const pending = await this.store.pendingItems(streamRunId)
+    // All of them, however many (never a page).
+    const items = await this.store.segmentItems(streamRunId)
+    const pending = items.filter((item) => item.status === 'pending')
     const may = async (approver: string) =>
       decider.principal !== null &&
       (await this.mayDecide(decider.principal, {
@@ -201,10 +203,14 @@ export class ParkingService {
     if (live.some((suspension) => suspension.status !== 'parked')) {
       throw new DecisionConflictError()
     }
-    // Every declined call gets its denial, so the conversation stays valid for a next model call.
+    // Every call that will not run gets its denial (pending ones, and approved ones the run
+    // never got to), so the conversation stays valid for a next model call.
     const frames: StreamFrame[] = [
-      ...pending
-        .filter((item) => item.kind === 'approval')
+      ...items
+        .filter(
+          (item) =>
+            item.kind === 'approval' && (item.status === 'pending' || item.status === 'approved')
+        )
         .map((item): StreamFrame => ({
           t: 'event',
           event: {

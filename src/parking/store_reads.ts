@@ -157,6 +157,24 @@ export class ParkingReads {
     return items.sort((a, b) => a.streamSeq - b.streamSeq)
   }
 
+  /**
+   * EVERY item of a stream's current segment (of each run that parked in it), whatever its
+   * status, in stream order: never a page.
+   */
+  async segmentItems(streamRunId: string): Promise<PendingItem[]> {
+    const items: PendingItem[] = []
+    for (const member of await this.liveInStream(streamRunId)) {
+      for (const kind of ITEM_KINDS) {
+        const rows = await this.rows.client
+          .from(this.rows.items(kind))
+          .where('run_id', member.runId)
+          .where('park', member.park)
+        for (const row of rows) items.push(toPending(toItem(kind, row), row))
+      }
+    }
+    return items.sort((a, b) => a.streamSeq - b.streamSeq)
+  }
+
   /** Pending items past their expiry, oldest first (up to `limit` per item kind). */
   async lapsed(limit: number): Promise<ItemRow[]> {
     const out: ItemRow[] = []

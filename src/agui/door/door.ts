@@ -14,7 +14,7 @@ import type { AgUiRun, AgUiRunStore } from './runs.js'
 import { notFound, refusal } from './refusals.js'
 import type { AgUiDoorOptions, DoorDeps, DoorReply } from './reply.js'
 import { attachThread, reattach } from './attach.js'
-import { decidedElsewhere, resume } from './resume.js'
+import { resume, settledElsewhere, settledRefusal } from './resume.js'
 import { serveRun } from './serve.js'
 import { startFromInput, startRun, type NewRun } from './start.js'
 
@@ -79,10 +79,8 @@ export class AgUiDoor {
       // The same resume again: the run it started is replayed, nothing runs twice.
       if (latest && hash && latest.resumeHash === hash)
         return serveRun(this.#deps, latest, undefined, signal)
-      if (await decidedElsewhere(this.#deps, input.threadId, input.resume)) {
-        return refusal('interrupt_decided')
-      }
-      return refusal('no_pending_interrupt')
+      const settled = await settledElsewhere(this.#deps, input.threadId, input.resume)
+      return refusal(settledRefusal(settled, 'no_pending_interrupt'))
     }
     return resume(this.#deps, input, hash!, latest!, pending, principal, signal)
   }

@@ -4,6 +4,7 @@ import { FrameTranslator } from '../translate/index.js'
 import type { AgUiRun } from './runs.js'
 import { replayInto } from './replay.js'
 import type { DoorDeps, DoorReply, SseItem } from './reply.js'
+import { segmentBounds } from './segment.js'
 import { closingEvents } from './transcript.js'
 
 /** One AG-UI run served from `after` (or its start) as a door reply. */
@@ -39,7 +40,7 @@ export async function* runEvents(
   const identity = { threadId: run.threadId, runId: run.runId }
   let start: Cursor = { seq: run.afterSeq }
   if (after && compareCursors(after, start) > 0) start = after
-  const end = await deps.sink.segmentEnd(run.streamRunId, run.afterSeq)
+  const { end, parkedAt } = await segmentBounds(deps, run.streamRunId, run.afterSeq)
   if (end !== null && start.seq >= end) {
     // The client had the whole run: it gets its start and its end again, nothing between.
     await replayInto(deps, translator, run.streamRunId, { seq: end - 1 })
@@ -62,17 +63,27 @@ export async function* runEvents(
     return
   }
   for (const event of translator.open(identity)) yield { event }
-  for await (const item of deps.sink.segments(run.streamRunId, {
-    after: formatCursor(start),
-    signal,
-  })) {
+  // A cancelled park is stored whole: served through its end to the cancellation's.
+  const items =
+    parkedAt === undefined
+      ? deps.sink.segments(run.streamRunId, { after: formatCursor(start), signal })
+      : deps.sink.replay(run.streamRunId, {
+          after: start,
+          until: { seq: end! },
+          appendedEnds: true,
+        })
+  for await (const item of items) {
+    const closes =
+      item.t === 'end' && (parkedAt === undefined || parseCursor(item.cursor).seq >= end!)
     const events =
-      item.t === 'end'
-        ? await closingEvents(deps, run, translator, identity)
-        : translator.push(item as StreamFrame, parseCursor(item.cursor))
+      item.t !== 'end'
+        ? translator.push(item as StreamFrame, parseCursor(item.cursor))
+        : closes
+          ? await closingEvents(deps, run, translator, identity)
+          : translator.endSegment()
     for (const [i, event] of events.entries()) {
       yield i === events.length - 1 ? { event, id: item.cursor } : { event }
     }
-    if (item.t === 'end' || translator.terminal === 'failed') return
+    if (closes || translator.terminal === 'failed') return
   }
 }

@@ -236,7 +236,9 @@ export const HANDLERS: FrameHandlers = {
     },
 
     'cancelled'(model) {
+      // A cancelled run continues no more: what it asked is no interrupt anyone can answer.
       model.cancelled = true
+      model.interrupts = []
       return []
     },
 
