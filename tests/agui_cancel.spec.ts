@@ -198,6 +198,61 @@ test.group('AG-UI: a cancelled run ends cancelled on every route (issue 10, item
     assert.equal(tool.content, projection.TOOL_CANCELLED_SENTENCE)
   })
 
+  test('a running run cancelled after it asked for approval: the call says so, no interrupt', async ({
+    assert,
+  }) => {
+    const waiting: AgentRunner = {
+      async start(ctx) {
+        await ctx.writer.write({
+          t: 'event',
+          event: {
+            kind: 'tool-input-available',
+            id: 'a',
+            name: 'act',
+            input: {},
+            toolKind: 'action',
+          },
+        })
+        await ctx.writer.write({
+          t: 'approval',
+          runId: ctx.runId,
+          id: 'a',
+          toolName: 'act',
+          input: {},
+        })
+        await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve))
+        return { status: 'cancelled' }
+      },
+      resume: async () => ({ status: 'finished' }),
+    }
+    const served = await serveApp({ runner: waiting })
+    await resetTables(await served.app.container.make('lucid.db'))
+    const threadId = `t-${randomUUID()}`
+    const runId = randomUUID()
+    const response = await postJson(`${served.url}/agui`, {
+      threadId,
+      runId,
+      messages: [{ id: 'u', role: 'user', content: 'go' }],
+    })
+    while (!served.agentStream.driver.abort(runId)) await sleep(10)
+    const live = parseSse(await response.text()).map((item) => item.event)
+    await served.agentStream.driver.settled()
+    const attached = parseSse(
+      await (
+        await fetch(`${served.url}/agui/threads/${threadId}`, { headers: { 'x-user': 'alice' } })
+      ).text()
+    ).map((item) => item.event)
+    for (const events of [live, attached]) {
+      await assertConforms(assert, events)
+      assert.deepEqual(events.at(-1)!.outcome, { type: 'cancelled' })
+      assert.deepEqual(
+        results(events).map(([, content]) => content),
+        [projection.TOOL_CANCELLED_SENTENCE]
+      )
+    }
+    assert.lengthOf(await served.agentStream.parking.pendingOf(runId), 0)
+  })
+
   test('a run aborted after it asked for approval ends cancelled, not on an interrupt', ({
     assert,
   }) => {

@@ -248,8 +248,16 @@ export class RunDriver {
       await writer.end()
       return { status: 'failed' }
     }
-    await this.parking.abandon(stream)
+    const abandoned = await this.parking.abandon(stream)
     if (outcome.status === 'cancelled') {
+      // The calls this segment asked approval for will not run: each gets its denial, as a
+      // cancel of a parked run writes (the conversation stays valid for a next model call).
+      for (const id of abandoned) {
+        await writer.write({
+          t: 'event',
+          event: { kind: 'tool-output-denied', id, reason: 'cancelled', status: 'cancelled' },
+        })
+      }
       await writer.write({ t: 'event', event: { kind: 'cancelled' } })
     } else if (outcome.status === 'failed') {
       const code = outcome.code ?? 'run_failed'
