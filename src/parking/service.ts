@@ -6,9 +6,9 @@ import {
   ParkedItemNotFoundError,
 } from '../errors.js'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
-import type { StreamFrame } from '../core/frames.js'
 import type { ItemRow, ParkingStore } from './parking_store.js'
 import { ReadyNotices, type ReadyListener } from './ready.js'
+import { cancelFrames, settlementFrames } from './settlement_frames.js'
 import { normalizeReply, validateAnswer, validateDecision, validateReply } from './replies.js'
 import type { ApproverPolicy, PendingItem } from './types.js'
 import type { Principal } from '../core/run.js'
@@ -203,25 +203,7 @@ export class ParkingService {
     if (live.some((suspension) => suspension.status !== 'parked')) {
       throw new DecisionConflictError()
     }
-    // Every call that will not run gets its denial (pending ones, and approved ones the run
-    // never got to), so the conversation stays valid for a next model call.
-    const frames: StreamFrame[] = [
-      ...items
-        .filter(
-          (item) =>
-            item.kind === 'approval' && (item.status === 'pending' || item.status === 'approved')
-        )
-        .map((item): StreamFrame => ({
-          t: 'event',
-          event: {
-            kind: 'tool-output-denied',
-            id: item.itemId,
-            reason: 'cancelled',
-            status: 'cancelled',
-          },
-        })),
-      { t: 'event', event: { kind: 'cancelled' } },
-    ]
+    const frames = cancelFrames(items)
     await this.sink.append(streamRunId, {
       frames,
       evenIfClosed: true,
@@ -347,38 +329,7 @@ export class ParkingService {
       throw new DecisionLapsedError()
     }
     const via = decider.via ?? 'api'
-    const frames: StreamFrame[] = []
-    if (item.kind === 'approval') {
-      const status = outcome.status === 'answered' ? 'approved' : outcome.status
-      frames.push({
-        t: 'event',
-        event: {
-          kind: 'approval-settled',
-          id: item.itemId,
-          status,
-          approver: item.approver,
-          // Who decided is stored in the frame as the SPI has it; doors that serve frames to
-          // browsers leave it out by default (DESIGN.md invariant 8).
-          ...(decider.principal ? { decidedBy: decider.principal.id } : {}),
-          decidedVia: via,
-          ...(outcome.reason ? { reason: outcome.reason } : {}),
-        },
-      })
-      if (status !== 'approved') {
-        frames.push({
-          t: 'event',
-          event: {
-            kind: 'tool-output-denied',
-            id: item.itemId,
-            status,
-            ...(outcome.reason ? { reason: outcome.reason } : {}),
-          },
-        })
-      }
-    } else {
-      const reply = outcome.reply ?? { answers: {}, skipped: true }
-      frames.push({ t: 'event', event: { kind: 'tool-output', id: item.itemId, output: reply } })
-    }
+    const frames = settlementFrames(item, { principal: decider.principal, via }, outcome)
     // Settlement frames obey the same rules and size cap as any other frame (the sink validates).
     await this.sink.append(item.streamRunId, {
       frames,

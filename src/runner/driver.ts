@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
 import type { LucidSinkWriter } from '../sink/writer.js'
 import type { ClaimedSuspension, ParkingStore } from '../parking/parking_store.js'
+import { cancelledCall } from '../parking/settlement_frames.js'
 import type { Principal, RunMeta } from '../core/run.js'
 import {
   FAILURE_SENTENCES,
@@ -252,12 +253,7 @@ export class RunDriver {
     if (outcome.status === 'cancelled') {
       // The calls this segment asked approval for will not run: each gets its denial, as a
       // cancel of a parked run writes (the conversation stays valid for a next model call).
-      for (const id of abandoned) {
-        await writer.write({
-          t: 'event',
-          event: { kind: 'tool-output-denied', id, reason: 'cancelled', status: 'cancelled' },
-        })
-      }
+      for (const id of abandoned) await writer.write(cancelledCall(id))
       await writer.write({ t: 'event', event: { kind: 'cancelled' } })
     } else if (outcome.status === 'failed') {
       const code = outcome.code ?? 'run_failed'
