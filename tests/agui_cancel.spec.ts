@@ -220,7 +220,9 @@ test.group('AG-UI: a cancelled run ends cancelled on every route (issue 10, item
           toolName: 'act',
           input: {},
         })
-        await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve))
+        if (!ctx.signal.aborted) {
+          await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve))
+        }
         return { status: 'cancelled' }
       },
       resume: async () => ({ status: 'finished' }),
