@@ -47,4 +47,9 @@ export const DEFAULTS = Object.freeze({
   parkedPerPageMax: 100,
   /** Items expired, resumed or abandoned per sweep step. */
   sweepBatch: 100,
+  /**
+   * Approvals and question sets one segment may have waiting at once (an AG-UI resume answers
+   * all of them: it takes this many entries). The next one is refused.
+   */
+  maxItemsPerSegment: 1000,
 })

@@ -439,7 +439,12 @@ test.group('Parking | rows and listing', () => {
     const id = await parked(driver)
     await service.approve(id, 'call_1', { principal: alice })
     await driver.settled()
-    await service.approve(id, 'call_1', { principal: alice })
+    // Two parks used the id now: a decision names its park.
+    await assert.rejects(
+      () => service.approve(id, 'call_1', { principal: alice }),
+      DecisionConflictError
+    )
+    await service.approve(id, 'call_1', { principal: alice }, { park: 2 })
     await driver.settled()
     const rows = await db.connection().from('agent_approvals').where('run_id', id).orderBy('park')
     assert.deepEqual(

@@ -3,6 +3,7 @@ import vine from '@vinejs/vine'
 import type { HttpContext } from '@adonisjs/core/http'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
 import type { AgUiDoor } from '../agui/door/index.js'
+import { clientRunId } from '../agui/door/input.js'
 import type { ResolvedAgentStreamConfig } from '../define_config.js'
 import { RUN_ID, isRunId, type StreamFrame } from '../core/frames.js'
 import { parseCursor, type Cursor } from '../core/cursor.js'
@@ -20,7 +21,7 @@ const startValidator = vine.compile(
   vine.object({
     message: vine.string().minLength(1).maxLength(32_768),
     threadId: vine.string().regex(RUN_ID).optional(),
-    runId: vine.string().regex(RUN_ID).optional(),
+    runId: clientRunId().optional(),
   })
 )
 

@@ -13,7 +13,11 @@ export const REPLY_LIMITS = {
   questions: 200,
 }
 
-const park = () => vine.number({ strict: true }).withoutDecimals().min(1).optional()
+/** The largest park number a decision may name (the column is a 32-bit integer). */
+export const MAX_PARK = 2_147_483_647
+
+/** Which park of a reused item id a decision is for: a whole number from 1. */
+const park = () => vine.number({ strict: true }).withoutDecimals().min(1).max(MAX_PARK).optional()
 
 const decision = vine.compile(
   vine.object({
@@ -97,10 +101,24 @@ export async function validateDecision(
   return { reason: out.reason, input: out.input, park: out.park }
 }
 
-/** The park a reply names, if any (validated by {@link validateDecision} / {@link validateReply}). */
-export function namedPark(body: unknown): number | undefined {
-  const named = (body as { park?: unknown } | null)?.park
-  return typeof named === 'number' ? named : undefined
+/** A question-set reply's shape, checked before any lookup ({@link validateAnswer}). */
+export interface AnswerBody {
+  answers?: Record<string, string[]>
+  skipped?: boolean
+  park?: number
+}
+
+/**
+ * The shape of a question-set reply, `{ answers?, skipped?, answeredByRef?, park? }`, checked on
+ * its own (VineJS), before the item it answers is looked up.
+ *
+ * @throws InvalidDecisionError naming the field and rule, never the value: any other field
+ *   (`knownField`), nesting deeper than `MAX_JSON_DEPTH`, an over-long value
+ */
+export async function validateAnswer(body: unknown): Promise<AnswerBody> {
+  checkShape(body, REPLY_FIELDS)
+  const out = await run(body, () => reply.validate(body ?? {}))
+  return { answers: out.answers, skipped: out.skipped, park: out.park }
 }
 
 /**
@@ -119,8 +137,20 @@ export async function validateReply(
   body: unknown,
   request: ElicitationRequest
 ): Promise<{ answers: Record<string, string[]>; skipped: boolean }> {
-  checkShape(body, REPLY_FIELDS)
-  const out = await run(body, () => reply.validate(body ?? {}))
+  return normalizeReply(await validateAnswer(body), request)
+}
+
+/**
+ * A reply whose shape {@link validateAnswer} checked, against its request, normalized (see
+ * {@link validateReply}).
+ *
+ * @throws InvalidDecisionError for a question id the set does not have, a value not among the
+ *   options, several values for a single-choice question
+ */
+export function normalizeReply(
+  out: AnswerBody,
+  request: ElicitationRequest
+): { answers: Record<string, string[]>; skipped: boolean } {
   const given = out.answers ?? {}
   const known = new Map(request.questions.map((q) => [q.id, q]))
   const unknown = Object.keys(given).filter((id) => !known.has(id))

@@ -80,7 +80,12 @@ const eventKinds = {
   },
   'tool-output': { id: id(), output: vine.any().optional() },
   'tool-output-error': { id: id(), error: vine.any().optional() },
-  'tool-output-denied': { id: id(), reason: text().optional() },
+  'tool-output-denied': {
+    id: id(),
+    reason: text().optional(),
+    status: vine.enum(['rejected', 'expired', 'cancelled'] as const).optional(),
+    message: text().optional(),
+  },
   'elicitation': { id: id(), request: elicitationRequest },
   'approval-requested': {
     id: id(),

@@ -12,14 +12,15 @@ import { joinSplitPair, REPLACEMENT_CHARACTER } from '../core/text.js'
 
 /**
  * Called inside the transaction that stores an `approval` or `elicitation` frame, so the parking
- * row and the suspension commit with the frame or not at all (DESIGN.md invariant 6).
+ * row and the suspension commit with the frame or not at all (DESIGN.md invariant 6). Resolves
+ * to the park the frame opened or joined, which is stamped into the stored frame (`park`).
  */
 export type ParkHook = (
   trx: TransactionClientContract,
   meta: RunMeta,
   frame: Extract<StreamFrame, { t: 'approval' | 'elicitation' }>,
   seq: number
-) => Promise<void>
+) => Promise<number>
 
 export interface WriterOptions {
   /** Longest time text is held back before it is written, in milliseconds. */
@@ -248,8 +249,13 @@ export class LucidSinkWriter implements SinkWriter {
     if (park && (frame.t === 'approval' || frame.t === 'elicitation')) {
       const meta = this.#metas.get(frame.runId) ?? this.options.meta
       await this.#commit([frame], {
-        within: (trx, stored) =>
-          park(trx, meta, frame, stored.find((r) => r.kind === frame.t)!.seq),
+        within: async (trx, stored) => {
+          const row = stored.find((r) => r.kind === frame.t)!
+          const number = await park(trx, meta, frame, row.seq)
+          // Which park the frame is part of is known only now: every reader (live or replayed)
+          // gets it in the frame, so a decision can name it.
+          await this.store.rewrite(trx, this.runId, row, JSON.stringify({ ...frame, park: number }))
+        },
       })
       return
     }

@@ -104,6 +104,16 @@ export class StreamStore {
     )
   }
 
+  /**
+   * Replace the body of a row inside the transaction that inserted it (`CommitPlan.within`):
+   * for what only that commit knows (the park an approval joined). `row` is updated too, so the
+   * commit hands readers what is stored.
+   */
+  async rewrite(trx: TransactionClientContract, runId: string, row: StoredRow, body: string) {
+    await trx.from(this.tables.frames).where('run_id', runId).where('seq', row.seq).update({ body })
+    row.body = body
+  }
+
   /** Renew a writer's lease. Returns false when the stream is no longer open. */
   async renewLease(runId: string, leaseMs: number): Promise<boolean> {
     const at = now()

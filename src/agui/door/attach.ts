@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto'
 import { isRunId } from '../../core/frames.js'
+import { continuationRunId } from '../ids.js'
 import type { Principal } from '../../core/run.js'
 import { parseDoorPosition, type DoorPosition } from './position.js'
 import { invalidCursor, notFound } from './refusals.js'
@@ -40,7 +40,8 @@ export async function reattach(
  * Attach by thread (what a `connect(threadId)` client asks): the thread's current AG-UI run from
  * `after`. When its segment parked and the run went on because someone answered elsewhere (the
  * admin page, the decision API), the continuation becomes an AG-UI run of its own (a run id
- * derived from the stream and the park's end, the same on every replica) and that is served.
+ * derived from the stream and the park's end, the same on every replica, in a namespace no
+ * client may use) and that is served.
  * 404 when the thread has no run (or it is someone else's).
  */
 export async function attachThread(
@@ -56,8 +57,8 @@ export async function attachThread(
     const end = await deps.sink.segmentEnd(run.streamRunId, run.afterSeq)
     if (end === null) break
     if (!(await continued(deps, run.streamRunId, end))) break
-    const digest = createHash('sha256').update(run.streamRunId).digest('hex').slice(0, 40)
-    const runId = `${digest}.r${end}`
+    // In the door's own namespace: no client can have taken it (see `continuationRunId`).
+    const runId = continuationRunId(run.streamRunId, end)
     const next = {
       runId,
       threadId: run.threadId,

@@ -1,11 +1,13 @@
 import { compareCursors, formatCursor, parseCursor, type Cursor } from '../../core/cursor.js'
-import type { StreamFrame } from '../../core/frames.js'
+import type { DeliveredFrame, StreamFrame } from '../../core/frames.js'
+import type { SegmentEnd } from '../../sink/replay.js'
 import { FrameTranslator, preludeAfter, type AgUiEvent } from '../translate/index.js'
 import type { AgUiRun } from './runs.js'
 import { withinFrameId, type DoorPosition } from './position.js'
 import { invalidCursor } from './refusals.js'
 import { replayInto } from './replay.js'
 import type { DoorDeps, DoorReply, SseItem } from './reply.js'
+import { segmentBounds, type SegmentBounds } from './segment.js'
 import { closingEvents } from './transcript.js'
 
 type Identity = { threadId: string; runId: string }
@@ -14,6 +16,7 @@ type Identity = { threadId: string; runId: string }
 interface Joined {
   items: SseItem[]
   from: Cursor | null
+  bounds: SegmentBounds
 }
 
 /**
@@ -55,20 +58,50 @@ async function* liveEvents(
 ): AsyncGenerator<SseItem> {
   yield* joined.items
   if (!joined.from) return
-  const items = deps.sink.segments(run.streamRunId, {
-    after: formatCursor(joined.from),
-    signal,
-    superseded: true,
-  })
+  const { end, parkedAt } = joined.bounds
+  // A cancelled park is stored whole: served through its end to the cancellation's.
+  const items =
+    parkedAt === undefined
+      ? deps.sink.segments(run.streamRunId, {
+          after: formatCursor(joined.from),
+          signal,
+          superseded: true,
+        })
+      : deps.sink.replay(run.streamRunId, {
+          after: joined.from,
+          until: { seq: end! },
+          appendedEnds: true,
+          superseded: true,
+        })
   for await (const item of items) {
     const at = parseCursor(item.cursor)
-    const events =
-      item.t === 'end'
-        ? await closingEvents(deps, run, translator, identity)
-        : translator.push(item as StreamFrame, at, 'superseded' in item)
+    const { events, ends } = await eventsOf(deps, run, translator, identity, item, joined.bounds)
     yield* framed(events, at.seq, item.cursor)
-    if (item.t === 'end' || translator.terminal === 'failed') return
+    if (ends || translator.terminal === 'failed') return
   }
+}
+
+/**
+ * One delivered item's events. A segment end ends the AG-UI run (closing events, then
+ * `RUN_FINISHED`), except the end of a park that was cancelled afterwards: the run goes on to
+ * the cancellation's end, and that park's end only closes what its segment had open.
+ */
+async function eventsOf(
+  deps: DoorDeps,
+  run: AgUiRun,
+  translator: FrameTranslator,
+  identity: Identity,
+  item: DeliveredFrame | SegmentEnd,
+  bounds: SegmentBounds
+): Promise<{ events: AgUiEvent[]; ends: boolean }> {
+  const at = parseCursor(item.cursor)
+  if (item.t !== 'end') {
+    return { events: translator.push(item as StreamFrame, at, 'superseded' in item), ends: false }
+  }
+  if (bounds.parkedAt === undefined || at.seq >= bounds.end!) {
+    return { events: await closingEvents(deps, run, translator, identity), ends: true }
+  }
+  return { events: translator.endSegment(), ends: false }
 }
 
 /**
@@ -95,33 +128,44 @@ async function join(
 ): Promise<Joined | null> {
   const streamRunId = run.streamRunId
   const start: Cursor = { seq: run.afterSeq }
-  const end = await deps.sink.segmentEnd(streamRunId, run.afterSeq)
+  const bounds = await segmentBounds(deps, streamRunId, run.afterSeq)
+  const { end } = bounds
   let position: DoorPosition = at ?? { cursor: start }
   // An id of an earlier AG-UI run of this stream: the client has none of this one.
   if ('k' in position ? position.seq <= run.afterSeq : compareCursors(position.cursor, start) < 0)
     position = { cursor: start }
   // An id of a later one: the client had all of this one.
   if ('k' in position && end !== null && position.seq > end) position = { cursor: { seq: end } }
-  if ('k' in position) return withinFrame(deps, run, translator, identity, position)
+  // An id inside the closing of a park cancelled since: that ending is no longer this run's
+  // (it goes on to the cancellation), so the client gets everything after the park's end.
+  if ('k' in position && position.seq === bounds.parkedAt)
+    position = { cursor: { seq: position.seq } }
+  if ('k' in position) return withinFrame(deps, run, translator, identity, position, bounds)
   const cursor = position.cursor
   if (end !== null && cursor.seq >= end) {
     // The client had the whole run: it gets its start and its end again, nothing between.
     await replayInto(deps, translator, streamRunId, { seq: end - 1 })
-    if (translator.failure) return failed(translator, identity, String(end))
+    if (translator.failure) return failed(translator, identity, String(end), bounds)
     const opening = translator.open(identity)
     const closing = await closingEvents(deps, run, translator, identity)
-    return { items: [...bare(opening), ...framed(closing, end, String(end))], from: null }
+    return { items: [...bare(opening), ...framed(closing, end, String(end))], from: null, bounds }
   }
   await replayInto(deps, translator, streamRunId, cursor)
   // The client had the run's error: it gets its start and the error again.
-  if (translator.failure) return failed(translator, identity, formatCursor(cursor))
-  return { items: bare(translator.open(identity)), from: cursor }
+  if (translator.failure) return failed(translator, identity, formatCursor(cursor), bounds)
+  return { items: bare(translator.open(identity)), from: cursor, bounds }
 }
 
-function failed(translator: FrameTranslator, identity: Identity, id: string): Joined {
+function failed(
+  translator: FrameTranslator,
+  identity: Identity,
+  id: string,
+  bounds: SegmentBounds
+): Joined {
   return {
     items: [{ event: translator.open(identity)[0] }, { event: translator.failure!, id }],
     from: null,
+    bounds,
   }
 }
 
@@ -137,7 +181,8 @@ async function withinFrame(
   run: AgUiRun,
   translator: FrameTranslator,
   identity: Identity,
-  { seq, k }: { seq: number; k: number }
+  { seq, k }: { seq: number; k: number },
+  bounds: SegmentBounds
 ): Promise<Joined | null> {
   const streamRunId = run.streamRunId
   await replayInto(deps, translator, streamRunId, { seq: seq - 1 })
@@ -146,6 +191,7 @@ async function withinFrame(
   const read = deps.sink.replay(streamRunId, {
     after: { seq: seq - 1 },
     until: { seq },
+    appendedEnds: bounds.parkedAt !== undefined,
     superseded: true,
   })
   let item = null
@@ -155,19 +201,17 @@ async function withinFrame(
   }
   if (!item || parseCursor(item.cursor).seq !== seq) return null
   const superseded = 'superseded' in item
-  const events =
-    item.t === 'end'
-      ? await closingEvents(deps, run, translator, identity)
-      : translator.push(item as StreamFrame, parseCursor(item.cursor), superseded)
+  const { events, ends } = await eventsOf(deps, run, translator, identity, item, bounds)
   // A component replaced since the id was minted is no longer sent: it had one event more.
   if (k >= events.length + (superseded ? 1 : 0)) return null
   const sent = Math.min(k, events.length)
-  const ended = item.t === 'end' || translator.terminal === 'failed'
+  const ended = ends || translator.terminal === 'failed'
   return {
     items: [
       ...bare(preludeAfter(opening, events.slice(0, sent))),
       ...framed(events, seq, item.cursor, sent),
     ],
     from: ended ? null : parseCursor(item.cursor),
+    bounds,
   }
 }

@@ -120,15 +120,18 @@ export class FrameTranslator {
   /**
    * A stored segment ended (the run parked): its text and tool calls are closed for good, its
    * interrupts answered by whoever resumes; steps and sub-agents stay open for the next segment.
-   * Emits nothing: on the wire the segment's end is {@link close}.
+   * On the wire a segment's end is {@link close}; the events returned here (closing open text
+   * and calls) are for a run served on past it (a cancelled park), and a silent replay drops
+   * them.
    */
-  endSegment() {
+  endSegment(): AgUiEvent[] {
     const model = this.#model
-    model.text = null
-    for (const call of model.calls.values()) call.ended = true
+    const out = model.closeText()
+    for (const call of model.calls.values()) out.push(...model.endCall(call))
     model.interrupts = []
     // What the segment's end and the next run's start gave the client (see `close`, `open`).
     if (this.options.stateDeltas) model.sentState = model.snapshot()
+    return out
   }
 
   /**

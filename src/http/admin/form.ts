@@ -1,5 +1,7 @@
+import vine from '@vinejs/vine'
 import type { ElicitationRequest } from '../../core/frames.js'
-import { InvalidDecisionError } from '../../errors.js'
+import { InvalidDecisionError, issuesOf } from '../../errors.js'
+import { REPLY_LIMITS } from '../../parking/replies.js'
 
 /**
  * How the admin page's answer form encodes a question set, and back. Field names carry no id
@@ -48,4 +50,49 @@ export function answersFromForm(
     }
   })
   return answers
+}
+
+/** The decision fields of the admin page's form (urlencoded: every field a string). */
+const formValidator = vine.compile(
+  vine
+    .object({
+      /** The park the card showed: a whole number from 1, written in decimal digits only. */
+      park: vine
+        .string()
+        .regex(/^[1-9][0-9]{0,9}$/)
+        .optional(),
+      reason: vine.string().maxLength(REPLY_LIMITS.reasonChars).optional(),
+    })
+    // The CSRF token and the answer fields (`q<n>`, `q<n>_text`) are read elsewhere.
+    .allowUnknownProperties()
+)
+
+/** A decision form's `park` and `reason` once validated, as the parking service takes them. */
+export interface DecisionForm {
+  park?: number
+  reason?: string
+}
+
+/**
+ * Validate an admin decision form (VineJS) before anything is looked up: `park` in decimal
+ * digits (no sign, no fraction, no exponent), a `reason` of at most 2000 characters. A blank
+ * reason counts as none. The answers are decoded against the stored question set
+ * ({@link answersFromForm}).
+ *
+ * @throws InvalidDecisionError naming the field and rule, never the value
+ */
+export async function validateDecisionForm(body: unknown): Promise<DecisionForm> {
+  let out: Awaited<ReturnType<typeof formValidator.validate>>
+  try {
+    out = await formValidator.validate(body ?? {})
+  } catch (error) {
+    const issues = issuesOf(error)
+    if (!issues) throw error
+    throw new InvalidDecisionError(issues)
+  }
+  const reason = typeof out.reason === 'string' ? out.reason.trim() : ''
+  return {
+    ...(out.park === undefined ? {} : { park: Number(out.park) }),
+    ...(reason ? { reason } : {}),
+  }
 }

@@ -40,6 +40,9 @@ export interface PageContext {
   /** Route prefix, e.g. `/agent`. */
   base: string
   view: 'pending' | 'decided'
+  /** Which page of the list, from 1; `more` when a next page may hold more items. */
+  page: number
+  more: boolean
   csrf: string
   nonce: string
   notice?: string
@@ -131,7 +134,18 @@ export function renderItems(ctx: PageContext, items: PendingItem[]) {
   return items.map((item) => card(ctx, item)).join('\n')
 }
 
-/** The whole admin page: pending (or decided) items, newest first, updated live. */
+/** Links to the newer and older pages of the list, when there are. */
+function pages(ctx: PageContext) {
+  const link = (page: number, label: string) =>
+    `<a href="${e(`${ctx.base}/admin?view=${ctx.view}&page=${page}`)}">${label}</a>`
+  const links = [
+    ...(ctx.page > 1 ? [link(ctx.page - 1, 'Newer')] : []),
+    ...(ctx.more ? [link(ctx.page + 1, 'Older')] : []),
+  ]
+  return links.length > 0 ? `<nav class="pages">${links.join(' ')}</nav>` : ''
+}
+
+/** The whole admin page: pending (or decided) items, newest first, a page at a time, updated live. */
 export function renderPage(ctx: PageContext, items: PendingItem[]) {
   const notice =
     ctx.notice && NOTICES[ctx.notice]
@@ -155,11 +169,12 @@ bdi{unicode-bidi:isolate}.bidi{color:#a00;background:#fee;font:bold .8em monospa
 <nav>${tab('pending', 'Pending')}${tab('decided', 'History')}</nav>
 ${notice}
 <main id="items" data-view="${e(ctx.view)}">${renderItems(ctx, items)}</main>
+${pages(ctx)}
 <script nonce="${e(ctx.nonce)}">
 // Live updates: refresh the list unless the person is filling in a form.
 const list = document.getElementById('items')
 let last = null
-const url = ${JSON.stringify(`${ctx.base}/admin/items?view=${ctx.view}`).replace(/</g, '\\u003c')}
+const url = ${JSON.stringify(`${ctx.base}/admin/items?view=${ctx.view}&page=${ctx.page}`).replace(/</g, '\\u003c')}
 setInterval(async () => {
   if (list.contains(document.activeElement) && document.activeElement.tagName !== 'BODY') return
   try {
