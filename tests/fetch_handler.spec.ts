@@ -1,41 +1,16 @@
 import { test } from '@japa/runner'
 import { randomUUID } from 'node:crypto'
 import http from 'node:http'
-import { Readable } from 'node:stream'
 import type { AddressInfo } from 'node:net'
 import { HttpAgent, buildResumeArray } from '@ag-ui/client'
 import { createRuntime } from '../src/runtime.js'
 import { createAgUiFetchHandler } from '../src/http/fetch_handler.js'
 import { scriptedAgent } from '../src/testing/scripted_agent.js'
 import { createDatabase, resetTables } from './helpers/db.js'
+import { toNode } from './helpers/fetch_node.js'
 import { assertConforms, parseSse, recordingFetch } from './helpers/agui.js'
 
 process.on('unhandledRejection', () => {})
-
-/**
- * Node's `http` speaks no Fetch API: this is the few lines of adapter a host writes (Hono's
- * `@hono/node-server` and others do the same): request in as a `Request`, `Response` body piped
- * out with backpressure.
- */
-function toNode(handle: (request: Request) => Promise<Response>): http.RequestListener {
-  return async (req, res) => {
-    const controller = new AbortController()
-    res.on('close', () => controller.abort())
-    const hasBody = req.method !== 'GET' && req.method !== 'HEAD'
-    const request = new Request(`http://${req.headers.host}${req.url}`, {
-      method: req.method,
-      headers: req.headers as Record<string, string>,
-      body: hasBody ? (Readable.toWeb(req) as ReadableStream) : undefined,
-      signal: controller.signal,
-      ...(hasBody ? { duplex: 'half' } : {}),
-    } as RequestInit)
-    const response = await handle(request)
-    res.writeHead(response.status, Object.fromEntries(response.headers))
-    res.flushHeaders()
-    if (!response.body) return res.end()
-    Readable.fromWeb(response.body as any).pipe(res)
-  }
-}
 
 async function serveBare() {
   const db = createDatabase()

@@ -109,7 +109,11 @@ async function readJson(
   }
 }
 
-/** The chunks as a byte stream, pulled as the client reads, with a heartbeat while idle (SSE). */
+/**
+ * The chunks as a byte stream, pulled as the client reads (one chunk queued ahead at most), with
+ * a heartbeat while idle (SSE) that is skipped while the queue is full: a client that does not
+ * read gets nothing queued for it.
+ */
 function byteStream(
   chunks: AsyncGenerator<string | Uint8Array>,
   protobuf: boolean,
@@ -124,7 +128,7 @@ function byteStream(
       if (protobuf) return
       timer = setInterval(
         () => {
-          if (Date.now() - lastWrite < heartbeatMs) return
+          if (Date.now() - lastWrite < heartbeatMs || (controller.desiredSize ?? 0) <= 0) return
           lastWrite = Date.now()
           try {
             controller.enqueue(encoder.encode(': ping\n\n'))

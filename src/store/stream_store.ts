@@ -130,18 +130,44 @@ export class StreamStore {
   }
 
   /**
-   * Rows with `seq >= fromSeq`, in seq order, at most `limit`. Seqs are gap-free, so the bounded
-   * range selects exactly those rows, and keeps every planner on the primary key (an open-ended
-   * range on a freshly filled table led PostgreSQL to scan and sort the whole rest of the run).
+   * One page of rows from `fromSeq` (inclusive), in seq order: at most `limit` rows, and no more
+   * than `maxBytes` of bodies (UTF-8 bytes, summed in SQL, so the rows left out are never sent):
+   * a page stops before the row that would take it past `maxBytes`. The first two rows are read
+   * whatever their size (a row is at most `maxFrameBytes`), so a page always makes progress past
+   * a cursor's own row. `more` says rows may follow (the page stopped at a limit); otherwise the
+   * stream had no more.
+   *
+   * Seqs are gap-free, so the bounded range selects exactly those rows, and keeps every planner
+   * on the primary key (an open-ended range on a freshly filled table led PostgreSQL to scan and
+   * sort the whole rest of the run). The sizes come from a window over the range (PostgreSQL,
+   * MySQL 8 / MariaDB 10.2, SQLite 3.43 and later); bodies are read only for the rows taken.
    */
-  async rows(runId: string, fromSeq: number, limit: number): Promise<StoredRow[]> {
-    const rows = await this.client
+  async page(
+    runId: string,
+    fromSeq: number,
+    limit: number,
+    maxBytes: number
+  ): Promise<{ rows: StoredRow[]; more: boolean }> {
+    const range: [number, number] = [fromSeq, fromSeq + limit - 1]
+    const sizes = this.client
+      .knexQuery()
       .from(this.tables.frames)
-      .select('seq', 'kind', 'body', 'component_id', 'superseded')
+      .select('seq')
+      .select(this.client.knexRawQuery('sum(octet_length(body)) over (order by seq) as upto'))
+      .select(this.client.knexRawQuery('count(*) over () as total'))
       .where('run_id', runId)
-      .whereBetween('seq', [fromSeq, fromSeq + limit - 1])
-      .orderBy('seq', 'asc')
-    return rows.map(toStoredRow)
+      .whereBetween('seq', range)
+      .as('s')
+    const found = await this.client
+      .knexQuery()
+      .from({ f: this.tables.frames })
+      .join(sizes, 'f.seq', 's.seq')
+      .select('f.seq', 'f.kind', 'f.body', 'f.component_id', 'f.superseded', 's.total')
+      .where('f.run_id', runId)
+      .where((q) => q.where('s.upto', '<=', maxBytes).orWhere('s.seq', '<=', fromSeq + 1))
+      .orderBy('f.seq', 'asc')
+    const total = found.length > 0 ? int(found[0].total) : 0
+    return { rows: found.map(toStoredRow), more: found.length === limit || found.length < total }
   }
 
   /** Seq of the first segment end after `afterSeq` (where that segment ended), or `null`. */
