@@ -95,4 +95,49 @@ test.group('AG-UI door outside AdonisJS: the Fetch-API handler on node:http', ()
     assert.equal(((await form.json()) as any).code, 'unsupported_media_type')
     assert.equal((await fetch(`${url}/elsewhere`)).status, 404)
   })
+
+  test('a body nobody reads gets nothing queued: no heartbeat piles up behind the events', async ({
+    assert,
+    cleanup,
+  }) => {
+    const db = createDatabase()
+    await resetTables(db)
+    const runtime = createRuntime(db, { runner: scriptedAgent({ steps: ['read'] }) })
+    cleanup(async () => {
+      await runtime.driver.settled()
+      await runtime.sink.shutdown()
+      await db.manager.closeAll()
+    })
+    const handle = createAgUiFetchHandler(runtime.door, { heartbeatMs: 50 })
+    const threadId = `thread-${randomUUID()}`
+    const runId = `run-${randomUUID()}`
+    const started = await handle(
+      new Request('http://x/', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          threadId,
+          runId,
+          messages: [{ id: 'u', role: 'user', content: 'go' }],
+          tools: [],
+          context: [],
+        }),
+      })
+    )
+    await started.text()
+    const response = await handle(new Request(`http://x/runs/${runId}`))
+    assert.equal(response.status, 200)
+    // Not read for a second (twenty heartbeats), then read to the end.
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+    const decoder = new TextDecoder()
+    let pings = 0
+    let events = 0
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+      const text = decoder.decode(chunk)
+      if (text === ': ping\n\n') pings++
+      else events++
+    }
+    assert.isAbove(events, 3)
+    assert.isAtMost(pings, 2)
+  })
 })
