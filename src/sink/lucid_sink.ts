@@ -126,9 +126,9 @@ export class LucidTokenStreamSink implements TokenStreamSink {
       // A page holds the cursor's own row too: two rows is the least that makes progress.
       pageSize: Math.max(2, options.pageSize ?? DEFAULTS.pageSize),
     }
-    for (const name of ['windowBytes', 'readerBytes'] as const) {
-      if (!Number.isSafeInteger(this.options[name]) || this.options[name] < 1)
-        throw new Error(`agent-stream: "${name}" must be an integer >= 1`)
+    for (const budget of ['windowBytes', 'readerBytes'] as const) {
+      if (!Number.isSafeInteger(this.options[budget]) || this.options[budget] < 1)
+        throw new Error(`agent-stream: "${budget}" must be an integer >= 1`)
     }
     this.tables = tableNames(options.tables)
     this.#park = options.park
