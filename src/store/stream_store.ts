@@ -148,26 +148,35 @@ export class StreamStore {
     limit: number,
     maxBytes: number
   ): Promise<{ rows: StoredRow[]; more: boolean }> {
-    const range: [number, number] = [fromSeq, fromSeq + limit - 1]
-    const sizes = this.client
+    const { client } = this
+    // Sizes in a table of their own: SQLite's window would otherwise copy every body.
+    const sizes = client
       .knexQuery()
       .from(this.tables.frames)
-      .select('seq')
-      .select(this.client.knexRawQuery('sum(octet_length(body)) over (order by seq) as upto'))
-      .select(this.client.knexRawQuery('count(*) over () as total'))
+      .select('seq', client.knexRawQuery('octet_length(body) as size'))
       .where('run_id', runId)
-      .whereBetween('seq', range)
+      .whereBetween('seq', [fromSeq, fromSeq + limit - 1])
+      .as('z')
+    const sums = client
+      .knexQuery()
+      .from(sizes)
+      .select('seq', 'size', client.knexRawQuery('sum(size) over (order by seq) as upto'))
       .as('s')
-    const found = await this.client
+    // The rows taken, and the first row left out (without its body): it says more follow.
+    const taken = 's.upto <= ? or s.seq <= ?'
+    const found = await client
       .knexQuery()
       .from({ f: this.tables.frames })
-      .join(sizes, 'f.seq', 's.seq')
-      .select('f.seq', 'f.kind', 'f.body', 'f.component_id', 'f.superseded', 's.total')
+      .join(sums, 'f.seq', 's.seq')
+      .select('f.seq', 'f.kind', 'f.component_id', 'f.superseded')
+      .select(
+        client.knexRawQuery(`case when ${taken} then f.body end as body`, [maxBytes, fromSeq + 1])
+      )
       .where('f.run_id', runId)
-      .where((q) => q.where('s.upto', '<=', maxBytes).orWhere('s.seq', '<=', fromSeq + 1))
+      .whereRaw('(s.upto - s.size <= ? or s.seq <= ?)', [maxBytes, fromSeq + 2])
       .orderBy('f.seq', 'asc')
-    const total = found.length > 0 ? int(found[0].total) : 0
-    return { rows: found.map(toStoredRow), more: found.length === limit || found.length < total }
+    const rows = found.filter((row: { body: string | null }) => row.body !== null).map(toStoredRow)
+    return { rows, more: rows.length < found.length || rows.length === limit }
   }
 
   /** Seq of the first segment end after `afterSeq` (where that segment ended), or `null`. */
