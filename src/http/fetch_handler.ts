@@ -150,7 +150,13 @@ function byteStream(
       else signal.addEventListener('abort', onAbort, { once: true })
     },
     async pull(controller) {
-      const next = await chunks.next()
+      let next: IteratorResult<string | Uint8Array>
+      try {
+        next = await chunks.next()
+      } catch (error) {
+        await stop().catch(() => {})
+        throw error
+      }
       lastWrite = Date.now()
       if (next.done) {
         await stop()
