@@ -1,6 +1,7 @@
 /**
  * Every default of the package, in one place. Durations are in milliseconds, sizes in UTF-16 code
- * units (`maxTextRowChars`) or UTF-8 bytes (`maxFrameBytes`), counts in rows or items.
+ * units (`maxTextRowChars`) or UTF-8 bytes (`maxFrameBytes`, `windowBytes`, `readerBytes`),
+ * counts in rows or items.
  *
  * Config (`defineConfig`), the sink, the parking layer, the run driver and the HTTP transport read
  * these; nothing else spells a default out.
@@ -30,8 +31,16 @@ export const DEFAULTS = Object.freeze({
   purgeBatch: 500,
   /** Deliveries kept in memory per followed stream for readers that keep up. */
   windowSize: 512,
+  /** ...and their most in UTF-8 bytes (1 MiB), per followed stream; also a tail read's most. */
+  windowBytes: 1_048_576,
   /** Rows per store read. */
   pageSize: 500,
+  /**
+   * UTF-8 bytes of frames held in memory for one reader and not yet handed on (a store page, a
+   * batch from the feed): 1 MiB, or one frame when a frame is larger. A reader that stops
+   * reading pins no more than this, plus what is in flight to its socket.
+   */
+  readerBytes: 1_048_576,
   /** Rows of a re-attaching reader's first store read (it wants its first frame fast). */
   firstPageSize: 64,
   /** Run ids per heads query. */

@@ -38,6 +38,13 @@ export interface AgentStreamConfig {
   ttl?: Duration
   /** Cap on one frame's serialized size, in bytes. Default 262144 (256 KiB). */
   maxFrameBytes?: number
+  /**
+   * UTF-8 bytes of frames held in memory for one reader and not yet sent on (one frame when a
+   * frame is larger): what a client that stops reading can pin. Default 1048576 (1 MiB).
+   */
+  readerBytes?: number
+  /** UTF-8 bytes of recent frames kept in memory per followed stream. Default 1048576 (1 MiB). */
+  windowBytes?: number
   /** The host's agent: `start` and `resume` (see `AgentRunner`). */
   runner?: AgentRunner
   /** Who may decide a parked item. Default: the requester, or a role the decider has. */
@@ -96,6 +103,8 @@ export function defineConfig(config: AgentStreamConfig): ConfigProvider<Resolved
     pollIntervalMs: ms('pollInterval', config.pollInterval, 10),
     ttlMs: ms('ttl', config.ttl, 0),
     maxFrameBytes: config.maxFrameBytes,
+    readerBytes: config.readerBytes,
+    windowBytes: config.windowBytes,
     runner: config.runner,
     approverPolicy: config.approverPolicy,
     sweepIntervalMs: ms('sweepInterval', config.sweepInterval, 10),
@@ -106,13 +115,17 @@ export function defineConfig(config: AgentStreamConfig): ConfigProvider<Resolved
       heartbeatMs: ms('agui.heartbeat', config.agui?.heartbeat, 10) ?? DEFAULTS.heartbeatMs,
     },
   }
-  if (
-    config.maxFrameBytes !== undefined &&
-    (!Number.isInteger(config.maxFrameBytes) || config.maxFrameBytes < 64)
-  ) {
-    throw new RuntimeException(
-      'Invalid "config/agent_stream.ts": "maxFrameBytes" must be an integer >= 64'
-    )
+  for (const [name, min] of [
+    ['maxFrameBytes', 64],
+    ['readerBytes', 1024],
+    ['windowBytes', 1024],
+  ] as const) {
+    const value = config[name]
+    if (value !== undefined && (!Number.isSafeInteger(value) || value < min)) {
+      throw new RuntimeException(
+        `Invalid "config/agent_stream.ts": "${name}" must be an integer >= ${min}`
+      )
+    }
   }
   return configProvider.create(async (app) => {
     // A notifier that loads a peer or a container binding (Redis) resolves it now: a missing

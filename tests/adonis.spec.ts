@@ -154,5 +154,7 @@ test.group('In an AdonisJS app', (group) => {
   test('defineConfig refuses a bad duration, naming the field', ({ assert }) => {
     assert.throws(() => defineConfig({ lease: 'forever' }), /"lease" must be a duration/)
     assert.throws(() => defineConfig({ maxFrameBytes: 1 }), /"maxFrameBytes"/)
+    assert.throws(() => defineConfig({ readerBytes: 10 }), /"readerBytes" must be an integer/)
+    assert.throws(() => defineConfig({ windowBytes: 1.5e3 + 0.5 }), /"windowBytes"/)
   })
 })

@@ -48,8 +48,18 @@ export interface LucidSinkOptions {
   ttlMs?: number
   /** Deliveries kept in memory per followed stream for readers that keep up. Default 512. */
   windowSize?: number
+  /**
+   * The same window's most in UTF-8 bytes (its one newest delivery whatever its size); also the
+   * most one tail read brings in. Default 1048576 (1 MiB).
+   */
+  windowBytes?: number
   /** Rows per store read. Default 500. */
   pageSize?: number
+  /**
+   * UTF-8 bytes of frames held in memory for one reader and not yet handed on (a store page or a
+   * batch from the window; one frame when a frame is larger). Default 1048576 (1 MiB).
+   */
+  readerBytes?: number
   /** Told about background failures (listener drops, lease sweeps); the sink keeps going. */
   onError?: (error: unknown) => void
   /** Parks approvals and elicitations in the frame's transaction (set by the parking layer). */
@@ -111,8 +121,14 @@ export class LucidTokenStreamSink implements TokenStreamSink {
       pollIntervalMs: setup.pollIntervalMs,
       ttlMs: options.ttlMs ?? DEFAULTS.ttlMs,
       windowSize: options.windowSize ?? DEFAULTS.windowSize,
+      windowBytes: options.windowBytes ?? DEFAULTS.windowBytes,
+      readerBytes: options.readerBytes ?? DEFAULTS.readerBytes,
       // A page holds the cursor's own row too: two rows is the least that makes progress.
       pageSize: Math.max(2, options.pageSize ?? DEFAULTS.pageSize),
+    }
+    for (const budget of ['windowBytes', 'readerBytes'] as const) {
+      if (!Number.isSafeInteger(this.options[budget]) || this.options[budget] < 1)
+        throw new Error(`agent-stream: "${budget}" must be an integer >= 1`)
     }
     this.tables = tableNames(options.tables)
     this.#park = options.park
@@ -124,6 +140,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
     )
     this.tail = new Tail(this.store, setup.notifiers, {
       windowSize: this.options.windowSize,
+      windowBytes: this.options.windowBytes,
       pageSize: this.options.pageSize,
       onLapsed: (runId) => this.#failLapsed(runId),
     })
@@ -132,6 +149,11 @@ export class LucidTokenStreamSink implements TokenStreamSink {
       tail: this.tail,
       maxFrameBytes: this.options.maxFrameBytes,
     }
+  }
+
+  /** What one reader reads at a time: rows, and UTF-8 bytes (`readerBytes`). */
+  get #limits() {
+    return { pageSize: this.options.pageSize, pageBytes: this.options.readerBytes }
   }
 
   /** The Lucid client the tables live on (parking and door rows share it). */
@@ -188,7 +210,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
       start,
       this.tail,
       this.store,
-      this.options.pageSize,
+      this.#limits,
       options.signal
     ) as AsyncIterable<DeliveredFrame>
   }
@@ -208,7 +230,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
   ): AsyncIterable<DeliveredFrame | SupersededFrame | SegmentEnd> {
     assertRunId(runId)
     const start = parseCursor(options.after)
-    return follow(runId, start, this.tail, this.store, this.options.pageSize, options.signal, {
+    return follow(runId, start, this.tail, this.store, this.#limits, options.signal, {
       segments: true,
       superseded: options.superseded,
     })
@@ -277,7 +299,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
     return replayStored(this.store, runId, {
       after,
       until: options.until,
-      pageSize: this.options.pageSize,
+      ...this.#limits,
       appendedEnds: options.appendedEnds,
       superseded: options.superseded,
     })
@@ -294,7 +316,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
     options: { fromSeq?: number; toSeq?: number } = {}
   ): AsyncIterable<StoredRow[]> {
     assertRunId(runId)
-    return storedRows(this.store, runId, { ...options, pageSize: this.options.pageSize })
+    return storedRows(this.store, runId, { ...options, ...this.#limits })
   }
 
   /** Seq of the first segment end after `afterSeq` (where that segment ended), or `null`. */

@@ -17,23 +17,25 @@ export interface SegmentEnd {
 }
 
 /**
- * THE store read: the rows of one page from `cursor` (`seq >= cursor.seq`, at most `limit`) as
- * the deliveries a reader at `cursor` receives (text sliced after it). `rows` is how many rows
- * the page held (fewer than `limit`: the stream has no more).
+ * THE store read: the rows of one page from `cursor` (`seq >= cursor.seq`, at most `limit` rows
+ * and `maxBytes` UTF-8 bytes of bodies, see `StreamStore.page`) as the deliveries a reader at
+ * `cursor` receives (text sliced after it). `more`: rows may follow (else the stream has no
+ * more).
  */
 export async function readPage(
   store: StreamStore,
   runId: string,
   cursor: Cursor,
-  limit: number
-): Promise<{ deliveries: Delivery[]; rows: number }> {
-  const rows = await store.rows(runId, cursor.seq, limit)
+  limit: number,
+  maxBytes: number
+): Promise<{ deliveries: Delivery[]; more: boolean }> {
+  const page = await store.page(runId, cursor.seq, limit, maxBytes)
   const deliveries: Delivery[] = []
-  for (const row of rows) {
+  for (const row of page.rows) {
     const delivery = rowToDelivery(row, cursor)
     if (delivery) deliveries.push(delivery)
   }
-  return { deliveries, rows: rows.length }
+  return { deliveries, more: page.more }
 }
 
 /**
@@ -86,6 +88,8 @@ export interface ReplayOptions {
   until?: Cursor
   /** Rows per store read (at least 2). */
   pageSize: number
+  /** UTF-8 bytes of bodies per store read (the first two rows whatever their size). */
+  pageBytes: number
   /** Also yield the end markers after appended frames, flagged `appended`. Default false. */
   appendedEnds?: boolean
   /** Also yield superseded components, flagged (see {@link SupersededFrame}). Default false. */
@@ -113,7 +117,7 @@ export async function* replayStored(
   while (!until || compareCursors(cursor, until) < 0) {
     const limit = until ? Math.min(pageSize, until.seq - cursor.seq + 1) : pageSize
     if (limit <= 0) return
-    const page = await readPage(store, runId, cursor, limit)
+    const page = await readPage(store, runId, cursor, limit, options.pageBytes)
     for (const delivery of page.deliveries) {
       if (until && compareCursors(delivery.to, until) > 0) {
         // Only a text row at `until.seq` goes past a cursor inside it: cut it there, or at the
@@ -131,28 +135,29 @@ export async function* replayStored(
       const item = deliveryItem(delivery, cursor, itemOptions)
       if (item) yield item
     }
-    // Fewer rows than asked: the stream has no more. No delivery: nothing moves (only the
-    // cursor's own row was read), so reading again would loop.
-    if (page.rows < limit || page.deliveries.length === 0) return
+    // The page stopped short of its limits: the stream has no more. No delivery: nothing moves
+    // (only the cursor's own row was read), so reading again would loop.
+    if (!page.more || page.deliveries.length === 0) return
   }
 }
 
 /**
  * The raw stored rows of a stream from `fromSeq` (inclusive) to `toSeq` (inclusive, default the
- * last), in pages of `pageSize`: for tools that show rows as stored (`agent-stream:inspect`).
+ * last), in pages of at most `pageSize` rows and `pageBytes` UTF-8 bytes of bodies: for tools
+ * that show rows as stored (`agent-stream:inspect`).
  */
 export async function* storedRows(
   store: StreamStore,
   runId: string,
-  options: { fromSeq?: number; toSeq?: number; pageSize: number }
+  options: { fromSeq?: number; toSeq?: number; pageSize: number; pageBytes: number }
 ): AsyncGenerator<StoredRow[]> {
   let from = options.fromSeq ?? 1
   const to = options.toSeq ?? Number.POSITIVE_INFINITY
   while (from <= to) {
     const limit = Math.min(options.pageSize, to - from + 1)
-    const rows = await store.rows(runId, from, limit)
+    const { rows, more } = await store.page(runId, from, limit, options.pageBytes)
     if (rows.length > 0) yield rows
-    if (rows.length < limit) return
+    if (!more || rows.length === 0) return
     from = rows.at(-1)!.seq + 1
   }
 }

@@ -36,24 +36,38 @@ async function changedOrAborted(changed: Promise<unknown>, signal?: AbortSignal)
 /** The fixed sentence readers get when a stream disappears or its writer died. */
 export const RUN_FAILED_MESSAGE = FAILURE_SENTENCES.run_failed
 
+/** How much one reader takes at a time. */
+export interface ReaderLimits {
+  /** Rows per store read, and deliveries per batch from the feed. */
+  pageSize: number
+  /**
+   * UTF-8 bytes of deliveries one reader holds that it has not yet handed on (a store page, a
+   * batch from the feed): a batch stops before the delivery that would pass it, its first
+   * delivery is taken whatever its size.
+   */
+  pageBytes: number
+}
+
 /**
  * Replay a stream from `cursor`, then follow it live until its end marker.
  *
  * Pull-based: a frame is read only when the consumer asks for the next one, so a slow reader
- * holds at most one page and slows only itself. Readers that keep up are served from the
- * replica's shared feed; a reader behind it reads the store in pages of `pageSize` rows.
- * `items` says what it yields besides frames: segment ends, superseded components.
+ * holds at most one batch (`limits.pageBytes` of deliveries, or one frame larger than that) and
+ * slows only itself. Readers that keep up are served from the replica's shared feed; a reader
+ * behind it reads the store in pages. `items` says what it yields besides frames: segment ends,
+ * superseded components.
  */
 export async function* follow(
   runId: string,
   start: Cursor,
   tail: Tail,
   store: StreamStore,
-  pageSize: number,
+  limits: ReaderLimits,
   signal?: AbortSignal,
   items: Omit<ItemOptions, 'appendedEnds'> = {}
 ): AsyncGenerator<DeliveredFrame | SupersededFrame | SegmentEnd> {
   const segments = items.segments ?? false
+  const { pageSize, pageBytes } = limits
   const feed = await tail.follow(runId)
   try {
     if (feed.missing) return
@@ -63,18 +77,26 @@ export async function* follow(
     // The first store read is small: a re-attaching reader wants its first frame fast.
     let page = Math.min(DEFAULTS.firstPageSize, pageSize)
     while (true) {
-      let batch: Delivery[] | null = feed.after(cursor, pageSize, seenPartial)
+      let batch: (Delivery | undefined)[] | null = feed.after(
+        cursor,
+        pageSize,
+        seenPartial,
+        pageBytes
+      )
       if (batch === null) {
         // Behind the feed's window: the sink's one store read.
-        const read = await readPage(store, runId, cursor, page)
+        const read = await readPage(store, runId, cursor, page, pageBytes)
         batch = read.deliveries
         page = pageSize
         // Ahead of this replica's tail: have it catch up, so the end is noticed promptly.
-        const last = batch.at(-1)
+        const last = read.deliveries.at(-1)
         if (last && compareCursors(last.to, feed.head) > 0) tail.wake(runId)
       }
       if (batch.length > 0) {
-        for (const delivery of batch) {
+        for (let i = 0; i < batch.length; i++) {
+          // Let go of what was handed on: a stalled consumer pins only what it has not taken.
+          const delivery = batch[i]!
+          batch[i] = undefined
           if (delivery.kind === 'partial') seenPartial = delivery.n!
           else cursor = delivery.to
           const item = deliveryItem(delivery, cursor, items)

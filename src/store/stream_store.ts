@@ -8,6 +8,7 @@ import {
   toStoredRow,
   type CommitPlan,
   type CommitResult,
+  type RawRow,
   type StoredRow,
   type StreamHead,
 } from './rows.js'
@@ -146,18 +147,65 @@ export class StreamStore {
   }
 
   /**
-   * Rows with `seq >= fromSeq`, in seq order, at most `limit`. Seqs are gap-free, so the bounded
-   * range selects exactly those rows, and keeps every planner on the primary key (an open-ended
-   * range on a freshly filled table led PostgreSQL to scan and sort the whole rest of the run).
+   * One page of rows from `fromSeq` (inclusive), in seq order: at most `limit` rows, and no more
+   * than `maxBytes` of bodies (UTF-8 bytes, as SQL counts them): a page stops before the row that
+   * would take it past `maxBytes`. The first two rows are read whatever their size (a row is at
+   * most `maxFrameBytes`), so a page always makes progress past a cursor's own row. `more` says
+   * rows may follow (the page stopped at a limit); otherwise the stream had no more.
+   *
+   * One read brings every row's size, and the bodies of rows small enough that `limit` of them
+   * fit in `maxBytes` (most rows: one query); the bodies of larger rows the page takes come in a
+   * second read. So a read never brings more than `maxBytes` of bodies it does not keep.
+   *
+   * Seqs are gap-free, so the bounded range selects exactly those rows, and keeps every planner
+   * on the primary key (an open-ended range on a freshly filled table led PostgreSQL to scan and
+   * sort the whole rest of the run).
    */
-  async rows(runId: string, fromSeq: number, limit: number): Promise<StoredRow[]> {
-    const rows = await this.client
-      .from(this.tables.frames)
-      .select('seq', 'kind', 'body', 'component_id', 'superseded')
-      .where('run_id', runId)
-      .whereBetween('seq', [fromSeq, fromSeq + limit - 1])
-      .orderBy('seq', 'asc')
-    return rows.map(toStoredRow)
+  async page(
+    runId: string,
+    fromSeq: number,
+    limit: number,
+    maxBytes: number
+  ): Promise<{ rows: StoredRow[]; more: boolean }> {
+    // (Capped to a 32-bit integer: SQL compares it with a size.)
+    const small = Math.min(Math.floor(maxBytes / limit), 2 ** 31 - 1)
+    const found: (Omit<RawRow, 'body'> & { size: unknown; body: string | null })[] =
+      await this.client
+        .from(this.tables.frames)
+        .select('seq', 'kind', 'component_id', 'superseded')
+        .select(this.client.knexRawQuery('octet_length(body) as size'))
+        .select(
+          this.client.knexRawQuery('case when octet_length(body) <= ? then body end as body', [
+            small,
+          ])
+        )
+        .where('run_id', runId)
+        .whereBetween('seq', [fromSeq, fromSeq + limit - 1])
+        .orderBy('seq', 'asc')
+    let taken = 0
+    let bytes = 0
+    for (const row of found) {
+      bytes += int(row.size)
+      if (taken >= 2 && bytes > maxBytes) break
+      taken++
+    }
+    const page = found.slice(0, taken)
+    const missing = page.filter((row) => row.body === null).map((row) => int(row.seq))
+    if (missing.length > 0) {
+      const bodies = new Map<number, string>()
+      const read = await this.client
+        .from(this.tables.frames)
+        .select('seq', 'body')
+        .where('run_id', runId)
+        .whereIn('seq', missing)
+      for (const row of read) bodies.set(int(row.seq), row.body)
+      for (const row of page) row.body ??= bodies.get(int(row.seq)) ?? null
+    }
+    return {
+      // A row deleted in between (a purge) is left out; its readers end.
+      rows: page.filter((row) => row.body !== null).map((row) => toStoredRow(row as RawRow)),
+      more: taken < found.length || found.length === limit,
+    }
   }
 
   /** Seq of the first segment end after `afterSeq` (where that segment ended), or `null`. */
