@@ -61,4 +61,14 @@ export const DEFAULTS = Object.freeze({
    * all of them: it takes this many entries). The next one is refused.
    */
   maxItemsPerSegment: 1000,
+  /**
+   * AG-UI re-attach checkpoints (per replica, in memory): the translator's state is kept every
+   * this many rows of a stream it translated, so a re-attach translates only what follows the
+   * nearest one.
+   */
+  checkpointEvery: 256,
+  /** ...for this many streams at most (the least recently used go first)... */
+  checkpointStreams: 256,
+  /** ...and this many per stream at most (past it, every other one goes: the spacing doubles). */
+  checkpointsPerStream: 64,
 })

@@ -144,6 +144,12 @@ async function cutEverywhereWithClient(assert: any, url: string, runId: string, 
 const CONFIGS: Record<string, AgUiDoorOptions> = {
   'plain': { reasoning: true },
   'state deltas, messages snapshot': { reasoning: true, stateDeltas: true, messagesSnapshot: true },
+  'checkpoints at every row': {
+    reasoning: true,
+    stateDeltas: true,
+    messagesSnapshot: true,
+    checkpointEvery: 1,
+  },
 }
 
 test.group('AG-UI door: a cut after ANY event, re-attached with the last id seen', () => {

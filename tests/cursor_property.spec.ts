@@ -181,7 +181,8 @@ test.group('Cursors (property): the AG-UI door', () => {
       },
       coalesceWindowMs: 5,
       maxTextRowChars: 40,
-      agui: { stateDeltas: true },
+      // A checkpoint every other row: re-attaches start from them, cold and warm.
+      agui: { stateDeltas: true, checkpointEvery: 2 },
     })
     const { sink, door } = runtime
     cleanupWith(async () => {

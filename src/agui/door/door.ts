@@ -14,6 +14,7 @@ import type { AgUiRun, AgUiRunStore } from './runs.js'
 import { notFound, refusal } from './refusals.js'
 import type { AgUiDoorOptions, DoorDeps, DoorReply } from './reply.js'
 import { attachThread, reattach } from './attach.js'
+import { TranslatorCheckpoints } from './checkpoints.js'
 import { resume, settledElsewhere, settledRefusal } from './resume.js'
 import { serveRun } from './serve.js'
 import { startFromInput, startRun, type NewRun } from './start.js'
@@ -39,7 +40,14 @@ export class AgUiDoor {
     readonly runs: AgUiRunStore,
     readonly options: AgUiDoorOptions = {}
   ) {
-    this.#deps = { sink, driver, parking, runs, options }
+    this.#deps = {
+      sink,
+      driver,
+      parking,
+      runs,
+      options,
+      checkpoints: new TranslatorCheckpoints(options.checkpointEvery),
+    }
   }
 
   /**

@@ -2,6 +2,7 @@ import type { LucidTokenStreamSink } from '../../sink/lucid_sink.js'
 import type { RunDriver } from '../../runner/driver.js'
 import type { ParkingService } from '../../parking/service.js'
 import type { AgUiEvent, TranslatorOptions } from '../translate/index.js'
+import type { TranslatorCheckpoints } from './checkpoints.js'
 import type { AgUiRunStore } from './runs.js'
 
 /** Options of the AG-UI door: the translator's, plus input and connection settings. */
@@ -22,6 +23,11 @@ export interface AgUiDoorOptions extends Omit<TranslatorOptions, 'streamRunId'> 
    * local messages a snapshot leaves out. Default false.
    */
   messagesSnapshot?: boolean
+  /**
+   * Keep the translator's state every this many rows of a stream this replica translates, so a
+   * re-attach translates only what follows the nearest checkpoint. Default 256.
+   */
+  checkpointEvery?: number
 }
 
 /**
@@ -48,4 +54,6 @@ export interface DoorDeps {
   parking: ParkingService
   runs: AgUiRunStore
   options: AgUiDoorOptions
+  /** This replica's translator checkpoints (re-attach reads only what follows the nearest). */
+  checkpoints?: TranslatorCheckpoints
 }

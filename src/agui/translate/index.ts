@@ -2,7 +2,7 @@
  * The AG-UI translator's public face: stored frames in, typed AG-UI 1.0 events out (pure), and
  * the reply schemas its interrupts advertise.
  */
-export { FrameTranslator } from './translator.js'
+export { FrameTranslator, type TranslatorCheckpoint } from './translator.js'
 export { preludeAfter } from './prelude.js'
 export type {
   AgentStreamState,

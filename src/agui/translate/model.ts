@@ -27,6 +27,21 @@ export interface Call {
   ended: boolean
 }
 
+/** A {@link TranslatorModel}'s data, without its methods and options. */
+export type ModelState = Pick<
+  TranslatorModel,
+  | 'text'
+  | 'lastMessage'
+  | 'scopes'
+  | 'calls'
+  | 'interrupts'
+  | 'activities'
+  | 'cancelled'
+  | 'failed'
+  | 'state'
+  | 'sentState'
+>
+
 /** `{ subagentRunId }` when a sub-agent owns the event, else nothing. */
 export const attributed = (owner: string | undefined) => (owner ? { subagentRunId: owner } : {})
 
@@ -53,6 +68,27 @@ export class TranslatorModel {
   sentState: AgentStreamState = { title: null, steps: 0, usage: {} }
 
   constructor(readonly options: TranslatorOptions) {}
+
+  /** What this model knows, as plain data (shared with nothing: see `FrameTranslator.checkpoint`). */
+  saveState(): ModelState {
+    return structuredClone({
+      text: this.text,
+      lastMessage: this.lastMessage,
+      scopes: this.scopes,
+      calls: this.calls,
+      interrupts: this.interrupts,
+      activities: this.activities,
+      cancelled: this.cancelled,
+      failed: this.failed,
+      state: this.state,
+      sentState: this.sentState,
+    })
+  }
+
+  /** Take the state {@link saveState} gave (a copy: the checkpoint stays as it was). */
+  loadState(saved: ModelState) {
+    Object.assign(this, structuredClone(saved))
+  }
 
   /** The AG-UI id of the entity at stored position `n` (and `address`) of this stream. */
   id(kind: AgUiIdKind, n: number, address: string[] = []) {

@@ -12,6 +12,16 @@ type Entry = Record<string, any>
 export class Transcript {
   #messages: Entry[] = []
 
+  /** A copy of the messages so far (see `FrameTranslator.checkpoint`). */
+  save(): Entry[] {
+    return structuredClone(this.#messages)
+  }
+
+  /** Take the messages {@link save} gave (a copy). */
+  load(saved: Entry[]) {
+    this.#messages = structuredClone(saved)
+  }
+
   #byId(id: unknown) {
     return this.#messages.find((m) => m.id === id)
   }

@@ -3,7 +3,7 @@ import type { Cursor } from '../../core/cursor.js'
 import type { AgentStreamEvent, StreamFrame } from '../../core/frames.js'
 import { publicFrame } from '../../core/projection.js'
 import { HANDLERS, customEvent } from './handlers.js'
-import { TranslatorModel } from './model.js'
+import { TranslatorModel, type ModelState } from './model.js'
 import { Transcript } from './transcript.js'
 import type {
   AgentStreamState,
@@ -14,6 +14,12 @@ import type {
 } from './types.js'
 
 type Handler = (model: TranslatorModel, frame: unknown, at: Cursor) => AgUiEvent[]
+
+/** A translator's state at one position of a stream (see {@link FrameTranslator.checkpoint}). */
+export interface TranslatorCheckpoint {
+  model: ModelState
+  transcript: Record<string, unknown>[] | null
+}
 
 /**
  * Stored frames in, AG-UI 1.0 events out (agui-conformance.md section 1c): the same for a live
@@ -45,6 +51,25 @@ export class FrameTranslator {
   constructor(readonly options: TranslatorOptions) {
     this.#model = new TranslatorModel(options)
     this.#transcript = options.messagesSnapshot ? new Transcript() : null
+  }
+
+  /**
+   * What this translator knows after the frames pushed so far, as data a translator with the
+   * same options can resume from ({@link restore}): a re-attach then translates only what
+   * follows the checkpoint, not the whole stream before its cursor. Shares nothing with this
+   * translator.
+   */
+  checkpoint(): TranslatorCheckpoint {
+    return { model: this.#model.saveState(), transcript: this.#transcript?.save() ?? null }
+  }
+
+  /**
+   * Continue from a {@link checkpoint} of a translator with the same options, as if the frames
+   * before it had been pushed here. The checkpoint is copied, never changed.
+   */
+  restore(checkpoint: TranslatorCheckpoint) {
+    this.#model.loadState(checkpoint.model)
+    if (this.#transcript && checkpoint.transcript) this.#transcript.load(checkpoint.transcript)
   }
 
   /** The run reached an `error` frame (`RUN_ERROR` sent) or a `cancelled` event. */
