@@ -83,6 +83,8 @@ export function createStreamTables(
       table.bigInteger('created_at').notNullable()
       table.primary(['run_id', 'seq'])
       table.index(['run_id', 'component_id'])
+      // Where a segment ends (`segmentEnd`): found by the index, not by scanning the run's rows.
+      table.index(['run_id', 'kind', 'seq'])
     })
 }
 
