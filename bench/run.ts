@@ -499,12 +499,11 @@ async function benchDatabase(dialect: string) {
  * the re-attach route's work (door + SSE writer).
  */
 async function serveDoor(db: Database, sink: LucidTokenStreamSink, streamRunId: string) {
-  const { createServer } = await import('node:http')
   const { createParking } = await import('../src/runtime.js')
   const { AgUiRunStore } = await import('../src/agui/door/runs.js')
   const { AgUiDoor } = await import('../src/agui/door/door.js')
-  const { serveAgUiEvents } = await import('../src/http/sse.js')
   const { tableNames } = await import('../src/store/schema.js')
+  const { serveReattach } = await import('./serve_reattach.js')
   const stack = createParking(db, {
     runner: {
       start: async () => ({ status: 'finished' }),
@@ -521,26 +520,11 @@ async function serveDoor(db: Database, sink: LucidTokenStreamSink, streamRunId: 
     resumeHash: null,
     ownerId: null,
   })
-  const door = new AgUiDoor(sink, stack.driver, stack.service, runs, {})
-  const server = createServer(async (req, res) => {
-    const url = new URL(req.url!, 'http://x')
-    const controller = new AbortController()
-    const reply = await door.reattach(
-      url.pathname.slice(1),
-      url.searchParams.get('after') ?? undefined,
-      null,
-      controller.signal
-    )
-    if (reply.kind === 'refused') return res.writeHead(reply.status).end()
-    await serveAgUiEvents(req, res, reply.events, { controller })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
+  const served = await serveReattach(new AgUiDoor(sink, stack.driver, stack.service, runs, {}))
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: served.url,
     close: async () => {
-      server.closeAllConnections()
-      await new Promise((resolve) => server.close(resolve))
+      await served.close()
       await stack.sink.shutdown()
     },
   }

@@ -4,9 +4,8 @@
  * run's AG-UI re-attach route over HTTP to whichever viewers connect to it. It counts its own
  * database transactions and reads, CPU and memory between `measure` commands.
  */
-import { createServer } from 'node:http'
 import { createRuntime } from '../src/runtime.js'
-import { serveAgUiEvents } from '../src/http/sse.js'
+import { serveReattach } from './serve_reattach.js'
 import { createDatabase } from '../tests/helpers/db.js'
 
 const at = () => performance.timeOrigin + performance.now()
@@ -38,20 +37,7 @@ for (const client of [db.connection().getReadClient(), db.connection().getWriteC
   })
 }
 
-const server = createServer(async (req, res) => {
-  const url = new URL(req.url!, 'http://x')
-  const controller = new AbortController()
-  const reply = await door.reattach(
-    url.pathname.slice(1),
-    url.searchParams.get('after') ?? undefined,
-    null,
-    controller.signal
-  )
-  if (reply.kind === 'refused') return res.writeHead(reply.status).end()
-  await serveAgUiEvents(req, res, reply.events, { controller })
-})
-await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-const port = (server.address() as { port: number }).port
+const { server, port } = await serveReattach(door)
 
 /** Write `tokens` tokens into each run at `intervalMs`, runs spread over one interval. */
 async function write(runIds: string[], tokens: number, intervalMs: number) {

@@ -112,18 +112,8 @@ export class SuspensionParks {
    * Items of the stream waiting for an answer: those of the segment it is writing (an earlier
    * segment's are all settled before it resumed). Read through the items' stream index.
    */
-  async #segmentItems(trx: TransactionClientContract, streamRunId: string) {
-    let total = 0
-    for (const kind of ITEM_KINDS) {
-      const row = await trx
-        .from(this.rows.items(kind))
-        .where('stream_run_id', streamRunId)
-        .where('status', 'pending')
-        .count('* as n')
-        .first()
-      total += Number(row.n)
-    }
-    return total
+  #segmentItems(trx: TransactionClientContract, streamRunId: string) {
+    return this.rows.countPending(trx, { stream_run_id: streamRunId })
   }
 
   /** Whether the stream has suspensions being written (the segment wrote approvals/elicitations). */

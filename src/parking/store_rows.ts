@@ -1,4 +1,4 @@
-import type { QueryClientContract } from '@adonisjs/lucid/types/database'
+import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { DateTime } from 'luxon'
 import type { ElicitationRequest } from '../core/frames.js'
 import type { Principal } from '../core/run.js'
@@ -84,6 +84,24 @@ export class ParkingTables {
   /** The table an item kind is stored in. */
   items(kind: ItemKind) {
     return kind === 'approval' ? this.tables.approvals : this.tables.elicitations
+  }
+
+  /** Pending items matching `where` (column values), counted over both item tables. */
+  async countPending(
+    client: QueryClientContract | TransactionClientContract,
+    where: Record<string, string | number>
+  ) {
+    let total = 0
+    for (const kind of ITEM_KINDS) {
+      const row = await client
+        .from(this.items(kind))
+        .where(where)
+        .where('status', 'pending')
+        .count('* as n')
+        .first()
+      total += Number(row.n)
+    }
+    return total
   }
 }
 

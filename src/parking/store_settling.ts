@@ -56,18 +56,7 @@ export class ItemSettling {
     runId: string,
     park: number
   ) {
-    let total = 0
-    for (const kind of ITEM_KINDS) {
-      const row = await client
-        .from(this.rows.items(kind))
-        .where('run_id', runId)
-        .where('park', park)
-        .where('status', 'pending')
-        .count('* as n')
-        .first()
-      total += Number(row.n)
-    }
-    return total
+    return this.rows.countPending(client, { run_id: runId, park })
   }
 
   /**
@@ -78,17 +67,7 @@ export class ItemSettling {
     client: QueryClientContract | TransactionClientContract,
     streamRunId: string
   ) {
-    let total = 0
-    for (const kind of ITEM_KINDS) {
-      const row = await client
-        .from(this.rows.items(kind))
-        .where('stream_run_id', streamRunId)
-        .where('status', 'pending')
-        .count('* as n')
-        .first()
-      total += Number(row.n)
-    }
-    return total
+    return this.rows.countPending(client, { stream_run_id: streamRunId })
   }
 
   /**
