@@ -10,6 +10,13 @@ export interface TailOptions {
   pageSize: number
   /** Called for each followed stream whose writer's lease lapsed: fail it (exactly once). */
   onLapsed: (runId: string) => Promise<void>
+  /**
+   * A lease that lapsed while the database was unreachable says nothing of its writer (it could
+   * not renew): lapsed leases are acted on only once this replica's reads have succeeded for
+   * this long since the last one failed (the writer's lease length: live writers renew meanwhile).
+   * Default 0.
+   */
+  lapseGraceMs?: number
 }
 
 /**
@@ -33,6 +40,8 @@ export class Tail {
   #closed = false
   /** Local commits in flight per stream, and the highest rev notified meanwhile. */
   #inflight = new Map<string, { count: number; rev: number }>()
+  /** When a read of this tail last failed (epoch milliseconds). */
+  #failedAt = Number.NEGATIVE_INFINITY
 
   constructor(
     readonly store: StreamStore,
@@ -195,7 +204,12 @@ export class Tail {
           await feed.ready
           let rows
           do {
-            rows = await this.store.rows(runId, feed.head.seq, this.options.pageSize)
+            rows = await this.store
+              .rows(runId, feed.head.seq, this.options.pageSize)
+              .catch((error) => {
+                this.#failedAt = Date.now()
+                throw error
+              })
             feed.apply(rows)
           } while (rows.length >= this.options.pageSize && this.#feeds.has(runId))
         } while (this.#dirty.has(runId))
@@ -222,7 +236,13 @@ export class Tail {
       (id) => this.#feeds.has(id) && !this.#feeds.get(id)!.missing
     )
     if (runIds.length === 0) return
-    const heads = await this.store.heads(runIds)
+    let heads
+    try {
+      heads = await this.store.heads(runIds)
+    } catch (error) {
+      this.#failedAt = Date.now()
+      throw error
+    }
     const reads: Promise<void>[] = []
     for (const runId of runIds) {
       const feed = this.#feeds.get(runId)
@@ -245,6 +265,7 @@ export class Tail {
       }
     }
     await Promise.all(reads)
+    if (Date.now() - this.#failedAt < (this.options.lapseGraceMs ?? 0)) return
     for (const runId of this.store.lapsed(heads)) {
       await this.options.onLapsed(runId).catch(() => {})
     }

@@ -1,5 +1,5 @@
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
-import { affectedRows as affected, nowMs as now } from '../store/sql.js'
+import { affectedRows as affected, commitChecked, nowMs as now } from '../store/sql.js'
 import type { ItemSettling } from './store_settling.js'
 import { ITEM_KINDS, parse, type ClaimedSuspension, type ParkingTables } from './store_rows.js'
 import type { SettledItem } from './types.js'
@@ -56,7 +56,7 @@ export class SuspensionClaims {
         })
       const row = await trx.from(suspensions).where('run_id', runId).where('park', park).first()
       const items = await this.#settledItems(trx, runId, park)
-      await trx.commit()
+      await commitChecked(trx)
       return {
         runId,
         park,
@@ -69,7 +69,7 @@ export class SuspensionClaims {
         items,
       }
     } catch (error) {
-      await trx.rollback()
+      if (!trx.isCompleted) await trx.rollback().catch(() => {})
       throw error
     }
   }

@@ -31,6 +31,15 @@ export interface LucidSinkOptions {
   /** A writer's lease: a writer silent this long (crashed, killed) has its stream failed. Default 15000. */
   leaseMs?: number
   /**
+   * How long a run in flight, and a reader, survive the database being unreachable (a restart,
+   * a failover): writers hold frames in memory and retry, readers retry their reads. Past it the
+   * run fails (an `error` frame `run_failed` and the end, written once the database is back).
+   * Default 30000.
+   */
+  outageBoundMs?: number
+  /** Most bytes (UTF-8) of frames one writer holds in memory during an outage. Default 4 MiB. */
+  outageBufferBytes?: number
+  /**
    * Cross-replica wake-ups: a factory (`notifiers.pg()`, `notifiers.poll()` from
    * `follow/notifiers`), or `'auto'` (LISTEN/NOTIFY on PostgreSQL, polling elsewhere),
    * `'notify'` (PostgreSQL only), `'poll'`. Default `'auto'`.
@@ -80,6 +89,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
   readonly options: Required<Omit<LucidSinkOptions, 'connection' | 'tables' | 'onError' | 'park'>>
   readonly tables: TableNames
   #park: ParkHook | undefined
+  #onError: ((error: unknown) => void) | undefined
   #writers = new Set<LucidSinkWriter>()
   #append: AppendContext
 
@@ -106,6 +116,8 @@ export class LucidTokenStreamSink implements TokenStreamSink {
       maxTextRowChars: options.maxTextRowChars ?? DEFAULTS.maxTextRowChars,
       maxFrameBytes: options.maxFrameBytes ?? DEFAULTS.maxFrameBytes,
       leaseMs: options.leaseMs ?? DEFAULTS.leaseMs,
+      outageBoundMs: options.outageBoundMs ?? DEFAULTS.outageBoundMs,
+      outageBufferBytes: options.outageBufferBytes ?? DEFAULTS.outageBufferBytes,
       notifier: choice,
       notifyChannel: setup.notifyChannel ?? options.notifyChannel ?? DEFAULTS.notifyChannel,
       pollIntervalMs: setup.pollIntervalMs,
@@ -121,7 +133,9 @@ export class LucidTokenStreamSink implements TokenStreamSink {
       windowSize: this.options.windowSize,
       pageSize: this.options.pageSize,
       onLapsed: (runId) => this.#failLapsed(runId),
+      lapseGraceMs: this.options.leaseMs,
     })
+    this.#onError = options.onError
     this.#append = {
       store: this.store,
       tail: this.tail,
@@ -147,12 +161,16 @@ export class LucidTokenStreamSink implements TokenStreamSink {
     meta: Partial<Omit<RunMeta, 'streamRunId'>> = {}
   ): Promise<LucidSinkWriter> {
     assertRunId(runId)
-    await this.store.open(runId, this.options.leaseMs)
+    const lastSeq = await this.store.open(runId, this.options.leaseMs)
     const writer = new LucidSinkWriter(runId, this.store, this.tail, {
       coalesceWindowMs: this.options.coalesceWindowMs,
       maxTextRowChars: this.options.maxTextRowChars,
       maxFrameBytes: this.options.maxFrameBytes,
       leaseMs: this.options.leaseMs,
+      outageBoundMs: this.options.outageBoundMs,
+      outageBufferBytes: this.options.outageBufferBytes,
+      openedAtSeq: lastSeq,
+      onError: this.#onError,
       park: this.#park,
       meta: {
         runId: meta.runId ?? runId,
@@ -183,8 +201,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
       start,
       this.tail,
       this.store,
-      this.options.pageSize,
-      options.signal
+      this.#reading(options.signal)
     ) as AsyncIterable<DeliveredFrame>
   }
 
@@ -200,7 +217,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
   ): AsyncIterable<DeliveredFrame | SegmentEnd> {
     assertRunId(runId)
     const start = parseCursor(options.after)
-    return follow(runId, start, this.tail, this.store, this.options.pageSize, options.signal, true)
+    return follow(runId, start, this.tail, this.store, this.#reading(options.signal), true)
   }
 
   /**
@@ -245,6 +262,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
       until: options.until,
       pageSize: this.options.pageSize,
       appendedEnds: options.appendedEnds,
+      outageBoundMs: this.options.outageBoundMs,
     })
   }
 
@@ -320,8 +338,13 @@ export class LucidTokenStreamSink implements TokenStreamSink {
 
   /** Stop timers and the LISTEN connection; open writers stop renewing their lease. */
   async shutdown() {
-    for (const writer of [...this.#writers]) writer.release()
+    for (const writer of [...this.#writers]) writer.shutdown()
     await this.tail.close()
+  }
+
+  /** How a reader reads: its page size, its signal, and how long it rides out an outage. */
+  #reading(signal?: AbortSignal) {
+    return { pageSize: this.options.pageSize, signal, outageBoundMs: this.options.outageBoundMs }
   }
 
   /** Fail a stream whose writer's lease lapsed: an `error` frame and the end, exactly once. */

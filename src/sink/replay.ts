@@ -2,6 +2,17 @@ import { compareCursors, formatCursor, type Cursor } from '../core/cursor.js'
 import type { DeliveredFrame } from '../core/frames.js'
 import { deliveryFrame, rowToDelivery, type Delivery } from '../follow/feed.js'
 import type { StoredRow, StreamStore } from '../store/stream_store.js'
+import { retryTransient } from './outage.js'
+
+/**
+ * How a reader rides out the database going away: its store reads are retried with backoff for
+ * up to `boundMs` (then the read's error is thrown: the reader ends and its client re-attaches
+ * from its cursor), and not at all once `signal` aborted.
+ */
+export interface ReadRetry {
+  boundMs: number
+  signal?: AbortSignal
+}
 
 /**
  * Where a segment of a stream ended (`SinkWriter.end()`: the run parked, finished or failed).
@@ -18,15 +29,18 @@ export interface SegmentEnd {
 /**
  * THE store read: the rows of one page from `cursor` (`seq >= cursor.seq`, at most `limit`) as
  * the deliveries a reader at `cursor` receives (text sliced after it). `rows` is how many rows
- * the page held (fewer than `limit`: the stream has no more).
+ * the page held (fewer than `limit`: the stream has no more). With `retry`, a read that fails
+ * because the database is unreachable is retried (see {@link ReadRetry}).
  */
 export async function readPage(
   store: StreamStore,
   runId: string,
   cursor: Cursor,
-  limit: number
+  limit: number,
+  retry?: ReadRetry
 ): Promise<{ deliveries: Delivery[]; rows: number }> {
-  const rows = await store.rows(runId, cursor.seq, limit)
+  const read = () => store.rows(runId, cursor.seq, limit)
+  const rows = retry ? await retryTransient(read, retry) : await read()
   const deliveries: Delivery[] = []
   for (const row of rows) {
     const delivery = rowToDelivery(row, cursor)
@@ -66,6 +80,8 @@ export interface ReplayOptions {
   pageSize: number
   /** Also yield the end markers after appended frames, flagged `appended`. Default false. */
   appendedEnds?: boolean
+  /** Retry reads for up to this long while the database is unreachable. Default: no retry. */
+  outageBoundMs?: number
 }
 
 /**
@@ -85,7 +101,8 @@ export async function* replayStored(
   while (!until || compareCursors(cursor, until) < 0) {
     const limit = until ? Math.min(pageSize, until.seq - cursor.seq + 1) : pageSize
     if (limit <= 0) return
-    const page = await readPage(store, runId, cursor, limit)
+    const retry = options.outageBoundMs ? { boundMs: options.outageBoundMs } : undefined
+    const page = await readPage(store, runId, cursor, limit, retry)
     for (let delivery of page.deliveries) {
       if (until && compareCursors(delivery.to, until) > 0) {
         // Only a text row at `until.seq` goes past a cursor inside it: cut it there.

@@ -5,6 +5,7 @@ import { compareCursors, formatCursor, type Cursor } from '../core/cursor.js'
 import { FAILURE_SENTENCES, type DeliveredFrame } from '../core/frames.js'
 import { DEFAULTS } from '../defaults.js'
 import { deliveryItem, readPage, type SegmentEnd } from './replay.js'
+import { retryTransient } from './outage.js'
 
 export type { SegmentEnd } from './replay.js'
 
@@ -30,23 +31,34 @@ async function changedOrAborted(changed: Promise<unknown>, signal?: AbortSignal)
 /** The fixed sentence readers get when a stream disappears or its writer died. */
 export const RUN_FAILED_MESSAGE = FAILURE_SENTENCES.run_failed
 
+/** How a subscriber reads: rows per store read, its signal, how long it rides out an outage. */
+export interface Reading {
+  pageSize: number
+  signal?: AbortSignal
+  /** Store reads that fail because the database is unreachable are retried this long (ms). */
+  outageBoundMs: number
+}
+
 /**
  * Replay a stream from `cursor`, then follow it live until its end marker.
  *
  * Pull-based: a frame is read only when the consumer asks for the next one, so a slow reader
  * holds at most one page and slows only itself. Readers that keep up are served from the
- * replica's shared feed; a reader behind it reads the store in pages of `pageSize` rows.
+ * replica's shared feed; a reader behind it reads the store in pages of `pageSize` rows. While
+ * the database is unreachable its reads are retried (the feed's polls retry on their own), for
+ * up to `outageBoundMs`; then the read's error ends it and its client re-attaches.
  */
 export async function* follow(
   runId: string,
   start: Cursor,
   tail: Tail,
   store: StreamStore,
-  pageSize: number,
-  signal?: AbortSignal,
+  reading: Reading,
   segments = false
 ): AsyncGenerator<DeliveredFrame | SegmentEnd> {
-  const feed = await tail.follow(runId)
+  const { pageSize, signal } = reading
+  const retry = { boundMs: reading.outageBoundMs, signal }
+  const feed = await retryTransient(() => tail.follow(runId), retry)
   try {
     if (feed.missing) return
     let cursor = start
@@ -58,7 +70,7 @@ export async function* follow(
       let batch: Delivery[] | null = feed.after(cursor, pageSize, seenPartial)
       if (batch === null) {
         // Behind the feed's window: the sink's one store read.
-        const read = await readPage(store, runId, cursor, page)
+        const read = await readPage(store, runId, cursor, page, retry)
         batch = read.deliveries
         page = pageSize
         // Ahead of this replica's tail: have it catch up, so the end is noticed promptly.

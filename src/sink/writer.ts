@@ -1,13 +1,16 @@
-import { StreamClosedError } from '../errors.js'
+import { InvalidFrameError, StoreUnavailableError, StreamClosedError } from '../errors.js'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
-import type { CommitResult, StreamStore } from '../store/stream_store.js'
+import type { StreamStore } from '../store/stream_store.js'
 import type { RunMeta } from '../core/run.js'
 import type { Tail } from '../follow/tail.js'
 import type { StreamFrame } from '../core/frames.js'
 import type { SinkWriter } from './spi.js'
 import { validateFrame } from './validate.js'
-import { appendFrames, type AppendContext, type AppendPlan } from './append.js'
+import type { AppendContext, AppendPlan } from './append.js'
 import { averageCommitMs, coalesceText } from './coalescing.js'
+import { Outage } from './outage.js'
+import { RetriedCommits } from './retried_commit.js'
+import { LeaseRenewal } from './lease.js'
 
 /**
  * Called inside the transaction that stores an `approval` or `elicitation` frame, so the parking
@@ -33,6 +36,14 @@ export interface WriterOptions {
   meta: RunMeta
   /** Parks approvals and elicitations in the frame's transaction; none = they are stored only. */
   park?: ParkHook
+  /** How long the run survives the database being unreachable, in milliseconds. */
+  outageBoundMs: number
+  /** Most bytes (UTF-8) of frames held in memory while the database is unreachable. */
+  outageBufferBytes: number
+  /** The stream's last seq when the writer opened it (narrows a retried commit's look-up). */
+  openedAtSeq?: number
+  /** Told about a failure the writer could not record in the stream (it keeps going). */
+  onError?: (error: unknown) => void
 }
 
 /**
@@ -48,6 +59,15 @@ export interface WriterOptions {
  * Every write is ordered after the previous one. A frame that fails validation is refused
  * (`InvalidFrameError`) and nothing is stored. A commit that failed in the background (the held
  * text's timer) rejects the next `write`, `flush` or `end`.
+ *
+ * The database going away (a restart, a failover): a commit that fails with a transient error
+ * (`isTransientError`) is retried with backoff and the frames written meanwhile wait in memory, in
+ * order; `write()` acknowledges them at once (`flush()`, `end()` and parking frames still wait for
+ * their commit). Every commit carries a token stored on its rows, so a retry after a COMMIT whose
+ * outcome is unknown finds out whether it landed and never writes it twice. Past `outageBoundMs`,
+ * or past `outageBufferBytes` held, the run is lost: what was held is dropped, every call throws
+ * `StoreUnavailableError`, and the writer appends an `error` frame `run_failed` and the end as soon
+ * as the database answers again.
  */
 export class LucidSinkWriter implements SinkWriter {
   #queue: Promise<unknown> = Promise.resolve()
@@ -63,8 +83,22 @@ export class LucidSinkWriter implements SinkWriter {
   #ending = false
   #released = false
   #onRelease: (() => void) | undefined
-  #lease: NodeJS.Timeout | null = null
+  #lease: LeaseRenewal
   #metas = new Map<string, RunMeta>()
+  /** The database outage this writer is in, if any (its bound loses the run). */
+  #outage: Outage
+  /** Set once the run is lost to an outage: every call throws it. */
+  #lost: StoreUnavailableError | null = null
+  #onLost: (() => void) | undefined
+  /** Callers waiting for a commit that an outage turns into acknowledged-when-held. */
+  #waiting = new Set<() => void>()
+  /** Bytes of frames queued and of text held, not yet committed. */
+  #pendingBytes = 0
+  #heldBytes = 0
+  #commits: RetriedCommits
+  /** The lost run's failure being written, and its retries (stopped by `shutdown()`). */
+  #recording: Promise<void> | null = null
+  #failureRetry: Outage | null = null
 
   /** The sink's write path: store, tail and frame size cap. */
   readonly context: AppendContext
@@ -76,8 +110,18 @@ export class LucidSinkWriter implements SinkWriter {
     readonly options: WriterOptions
   ) {
     this.context = { store, tail, maxFrameBytes: options.maxFrameBytes }
-    this.#lease = setInterval(() => void this.#renew(), Math.max(50, options.leaseMs / 3))
-    this.#lease.unref()
+    this.#commits = new RetriedCommits(this.context, runId, options.openedAtSeq)
+    this.#outage = new Outage(options.outageBoundMs, {
+      // Callers waiting for a commit go on: their frames are held.
+      began: () => {
+        for (const release of [...this.#waiting]) release()
+      },
+      exceeded: () => this.#lose('bound'),
+    })
+    this.#lease = new LeaseRenewal(store, runId, options.leaseMs, this.#outage, () => {
+      this.#failure = new StreamClosedError(this.runId)
+      this.release()
+    })
   }
 
   /**
@@ -90,7 +134,7 @@ export class LucidSinkWriter implements SinkWriter {
 
   /** Whether the lease renewal timer runs. */
   get leasing() {
-    return this.#lease !== null
+    return this.#lease.running
   }
 
   /** Whether `end()` was called (or the stream was found closed). */
@@ -98,29 +142,67 @@ export class LucidSinkWriter implements SinkWriter {
     return this.#ended
   }
 
+  /** The error every call throws once the run was lost to a database outage, else `null`. */
+  get lost(): StoreUnavailableError | null {
+    return this.#lost
+  }
+
+  /** When the current database outage began (epoch milliseconds), `null` when there is none. */
+  get outageSince(): number | null {
+    return this.#outage.since
+  }
+
+  /** Called once if the run is lost to a database outage (the driver stops the agent). */
+  set onLost(callback: () => void) {
+    this.#onLost = callback
+  }
+
   /**
    * Write a frame. Resolves once the frame is committed, or, for text held back to coalesce,
-   * once it is accepted.
+   * once it is accepted; while the database is unreachable, once it is held in memory (an
+   * approval or elicitation always waits for its commit: the run parks on it).
    *
    * @throws InvalidFrameError when the frame breaks the SPI (nothing stored)
    * @throws StreamClosedError after `end()`, or when the stream was ended elsewhere or purged
+   * @throws StoreUnavailableError once the run was lost to a database outage
    */
   async write(frame: StreamFrame): Promise<void> {
     this.#assertWritable()
-    // Validation runs in the queue too: frames of different kinds take different numbers of
-    // ticks to validate, and writes must keep the order they were made in.
-    return this.#enqueue(async () =>
-      this.#apply(await validateFrame(frame, this.options.maxFrameBytes))
-    )
+    // Validation starts now and is awaited in the queue: frames of different kinds take
+    // different numbers of ticks to validate, and writes must keep the order they were made in.
+    const valid = validateFrame(frame, this.options.maxFrameBytes)
+    valid.catch(() => {})
+    const bytes = this.#bytesOf(frame)
+    this.#pendingBytes += bytes
+    const done = this.#enqueue(async () => {
+      this.#pendingBytes -= bytes
+      if (this.#lost) throw this.#lost
+      return this.#apply(await valid)
+    })
+    if (this.#outage.since !== null && this.#pendingBytes + this.#heldBytes > this.#bufferBytes) {
+      this.#lose('buffer')
+    }
+    if (frame.t === 'approval' || frame.t === 'elicitation') return done
+    return this.#acknowledged(done, valid)
   }
 
-  /** Write out held text without ending the stream. */
+  /**
+   * Write out held text without ending the stream. Resolves once everything written before is
+   * committed (through a database outage, up to its bound).
+   *
+   * @throws StreamClosedError, StoreUnavailableError (see `write`)
+   */
   async flush(): Promise<void> {
     this.#assertWritable()
     return this.#enqueue(() => this.#commit([]))
   }
 
-  /** Write held text and the end marker; the stream is finished for its readers. */
+  /**
+   * Write held text and the end marker; the stream is finished for its readers. Resolves once
+   * the end is committed (through a database outage, up to its bound).
+   *
+   * @throws StreamClosedError, StoreUnavailableError (see `write`)
+   */
   async end(options: { within?: AppendPlan['within'] } = {}): Promise<void> {
     if (this.#ended && !this.#failure) return
     this.#assertWritable()
@@ -145,10 +227,19 @@ export class LucidSinkWriter implements SinkWriter {
     if (this.#released) return
     this.#released = true
     this.#ended = true
-    this.#stopLease()
+    this.#lease.stop()
     if (this.#timer) clearTimeout(this.#timer)
     this.#timer = null
-    this.#onRelease?.()
+    // A lost run's failure is still being written: the sink forgets the writer after that.
+    if (this.#recording) void this.#recording.finally(() => this.#onRelease?.())
+    else this.#onRelease?.()
+  }
+
+  /** Release, and stop writing a lost run's failure too (the sink is shutting down). */
+  shutdown() {
+    this.#outage.stop()
+    this.#failureRetry?.stop()
+    this.release()
   }
 
   /** Called once when the writer is released (the sink forgets it). */
@@ -157,6 +248,7 @@ export class LucidSinkWriter implements SinkWriter {
   }
 
   #assertWritable() {
+    if (this.#lost) throw this.#lost
     if (this.#failure) {
       const failure = this.#failure
       this.#failure = null
@@ -169,6 +261,41 @@ export class LucidSinkWriter implements SinkWriter {
     const next = this.#queue.then(work)
     this.#queue = next.catch(() => {})
     return next
+  }
+
+  get #bufferBytes() {
+    return this.options.outageBufferBytes
+  }
+
+  /** What a frame weighs in the outage buffer: text always, other frames during an outage. */
+  #bytesOf(frame: StreamFrame) {
+    if (frame.t === 'text') return typeof frame.v === 'string' ? Buffer.byteLength(frame.v) : 0
+    if (this.#outage.since === null) return 0
+    try {
+      return Buffer.byteLength(JSON.stringify(frame) ?? '')
+    } catch {
+      return 0
+    }
+  }
+
+  /**
+   * A write's promise for its caller: the commit, or, once the database is unreachable, the
+   * frame held (valid) in memory. A failure of a frame acknowledged that way rejects the next
+   * call instead.
+   */
+  #acknowledged(done: Promise<void>, valid: Promise<unknown>): Promise<void> {
+    const held = async () => {
+      await valid
+      done.catch((error) => {
+        if (!(error instanceof InvalidFrameError) && error !== this.#lost) this.#failure ??= error
+      })
+    }
+    if (this.#outage.since !== null) return held()
+    return new Promise<void>((resolve, reject) => {
+      const release = () => held().then(resolve, reject)
+      this.#waiting.add(release)
+      done.then(resolve, reject).finally(() => this.#waiting.delete(release))
+    })
   }
 
   async #apply(frame: StreamFrame) {
@@ -185,6 +312,7 @@ export class LucidSinkWriter implements SinkWriter {
         maxRowChars: this.options.maxTextRowChars,
       })
       this.#held += frame.v
+      this.#heldBytes += Buffer.byteLength(frame.v)
       if (decision.write === 'now') {
         if (decision.newRow) this.#row = null
         return this.#commit([])
@@ -218,24 +346,27 @@ export class LucidSinkWriter implements SinkWriter {
 
   /**
    * Commit held text and `frames` in one transaction through the sink's one write path
-   * ({@link appendFrames}), which hands them to this replica's tail.
+   * ({@link appendFrames}), which hands them to this replica's tail. A transient failure is
+   * retried (same token: a retry first checks whether the attempt landed) until the database
+   * answers or the run is lost.
    */
   async #commit(frames: StreamFrame[], plan: AppendPlan = {}): Promise<void> {
+    if (this.#lost) throw this.#lost
     if (this.#timer) clearTimeout(this.#timer)
     this.#timer = null
     const held = this.#held
     if (held.length === 0 && frames.length === 0 && !plan.end) return
-    let result: CommitResult | null = null
-    const started = performance.now()
+    const text = held
+      ? { seq: this.#row?.seq ?? null, prefix: this.#row?.body ?? '', text: held }
+      : undefined
+    let committed
     try {
-      result = await appendFrames(this.context, this.runId, frames, {
-        ...plan,
-        validated: true,
-        leaseMs: this.options.leaseMs,
-        text: held
-          ? { seq: this.#row?.seq ?? null, prefix: this.#row?.body ?? '', text: held }
-          : undefined,
-      })
+      committed = await this.#commits.append(
+        frames,
+        { ...plan, validated: true, leaseMs: this.options.leaseMs, text },
+        this.#outage,
+        () => this.#lost
+      )
     } catch (error) {
       if (error instanceof StreamClosedError) {
         this.#failure = error
@@ -243,9 +374,11 @@ export class LucidSinkWriter implements SinkWriter {
       }
       throw error
     }
+    const result = committed.result
     if (!result) return
-    this.#commitMs = averageCommitMs(this.#commitMs, performance.now() - started)
+    if (!result.landed) this.#commitMs = averageCommitMs(this.#commitMs, committed.ms)
     this.#held = ''
+    this.#heldBytes = 0
     if (held) {
       this.#lastTextAt = Date.now()
       if (result.grown) {
@@ -259,20 +392,23 @@ export class LucidSinkWriter implements SinkWriter {
     if (frames.length > 0 || plan.end) this.#row = null
   }
 
-  async #renew() {
-    try {
-      const open = await this.store.renewLease(this.runId, this.options.leaseMs)
-      if (!open) {
-        this.#failure = new StreamClosedError(this.runId)
-        this.release()
-      }
-    } catch {
-      // A transient database error: the next renewal or write tries again.
-    }
-  }
-
-  #stopLease() {
-    if (this.#lease) clearInterval(this.#lease)
-    this.#lease = null
+  /**
+   * The run is lost to the outage: drop what is held, stop renewing the lease (a lost writer
+   * must not keep the stream alive), tell the driver, and write the failure once the database
+   * answers.
+   */
+  #lose(reason: 'bound' | 'buffer') {
+    if (this.#lost) return
+    this.#lost = new StoreUnavailableError(reason)
+    this.#held = ''
+    this.#heldBytes = 0
+    if (this.#timer) clearTimeout(this.#timer)
+    this.#timer = null
+    this.#lease.stop()
+    // A commit waiting to retry gives up at once (its callers get the error).
+    this.#outage.stop()
+    this.#onLost?.()
+    this.#failureRetry = new Outage(Number.POSITIVE_INFINITY)
+    this.#recording = this.#commits.fail(this.#failureRetry, this.options.onError)
   }
 }

@@ -1,4 +1,5 @@
 import { DateTime } from 'luxon'
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 
 /** Now, in epoch milliseconds: how every time column is stored (see schema.ts). */
 export const nowMs = () => DateTime.now().toMillis()
@@ -8,4 +9,39 @@ export function affectedRows(result: unknown): number {
   if (typeof result === 'number') return result
   if (Array.isArray(result)) return typeof result[0] === 'number' ? result[0] : result.length
   return Number(result) || 0
+}
+
+/**
+ * Run `work` in a transaction of `client`, committed when it returns and rolled back when it
+ * throws. The COMMIT is checked: knex resolves `commit()` even when the COMMIT itself failed (the
+ * connection dropped) and reports that error on the transaction's execution promise only, which
+ * would pass a lost write off as stored.
+ *
+ * @throws what `work` throws (rolled back), or the COMMIT's error (its outcome is then unknown:
+ *   the connection may have dropped after the server committed)
+ */
+export async function inTransaction<T>(
+  client: { transaction(): Promise<TransactionClientContract> },
+  work: (trx: TransactionClientContract) => Promise<T>
+): Promise<T> {
+  const trx = await client.transaction()
+  let result: T
+  try {
+    result = await work(trx)
+  } catch (error) {
+    if (!trx.isCompleted) await trx.rollback().catch(() => {})
+    throw error
+  }
+  await commitChecked(trx)
+  return result
+}
+
+/**
+ * `trx.commit()`, then the COMMIT's own outcome (see {@link inTransaction}).
+ *
+ * @throws the COMMIT's error (its outcome unknown)
+ */
+export async function commitChecked(trx: TransactionClientContract): Promise<void> {
+  await trx.commit()
+  await (trx.knexClient as { executionPromise?: Promise<unknown> }).executionPromise
 }

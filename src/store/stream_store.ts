@@ -1,5 +1,5 @@
 import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
-import { affectedRows as affected, nowMs as now } from './sql.js'
+import { affectedRows as affected, inTransaction, nowMs as now } from './sql.js'
 import type { TableNames } from './schema.js'
 import { DEFAULTS } from '../defaults.js'
 import { commitInTransaction } from './commit.js'
@@ -269,15 +269,7 @@ export class StreamStore {
     }
   }
 
-  async #withTransaction<T>(work: (trx: TransactionClientContract) => Promise<T>): Promise<T> {
-    const trx = await this.client.transaction()
-    try {
-      const result = await work(trx)
-      await trx.commit()
-      return result
-    } catch (error) {
-      await trx.rollback()
-      throw error
-    }
+  #withTransaction<T>(work: (trx: TransactionClientContract) => Promise<T>): Promise<T> {
+    return inTransaction(this.client, work)
   }
 }

@@ -3,6 +3,7 @@ import { IgnitorFactory } from '@adonisjs/core/factories'
 import { defineConfig as defineLucidConfig } from '@adonisjs/lucid'
 import type { ApplicationService } from '@adonisjs/core/types'
 import { defineConfig, type AgentStreamConfig } from '../../src/define_config.js'
+import type { ConnectionConfig } from '@adonisjs/lucid/types/database'
 import { connectionConfig } from './db.js'
 
 /** The repository is the app root: Lucid finds the package's own `database/migrations`. */
@@ -11,7 +12,11 @@ const APP_ROOT = new URL('../../', import.meta.url)
 /** A real AdonisJS app with Lucid and this package's provider, booted (not started). */
 export async function setupApp(
   config: AgentStreamConfig = {},
-  { environment = 'console', mode = 'run' as 'run' | 'warmup' } = {}
+  {
+    environment = 'console',
+    mode = 'run' as 'run' | 'warmup',
+    connection = connectionConfig() as ConnectionConfig,
+  } = {}
 ): Promise<ApplicationService> {
   const ignitor = new IgnitorFactory()
     .withCoreProviders()
@@ -20,7 +25,7 @@ export async function setupApp(
       config: {
         database: defineLucidConfig({
           connection: 'main',
-          connections: { main: { ...connectionConfig(), migrations: { naturalSort: true } } },
+          connections: { main: { ...connection, migrations: { naturalSort: true } } },
         }),
         agent_stream: defineConfig(config),
       },
