@@ -10,6 +10,8 @@ import {
 } from './helpers/db_server.js'
 import { serveApp } from './helpers/http.js'
 import { sleep, textOf } from './helpers/sink.js'
+import { Replica } from './helpers/replica.js'
+import { PgNotifier } from '../src/follow/notifiers/index.js'
 
 /**
  * Issue 10 item 19: a run in flight survives a database restart (a private server, stopped and
@@ -83,6 +85,13 @@ async function readSink(frames: AsyncIterable<DeliveredFrame>) {
   return out
 }
 
+/** The environment that points a replica process at the private server. */
+function replicaEnv(server: PrivateServer): Record<string, string> {
+  return server.dialect === 'pg'
+    ? { PG_PORT: String(server.port), PG_DATABASE: 'postgres' }
+    : { MYSQL_PORT: String(server.port), MYSQL_DATABASE: 'agent_stream_outage' }
+}
+
 function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout
   return Promise.race([
@@ -119,12 +128,18 @@ test.group('Database restart: a run in flight survives it (private server)', (gr
     const sink = served.agentStream.sink
     const viaSink = readSink(sink.subscribe(runId))
     const viaSse = readSse(`${served.url}/runs/${runId}/stream`)
+    // A reader on another replica: woken by LISTEN/NOTIFY (PostgreSQL) or its polls.
+    const replica = await Replica.start({}, { env: replicaEnv(server!) })
+    const replicaFrames: DeliveredFrame[] = []
+    const onReplica = replica.subscribe(runId, (frame) => replicaFrames.push(frame))
+    await onReplica.ready
+    const viaReplica = onReplica.done.then(() => replicaFrames)
     const rows = async () =>
       (await db.connection().from(sink.tables.frames).where('run_id', runId).orderBy('seq')).map(
         (row: any) => ({ seq: Number(row.seq), kind: row.kind as string, body: row.body as string })
       )
     const head = () => sink.head(runId)
-    return { ...served, runId, seen, viaSink, viaSse, rows, head }
+    return { ...served, runId, seen, viaSink, viaSse, viaReplica, rows, head }
   }
 
   test('a restart of 2.7 s at 3 s: all 40 words once, in order, gap-free; readers get them once', async ({
@@ -141,8 +156,8 @@ test.group('Database restart: a run in flight survives it (private server)', (gr
     await server!.start()
 
     await within(run.agentStream.driver.settled(), 30_000, 'the run')
-    const [sinkFrames, sseEvents] = await within(
-      Promise.all([run.viaSink, run.viaSse]),
+    const [sinkFrames, sseEvents, replicaFrames] = await within(
+      Promise.all([run.viaSink, run.viaSse, run.viaReplica]),
       10_000,
       'the readers'
     )
@@ -189,6 +204,14 @@ test.group('Database restart: a run in flight survives it (private server)', (gr
       sseEvents.map((e) => e.type),
       'error'
     )
+    assert.equal(textOf(replicaFrames), expected, 'the reader on another replica too')
+    assert.notInclude(
+      replicaFrames.map((f) => f.t),
+      'error'
+    )
+    // The LISTEN connection came back (PostgreSQL).
+    const listener = run.agentStream.sink.tail.notifiers.find((n) => n instanceof PgNotifier)
+    if (DIALECT === 'pg') assert.isTrue(listener?.listening)
   })
     .skip(SKIP, 'needs DB=pg or DB=mysql and the server binaries')
     .timeout(60_000)
@@ -204,8 +227,8 @@ test.group('Database restart: a run in flight survives it (private server)', (gr
     const back = Date.now()
 
     await within(run.agentStream.driver.settled(), 20_000, 'the run')
-    const [sinkFrames, sseEvents] = await within(
-      Promise.all([run.viaSink, run.viaSse]),
+    const [sinkFrames, sseEvents, replicaFrames] = await within(
+      Promise.all([run.viaSink, run.viaSse, run.viaReplica]),
       10_000,
       'the readers'
     )
@@ -226,6 +249,10 @@ test.group('Database restart: a run in flight survives it (private server)', (gr
     assert.equal(sseError.type, 'error')
     assert.deepEqual(sseError.data, { code: 'run_failed', message: RUN_FAILED_MESSAGE })
     assert.isBelow(sseError.at - back, 4000)
+    assert.deepEqual(
+      { t: replicaFrames.at(-1)!.t, code: (replicaFrames.at(-1) as any).code },
+      { t: 'error', code: 'run_failed' }
+    )
 
     const rows = await run.rows()
     assert.deepEqual(

@@ -39,7 +39,9 @@ export async function readPage(
   limit: number,
   retry?: ReadRetry
 ): Promise<{ deliveries: Delivery[]; rows: number }> {
-  const read = () => store.rows(runId, cursor.seq, limit)
+  // Seqs start at 1: from the stream's start a page is rows 1..limit, not 0..limit-1 (one
+  // short, which a replay took for the stream's end).
+  const read = () => store.rows(runId, Math.max(1, cursor.seq), limit)
   const rows = retry ? await retryTransient(read, retry) : await read()
   const deliveries: Delivery[] = []
   for (const row of rows) {

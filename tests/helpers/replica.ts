@@ -19,12 +19,18 @@ export class Replica {
 
   static async start(
     options: LucidSinkOptions = {},
-    { script = 'sink' as keyof typeof SCRIPTS, agent = {} as object } = {}
+    {
+      script = 'sink' as keyof typeof SCRIPTS,
+      agent = {} as object,
+      /** Extra environment (`PG_PORT`, `MYSQL_DATABASE`, ...: another database server). */
+      env = {} as Record<string, string>,
+    } = {}
   ) {
     const child = fork(SCRIPTS[script], [], {
       execArgv: ['--import=@poppinss/ts-exec'],
       env: {
         ...process.env,
+        ...env,
         SINK_OPTIONS: JSON.stringify(options),
         AGENT_OPTIONS: JSON.stringify(agent),
       },
