@@ -35,8 +35,8 @@ export class RetriedCommits {
    *
    * @returns the result (`landed` when an earlier attempt had stored it) and the milliseconds
    *   its successful attempt took
-   * @throws what `appendFrames` throws that is not transient (StreamClosedError, ...), or the
-   *   error `giveUp()` returns
+   * @throws what `appendFrames` throws that is not transient (StreamClosedError, ...), the
+   *   error `giveUp()` returns, or the last one once `outage` is stopped
    */
   async append(
     frames: StreamFrame[],
@@ -63,7 +63,7 @@ export class RetriedCommits {
         retried = true
         outage.failed()
         await outage.pause()
-        const stop = giveUp()
+        const stop = giveUp() ?? (outage.stopped ? error : null)
         if (stop) throw stop
       }
     }

@@ -11,6 +11,7 @@ import { averageCommitMs, coalesceText } from './coalescing.js'
 import { Outage } from './outage.js'
 import { RetriedCommits } from './retried_commit.js'
 import { LeaseRenewal } from './lease.js'
+import { OutageBuffer } from './outage_buffer.js'
 
 /**
  * Called inside the transaction that stores an `approval` or `elicitation` frame, so the parking
@@ -90,11 +91,8 @@ export class LucidSinkWriter implements SinkWriter {
   /** Set once the run is lost to an outage: every call throws it. */
   #lost: StoreUnavailableError | null = null
   #onLost: (() => void) | undefined
-  /** Callers waiting for a commit that an outage turns into acknowledged-when-held. */
-  #waiting = new Set<() => void>()
-  /** Bytes of frames queued and of text held, not yet committed. */
-  #pendingBytes = 0
-  #heldBytes = 0
+  /** What is held in memory during an outage (bounded in bytes), and its callers. */
+  #buffer: OutageBuffer
   #commits: RetriedCommits
   /** The lost run's failure being written, and its retries (stopped by `shutdown()`). */
   #recording: Promise<void> | null = null
@@ -113,11 +111,10 @@ export class LucidSinkWriter implements SinkWriter {
     this.#commits = new RetriedCommits(this.context, runId, options.openedAtSeq)
     this.#outage = new Outage(options.outageBoundMs, {
       // Callers waiting for a commit go on: their frames are held.
-      began: () => {
-        for (const release of [...this.#waiting]) release()
-      },
+      began: () => this.#buffer.releaseWaiting(),
       exceeded: () => this.#lose('bound'),
     })
+    this.#buffer = new OutageBuffer(options.outageBufferBytes, this.#outage)
     this.#lease = new LeaseRenewal(store, runId, options.leaseMs, this.#outage, () => {
       this.#failure = new StreamClosedError(this.runId)
       this.release()
@@ -172,18 +169,18 @@ export class LucidSinkWriter implements SinkWriter {
     // different numbers of ticks to validate, and writes must keep the order they were made in.
     const valid = validateFrame(frame, this.options.maxFrameBytes)
     valid.catch(() => {})
-    const bytes = this.#bytesOf(frame)
-    this.#pendingBytes += bytes
+    const bytes = this.#buffer.queued(frame)
     const done = this.#enqueue(async () => {
-      this.#pendingBytes -= bytes
+      this.#buffer.dequeued(bytes)
       if (this.#lost) throw this.#lost
       return this.#apply(await valid)
     })
-    if (this.#outage.since !== null && this.#pendingBytes + this.#heldBytes > this.#bufferBytes) {
-      this.#lose('buffer')
-    }
+    if (this.#buffer.over) this.#lose('buffer')
     if (frame.t === 'approval' || frame.t === 'elicitation') return done
-    return this.#acknowledged(done, valid)
+    return this.#buffer.acknowledged(done, valid, (error) => {
+      // Refused frames were refused to their caller; a lost run throws on every call anyway.
+      if (!(error instanceof InvalidFrameError) && error !== this.#lost) this.#failure ??= error
+    })
   }
 
   /**
@@ -228,6 +225,8 @@ export class LucidSinkWriter implements SinkWriter {
     this.#released = true
     this.#ended = true
     this.#lease.stop()
+    // A released writer never fails the stream for an outage: it let go of it.
+    if (!this.#lost) this.#outage.stop()
     if (this.#timer) clearTimeout(this.#timer)
     this.#timer = null
     // A lost run's failure is still being written: the sink forgets the writer after that.
@@ -237,7 +236,6 @@ export class LucidSinkWriter implements SinkWriter {
 
   /** Release, and stop writing a lost run's failure too (the sink is shutting down). */
   shutdown() {
-    this.#outage.stop()
     this.#failureRetry?.stop()
     this.release()
   }
@@ -263,41 +261,6 @@ export class LucidSinkWriter implements SinkWriter {
     return next
   }
 
-  get #bufferBytes() {
-    return this.options.outageBufferBytes
-  }
-
-  /** What a frame weighs in the outage buffer: text always, other frames during an outage. */
-  #bytesOf(frame: StreamFrame) {
-    if (frame.t === 'text') return typeof frame.v === 'string' ? Buffer.byteLength(frame.v) : 0
-    if (this.#outage.since === null) return 0
-    try {
-      return Buffer.byteLength(JSON.stringify(frame) ?? '')
-    } catch {
-      return 0
-    }
-  }
-
-  /**
-   * A write's promise for its caller: the commit, or, once the database is unreachable, the
-   * frame held (valid) in memory. A failure of a frame acknowledged that way rejects the next
-   * call instead.
-   */
-  #acknowledged(done: Promise<void>, valid: Promise<unknown>): Promise<void> {
-    const held = async () => {
-      await valid
-      done.catch((error) => {
-        if (!(error instanceof InvalidFrameError) && error !== this.#lost) this.#failure ??= error
-      })
-    }
-    if (this.#outage.since !== null) return held()
-    return new Promise<void>((resolve, reject) => {
-      const release = () => held().then(resolve, reject)
-      this.#waiting.add(release)
-      done.then(resolve, reject).finally(() => this.#waiting.delete(release))
-    })
-  }
-
   async #apply(frame: StreamFrame) {
     if (frame.t === 'text') {
       if (frame.v.length === 0) return
@@ -312,7 +275,7 @@ export class LucidSinkWriter implements SinkWriter {
         maxRowChars: this.options.maxTextRowChars,
       })
       this.#held += frame.v
-      this.#heldBytes += Buffer.byteLength(frame.v)
+      this.#buffer.hold(frame.v)
       if (decision.write === 'now') {
         if (decision.newRow) this.#row = null
         return this.#commit([])
@@ -378,7 +341,7 @@ export class LucidSinkWriter implements SinkWriter {
     if (!result) return
     if (!result.landed) this.#commitMs = averageCommitMs(this.#commitMs, committed.ms)
     this.#held = ''
-    this.#heldBytes = 0
+    this.#buffer.released()
     if (held) {
       this.#lastTextAt = Date.now()
       if (result.grown) {
@@ -401,7 +364,7 @@ export class LucidSinkWriter implements SinkWriter {
     if (this.#lost) return
     this.#lost = new StoreUnavailableError(reason)
     this.#held = ''
-    this.#heldBytes = 0
+    this.#buffer.released()
     if (this.#timer) clearTimeout(this.#timer)
     this.#timer = null
     this.#lease.stop()

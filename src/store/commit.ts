@@ -24,7 +24,9 @@ export interface CommitContext {
  * One write, inside `trx`: lock the stream row, allocate seqs, grow or insert the text, insert
  * rows, supersede replaced components, run `plan.within`, renew the lease, notify. The stream's
  * row lock serializes writers of one stream across processes, so seqs are gap-free and commit
- * in seq order (DESIGN.md invariant 3).
+ * in seq order (DESIGN.md invariant 3). Every row written carries `plan.token`; with
+ * `plan.retried`, an earlier attempt that stored rows with that token is returned instead
+ * (`landed`), and nothing is written again.
  *
  * @returns what was written; `null` only with `onlyIfLeaseLapsed` when the lease had not lapsed
  * @throws StreamClosedError when the stream is not open (ended, failed or purged; with
