@@ -92,14 +92,47 @@ function replicaEnv(server: PrivateServer): Record<string, string> {
     : { MYSQL_PORT: String(server.port), MYSQL_DATABASE: 'agent_stream_outage' }
 }
 
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+/** `promise`, or an error naming `what` (a string, or what to say then) after `ms`. */
+function within<T>(
+  promise: Promise<T>,
+  ms: number,
+  what: string | (() => Promise<string>)
+): Promise<T> {
   let timer: NodeJS.Timeout
   return Promise.race([
     promise,
     new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms)
+      timer = setTimeout(async () => {
+        const name = typeof what === 'string' ? what : await what().catch(String)
+        reject(new Error(`${name} did not finish within ${ms} ms`))
+      }, ms)
     }),
   ]).finally(() => clearTimeout(timer))
+}
+
+/** The three readers of a run, each to its end; a timeout says which did not end. */
+function readersOf(run: {
+  viaSink: Promise<(DeliveredFrame & { at: number })[]>
+  viaSse: ReturnType<typeof readSse>
+  viaReplica: Promise<DeliveredFrame[]>
+  head: () => Promise<{ status: string } | null>
+}) {
+  const ended: string[] = []
+  const track = <T>(name: string, promise: Promise<T>) =>
+    promise.then((value) => {
+      ended.push(name)
+      return value
+    })
+  return within(
+    Promise.all([
+      track('sink', run.viaSink),
+      track('sse', run.viaSse),
+      track('replica', run.viaReplica),
+    ]),
+    10_000,
+    async () =>
+      `the readers (ended: ${ended.join(', ') || 'none'}; stream ${(await run.head())?.status})`
+  )
 }
 
 test.group('Database restart: a run in flight survives it (private server)', (group) => {
@@ -156,11 +189,7 @@ test.group('Database restart: a run in flight survives it (private server)', (gr
     await server!.start()
 
     await within(run.agentStream.driver.settled(), 30_000, 'the run')
-    const [sinkFrames, sseEvents, replicaFrames] = await within(
-      Promise.all([run.viaSink, run.viaSse, run.viaReplica]),
-      10_000,
-      'the readers'
-    )
+    const [sinkFrames, sseEvents, replicaFrames] = await readersOf(run)
 
     // The outage really fell inside the run, and the agent kept writing through it.
     assert.isAbove(atStop, 4)
@@ -227,11 +256,7 @@ test.group('Database restart: a run in flight survives it (private server)', (gr
     const back = Date.now()
 
     await within(run.agentStream.driver.settled(), 20_000, 'the run')
-    const [sinkFrames, sseEvents, replicaFrames] = await within(
-      Promise.all([run.viaSink, run.viaSse, run.viaReplica]),
-      10_000,
-      'the readers'
-    )
+    const [sinkFrames, sseEvents, replicaFrames] = await readersOf(run)
 
     // The agent was stopped at the bound: its writes failed (or its signal fired), it did not
     // write its 40 words.

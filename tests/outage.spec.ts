@@ -4,7 +4,7 @@ import { FAILURE_SENTENCES, type StreamFrame } from '../src/core/frames.js'
 import type { LucidTokenStreamSink } from '../src/sink/lucid_sink.js'
 import { isTransientError } from '../src/store/transient.js'
 import { DIALECT } from './helpers/db.js'
-import { collect, runId, setupSink, sleep, textOf } from './helpers/sink.js'
+import { collect, countRows, runId, setupSink, sleep, textOf } from './helpers/sink.js'
 import { setupRunner } from './helpers/parking.js'
 import type { AgentRunner } from '../src/runner/contract.js'
 
@@ -239,6 +239,44 @@ test.group('Database outage | the writer holds frames, within bounds', () => {
 })
 
 test.group('Database outage | the driver', () => {
+  test('a park whose commit reply was lost parks once (its rows are not written twice)', async ({
+    assert,
+  }) => {
+    const runner: AgentRunner = {
+      async start(ctx) {
+        await ctx.writer.write({ t: 'text', v: 'May I? ' })
+        await ctx.writer.write({
+          t: 'approval',
+          runId: ctx.runId,
+          id: 'call_1',
+          toolName: 'pay',
+          input: { n: 1 },
+        })
+        return { status: 'parked', checkpoint: { at: 1 } }
+      },
+      resume: async () => ({ status: 'finished' }),
+    }
+    const { sink, driver, db } = await setupRunner(runner)
+    // Every commit lands, then its reply is lost once: the park hook and the checkpoint run in
+    // those commits and must not run again.
+    injectCommitFaults(sink, (n) => (n % 2 === 1 ? 'after' : null))
+    const id = runId()
+    const started = await driver.start({ runId: id })
+    assert.equal((await started.done).status, 'parked')
+    assert.equal(await countRows(db, 'agent_approvals', id), 1)
+    const suspensions = await db.connection().from('agent_suspensions').where('run_id', id)
+    assert.deepEqual(
+      suspensions.map((row: any) => row.status),
+      ['parked']
+    )
+    const rows = await storedRows(sink, id)
+    assertGapFree(assert, rows)
+    assert.deepEqual(
+      rows.map((row) => row.kind),
+      ['text', 'approval', 'end']
+    )
+  })
+
   test('a run that ends while the database is away writes its outcome once it is back', async ({
     assert,
   }) => {
@@ -325,6 +363,40 @@ test.group('Database outage | readers and leases', () => {
     await reading
     assert.deepEqual(frames, ['text', 'error'])
     assert.equal((await sink.head(id))!.status, 'failed')
+  })
+})
+
+test.group('Database outage | which errors are transient', () => {
+  test('connection losses, restarts, deadlocks: yes; anything else: no', ({ assert }) => {
+    const error = (props: object) => Object.assign(new Error('x'), props)
+    for (const transient of [
+      error({ code: 'ECONNREFUSED' }),
+      error({ code: 'ECONNRESET' }),
+      error({ code: '57P01' }),
+      error({ code: '57P03' }),
+      error({ code: '08006' }),
+      error({ code: '40P01' }),
+      error({ code: 'PROTOCOL_CONNECTION_LOST' }),
+      error({ code: 'ER_SERVER_SHUTDOWN' }),
+      error({ errno: 2013 }),
+      error({ name: 'KnexTimeoutError' }),
+      new Error('insert ... - Connection terminated unexpectedly'),
+      new Error("COMMIT; - Can't add new command when connection is in closed state"),
+      new Error('COMMIT; - Client has encountered a connection error and is not queryable'),
+    ]) {
+      assert.isTrue(isTransientError(transient), String((transient as any).code ?? transient))
+    }
+    for (const permanent of [
+      null,
+      'ECONNREFUSED',
+      error({ code: '23505' }),
+      error({ code: 'ER_DUP_ENTRY', errno: 1062 }),
+      error({ code: '42P01' }),
+      new StoreUnavailableError('bound'),
+      new Error('The stream of run "x" is not open for writing'),
+    ]) {
+      assert.isFalse(isTransientError(permanent), String(permanent))
+    }
   })
 })
 

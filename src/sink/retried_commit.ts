@@ -72,8 +72,9 @@ export class RetriedCommits {
   /**
    * Append the fixed failure (`error run_failed`) and the end (`failed`), retrying under `retry`
    * until it is stored, the stream turns out closed elsewhere (nothing to do), or `retry` is
-   * stopped. The pauses do not keep the process alive: a process that exits first leaves the
-   * stream to its lease, as a crash does.
+   * stopped. Any other error is retried too (the token makes a retry safe, and a database just
+   * back can answer oddly); the first one is reported to `onError`. The pauses do not keep the
+   * process alive: a process that exits first leaves the stream to its lease, as a crash does.
    */
   async fail(retry: Outage, onError?: (error: unknown) => void): Promise<void> {
     const frame: StreamFrame = {
@@ -83,6 +84,7 @@ export class RetriedCommits {
     }
     const token = this.#token()
     let retried = false
+    let reported = false
     while (!retry.stopped) {
       try {
         await appendFrames(this.context, this.runId, [frame], {
@@ -94,7 +96,10 @@ export class RetriedCommits {
         return
       } catch (error) {
         if (error instanceof StreamClosedError) return
-        if (!isTransientError(error)) return onError?.(error)
+        if (!isTransientError(error) && !reported) {
+          reported = true
+          onError?.(error)
+        }
         retried = true
         retry.failed()
         await retry.pause({ keepAlive: false })

@@ -1,8 +1,8 @@
 /**
  * Whether an error from a query means "the database could not be reached, try again": the
  * connection was refused, reset or terminated (a restart, a failover), the server is starting or
- * shutting down, the pool could not hand out a connection, or the transaction was rolled back by
- * a deadlock or serialization failure. Anything else (a constraint, a closed stream, bad SQL) is
+ * shutting down or has too many connections, the pool could not hand out a connection, or the
+ * transaction was rolled back by a deadlock or serialization failure. Anything else (a constraint, a closed stream, bad SQL) is
  * not retried.
  *
  * Only the first four cases can leave a COMMIT's outcome unknown; a caller that retries a write
@@ -19,9 +19,10 @@ export function isTransientError(error: unknown): boolean {
   if (typeof code === 'string') {
     if (NODE_CODES.has(code) || MYSQL_CODES.has(code)) return true
     // PostgreSQL SQLSTATE: class 08 (connection exception), 57P01-57P03 (admin shutdown, crash
-    // shutdown, cannot connect now), 40001/40P01 (serialization failure, deadlock).
+    // shutdown, cannot connect now), 53300 (too many connections, as a restart's reconnect storm
+    // can cause), 40001/40P01 (serialization failure, deadlock).
     if (/^08[0-9A-Z]{3}$/.test(code) || /^57P0[1-3]$/.test(code)) return true
-    if (code === '40001' || code === '40P01') return true
+    if (code === '53300' || code === '40001' || code === '40P01') return true
   }
   // MariaDB/MySQL server errors by number: shutdown in progress, too many connections, deadlock,
   // lock wait timeout, connection killed.
