@@ -53,7 +53,8 @@ export class RetriedCommits {
           ...plan,
           token,
           retried,
-          sinceSeq: this.lastSeq,
+          // A text row it grows may lie before the last seq it saw.
+          sinceSeq: Math.min(this.lastSeq, plan.text?.seq ?? this.lastSeq),
         })
         outage.recovered()
         if (result) this.#saw(result)
