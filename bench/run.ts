@@ -2,19 +2,27 @@
  * `npm run bench`: this package's sink side by side with the polling baseline (the incumbent's
  * documented algorithm, bench/baseline.ts) on the same tables, same machine, same run.
  * Prints a Markdown table. BENCH_DBS=pg,sqlite,mysql picks databases; BENCH_QUICK=1 shrinks every
- * measurement (a smoke run for CI; its numbers are noisier).
+ * measurement (a smoke run for CI; its numbers are noisier). The databases are the test suite's
+ * (tests/helpers/db.ts): PG_DATABASE / MYSQL_DATABASE (default `test`), PG_HOST, MYSQL_HOST, ...
+ * The Redis notifier rows use REDIS_URL (default redis://127.0.0.1:6379), on channels under
+ * REDIS_PREFIX (default `agent_stream_bench:`); without a reachable Redis they print n/a.
  */
 import { fork, type ChildProcess } from 'node:child_process'
 import { cpus, totalmem } from 'node:os'
 import { mkdirSync, rmSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import type { Database } from '@adonisjs/lucid/database'
+import { Redis } from 'ioredis'
 import { LucidTokenStreamSink } from '../src/sink/lucid_sink.js'
+import { notifiers } from '../src/follow/notifiers/index.js'
+import { RedisNotifier } from '../src/follow/notifiers/redis.js'
 import { formatCursor, parseCursor } from '../src/core/cursor.js'
 import { baselineReader, BaselineWriter, now } from './baseline.js'
 import { instrumentCommits, percentile, play, type Plan } from './script.js'
 
 const QUICK = process.env.BENCH_QUICK === '1'
+/** `BENCH_ONLY=viewers` runs the many-viewers scenario alone. */
+const ONLY = process.env.BENCH_ONLY
 const DBS = (process.env.BENCH_DBS ?? 'pg,sqlite,mysql').split(',').map((s) => s.trim())
 const TMP = new URL('./tmp/', import.meta.url)
 mkdirSync(TMP, { recursive: true })
@@ -49,11 +57,34 @@ const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) :
 let seq = 0
 const runId = (tag: string) => `bench-${tag}-${process.pid}-${++seq}`
 
-/** The other replica, a second Node process. */
-async function startWriter(dialect: string, options: object = {}) {
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
+const REDIS_PREFIX = process.env.REDIS_PREFIX ?? 'agent_stream_bench:'
+
+/** Whether Redis answers (the Redis notifier rows need it). */
+async function redisUp() {
+  const probe = new Redis(REDIS_URL, { lazyConnect: true, retryStrategy: () => null })
+  probe.on('error', () => {})
+  try {
+    await probe.connect()
+    await probe.ping()
+    return true
+  } catch {
+    return false
+  } finally {
+    probe.disconnect()
+  }
+}
+
+/** The other replica, a second Node process; `redis`: it publishes on this Redis channel. */
+async function startWriter(dialect: string, options: object = {}, redis?: { channel: string }) {
   const child = fork(fileURLToPath(new URL('./writer_process.ts', import.meta.url)), [], {
     execArgv: ['--import=@poppinss/ts-exec'],
-    env: { ...process.env, DB: dialect, SINK_OPTIONS: JSON.stringify(options) },
+    env: {
+      ...process.env,
+      DB: dialect,
+      SINK_OPTIONS: JSON.stringify(options),
+      REDIS_NOTIFIER: redis ? JSON.stringify(redis) : '',
+    },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   })
   await new Promise((resolve) => child.once('message', resolve))
@@ -229,6 +260,45 @@ async function benchDatabase(dialect: string) {
       ours: `${fmt(percentile(ours, 50), 2)} / ${fmt(percentile(ours, 99), 2)}`,
       baseline: `${fmt(percentile(baseLat, 50))} / ${fmt(percentile(baseLat, 99))}`,
       target: dialect === 'pg' ? 'p50 <= 3' : '(polling: <= poll interval)',
+    })
+  }
+
+  step('cross-process latency, Redis notifier')
+  // 3b. The same, both replicas woken through Redis (notifiers.redis()) instead of the poll.
+  if (await redisUp()) {
+    const channel = `${REDIS_PREFIX}xlat:${process.pid}:${dialect}`
+    const client = new Redis(REDIS_URL)
+    const redisSink = new LucidTokenStreamSink(db, {
+      coalesceWindowMs: 40,
+      notifier: notifiers.redis({ client, channel }),
+    })
+    const writer = await startWriter(dialect, { coalesceWindowMs: 40 }, { channel })
+    const plan: Plan = { tokens: SIZES.frames, intervalMs: 20, eventEvery: 1 }
+    const id = runId('xlat-redis')
+    await call(writer, { op: 'open', runId: id })
+    const reading = readOurs(redisSink, id)
+    const subscriber = redisSink.tail.notifiers.find((n) => n instanceof RedisNotifier)
+    while (!(subscriber as RedisNotifier).listening) await new Promise((r) => setTimeout(r, 10))
+    const { commits } = await call(writer, { op: 'ours', runId: id, plan })
+    const ours = commitLatencies(new Map(commits), await reading)
+    rows.push({
+      metric: 'frame committed -> reader, other process, Redis notifier, p50 / p99 ms',
+      db: label,
+      ours: `${fmt(percentile(ours, 50), 2)} / ${fmt(percentile(ours, 99), 2)}`,
+      baseline: 'n/a',
+      target: 'p50 <= 3',
+    })
+    writer.send({ op: 'exit' })
+    await new Promise((resolve) => writer.once('exit', resolve))
+    await redisSink.shutdown()
+    client.disconnect()
+  } else {
+    rows.push({
+      metric: 'frame committed -> reader, other process, Redis notifier, p50 / p99 ms',
+      db: label,
+      ours: 'n/a (no Redis)',
+      baseline: 'n/a',
+      target: 'p50 <= 3',
     })
   }
 
@@ -514,11 +584,44 @@ async function benchMemory(dialect: string) {
   await db.manager.closeAll()
 }
 
+const VIEWERS = QUICK
+  ? { runs: 10, viewersPerRun: 3, tokensPerSecond: 30, seconds: 2 }
+  : { runs: 100, viewersPerRun: 10, tokensPerSecond: 30, seconds: 10 }
+
+/** Many talking runs, many viewers over HTTP: one replica, and two replicas on PostgreSQL. */
+async function benchManyViewers(dialect: string) {
+  const { benchViewers } = await import('./viewers.js')
+  const label = { pg: 'PostgreSQL', sqlite: 'SQLite', mysql: 'MariaDB' }[dialect] ?? dialect
+  const scenario = `${VIEWERS.runs} runs x ${VIEWERS.viewersPerRun} SSE viewers (AG-UI over HTTP), ${VIEWERS.tokensPerSecond} tokens/s`
+  for (const replicas of dialect === 'pg' ? [1, 2] : [1]) {
+    const where = replicas === 1 ? 'one replica' : 'two replicas'
+    const result = await benchViewers(dialect, { ...VIEWERS, replicas }, `${dialect}${replicas}`)
+    const each = (f: (r: (typeof result.replicas)[number]) => number, digits = 0) =>
+      result.replicas.map((r) => fmt(f(r), digits)).join(' + ')
+    rows.push({
+      metric: `${scenario}, ${where}: write -> viewer p50 / p99 ms (deliveries, missing)`,
+      db: label,
+      ours: `${fmt(result.p50)} / ${fmt(result.p99)} (${result.deliveries}, ${result.missing})`,
+      baseline: 'n/a',
+      target: 'p99 <= 100',
+    })
+    rows.push({
+      metric: `same, ${where}: CPU % of a core, RSS MiB, transactions/s, reads/s (per replica)`,
+      db: label,
+      ours: `${each((r) => r.cpuPercent)} %, ${each((r) => r.rssMiB)} MiB, ${each((r) => r.transactionsPerSecond)} tx/s, ${each((r) => r.readsPerSecond)} reads/s`,
+      baseline: 'n/a',
+      target: 'reads/s independent of viewers',
+    })
+  }
+}
+
 const started = Date.now()
-await benchMemory(DBS[0])
+if (ONLY !== 'viewers') await benchMemory(DBS[0])
 for (const dialect of DBS) {
   process.stderr.write(`bench: ${dialect}...\n`)
-  await benchDatabase(dialect)
+  if (ONLY !== 'viewers') await benchDatabase(dialect)
+  step('many viewers')
+  await benchManyViewers(dialect)
 }
 rmSync(TMP, { recursive: true, force: true })
 
@@ -528,7 +631,7 @@ console.log(
   `machine: ${cpus().length} x ${cpu}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}, ${((Date.now() - started) / 1000).toFixed(0)} s`
 )
 console.log(
-  'ours: coalescing window 40 ms, one tail reader per replica (NOTIFY on PostgreSQL, 100 ms poll elsewhere); baseline: 50 ms flush, one 250 ms poll per reader\n'
+  'ours: coalescing window 40 ms, one tail reader per replica (NOTIFY on PostgreSQL, 100 ms poll elsewhere; the Redis notifier rows: notifiers.redis() on both replicas, 1 s safety-net poll); baseline: 50 ms flush, one 250 ms poll per reader\n'
 )
 console.log('| metric | database | ours | polling baseline | target |')
 console.log('| --- | --- | --- | --- | --- |')

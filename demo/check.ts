@@ -6,16 +6,10 @@
 import { randomUUID } from 'node:crypto'
 import { rmSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import {
-  HttpAgent,
-  buildResumeArray,
-  runHttpRequest,
-  transformHttpEventStream,
-  type Message,
-  type RunAgentInput,
-} from '@ag-ui/client'
+import { type HttpAgent, buildResumeArray, type Message } from '@ag-ui/client'
 import { PREFIX, startDemo, type Demo } from './server.js'
-import { cuttingFetch } from './cutting_fetch.js'
+import { cuttingFetch, parseSse } from './cutting_fetch.js'
+import { ReattachingAgent } from './reattaching_agent.js'
 
 export interface CheckOptions {
   /** Where each step is printed. Default `console.log`. */
@@ -36,21 +30,6 @@ export interface CheckReport {
   /** How the door answered the client's resume of the approval the admin had decided. */
   approvalResume: 'refused' | 'accepted'
   refusalCode?: string
-}
-
-/** `HttpAgent` with `connect()`: re-attach to `reattachUrl` (AG-UI run + `?after=` cursor). */
-class ReattachingAgent extends HttpAgent {
-  reattachUrl = ''
-  protected connect(_input: RunAgentInput) {
-    return transformHttpEventStream(
-      runHttpRequest(() =>
-        this.fetch(this.reattachUrl, {
-          method: 'GET',
-          headers: { ...this.headers, Accept: 'text/event-stream' },
-        })
-      )
-    )
-  }
 }
 
 class CheckFailed extends Error {}
@@ -137,23 +116,22 @@ async function approveInAdmin(base: string, runId: string, itemId: string) {
  */
 async function attachThread(
   client: ReattachingAgent,
-  base: string,
   wire: ReturnType<typeof cuttingFetch>,
   parkedRunId: string,
   after: string,
   log: (line: string) => void
 ) {
-  client.reattachUrl = `${base}/agui/threads/${encodeURIComponent(client.threadId)}?after=${encodeURIComponent(after)}`
   for (let attempt = 1; attempt <= 100; attempt++) {
     // The client still holds the interrupt the admin answered; its pre-flight would refuse.
     client.pendingInterrupts = []
+    client.lastEventId = after
     await client.connectAgent()
     const [started] = wire.events()
     expect(started?.type === 'RUN_STARTED', `attach: expected RUN_STARTED, got ${started?.type}`)
     if (started.runId !== parkedRunId) {
-      const path = new URL(client.reattachUrl).pathname
+      const url = new URL(wire.urls.at(-1)!)
       log(
-        `re-attached by thread: GET ${path}?after=${after} -> RUN_STARTED ${started.runId}` +
+        `re-attached by thread: GET ${url.pathname}${url.search} -> RUN_STARTED ${started.runId}` +
           (attempt > 1 ? ` (attempt ${attempt})` : '')
       )
       return
@@ -161,6 +139,16 @@ async function attachThread(
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
   throw new CheckFailed('attach: the thread never moved past the parked run')
+}
+
+/** The last SSE id of response `i`: where the client was when that response ended. */
+const lastIdOf = (wire: ReturnType<typeof cuttingFetch>, i: number) =>
+  parseSse(wire.bodies[i]).findLast((e) => e.id)?.id
+
+/** Where response `i` went, as a path and query. */
+const pathOf = (wire: ReturnType<typeof cuttingFetch>, i: number) => {
+  const url = new URL(wire.urls[i])
+  return `${url.pathname}${url.search}`
 }
 
 async function scenario(demo: Demo, log: (line: string) => void): Promise<CheckReport> {
@@ -172,33 +160,46 @@ async function scenario(demo: Demo, log: (line: string) => void): Promise<CheckR
     initialMessages: [{ id: 'u1', role: 'user', content: 'Send the weekly report' }],
   })
 
-  // 1. A run, cut mid-message (the socket is aborted after the second text delta).
+  // 1. A run, cut mid-message (the socket is aborted after the second text delta), then again
+  //    inside one stored frame's events (right after the search call's TOOL_CALL_ARGS). The
+  //    client notices each stream ended without RUN_FINISHED and re-attaches by thread.
   const runId = randomUUID()
   let deltas = 0
-  wire.state.cutWhen = (e) => e.type === 'TEXT_MESSAGE_CONTENT' && ++deltas === 2
+  const cutInsideFrame = (e: { type: string }) => e.type === 'TOOL_CALL_ARGS'
+  wire.state.cutWhen = (e) => {
+    if (e.type !== 'TEXT_MESSAGE_CONTENT' || ++deltas !== 2) return false
+    wire.state.cutWhen = cutInsideFrame
+    return true
+  }
+  const firstRequest = wire.bodies.length
   await client.runAgent({ runId })
-  const first = wire.events()
+  const first = wire.events(firstRequest)
   expect(first[0]?.type === 'RUN_STARTED', `run: expected RUN_STARTED, got ${first[0]?.type}`)
   log(`run started: POST ${PREFIX}/agui, runId ${runId}`)
   expect(deltas === 2, 'run: the stream ended before the cut')
   expect(!first.some((e) => e.type === 'RUN_FINISHED'), 'run: finished before the cut')
-  const cutAt = wire.state.lastId
+  expect(wire.bodies.length === firstRequest + 3, `run: ${wire.bodies.length} responses, not 3`)
+  const cutAt = lastIdOf(wire, firstRequest)
   expect(cutAt, 'run: no SSE id before the cut')
-  log(`cut mid-message at ${cutAt}: the client has "${assistantText(client.messages)}"`)
-
-  // 2. Re-attach from the last id through connect(): the run resumes where the client was.
-  client.reattachUrl = `${base}/agui/runs/${runId}?after=${encodeURIComponent(cutAt)}`
-  await client.connectAgent()
-  const again = wire.events()
+  log(`cut mid-message at ${cutAt}`)
+  const again = wire.events(firstRequest + 1)
   expect(
     again[0]?.type === 'RUN_STARTED' && again[0].runId === runId,
     `re-attach: expected RUN_STARTED ${runId}, got ${JSON.stringify(again[0])}`
   )
   const reopened = again.find((e) => e.type === 'TEXT_MESSAGE_START')
   log(
-    `re-attached: GET ${PREFIX}/agui/runs/${runId}?after=${cutAt} -> RUN_STARTED` +
+    `re-attached: GET ${pathOf(wire, firstRequest + 1)} -> RUN_STARTED` +
       (reopened ? `, TEXT_MESSAGE_START ${reopened.messageId} re-opened` : '') +
       ', the rest of the run'
+  )
+  const cutInside = lastIdOf(wire, firstRequest + 1)
+  expect(
+    wire.events(firstRequest + 1).at(-1)?.type === 'TOOL_CALL_ARGS' && cutInside?.includes(':'),
+    `cut inside a frame: expected TOOL_CALL_ARGS with an id inside its frame, got ${cutInside}`
+  )
+  log(
+    `cut inside a frame at ${cutInside} (after TOOL_CALL_ARGS): re-attached, GET ${pathOf(wire, firstRequest + 2)}`
   )
   const text = assistantText(client.messages)
   expect(
@@ -207,6 +208,10 @@ async function scenario(demo: Demo, log: (line: string) => void): Promise<CheckR
   )
   const search = toolCalls(client.messages).find((c) => c.function.name === 'search')
   expect(search, 'run: no search tool call')
+  expect(
+    search.function.arguments === '{"q":"weekly numbers"}',
+    `re-attach: search arguments ${search.function.arguments} (lost or doubled)`
+  )
   log(`tool call: search ${search.function.arguments} -> ${toolResult(client.messages, search.id)}`)
   expect(pendingCount(client) === 1, 'run: expected one interrupt')
   const approval = client.pendingInterrupts[0]
@@ -216,7 +221,7 @@ async function scenario(demo: Demo, log: (line: string) => void): Promise<CheckR
     `run: expected a tool_call interrupt on send_email, got ${JSON.stringify(approval)}`
   )
   log(`interrupt: tool_call send_email ${call.function.arguments} ("${approval.message}")`)
-  const parkedAt = wire.state.lastId!
+  const parkedAt = client.lastEventId!
 
   // 3. The person approves on the admin page, not in the chat.
   const admin = await approveInAdmin(base, runId, `${runId}.call2`)
@@ -238,7 +243,7 @@ async function scenario(demo: Demo, log: (line: string) => void): Promise<CheckR
     log(`client resume of the approval: refused (${code}): the admin decided it`)
     // The run went on without the client: attach by thread to see the continuation, which the
     // door serves as an AG-UI run of its own. The interrupt was answered elsewhere: drop it.
-    await attachThread(client, base, wire, runId, parkedAt, log)
+    await attachThread(client, wire, runId, parkedAt, log)
   } else {
     report = { approvalResume: 'accepted' }
     expect(
@@ -266,26 +271,36 @@ async function scenario(demo: Demo, log: (line: string) => void): Promise<CheckR
   )
   log(`interrupt: input_required "${question.message}"`)
 
-  // 5. The client answers the question set through AG-UI; its stream is cut once more.
+  // 5. The client answers the question set through AG-UI; mid-message the server ends every
+  //    open AG-UI response, as it does when it shuts down: no RUN_FINISHED, the client
+  //    re-attaches.
   const answer = buildResumeArray(client.pendingInterrupts, {
     [question.id]: { status: 'resolved', payload: { answers: { format: ['csv'] } } },
   })
   const finalRunId = randomUUID()
   const before = client.messages.length
-  wire.state.cutWhen = (e) => e.type === 'TEXT_MESSAGE_CONTENT'
+  let ended = false
+  wire.state.cutWhen = (e) => {
+    if (e.type === 'TEXT_MESSAGE_CONTENT' && !ended) {
+      ended = true
+      demo.agentStream.agui.closeAll()
+    }
+    return false
+  }
+  const resumeRequest = wire.bodies.length
   await client.runAgent({ runId: finalRunId, resume: answer })
-  const resumed = wire.events()
+  wire.state.cutWhen = null
+  const resumed = wire.events(resumeRequest)
   expect(
     resumed[0]?.type === 'RUN_STARTED' && resumed[0].runId === finalRunId,
     `resume: expected RUN_STARTED, got ${JSON.stringify(resumed[0])}`
   )
   log(`resumed: POST ${PREFIX}/agui with resume[] (format: csv) -> RUN_STARTED ${finalRunId}`)
-  expect(!resumed.some((e) => e.type === 'RUN_FINISHED'), 'resume: finished before the cut')
-  const cutAgain = wire.state.lastId!
-  log(`cut mid-message at ${cutAgain}`)
-  client.reattachUrl = `${base}/agui/runs/${finalRunId}?after=${encodeURIComponent(cutAgain)}`
-  // The resume is sent: connect() goes through the same pre-flight, which wants it addressed.
-  await client.connectAgent({ resume: answer })
+  expect(ended, 'resume: the stream ended before the server ended it')
+  expect(!resumed.some((e) => e.type === 'RUN_FINISHED'), 'resume: finished before the end')
+  log(
+    `the server ended the stream mid-message at ${lastIdOf(wire, resumeRequest)} (as on shutdown)`
+  )
   const tail = wire.events()
   const end = tail.at(-1)
   expect(
@@ -296,9 +311,7 @@ async function scenario(demo: Demo, log: (line: string) => void): Promise<CheckR
     end?.type === 'RUN_FINISHED' && end.outcome?.type === 'success',
     `re-attach: expected RUN_FINISHED success, got ${JSON.stringify(end)}`
   )
-  log(
-    `re-attached: GET ${PREFIX}/agui/runs/${finalRunId}?after=${cutAgain} -> RUN_FINISHED success`
-  )
+  log(`re-attached: GET ${pathOf(wire, wire.bodies.length - 1)} -> RUN_FINISHED success`)
   const finalText = assistantText(client.messages.slice(before))
   expect(
     finalText === 'Format: csv. All done.',

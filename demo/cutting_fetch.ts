@@ -27,13 +27,19 @@ export function parseSse(body: string): SseEvent[] {
  */
 export function cuttingFetch() {
   const bodies: string[] = []
+  /** The URL of each request, in order. */
+  const urls: string[] = []
   const state = {
     lastId: undefined as string | undefined,
-    /** Cut the next response after the first event this accepts; disarmed once it fires. */
+    /**
+     * Cut the next response after the first event this accepts; disarmed once it fires (unless
+     * it set another one, the next cut).
+     */
     cutWhen: null as ((event: SseEvent['event']) => boolean) | null,
   }
   const fetchFn = async (url: string | URL, init: RequestInit = {}) => {
     const abort = new AbortController()
+    urls.push(String(url))
     const response = await fetch(url, { ...init, signal: abort.signal })
     const index = bodies.push('') - 1
     if (!response.body) return response
@@ -53,8 +59,10 @@ export function cuttingFetch() {
           out += `${block}\n\n`
           const [parsed] = parseSse(`${block}\n\n`)
           if (parsed?.id) state.lastId = parsed.id
-          if (parsed && state.cutWhen?.(parsed.event)) {
-            state.cutWhen = null
+          const cutWhen = state.cutWhen
+          if (parsed && cutWhen?.(parsed.event)) {
+            // Disarmed, unless the predicate armed another cut.
+            if (state.cutWhen === cutWhen) state.cutWhen = null
             bodies[index] += out
             controller.enqueue(encoder.encode(out))
             abort.abort()
@@ -75,6 +83,7 @@ export function cuttingFetch() {
     fetch: fetchFn,
     state,
     bodies,
+    urls,
     /** The events of response `i` (default: the last one). */
     events(i = bodies.length - 1) {
       return parseSse(bodies[i] ?? '').map((e) => e.event)

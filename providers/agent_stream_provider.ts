@@ -34,6 +34,17 @@ export default class AgentStreamProvider {
     })
   }
 
+  /**
+   * The package's body guard (`src/http/body_guard.ts`) joins the router middleware here, before
+   * the app's `start/kernel.ts` adds the bodyparser, so it sees the package's body routes first:
+   * a non-JSON body is refused before it is read, a too-deep body is never deep-cloned. It passes
+   * every other route untouched.
+   */
+  async boot() {
+    const router = await this.app.container.make('router')
+    router.use([() => import('../src/http/body_guard.js')])
+  }
+
   /** The sweeper (expiry, resumes nobody claimed) runs only in a running app, never in warmup. */
   async ready() {
     if (this.app.getMode() === 'warmup') return

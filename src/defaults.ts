@@ -1,6 +1,7 @@
 /**
  * Every default of the package, in one place. Durations are in milliseconds, sizes in UTF-16 code
- * units (`maxTextRowChars`) or UTF-8 bytes (`maxFrameBytes`), counts in rows or items.
+ * units (`maxTextRowChars`) or UTF-8 bytes (`maxFrameBytes`, `windowBytes`, `readerBytes`),
+ * counts in rows or items.
  *
  * Config (`defineConfig`), the sink, the parking layer, the run driver and the HTTP transport read
  * these; nothing else spells a default out.
@@ -27,11 +28,11 @@ export const DEFAULTS = Object.freeze({
   pollIntervalMs: 100,
   /** The same poll as the slow safety net beside LISTEN/NOTIFY. */
   pollBesideNotifyMs: 1000,
-  /** PostgreSQL NOTIFY channel. */
+  /** PostgreSQL NOTIFY channel, and the Redis notifier's channel. */
   notifyChannel: 'agent_stream',
-  /** LISTEN reconnect backoff: doubles from `min` up to `max`. */
+  /** LISTEN (and Redis subscriber) reconnect backoff: doubles from `min` up to `max`. */
   notifyReconnect: Object.freeze({ min: 100, max: 5000 }),
-  /** The LISTEN connection stays this long after the last reader left (readers come and go). */
+  /** The LISTEN (or Redis subscriber) connection stays this long after the last reader left. */
   notifyLingerMs: 10_000,
   /** Time an ended stream is kept before `purge()` removes it (24 h). */
   ttlMs: 86_400_000,
@@ -39,8 +40,16 @@ export const DEFAULTS = Object.freeze({
   purgeBatch: 500,
   /** Deliveries kept in memory per followed stream for readers that keep up. */
   windowSize: 512,
+  /** ...and their most in UTF-8 bytes (1 MiB), per followed stream; also a tail read's most. */
+  windowBytes: 1_048_576,
   /** Rows per store read. */
   pageSize: 500,
+  /**
+   * UTF-8 bytes of frames held in memory for one reader and not yet handed on (a store page, a
+   * batch from the feed): 1 MiB, or one frame when a frame is larger. A reader that stops
+   * reading pins no more than this, plus what is in flight to its socket.
+   */
+  readerBytes: 1_048_576,
   /** Rows of a re-attaching reader's first store read (it wants its first frame fast). */
   firstPageSize: 64,
   /** Run ids per heads query. */
@@ -56,4 +65,9 @@ export const DEFAULTS = Object.freeze({
   parkedPerPageMax: 100,
   /** Items expired, resumed or abandoned per sweep step. */
   sweepBatch: 100,
+  /**
+   * Approvals and question sets one segment may have waiting at once (an AG-UI resume answers
+   * all of them: it takes this many entries). The next one is refused.
+   */
+  maxItemsPerSegment: 1000,
 })

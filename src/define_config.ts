@@ -35,6 +35,7 @@ export interface AgentStreamConfig {
   outage?: { bound?: Duration; bufferBytes?: number }
   /**
    * Cross-replica wake-ups: `notifiers.pg()` (LISTEN/NOTIFY, PostgreSQL only, with a 1 s poll as
+   * safety net), `notifiers.redis()` (Redis pub/sub through `@adonisjs/redis`, any database, same
    * safety net), `notifiers.poll()`, or `'auto'` (pg on PostgreSQL, poll elsewhere; the
    * default), `'notify'`, `'poll'`.
    */
@@ -45,6 +46,13 @@ export interface AgentStreamConfig {
   ttl?: Duration
   /** Cap on one frame's serialized size, in bytes. Default 262144 (256 KiB). */
   maxFrameBytes?: number
+  /**
+   * UTF-8 bytes of frames held in memory for one reader and not yet sent on (one frame when a
+   * frame is larger): what a client that stops reading can pin. Default 1048576 (1 MiB).
+   */
+  readerBytes?: number
+  /** UTF-8 bytes of recent frames kept in memory per followed stream. Default 1048576 (1 MiB). */
+  windowBytes?: number
   /** The host's agent: `start` and `resume` (see `AgentRunner`). */
   runner?: AgentRunner
   /** Who may decide a parked item. Default: the requester, or a role the decider has. */
@@ -105,6 +113,8 @@ export function defineConfig(config: AgentStreamConfig): ConfigProvider<Resolved
     pollIntervalMs: ms('pollInterval', config.pollInterval, 10),
     ttlMs: ms('ttl', config.ttl, 0),
     maxFrameBytes: config.maxFrameBytes,
+    readerBytes: config.readerBytes,
+    windowBytes: config.windowBytes,
     runner: config.runner,
     approverPolicy: config.approverPolicy,
     sweepIntervalMs: ms('sweepInterval', config.sweepInterval, 10),
@@ -115,13 +125,17 @@ export function defineConfig(config: AgentStreamConfig): ConfigProvider<Resolved
       heartbeatMs: ms('agui.heartbeat', config.agui?.heartbeat, 10) ?? DEFAULTS.heartbeatMs,
     },
   }
-  if (
-    config.maxFrameBytes !== undefined &&
-    (!Number.isInteger(config.maxFrameBytes) || config.maxFrameBytes < 64)
-  ) {
-    throw new RuntimeException(
-      'Invalid "config/agent_stream.ts": "maxFrameBytes" must be an integer >= 64'
-    )
+  for (const [name, min] of [
+    ['maxFrameBytes', 64],
+    ['readerBytes', 1024],
+    ['windowBytes', 1024],
+  ] as const) {
+    const value = config[name]
+    if (value !== undefined && (!Number.isSafeInteger(value) || value < min)) {
+      throw new RuntimeException(
+        `Invalid "config/agent_stream.ts": "${name}" must be an integer >= ${min}`
+      )
+    }
   }
   const bufferBytes = config.outage?.bufferBytes
   if (bufferBytes !== undefined && (!Number.isInteger(bufferBytes) || bufferBytes < 0)) {
@@ -129,5 +143,13 @@ export function defineConfig(config: AgentStreamConfig): ConfigProvider<Resolved
       'Invalid "config/agent_stream.ts": "outage.bufferBytes" must be an integer >= 0'
     )
   }
-  return configProvider.create(async () => resolved)
+  return configProvider.create(async (app) => {
+    // A notifier that loads a peer or a container binding (Redis) resolves it now: a missing
+    // package or provider fails at startup, not in the background.
+    const notifier = resolved.notifier
+    if (typeof notifier === 'object' && notifier.prepare) {
+      await notifier.prepare({ make: (binding) => app.container.make(binding as any) })
+    }
+    return resolved
+  })
 }

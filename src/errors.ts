@@ -121,12 +121,19 @@ export class ParkedItemNotFoundError extends AgentStreamException {
   }
 }
 
-/** Someone decided first (or the run was cancelled, or it is already resuming). HTTP 409. */
+/**
+ * Someone decided first (or the run was cancelled, or it is already resuming); or, `ambiguous`,
+ * the decision names no park and several parks of the run used the item id. HTTP 409.
+ */
 export class DecisionConflictError extends AgentStreamException {
   static status = 409
   static code = 'E_DECISION_CONFLICT'
-  constructor() {
-    super('This item was already decided')
+  constructor(why: 'decided' | 'ambiguous' = 'decided') {
+    super(
+      why === 'ambiguous'
+        ? 'Several parks of this run used this item id: name the park'
+        : 'This item was already decided'
+    )
   }
 }
 

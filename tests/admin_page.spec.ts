@@ -37,8 +37,8 @@ async function browser(): Promise<Browser> {
   return launched
 }
 
-async function setup() {
-  const served = await serveApp({ runner: hostileAgent })
+async function setup(runner: AgentRunner = hostileAgent) {
+  const served = await serveApp({ runner })
   const db = await served.app.container.make('lucid.db')
   await resetTables(db)
   const started = await fetch(`${served.url}/runs`, {
@@ -133,5 +133,166 @@ test.group('Admin page in Chromium', () => {
     })
     assert.equal(forged.status, 403)
     assert.equal(await snapshot(), before)
+  })
+})
+
+/** A title that reads "Pay invoice $1000" when its right-to-left override acts. */
+const SPOOF = 'Pay invoice \u202E0001$\u202C'
+
+/** Parks on one approval whose every shown value carries bidi overrides; then finishes. */
+const bidiAgent: AgentRunner = {
+  async start(ctx) {
+    await ctx.writer.write({
+      t: 'approval',
+      runId: ctx.runId,
+      id: 'call-1',
+      toolName: 'pay\u202Ename',
+      input: { amount: '\u202E0001$' },
+      confirmation: { title: SPOOF, description: 'to \u2067evil\u2069 ltd' },
+    })
+    return { status: 'parked', checkpoint: {} }
+  },
+  async resume() {
+    return { status: 'finished' }
+  },
+}
+
+/** A question set whose ids and option values hold the form syntax's own characters. */
+const questionAgent: AgentRunner = {
+  async start(ctx) {
+    await ctx.writer.write({
+      t: 'elicitation',
+      runId: ctx.runId,
+      id: 'ask-1',
+      request: {
+        id: 'ask-1',
+        source: 'ask',
+        questions: [
+          {
+            id: 'a.b',
+            prompt: 'Which ones?',
+            multiple: true,
+            options: [
+              { value: 'v.1', label: 'First' },
+              { value: ' pad ', label: 'Padded' },
+              { value: 'c[0]', label: 'Third' },
+            ],
+          },
+          {
+            id: 'x]y',
+            prompt: 'Which one?',
+            options: [
+              { value: 'w]2', label: 'Bracket' },
+              { value: 'plain', label: 'Plain' },
+            ],
+            defaults: ['plain'],
+          },
+          { id: 'n[o]te', prompt: 'Anything else?', options: [], allowFreeText: true },
+        ],
+      },
+    })
+    return { status: 'parked', checkpoint: {} }
+  },
+  async resume(ctx) {
+    await ctx.writer.write({ t: 'text', v: `Answers: ${JSON.stringify(ctx.items[0].answers)}` })
+    return { status: 'finished' }
+  },
+}
+
+/**
+ * Whether the characters of `needle` are laid out left to right in the order they were written,
+ * in the first text node under `selector` that holds it (the browser's own layout, one range per
+ * character).
+ */
+function laidOutInOrder(page: import('playwright-core').Page, selector: string, needle: string) {
+  return page.evaluate(
+    ([css, text]) => {
+      // Runs in the page (the suite compiles without the DOM library).
+      const { document, NodeFilter } = globalThis as any
+      const root = document.querySelector(css)
+      if (!root) return 'no element'
+      const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT)
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const at = node.textContent!.indexOf(text)
+        if (at < 0) continue
+        const lefts = [...text].map((_, i) => {
+          const range = document.createRange()
+          range.setStart(node!, at + i)
+          range.setEnd(node!, at + i + 1)
+          return range.getBoundingClientRect().left
+        })
+        return lefts.every((left, i) => i === 0 || left > lefts[i - 1]) ? 'in order' : 'reordered'
+      }
+      return 'not found'
+    },
+    [selector, needle] as const
+  )
+}
+
+test.group('Admin page in Chromium: bidi and form encoding', () => {
+  test('bidi overrides in a title, a tool name, an input: shown, isolated, in written order', async ({
+    assert,
+  }) => {
+    const { url } = await setup(bidiAgent)
+    const context = await (
+      await browser()
+    ).newContext({ extraHTTPHeaders: { 'x-admin': 'yes', 'x-user': 'alice' } })
+    const page = await context.newPage()
+    await page.goto(`${url}/admin`)
+    await page.locator('article.item').waitFor()
+    if (process.env.SCREENSHOT)
+      await page.screenshot({ path: process.env.SCREENSHOT, fullPage: true })
+    // The title renders as written, never as "Pay invoice $1000", and says it held an override.
+    assert.equal(await laidOutInOrder(page, '.copy strong', '0001$'), 'in order')
+    const title = await page.locator('.copy strong').innerText()
+    assert.include(title, 'Pay invoice [U+202E]0001$[U+202C]')
+    assert.notInclude(title, '\u202E')
+    assert.equal(await laidOutInOrder(page, 'h2 code', 'name'), 'in order')
+    assert.equal(await laidOutInOrder(page, 'pre.input', '0001$'), 'in order')
+    assert.include(await page.locator('.copy').innerText(), 'to [U+2067]evil[U+2069] ltd')
+    // Each value sits in its own isolate: nothing in it reorders the page around it.
+    for (const selector of ['.copy strong', 'h2 code', 'pre.input', 'dd code']) {
+      const isolated = await page
+        .locator(selector)
+        .first()
+        .evaluate((element) => {
+          const bdi = element.querySelector('bdi')
+          return bdi ? (globalThis as any).getComputedStyle(bdi).unicodeBidi : 'none'
+        })
+      assert.equal(isolated, 'isolate', selector)
+    }
+  })
+
+  test('question ids with "." and "]" and option values with form syntax are answered from the page', async ({
+    assert,
+  }) => {
+    const { url, runId, agentStream } = await setup(questionAgent)
+    const context = await (
+      await browser()
+    ).newContext({ extraHTTPHeaders: { 'x-admin': 'yes', 'x-user': 'alice' } })
+    const page = await context.newPage()
+    const errors: string[] = []
+    page.on('pageerror', (error) => errors.push(error.message))
+    await page.goto(`${url}/admin`)
+    const form = page.locator('form[action$="/answer"]')
+    await form.waitFor()
+    await form.getByLabel('First').check()
+    await form.getByLabel('Padded').check()
+    await form.getByLabel('Third').check()
+    await form.getByLabel('Bracket').check()
+    await form.getByLabel('Anything else?').fill('see [1].')
+    await form.locator('button').click()
+    await page.locator('.notice').waitFor()
+    assert.equal(await page.locator('.notice').innerText(), 'Answered: the run continues.')
+    await agentStream.driver.settled()
+    const text: string[] = []
+    for await (const frame of agentStream.sink.subscribe(runId)) {
+      if (frame.t === 'text') text.push(frame.v)
+    }
+    assert.equal(
+      text.join(''),
+      `Answers: ${JSON.stringify({ 'a.b': ['v.1', ' pad ', 'c[0]'], 'x]y': ['w]2'], 'n[o]te': ['see [1].'] })}`
+    )
+    assert.deepEqual(errors, [])
   })
 })

@@ -156,6 +156,8 @@ test.group('In an AdonisJS app', (group) => {
     assert.throws(() => defineConfig({ maxFrameBytes: 1 }), /"maxFrameBytes"/)
     assert.throws(() => defineConfig({ outage: { bound: 'long' } }), /"outage.bound"/)
     assert.throws(() => defineConfig({ outage: { bufferBytes: 1.5 } }), /"outage.bufferBytes"/)
+    assert.throws(() => defineConfig({ readerBytes: 10 }), /"readerBytes" must be an integer/)
+    assert.throws(() => defineConfig({ windowBytes: 1.5e3 + 0.5 }), /"windowBytes"/)
   })
 
   test('the outage bound and buffer reach the sink (defaults 30 s and 4 MiB)', async ({

@@ -173,6 +173,33 @@ test.group('Demo', () => {
     .skip(OTHER_DB, 'runs once, with DB=sqlite')
     .timeout(60_000)
 
+  test('the server ends every open stream mid-run (as on shutdown): the chat re-attaches, the text once', async ({
+    assert,
+  }) => {
+    const started = await demo()
+    const { page, errors } = await chatPage(started.chatUrl)
+    const reattached: string[] = []
+    page.on('request', (request) => {
+      if (request.url().includes('/agent/agui/runs/')) reattached.push(request.url())
+    })
+    const posted = page.waitForResponse(
+      (response) => response.url().endsWith('/agent/agui') && response.request().method() === 'POST'
+    )
+    await send(page, 'Send the weekly report')
+    await posted
+    // The run's stream is open: it ends, no RUN_FINISHED, no RUN_ERROR.
+    started.agentStream.agui.closeAll()
+    await page.getByRole('button', { name: 'Approve' }).click()
+    await answerQuestions(page)
+    const result = await done(page)
+    assert.lengthOf(reattached, 1)
+    assert.deepEqual(result.bubbles, [...FULL_TEXT, 'All done.'])
+    assert.lengthOf(result.tools, 2)
+    assert.deepEqual(errors, [])
+  })
+    .skip(OTHER_DB, 'runs once, with DB=sqlite')
+    .timeout(60_000)
+
   test('approved on the admin page: the chat catches up by thread (the first decision wins)', async ({
     assert,
   }) => {

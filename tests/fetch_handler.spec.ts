@@ -1,41 +1,16 @@
 import { test } from '@japa/runner'
 import { randomUUID } from 'node:crypto'
 import http from 'node:http'
-import { Readable } from 'node:stream'
 import type { AddressInfo } from 'node:net'
 import { HttpAgent, buildResumeArray } from '@ag-ui/client'
 import { createRuntime } from '../src/runtime.js'
 import { createAgUiFetchHandler } from '../src/http/fetch_handler.js'
 import { scriptedAgent } from '../src/testing/scripted_agent.js'
 import { createDatabase, resetTables } from './helpers/db.js'
+import { toNode } from './helpers/fetch_node.js'
 import { assertConforms, parseSse, recordingFetch } from './helpers/agui.js'
 
 process.on('unhandledRejection', () => {})
-
-/**
- * Node's `http` speaks no Fetch API: this is the few lines of adapter a host writes (Hono's
- * `@hono/node-server` and others do the same): request in as a `Request`, `Response` body piped
- * out with backpressure.
- */
-function toNode(handle: (request: Request) => Promise<Response>): http.RequestListener {
-  return async (req, res) => {
-    const controller = new AbortController()
-    res.on('close', () => controller.abort())
-    const hasBody = req.method !== 'GET' && req.method !== 'HEAD'
-    const request = new Request(`http://${req.headers.host}${req.url}`, {
-      method: req.method,
-      headers: req.headers as Record<string, string>,
-      body: hasBody ? (Readable.toWeb(req) as ReadableStream) : undefined,
-      signal: controller.signal,
-      ...(hasBody ? { duplex: 'half' } : {}),
-    } as RequestInit)
-    const response = await handle(request)
-    res.writeHead(response.status, Object.fromEntries(response.headers))
-    res.flushHeaders()
-    if (!response.body) return res.end()
-    Readable.fromWeb(response.body as any).pipe(res)
-  }
-}
 
 async function serveBare() {
   const db = createDatabase()
@@ -119,5 +94,50 @@ test.group('AG-UI door outside AdonisJS: the Fetch-API handler on node:http', ()
     assert.equal(form.status, 415)
     assert.equal(((await form.json()) as any).code, 'unsupported_media_type')
     assert.equal((await fetch(`${url}/elsewhere`)).status, 404)
+  })
+
+  test('a body nobody reads gets nothing queued: no heartbeat piles up behind the events', async ({
+    assert,
+    cleanup,
+  }) => {
+    const db = createDatabase()
+    await resetTables(db)
+    const runtime = createRuntime(db, { runner: scriptedAgent({ steps: ['read'] }) })
+    cleanup(async () => {
+      await runtime.driver.settled()
+      await runtime.sink.shutdown()
+      await db.manager.closeAll()
+    })
+    const handle = createAgUiFetchHandler(runtime.door, { heartbeatMs: 50 })
+    const threadId = `thread-${randomUUID()}`
+    const runId = `run-${randomUUID()}`
+    const started = await handle(
+      new Request('http://x/', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          threadId,
+          runId,
+          messages: [{ id: 'u', role: 'user', content: 'go' }],
+          tools: [],
+          context: [],
+        }),
+      })
+    )
+    await started.text()
+    const response = await handle(new Request(`http://x/runs/${runId}`))
+    assert.equal(response.status, 200)
+    // Not read for a second (twenty heartbeats), then read to the end.
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+    const decoder = new TextDecoder()
+    let pings = 0
+    let events = 0
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+      const text = decoder.decode(chunk)
+      if (text === ': ping\n\n') pings++
+      else events++
+    }
+    assert.isAbove(events, 3)
+    assert.isAtMost(pings, 2)
   })
 })

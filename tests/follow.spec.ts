@@ -275,11 +275,11 @@ test.group('Live follow', () => {
     const writer = await other.open(id)
     const reading = collect(sink.subscribe(id))
     await sleep(50)
-    const rows = sink.store.rows.bind(sink.store)
+    const page = sink.store.page.bind(sink.store)
     let failures = 1
-    sink.store.rows = async (...args) => {
+    sink.store.page = async (...args) => {
       if (failures-- > 0) throw new Error('connection reset')
-      return rows(...args)
+      return page(...args)
     }
     await writer.write({ t: 'text', v: 'still arrives' })
     await writer.end()

@@ -125,6 +125,33 @@ test.group('Database outage | commits whose outcome is unknown', () => {
       ['text', 'event', 'end']
     )
   })
+  test('a retry that finds its commit landed publishes it after commit (rev unknown)', async ({
+    assert,
+  }) => {
+    const { sink } = await setupSink()
+    const id = runId()
+    await sink.open(id)
+    const row = { kind: 'event' as const, body: JSON.stringify({ t: 'event', event: {} }) }
+    const first = await sink.store.commit(id, { rows: [row], token: 'tok.1' })
+    // The first attempt's COMMIT landed but was not confirmed: nothing was published for it
+    // after commit (Redis); the retry that finds it stored is what tells other replicas.
+    const published: string[] = []
+    ;(sink.store as { committed?: (runId: string, rev?: number) => void }).committed = (run, rev) =>
+      published.push(rev === undefined ? run : `${run} ${rev}`)
+    const again = await sink.store.commit(id, {
+      rows: [row],
+      token: 'tok.1',
+      retried: true,
+      sinceSeq: 1,
+    })
+    assert.isTrue(again!.landed)
+    assert.deepEqual(
+      again!.rows.map((r) => r.seq),
+      first!.rows.map((r) => r.seq)
+    )
+    assert.deepEqual(published, [id])
+    assert.lengthOf(await storedRows(sink, id), 1)
+  })
 })
 
 test.group('Database outage | the writer holds frames, within bounds', () => {
@@ -163,6 +190,32 @@ test.group('Database outage | the writer holds frames, within bounds', () => {
     assert.equal(rows.filter((r) => r.kind === 'event').length, 4)
     assert.equal(textOf(await reader), expected)
     assert.isNull(writer.outageSince)
+  })
+
+  test('a pair split across writes held during an outage is stored whole; a lone half as U+FFFD', async ({
+    assert,
+  }) => {
+    const { sink } = await setupSink({ coalesceWindowMs: 10 })
+    const id = runId()
+    const writer = await sink.open(id)
+    await writer.write({ t: 'text', v: 'before ' })
+    let down = true
+    injectCommitFaults(sink, () => (down ? 'before' : null))
+    await writer.write({ t: 'text', v: 'Smile \uD83D' })
+    await writer.write({ t: 'text', v: '\uDE00 done.' })
+    await writer.write({ t: 'text', v: ' Half \uD83D' })
+    await writer.write({ t: 'event', event: { kind: 'step-finish' } })
+    // A lone surrogate inside one write is still refused while the database is away.
+    await assert.rejects(() => writer.write({ t: 'text', v: 'a\uD83Db' }))
+    assert.isNotNull(writer.outageSince)
+    down = false
+    await writer.end()
+    const rows = await storedRows(sink, id)
+    assertGapFree(assert, rows)
+    assert.deepEqual(
+      rows.map((r) => (r.kind === 'text' ? r.body : r.kind)),
+      ['before Smile \u{1F600} done. Half \uFFFD', 'event', 'end']
+    )
   })
 
   test('past the outage bound the run is lost at once; run_failed and the end once it is back', async ({
@@ -309,6 +362,42 @@ test.group('Database outage | the driver', () => {
     )
     assert.equal((await sink.head(id))!.status, 'ended')
   })
+  test('a cancelled run whose abandon lost its reply still denies every call it asked', async ({
+    assert,
+  }) => {
+    const runner: AgentRunner = {
+      async start(ctx) {
+        for (const id of ['a', 'b']) {
+          await ctx.writer.write({
+            t: 'approval',
+            runId: ctx.runId,
+            id,
+            toolName: 'act',
+            input: {},
+          })
+        }
+        return { status: 'cancelled' }
+      },
+      resume: async () => ({ status: 'finished' }),
+    }
+    const { sink, driver, parking } = await setupRunner(runner)
+    // The first abandon lands whole, then its reply is lost: the retry finds nothing open.
+    const abandon = parking.abandon.bind(parking)
+    let attempts = 0
+    parking.abandon = async (...args: Parameters<typeof abandon>) => {
+      const calls = await abandon(...args)
+      if (++attempts === 1) throw refused()
+      return calls
+    }
+    const id = runId()
+    const started = await driver.start({ runId: id })
+    assert.deepEqual(await started.done, { status: 'cancelled' })
+    assert.equal(attempts, 2)
+    const denied = (await collect(sink.subscribe(id)))
+      .filter((f: any) => f.t === 'event' && f.event.kind === 'tool-output-denied')
+      .map((f: any) => f.event.id)
+    assert.deepEqual(denied, ['a', 'b'])
+  })
 })
 
 test.group('Database outage | readers and leases', () => {
@@ -319,11 +408,11 @@ test.group('Database outage | readers and leases', () => {
     for (let i = 0; i < 12; i++)
       await writer.write({ t: 'event', event: { kind: 'title', title: `k${i}` } })
     await writer.end()
-    const rows = sink.store.rows.bind(sink.store)
+    const page = sink.store.page.bind(sink.store)
     let calls = 0
-    sink.store.rows = async (...args: Parameters<typeof rows>) => {
+    sink.store.page = async (...args: Parameters<typeof page>) => {
       if (++calls % 2 === 1) throw refused()
-      return rows(...args)
+      return page(...args)
     }
     const got = await collect(sink.subscribe(id))
     assert.deepEqual(
@@ -435,6 +524,10 @@ test.group('Database outage | a COMMIT that fails', () => {
       }
       return trx
     }) as any
+    // The after-commit hook (the Redis publish) hears only of confirmed commits.
+    const published: string[] = []
+    ;(sink.store as { committed?: (runId: string, rev?: number) => void }).committed = (run) =>
+      published.push(run)
     const error = await sink
       .append(id, { frames: [{ t: 'event', event: { kind: 'title', title: 'lost' } }] })
       .then(
@@ -442,6 +535,7 @@ test.group('Database outage | a COMMIT that fails', () => {
         (e) => e
       )
     assert.isTrue(isTransientError(error), String(error))
+    assert.deepEqual(published, [], 'published for a COMMIT whose outcome is unknown')
     await writer.write({ t: 'event', event: { kind: 'title', title: 'kept' } })
     await writer.end()
     await reading

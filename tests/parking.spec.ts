@@ -155,17 +155,31 @@ test.group('Parking | park atomically, decide once, resume', () => {
       () => service.approve(id, item, { principal: alice, via: 'chat' }),
       DecisionMismatchError
     )
+    // As the AG-UI door's responseSchema says: a value outside the options (no free text), or
+    // two values for a single choice, is refused naming the rule, not dropped.
+    await assert.rejects(
+      () => service.answer(id, item, { principal: alice }, { answers: { format: ['gif'] } }),
+      /"answers" fails the "option" rule/
+    )
+    await assert.rejects(
+      () => service.answer(id, item, { principal: alice }, { answers: { format: ['csv', 'pdf'] } }),
+      /"answers" fails the "single" rule/
+    )
+    await assert.rejects(
+      () => service.answer(id, item, { principal: alice }, { answers: {}, extra: 'x' }),
+      /fails the "knownField" rule/
+    )
     assert.equal(await snapshot(db), before)
     await service.answer(
       id,
       item,
       { principal: alice },
-      { answers: { note: ['hello'], format: ['csv', 'pdf', 'gif'] } }
+      { answers: { note: ['hello'], format: ['csv'] } }
     )
     await driver.settled()
     const frames = await collect(sink.subscribe(id))
     const output = frames.find((f: any) => f.event?.kind === 'tool-output') as any
-    // single choice keeps one value; unknown values dropped; free text kept
+    // free text kept
     assert.deepEqual(output.event.output, {
       answers: { format: ['csv'], note: ['hello'] },
       skipped: false,
@@ -425,7 +439,12 @@ test.group('Parking | rows and listing', () => {
     const id = await parked(driver)
     await service.approve(id, 'call_1', { principal: alice })
     await driver.settled()
-    await service.approve(id, 'call_1', { principal: alice })
+    // Two parks used the id now: a decision names its park.
+    await assert.rejects(
+      () => service.approve(id, 'call_1', { principal: alice }),
+      DecisionConflictError
+    )
+    await service.approve(id, 'call_1', { principal: alice }, { park: 2 })
     await driver.settled()
     const rows = await db.connection().from('agent_approvals').where('run_id', id).orderBy('park')
     assert.deepEqual(

@@ -96,6 +96,32 @@ test.group('serveChunks (SSE writer)', () => {
     }
   }).timeout(60_000)
 
+  test('a client that does not read gets nothing queued: no heartbeat, and corked batches of small chunks stop at the mark', async ({
+    assert,
+  }) => {
+    // Small chunks, many per turn of the event loop: the cork batching must not hold them all.
+    const payload = 'data: ' + 'b'.repeat(200) + '\n\n'
+    let pulled = 0
+    async function* chunks() {
+      for (let i = 0; i < 200_000; i++) {
+        pulled++
+        yield payload
+      }
+    }
+    const { close, response } = await serve(chunks, 20)
+    try {
+      await settled(() => pulled)
+      const held = response().writableLength
+      // At most the mark plus the chunk that passed it (with its chunked-encoding frame).
+      assert.isAtMost(held, response().writableHighWaterMark + payload.length + 16)
+      // Stalled well past the heartbeat: no ping piles up behind the frames.
+      await sleep(600)
+      assert.equal(response().writableLength, held)
+    } finally {
+      await close()
+    }
+  }).timeout(60_000)
+
   test('an idle stream gets a heartbeat comment', async ({ assert }) => {
     let release!: () => void
     const idle = new Promise<void>((resolve) => (release = resolve))

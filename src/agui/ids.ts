@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { RUN_ID } from '../core/frames.js'
 import { InvalidAgUiIdError } from '../errors.js'
 
@@ -125,4 +126,24 @@ export function decodeAgUiId(id: string): AgUiIdParts | null {
   } catch {
     return null
   }
+}
+
+/**
+ * The prefix of every AG-UI run id the door mints for itself (a parked run's continuation). No
+ * client may start a run with an id that has it (`input.ts`, the native start route), so an id
+ * the server will need can never be taken first.
+ */
+export const MINTED_RUN_ID_PREFIX = 'agent-stream:'
+
+/** Whether `runId` is in the door's own namespace ({@link MINTED_RUN_ID_PREFIX}). */
+export const isMintedRunId = (runId: string) => runId.startsWith(MINTED_RUN_ID_PREFIX)
+
+/**
+ * The AG-UI run id of the continuation of a stream's segment that ended at seq `end` (the run
+ * went on because someone answered elsewhere): the same on every replica, in the door's own
+ * namespace, within the run id grammar (at most 70 characters).
+ */
+export function continuationRunId(streamRunId: string, end: number): string {
+  const digest = createHash('sha256').update(streamRunId).digest('hex').slice(0, 40)
+  return `${MINTED_RUN_ID_PREFIX}${digest}.r${end}`
 }

@@ -112,7 +112,15 @@ export type AgentStreamEvent =
     }
   | { kind: 'tool-output'; id: string; output: unknown }
   | { kind: 'tool-output-error'; id: string; error: unknown }
-  | { kind: 'tool-output-denied'; id: string; reason?: string }
+  | {
+      kind: 'tool-output-denied'
+      id: string
+      reason?: string
+      /** Why the call did not run: a person rejected it, its approval expired, the run was cancelled. */
+      status?: 'rejected' | 'expired' | 'cancelled'
+      /** The status's fixed sentence, set by the public projection (a writer's own is replaced). */
+      message?: string
+    }
   | { kind: 'elicitation'; id: string; request: ElicitationRequest }
   | {
       kind: 'approval-requested'
@@ -178,6 +186,12 @@ export type StreamFrame =
       runId: string
       id: string
       request: ElicitationRequest
+      /**
+       * Which park of `runId` the frame is part of (from 1): stamped by the sink when the frame
+       * is stored (a writer's own value is dropped); a decision names it to pin one park of an
+       * id the run reused.
+       */
+      park?: number
     }
   | {
       t: 'approval'
@@ -192,6 +206,8 @@ export type StreamFrame =
       approver?: string
       /** ISO-8601 instant the request lapses; absent = never. */
       expiresAt?: string
+      /** Which park of `runId` the frame is part of: stamped by the sink (see `elicitation`). */
+      park?: number
     }
 
 /** The `t` of every frame kind, in the SPI's order. */

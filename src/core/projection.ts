@@ -8,8 +8,26 @@ import { FAILURE_SENTENCES, type AgentStreamEvent, type StreamFrame } from './fr
 
 /** What a failed tool call's result says unless the app opts in to the error text. */
 export const TOOL_FAILED_SENTENCE = 'The tool call failed.'
-/** What a declined tool call's result says. */
+/** What a declined tool call's result says: a person rejected it. */
 export const TOOL_DECLINED_SENTENCE = 'The person declined this tool call; it did not run.'
+/** What the result says of a call whose approval lapsed before anyone decided. */
+export const TOOL_EXPIRED_SENTENCE =
+  'The approval for this tool call expired before anyone decided; it did not run.'
+/** What the result says of a call its run's cancel stopped (waiting for approval, or approved). */
+export const TOOL_CANCELLED_SENTENCE = 'The run was cancelled; this tool call did not run.'
+
+/** Why a call did not run, as a `tool-output-denied` event's `status` says. */
+export type DeniedStatus = 'rejected' | 'expired' | 'cancelled'
+
+/**
+ * The fixed sentence for a call that did not run, by its `tool-output-denied` status (absent,
+ * as frames stored before the status existed: declined).
+ */
+export function deniedSentence(status: DeniedStatus | undefined): string {
+  if (status === 'expired') return TOOL_EXPIRED_SENTENCE
+  if (status === 'cancelled') return TOOL_CANCELLED_SENTENCE
+  return TOOL_DECLINED_SENTENCE
+}
 /** What `SUBAGENT_ERROR` says of a delegated run that failed. */
 export const SUBAGENT_FAILED_SENTENCE = 'A delegated agent stopped unexpectedly.'
 
@@ -48,7 +66,7 @@ const EVENT_FIELDS = {
   'tool-input-available': ['id', 'name', 'input', 'toolKind', 'parentId'],
   'tool-output': ['id', 'output'],
   'tool-output-error': ['id', 'error'],
-  'tool-output-denied': ['id', 'reason'],
+  'tool-output-denied': ['id', 'reason', 'status', 'message'],
   'elicitation': ['id', 'request'],
   'approval-requested': ['id', 'approver', 'confirmation', 'expiresAt', 'reason'],
   // `decidedBy` is left out: who decided stays on the server.
@@ -100,6 +118,7 @@ export function customFields(
  * The frame as it may leave the process, or `null` when it is not sent at all:
  * - `error`: the message is its code's fixed sentence ({@link FAILURE_SENTENCES});
  * - `tool-output-error`: the error is {@link TOOL_FAILED_SENTENCE} unless `toolErrorText`;
+ * - `tool-output-denied`: `message` is its status's fixed sentence ({@link deniedSentence});
  * - `reasoning`: dropped unless `reasoning`;
  * - `approval-settled`: without `decidedBy`;
  * - `step-finish`: `usage` keeps its finite numeric fields only;
@@ -122,6 +141,9 @@ export function publicFrame(frame: StreamFrame, rules: ProjectionRules): StreamF
   const event = pick(source, source.kind, EVENT_FIELDS[source.kind])
   if (source.kind === 'tool-output-error' && !rules.toolErrorText) {
     event.error = TOOL_FAILED_SENTENCE
+  }
+  if (source.kind === 'tool-output-denied') {
+    event.message = deniedSentence(source.status as DeniedStatus | undefined)
   }
   if (source.kind === 'step-finish' && event.usage !== undefined) {
     const usage = event.usage

@@ -1,4 +1,5 @@
 import { compareCursors, type Cursor } from '../core/cursor.js'
+import { codePointStart } from '../core/text.js'
 import type { StreamFrame } from '../core/frames.js'
 import { APPENDED_END, type RowKind, type StoredRow } from '../store/stream_store.js'
 
@@ -24,22 +25,35 @@ export interface Delivery {
   n?: number
   /** For an end marker: it follows frames appended to an ended stream (no segment ended). */
   appended?: boolean
+  /** What it holds, in UTF-8 bytes (the text, or the frame's JSON): what memory bounds count. */
+  bytes: number
 }
 
-/** Convert a stored row into the delivery a reader at `cursor` receives (text sliced after it). */
+/** UTF-8 bytes of a string: the unit of every memory bound on deliveries. */
+export const utf8Bytes = (value: string) => Buffer.byteLength(value, 'utf8')
+
+/** A text delivery from `from` on (`text` is the row's text from there). */
+const textDelivery = (seq: number, from: number, text: string, length: number): Delivery => ({
+  kind: 'text',
+  from,
+  text,
+  to: { seq, offset: length },
+  bytes: utf8Bytes(text),
+})
+
+/**
+ * Convert a stored row into the delivery a reader at `cursor` receives (text sliced after it). A
+ * cursor between the halves of a pair (never minted: a client made it up) reads as the pair's
+ * start, so the whole character comes and no slice begins with a lone half.
+ */
 export function rowToDelivery(row: StoredRow, cursor?: Cursor): Delivery | null {
   if (row.kind === 'text') {
     let from = 0
     if (cursor && cursor.seq === row.seq) {
       if (cursor.offset === undefined || cursor.offset >= row.body.length) return null
-      from = cursor.offset
+      from = codePointStart(row.body, cursor.offset)
     }
-    return {
-      kind: 'text',
-      from,
-      text: row.body.slice(from),
-      to: { seq: row.seq, offset: row.body.length },
-    }
+    return textDelivery(row.seq, from, row.body.slice(from), row.body.length)
   }
   if (cursor && cursor.seq >= row.seq) return null
   return {
@@ -49,6 +63,7 @@ export function rowToDelivery(row: StoredRow, cursor?: Cursor): Delivery | null 
     ...(row.kind === 'end' && row.body === APPENDED_END ? { appended: true } : {}),
     componentId: row.componentId,
     superseded: row.superseded,
+    bytes: utf8Bytes(row.body),
   }
 }
 
@@ -60,10 +75,10 @@ export function deliveryFrame(delivery: Delivery): StreamFrame | null {
 }
 
 /**
- * What ONE replica knows of one followed stream: its head and a bounded window of the most recent
- * deliveries, shared by every reader of the stream on this replica. Readers that keep up are
- * served from the window (no database read); a reader behind it reads its own pages from the
- * store and so slows only itself.
+ * What ONE replica knows of one followed stream: its head and a window of the most recent
+ * deliveries, bounded in count (`capacity`) and in bytes (`maxBytes`, UTF-8), shared by every
+ * reader of the stream on this replica. Readers that keep up are served from the window (no
+ * database read); a reader behind it reads its own pages from the store and so slows only itself.
  */
 export class Feed {
   /** Readers on this replica. */
@@ -87,6 +102,8 @@ export class Feed {
   initialized = false
 
   #window: Delivery[] = []
+  /** UTF-8 bytes the window's deliveries hold. */
+  #bytes = 0
   /** Position right before the first delivery of the window. */
   #windowStart: Cursor = { seq: 0 }
   #waiters: (() => void)[] = []
@@ -94,7 +111,8 @@ export class Feed {
 
   constructor(
     readonly runId: string,
-    readonly capacity: number
+    readonly capacity: number,
+    readonly maxBytes = Number.POSITIVE_INFINITY
   ) {}
 
   /** Start the window at the stream's current last row. */
@@ -107,6 +125,7 @@ export class Feed {
       : { seq: 0 }
     this.endedAt = last?.kind === 'end' ? last.seq : null
     this.#window = []
+    this.#bytes = 0
     this.#windowStart = this.head
     this.initialized = true
   }
@@ -135,7 +154,8 @@ export class Feed {
 
   /** A live-only partial component, placed at the current head. */
   partial(frame: StreamFrame) {
-    this.#push({ kind: 'partial', to: this.head, frame, n: ++this.#partials })
+    const bytes = utf8Bytes(JSON.stringify(frame))
+    this.#push({ kind: 'partial', to: this.head, frame, n: ++this.#partials, bytes })
     this.#wake()
   }
 
@@ -168,38 +188,52 @@ export class Feed {
     return this.#window.length
   }
 
+  /** UTF-8 bytes the window holds (at most `maxBytes`, or its one newest delivery). */
+  get bytes() {
+    return this.#bytes
+  }
+
   /** Number of the last partial published so far (a new reader skips those). */
   get partials() {
     return this.#partials
   }
 
   /**
-   * Deliveries after `cursor` from the window, at most `limit`; `null` when the cursor is before
-   * the window (the reader must read the store). Partials numbered above `seenPartial` that were
-   * published at or after the cursor are included in order.
+   * Deliveries after `cursor` from the window, at most `limit` and `maxBytes` (UTF-8; the first
+   * delivery whatever its size); `null` when the cursor is before the window (the reader must
+   * read the store). Partials numbered above `seenPartial` that were published at or after the
+   * cursor are included in order.
    */
-  after(cursor: Cursor, limit: number, seenPartial: number): Delivery[] | null {
+  after(
+    cursor: Cursor,
+    limit: number,
+    seenPartial: number,
+    maxBytes = Number.POSITIVE_INFINITY
+  ): Delivery[] | null {
     if (compareCursors(cursor, this.#windowStart) < 0) return null
     const out: Delivery[] = []
-    for (const delivery of this.#window) {
-      if (out.length >= limit) break
+    let bytes = 0
+    for (let delivery of this.#window) {
       if (delivery.kind === 'partial') {
-        if (delivery.n! > seenPartial && compareCursors(delivery.to, cursor) >= 0)
-          out.push(delivery)
-        continue
-      }
-      if (compareCursors(delivery.to, cursor) <= 0) continue
-      if (
-        delivery.kind === 'text' &&
-        cursor.seq === delivery.to.seq &&
-        cursor.offset !== undefined
-      ) {
-        const skip = cursor.offset - (delivery.from ?? 0)
-        if (skip > 0) {
-          out.push({ ...delivery, from: cursor.offset, text: delivery.text!.slice(skip) })
-          continue
+        if (delivery.n! <= seenPartial || compareCursors(delivery.to, cursor) < 0) continue
+      } else {
+        if (compareCursors(delivery.to, cursor) <= 0) continue
+        if (
+          delivery.kind === 'text' &&
+          cursor.seq === delivery.to.seq &&
+          cursor.offset !== undefined
+        ) {
+          // `from` is a code point boundary: so is the pair start a cursor inside a pair reads as.
+          const skip = codePointStart(delivery.text!, cursor.offset - (delivery.from ?? 0))
+          if (skip > 0) {
+            const from = (delivery.from ?? 0) + skip
+            const text = delivery.text!.slice(skip)
+            delivery = textDelivery(cursor.seq, from, text, delivery.to.offset!)
+          }
         }
       }
+      if (out.length >= limit || (out.length > 0 && bytes + delivery.bytes > maxBytes)) break
+      bytes += delivery.bytes
       out.push(delivery)
     }
     return out
@@ -223,8 +257,14 @@ export class Feed {
       }
     }
     this.#window.push(delivery)
-    while (this.#window.length > this.capacity) {
+    this.#bytes += delivery.bytes
+    // Over either bound, the oldest go (the newest stays, whatever its size).
+    while (
+      this.#window.length > this.capacity ||
+      (this.#window.length > 1 && this.#bytes > this.maxBytes)
+    ) {
       const dropped = this.#window.shift()!
+      this.#bytes -= dropped.bytes
       if (dropped.kind !== 'partial') this.#windowStart = dropped.to
     }
   }

@@ -6,6 +6,8 @@ import type { Notifier } from './notifiers/notifier.js'
 export interface TailOptions {
   /** Deliveries kept per followed stream for readers that keep up. */
   windowSize: number
+  /** UTF-8 bytes of deliveries kept per followed stream; also the most one store read brings. */
+  windowBytes: number
   /** Rows per store read. */
   pageSize: number
   /** Called for each followed stream whose writer's lease lapsed: fail it (exactly once). */
@@ -53,7 +55,7 @@ export class Tail {
   async follow(runId: string): Promise<Feed> {
     let feed = this.#feeds.get(runId)
     if (!feed) {
-      feed = new Feed(runId, this.options.windowSize)
+      feed = new Feed(runId, this.options.windowSize, this.options.windowBytes)
       this.#feeds.set(runId, feed)
       const created = feed
       created.ready = (async () => {
@@ -106,6 +108,11 @@ export class Tail {
   /** Deliveries held in memory for a followed stream (bounded by `windowSize`). */
   windowLength(runId: string) {
     return this.#feeds.get(runId)?.length ?? 0
+  }
+
+  /** UTF-8 bytes held in memory for a followed stream (bounded by `windowBytes`). */
+  windowBytes(runId: string) {
+    return this.#feeds.get(runId)?.bytes ?? 0
   }
 
   /** Whether a notifier (the poll's timer, LISTEN) or a lingering timer is active. */
@@ -202,16 +209,17 @@ export class Tail {
           const feed = this.#feeds.get(runId)
           if (!feed || feed.missing) return
           await feed.ready
-          let rows
+          const { pageSize, windowBytes } = this.options
+          let page
           do {
-            rows = await this.store
-              .rows(runId, feed.head.seq, this.options.pageSize)
+            page = await this.store
+              .page(runId, feed.head.seq, pageSize, windowBytes)
               .catch((error) => {
                 this.#failedAt = Date.now()
                 throw error
               })
-            feed.apply(rows)
-          } while (rows.length >= this.options.pageSize && this.#feeds.has(runId))
+            feed.apply(page.rows)
+          } while (page.more && this.#feeds.has(runId))
         } while (this.#dirty.has(runId))
       } finally {
         this.#refreshing.delete(runId)

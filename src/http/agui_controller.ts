@@ -4,11 +4,13 @@ import { resolvePrincipal, type PrincipalResolver } from './principal.js'
 import { cursorOf } from './cursor_of.js'
 import type { AgUiDoor, DoorReply } from '../agui/door/index.js'
 import { serveAgUiEvents } from './sse.js'
+import { mediaTypeRefusal } from './media_type.js'
 
 /**
  * The AG-UI routes as an AdonisJS controller (the routes helper mounts it): `run` for
  * `POST` (`RunAgentInput` in, SSE out) and `reattach` for `GET` (`Last-Event-ID` or `?after=`;
- * the query wins). Refusals before the stream opens are JSON `{ code, message }` with a 4xx.
+ * the query wins). Refusals before the stream opens are JSON `{ code, message }` with a 4xx (415
+ * `unsupported_media_type` for a body that is not JSON, `media_type.ts`).
  */
 export class AgUiController {
   /** Responses being served: ended on shutdown. */
@@ -24,6 +26,12 @@ export class AgUiController {
   ) {}
 
   run(ctx: HttpContext) {
+    const refused = mediaTypeRefusal(ctx.request.header('content-type'))
+    if (refused) {
+      return ctx.response
+        .status(refused.status)
+        .json({ code: refused.code, message: refused.message })
+    }
     return this.#handle(
       ctx,
       (principal, _after, signal) => this.door.run(ctx.request.body(), principal, signal),

@@ -17,8 +17,8 @@ export function agUiContentType(protobuf: boolean) {
 }
 
 /**
- * AG-UI events as wire chunks, for any transport: SSE (LF framing; `id:` from the stream cursor
- * on a frame's last event) or, when the client asked for exactly
+ * AG-UI events as wire chunks, for any transport: SSE (LF framing; the door's `id:` on every
+ * event after the join prelude) or, when the client asked for exactly
  * `application/vnd.ag-ui.event+proto`, AG-UI's length-prefixed protobuf (`@ag-ui/encoder`).
  */
 export async function* agUiChunks(

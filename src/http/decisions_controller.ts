@@ -1,13 +1,17 @@
 import type { HttpContext } from '@adonisjs/core/http'
-import { AgentStreamException, isPackageErrorCode } from '../errors.js'
+import { AgentStreamException, InvalidDecisionError, isPackageErrorCode } from '../errors.js'
+import { DEPTH_ISSUE, tooDeep } from '../core/json_depth.js'
+import { mediaTypeRefusal } from './media_type.js'
 import type { ParkingService } from '../parking/service.js'
 import { resolvePrincipal, type PrincipalResolver } from './principal.js'
 
 /**
- * The decision routes (JSON): approve, reject, answer a parked item, cancel a parked run. The
- * parking service validates every body (VineJS); its typed errors answer as `{ code, message }`
- * with their status: 403 not yours to decide, 404 no such item, 409 decided or resuming already,
- * 410 lapsed, 422 a body that does not fit the item.
+ * The decision routes (JSON): approve, reject, answer a parked item, cancel a parked run. Each
+ * takes `application/json` only (415 `unsupported_media_type` otherwise, also for cancel: a
+ * cross-site form decides nothing). The parking service validates every body (VineJS, the depth
+ * rule, no unknown field); its typed errors answer as `{ code, message }` with their status: 403
+ * not yours to decide, 404 no such item, 409 decided or resuming already, 410 lapsed, 422 a body
+ * that does not fit the item.
  */
 export class DecisionsController {
   constructor(
@@ -33,14 +37,24 @@ export class DecisionsController {
     )
   }
 
+  /** Cancel reads no body; one that is there still meets the depth rule, like every body. */
   cancel(ctx: HttpContext) {
-    return this.#decide(ctx, (decider) => this.parking.cancel(ctx.params.runId, decider))
+    return this.#decide(ctx, (decider) => {
+      if (tooDeep(ctx.request.body())) throw new InvalidDecisionError([DEPTH_ISSUE])
+      return this.parking.cancel(ctx.params.runId, decider)
+    })
   }
 
   async #decide(
     ctx: HttpContext,
     action: (decider: { principal: any; via: string }) => Promise<{ status: string }>
   ) {
+    const refused = mediaTypeRefusal(ctx.request.header('content-type'))
+    if (refused) {
+      return ctx.response
+        .status(refused.status)
+        .json({ code: refused.code, message: refused.message })
+    }
     const principal = await resolvePrincipal(ctx, this.options.principal)
     try {
       return ctx.response.json(await action({ principal, via: 'api' }))

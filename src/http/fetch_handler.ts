@@ -4,6 +4,7 @@ import type { Principal } from '../core/run.js'
 import type { AgUiDoor, DoorReply } from '../agui/door/index.js'
 import { INPUT_LIMITS } from '../agui/door/input.js'
 import { agUiChunks, agUiContentType, wantsProtobuf } from './agui_encoding.js'
+import { mediaTypeRefusal } from './media_type.js'
 
 /** Options of {@link createAgUiFetchHandler}. */
 export interface AgUiFetchHandlerOptions {
@@ -68,7 +69,8 @@ export function createAgUiFetchHandler(door: AgUiDoor, options: AgUiFetchHandler
     }
     if (reply.kind === 'refused') return json(reply.status, reply)
     const protobuf = wantsProtobuf(request.headers.get('accept'))
-    return new Response(byteStream(agUiChunks(reply.events, protobuf), protobuf, options), {
+    const body = byteStream(agUiChunks(reply.events, protobuf), protobuf, options, request)
+    return new Response(body, {
       headers: { 'Content-Type': agUiContentType(protobuf), ...SSE_HEADERS },
     })
   }
@@ -77,16 +79,19 @@ export function createAgUiFetchHandler(door: AgUiDoor, options: AgUiFetchHandler
 const NOT_FOUND = { code: 'not_found', message: 'No such route' }
 const METHOD = { code: 'method_not_allowed', message: 'Method not allowed' }
 
-/** The JSON body, read no further than the cap. */
+/**
+ * The JSON body, read no further than the cap. `JSON.parse` does not recurse on the stack, so a
+ * deeply nested body parses here and is refused by the door's depth rule (`validateAgUiInput`).
+ */
 async function readJson(
   request: Request,
   max: number
 ): Promise<{ value: unknown } | { status: number; refused: { code: string; message: string } }> {
-  const type = (request.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase()
-  if (type !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) {
+  const wrongType = mediaTypeRefusal(request.headers.get('content-type'))
+  if (wrongType) {
     return {
-      status: 415,
-      refused: { code: 'unsupported_media_type', message: 'The body must be application/json' },
+      status: wrongType.status,
+      refused: { code: wrongType.code, message: wrongType.message },
     }
   }
   const tooLarge = {
@@ -109,46 +114,80 @@ async function readJson(
   }
 }
 
-/** The chunks as a byte stream, pulled as the client reads, with a heartbeat while idle (SSE). */
+/**
+ * Requests whose response is streaming. A `Request`'s signal follows the one it was made with
+ * only while the `Request` is reachable (undici links them weakly): each is kept here until its
+ * stream ends, so a client that goes away always ends its reader.
+ */
+const streaming = new Set<Request>()
+
+/**
+ * The chunks as a byte stream, pulled as the client reads (one chunk queued ahead at most), with
+ * a heartbeat while idle (SSE) that is skipped while the queue is full: a client that does not
+ * read gets nothing queued for it. When the request's signal aborts (the client went away), the
+ * chunks are closed even if nobody cancels the stream: a reader waiting on a full socket lets go
+ * of what it holds.
+ */
 function byteStream(
   chunks: AsyncGenerator<string | Uint8Array>,
   protobuf: boolean,
-  options: AgUiFetchHandlerOptions
+  options: AgUiFetchHandlerOptions,
+  request: Request
 ) {
   const encoder = new TextEncoder()
   const heartbeatMs = options.heartbeatMs ?? DEFAULTS.heartbeatMs
   let timer: NodeJS.Timeout | undefined
   let lastWrite = Date.now()
+  const { signal } = request
+  streaming.add(request)
+  const stop = async () => {
+    clearInterval(timer)
+    signal.removeEventListener('abort', onAbort)
+    streaming.delete(request)
+    await chunks.return(undefined)
+  }
+  const onAbort = () => void stop().catch(() => {})
   return new ReadableStream<Uint8Array>({
     start(controller) {
-      if (protobuf) return
-      timer = setInterval(
-        () => {
-          if (Date.now() - lastWrite < heartbeatMs) return
-          lastWrite = Date.now()
-          try {
-            controller.enqueue(encoder.encode(': ping\n\n'))
-          } catch {
-            clearInterval(timer)
-          }
-        },
-        Math.max(10, Math.floor(heartbeatMs / 2))
-      )
-      timer.unref?.()
+      if (!protobuf) timer = heartbeat(controller)
+      if (signal.aborted) onAbort()
+      else signal.addEventListener('abort', onAbort, { once: true })
     },
     async pull(controller) {
-      const next = await chunks.next()
+      let next: IteratorResult<string | Uint8Array>
+      try {
+        next = await chunks.next()
+      } catch (error) {
+        await stop().catch(() => {})
+        throw error
+      }
       lastWrite = Date.now()
       if (next.done) {
-        clearInterval(timer)
+        await stop()
         controller.close()
         return
       }
       controller.enqueue(typeof next.value === 'string' ? encoder.encode(next.value) : next.value)
     },
     async cancel() {
-      clearInterval(timer)
-      await chunks.return(undefined)
+      await stop()
     },
   })
+
+  function heartbeat(controller: ReadableStreamDefaultController<Uint8Array>) {
+    const interval = setInterval(
+      () => {
+        if (Date.now() - lastWrite < heartbeatMs || (controller.desiredSize ?? 0) <= 0) return
+        lastWrite = Date.now()
+        try {
+          controller.enqueue(encoder.encode(': ping\n\n'))
+        } catch {
+          clearInterval(interval)
+        }
+      },
+      Math.max(10, Math.floor(heartbeatMs / 2))
+    )
+    interval.unref?.()
+    return interval
+  }
 }

@@ -3,6 +3,7 @@ import type { RouteGroup } from '@adonisjs/core/http'
 import type { AgUiController } from './agui_controller.js'
 import type { ParkingService } from '../parking/service.js'
 import { AdminController } from './admin/admin_controller.js'
+import { takesBody } from './body_guard.js'
 import { DecisionsController } from './decisions_controller.js'
 import { StreamController, type StreamRoutesDeps } from './stream_controller.js'
 
@@ -34,7 +35,11 @@ export interface RoutesOptions {
  * | GET | `/admin`, `/admin/items` | `admin.page`, `admin.items` |
  * | POST | `/admin/items/:runId/:itemId/:action` | `admin.decide` |
  *
- * `modifier` gets the group, to attach the app's middleware (`group.use(middleware.auth())`).
+ * The JSON routes (every POST but the admin form) take `application/json` only (415
+ * `unsupported_media_type` otherwise, `media_type.ts`); every body is nested at most
+ * `MAX_JSON_DEPTH` levels (`src/core/json_depth.ts`; the provider's body guard keeps AdonisJS from
+ * deep-cloning a deeper one). `modifier` gets the group, to attach the app's middleware
+ * (`group.use(middleware.auth())`).
  */
 export function registerRoutes(
   router: Router,
@@ -61,21 +66,53 @@ export function registerRoutes(
   const agui = agentStream.agui
   const group = router
     .group(() => {
-      router.post('/agui', (ctx) => agui.run(ctx)).as('agui.run')
+      const json = (handler: Parameters<typeof takesBody>[1]) => takesBody('json', handler)
+      router
+        .post(
+          '/agui',
+          json((ctx) => agui.run(ctx))
+        )
+        .as('agui.run')
       router.get('/agui/runs/:runId', (ctx) => agui.reattach(ctx)).as('agui.reattach')
       router.get('/agui/threads/:threadId', (ctx) => agui.attach(ctx)).as('agui.attach')
-      router.post('/runs', (ctx) => stream.start(ctx)).as('runs.start')
-      router.get('/runs/:runId/stream', (ctx) => stream.stream(ctx)).as('runs.stream')
-      router.post('/runs/:runId/cancel', (ctx) => decisions.cancel(ctx)).as('runs.cancel')
       router
-        .post('/items/:runId/:itemId/approve', (ctx) => decisions.approve(ctx))
+        .post(
+          '/runs',
+          json((ctx) => stream.start(ctx))
+        )
+        .as('runs.start')
+      router.get('/runs/:runId/stream', (ctx) => stream.stream(ctx)).as('runs.stream')
+      router
+        .post(
+          '/runs/:runId/cancel',
+          json((ctx) => decisions.cancel(ctx))
+        )
+        .as('runs.cancel')
+      router
+        .post(
+          '/items/:runId/:itemId/approve',
+          json((ctx) => decisions.approve(ctx))
+        )
         .as('items.approve')
-      router.post('/items/:runId/:itemId/reject', (ctx) => decisions.reject(ctx)).as('items.reject')
-      router.post('/items/:runId/:itemId/answer', (ctx) => decisions.answer(ctx)).as('items.answer')
+      router
+        .post(
+          '/items/:runId/:itemId/reject',
+          json((ctx) => decisions.reject(ctx))
+        )
+        .as('items.reject')
+      router
+        .post(
+          '/items/:runId/:itemId/answer',
+          json((ctx) => decisions.answer(ctx))
+        )
+        .as('items.answer')
       router.get('/admin', (ctx) => admin.page(ctx)).as('admin.page')
       router.get('/admin/items', (ctx) => admin.items(ctx)).as('admin.items')
       router
-        .post('/admin/items/:runId/:itemId/:action', (ctx) => admin.decide(ctx))
+        .post(
+          '/admin/items/:runId/:itemId/:action',
+          takesBody('form', (ctx) => admin.decide(ctx))
+        )
         .as('admin.decide')
     })
     .as(as)

@@ -53,6 +53,9 @@ export async function serveChunks(
   // The client may have gone while the request was being checked: no 'close' will come.
   if (res.destroyed || req.socket.destroyed) onClose()
   // Writes within one turn of the event loop go out together (one syscall, not one per event).
+  // Corked writes still count toward the response's buffer: once it passes its high-water mark
+  // `write` says so, and the batch is flushed and waited for, so a batch holds at most the
+  // high-water mark plus the chunk that passed it, never a growing number of chunks.
   let corked = false
   const uncork = () => {
     if (!corked) return
@@ -86,7 +89,8 @@ export async function serveChunks(
   const heartbeat = sse
     ? setInterval(
         () => {
-          if (!closed && Date.now() - lastWrite >= heartbeatMs) {
+          // A client that does not read gets no ping: it would only queue behind the frames.
+          if (!closed && !res.writableNeedDrain && Date.now() - lastWrite >= heartbeatMs) {
             lastWrite = Date.now()
             res.write(': ping\n\n')
           }

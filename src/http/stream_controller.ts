@@ -3,10 +3,15 @@ import vine from '@vinejs/vine'
 import type { HttpContext } from '@adonisjs/core/http'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
 import type { AgUiDoor } from '../agui/door/index.js'
+import { clientRunId } from '../agui/door/input.js'
 import type { ResolvedAgentStreamConfig } from '../define_config.js'
-import { RUN_ID, isRunId, type DeliveredFrame, type StreamFrame } from '../core/frames.js'
+import { RUN_ID, isRunId, type StreamFrame } from '../core/frames.js'
+import { parseCursor, type Cursor } from '../core/cursor.js'
 import { publicFrame } from '../core/projection.js'
+import { isWellFormedDeep } from '../core/text.js'
 import { describeIssues, issuesOf } from '../errors.js'
+import { DEPTH_ISSUE, tooDeep } from '../core/json_depth.js'
+import { mediaTypeRefusal } from './media_type.js'
 import { resolvePrincipal, type PrincipalResolver } from './principal.js'
 import { cursorOf } from './cursor_of.js'
 import { serveChunks } from './sse.js'
@@ -16,11 +21,10 @@ const startValidator = vine.compile(
   vine.object({
     message: vine.string().minLength(1).maxLength(32_768),
     threadId: vine.string().regex(RUN_ID).optional(),
-    runId: vine.string().regex(RUN_ID).optional(),
+    runId: clientRunId().optional(),
   })
 )
 
-/**
 /** What the native stream routes need of the package's service. */
 export interface StreamRoutesDeps {
   sink: LucidTokenStreamSink
@@ -30,10 +34,12 @@ export interface StreamRoutesDeps {
 
 /**
  * The native stream routes of the sink SPI (sink-spi.md, "The native HTTP surface"): start a
- * run (`POST`, JSON `{ message, threadId?, runId? }` -> 201 `{ runId, threadId }`), and read it
+ * run (`POST`, JSON `{ message, threadId?, runId? }` -> 201 `{ runId, threadId }`; 415 for a body
+ * that is not JSON, 422 `invalid_input` naming the rule, also `maxDepth`), and read it
  * as SSE from a cursor (`GET ...?after=` or `Last-Event-ID`, the query wins): every frame with
  * `id:` = its cursor, errors as `event: error` with `{ code, message }`; 404 when there is
- * nothing to resume (or it is someone else's run).
+ * nothing to resume (or it is someone else's run); 400 `invalid_cursor` for a cursor this
+ * package did not mint or one past the stream's stored head.
  */
 export class StreamController {
   constructor(
@@ -42,16 +48,29 @@ export class StreamController {
   ) {}
 
   async start(ctx: HttpContext) {
+    const refused = mediaTypeRefusal(ctx.request.header('content-type'))
+    if (refused) {
+      return ctx.response
+        .status(refused.status)
+        .json({ code: refused.code, message: refused.message })
+    }
+    const invalid = (issues: { field: string; rule: string }[]) =>
+      ctx.response.status(422).json({
+        code: 'invalid_input',
+        message: describeIssues('Invalid start body', issues.slice(0, 1)),
+      })
     let body: { message: string; threadId?: string; runId?: string }
     try {
+      if (tooDeep(ctx.request.body())) return invalid([DEPTH_ISSUE])
+      // The message reaches the runner and may come back in frames: no lone surrogate.
+      if (!isWellFormedDeep(ctx.request.body())) {
+        return invalid([{ field: '', rule: 'wellFormedUnicode' }])
+      }
       body = await startValidator.validate(ctx.request.body())
     } catch (error) {
       const issues = issuesOf(error)
       if (!issues) throw error
-      return ctx.response.status(422).json({
-        code: 'invalid_input',
-        message: describeIssues('Invalid start body', issues.slice(0, 1)),
-      })
+      return invalid(issues)
     }
     const principal = await resolvePrincipal(ctx, this.options.principal)
     const runId = body.runId ?? randomUUID()
@@ -94,13 +113,19 @@ export class StreamController {
       return ctx.response.status(404).json({ code: 'not_found', message: 'Nothing to resume' })
     }
     const after = cursorOf(ctx)
-    const controller = new AbortController()
-    let frames: AsyncIterable<DeliveredFrame>
+    const invalid = () =>
+      ctx.response.status(400).json({ code: 'invalid_cursor', message: 'Invalid cursor' })
+    let start: Cursor
     try {
-      frames = this.agentStream.sink.subscribe(runId, { after, signal: controller.signal })
+      start = parseCursor(after)
     } catch {
-      return ctx.response.status(400).json({ code: 'invalid_cursor', message: 'Invalid cursor' })
+      return invalid()
     }
+    // Past the stored head: no replica gave it; followed, it would skip what comes (the AG-UI
+    // door answers alike).
+    if (await this.agentStream.sink.beyondHead(runId, start)) return invalid()
+    const controller = new AbortController()
+    const frames = this.agentStream.sink.subscribe(runId, { after, signal: controller.signal })
     // The same projection as the AG-UI door (DESIGN.md invariant 8).
     const rules = this.agentStream.config.agui
     async function* chunks(): AsyncGenerator<Chunk> {

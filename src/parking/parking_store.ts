@@ -80,14 +80,18 @@ export class ParkingStore {
   pendingCount(...args: Parameters<Settling['pendingCount']>) {
     return this.#settling.pendingCount(...args)
   }
-  /** Cancel a suspension and its pending items; false when the cancel lost. */
+  /** Pending items of a stream (of the segment it parked on). */
+  pendingInStream(...args: Parameters<Settling['pendingInStream']>) {
+    return this.#settling.pendingInStream(...args)
+  }
+  /** Cancel the segment a stream parked on, and its pending items; false when the cancel lost. */
   cancel(...args: Parameters<Settling['cancel']>) {
     return this.#settling.cancel(...args)
   }
 
   // Claims.
 
-  /** Claim a ready suspension for resuming (exactly one replica wins); null if not claimable. */
+  /** Claim a ready segment for resuming (exactly one replica wins); null if not claimable. */
   claim(...args: Parameters<Claims['claim']>) {
     return this.#claims.claim(...args)
   }
@@ -106,6 +110,10 @@ export class ParkingStore {
   findItem(...args: Parameters<Reads['findItem']>) {
     return this.#reads.findItem(...args)
   }
+  /** Every park's row of an item id, oldest park first. */
+  findItems(...args: Parameters<Reads['findItems']>) {
+    return this.#reads.findItems(...args)
+  }
   /** A suspension's status, or null. */
   suspensionStatus(...args: Parameters<Reads['suspensionStatus']>) {
     return this.#reads.suspensionStatus(...args)
@@ -121,6 +129,18 @@ export class ParkingStore {
   /** The run's newest suspension, whatever its status. */
   latestSuspension(...args: Parameters<Reads['latestSuspension']>) {
     return this.#reads.latestSuspension(...args)
+  }
+  /** The suspensions of a stream's current segment (open, parked or claimed). */
+  liveInStream(...args: Parameters<Reads['liveInStream']>) {
+    return this.#reads.liveInStream(...args)
+  }
+  /** Every item of a stream's current segment, whatever its status, in stream order. */
+  segmentItems(...args: Parameters<Reads['segmentItems']>) {
+    return this.#reads.segmentItems(...args)
+  }
+  /** Every pending item of a stream, in stream order: not a page. */
+  pendingItems(...args: Parameters<Reads['pendingItems']>) {
+    return this.#reads.pendingItems(...args)
   }
   /** Pending items past their expiry. */
   lapsed(...args: Parameters<Reads['lapsed']>) {

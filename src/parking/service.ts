@@ -6,10 +6,10 @@ import {
   ParkedItemNotFoundError,
 } from '../errors.js'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
-import type { StreamFrame } from '../core/frames.js'
 import type { ItemRow, ParkingStore } from './parking_store.js'
 import { ReadyNotices, type ReadyListener } from './ready.js'
-import { namedPark, validateDecision, validateReply } from './replies.js'
+import { cancelFrames, settlementFrames } from './settlement_frames.js'
+import { normalizeReply, validateAnswer, validateDecision, validateReply } from './replies.js'
 import type { ApproverPolicy, PendingItem } from './types.js'
 import type { Principal } from '../core/run.js'
 import { DEFAULTS } from '../defaults.js'
@@ -67,6 +67,11 @@ export class ParkingService {
     return this.store.findItem(runId, itemId, park)
   }
 
+  /** Every park's row of an item id (a reused tool-call id has one per park), oldest first. */
+  findItems(runId: string, itemId: string): Promise<ItemRow[]> {
+    return this.store.findItems(runId, itemId)
+  }
+
   /**
    * The newest suspension inside a stream, whatever its status, or null: `{ runId, park, status }`
    * (`status`: `open`, `parked`, `claimed`, `resumed`, `cancelled` or `abandoned`).
@@ -112,7 +117,11 @@ export class ParkingService {
     })
   }
 
-  /** Approve a tool call; `input` (optional) replaces its arguments whole. */
+  /**
+   * Approve a tool call: `{ reason?, input?, park? }`; `input` replaces its arguments whole.
+   * `park` (the approval frame's, or `list()`'s) pins one park of the run's item id; without
+   * it, an id that several parks of the run used is a conflict (nothing changes).
+   */
   async approve(runId: string, itemId: string, decider: Decider, body: unknown = {}) {
     const decision = await validateDecision(body)
     const item = await this.#load(runId, itemId, decider, decision.park)
@@ -146,66 +155,73 @@ export class ParkingService {
     return this.#settle(item, decider, { status: 'rejected', reason: decision.reason })
   }
 
-  /** Answer a question set: `{ answers: { [questionId]: string[] }, skipped? }`. */
+  /** Answer a question set: `{ answers: { [questionId]: string[] }, skipped?, park? }`. */
   async answer(runId: string, itemId: string, decider: Decider, body: unknown) {
-    const item = await this.#load(runId, itemId, decider, namedPark(body))
+    // The body's shape first: nothing is looked up for a body that could never be valid.
+    const shape = await validateAnswer(body)
+    const item = await this.#load(runId, itemId, decider, shape.park)
     if (item.kind !== 'elicitation') throw new DecisionMismatchError('a decision')
-    const reply = await validateReply(body, item.request!)
+    const reply = normalizeReply(shape, item.request!)
     return this.#settle(item, decider, { status: 'answered', reply })
   }
 
   /**
-   * Cancel a parked run: its pending items are cancelled, a `cancelled` event ends its stream,
-   * and it is never resumed. A run that is already resuming (nothing pending) is a conflict.
+   * Cancel a parked run: the segment it parked on (every run that parked in it) is never
+   * resumed, every pending item is cancelled, each call that will not run now (pending, or
+   * approved but not yet resumed) gets `tool-output-denied` (`status: 'cancelled'`) and a
+   * `cancelled` event ends the stream. `runId` is a run that
+   * parked (a child's own id) or the stream's. A run still writing, or already resuming
+   * (nothing pending), is a conflict.
+   * @throws ParkedItemNotFoundError, DecisionForbiddenError, DecisionConflictError
    */
   async cancel(runId: string, decider: Decider) {
-    // By the parked run's id, or by the stream's (a child parked inside it).
-    const suspension =
-      (await this.store.latestSuspension(runId)) ?? (await this.store.parkedInStream(runId))
-    if (!suspension) throw new ParkedItemNotFoundError()
-    const pending = await this.store.list({
-      runId: suspension.runId,
-      page: 1,
-      perPage: 100,
-    })
+    const own = await this.store.latestSuspension(runId)
+    const streamRunId = own?.streamRunId ?? runId
+    const live = await this.store.liveInStream(streamRunId)
+    if (live.length === 0) {
+      if (own || (await this.store.newestInStream(streamRunId))) throw new DecisionConflictError()
+      throw new ParkedItemNotFoundError()
+    }
+    // All of them, however many (never a page).
+    const items = await this.store.segmentItems(streamRunId)
+    const pending = items.filter((item) => item.status === 'pending')
     const may = async (approver: string) =>
       decider.principal !== null &&
       (await this.mayDecide(decider.principal, {
         approver,
-        principal: suspension.principal,
+        principal: live[0].principal,
         kind: 'approval',
-        runId: suspension.runId,
+        runId: live[0].runId,
       }))
     // The person the run is for, or anyone who may decide one of its pending items.
     let allowed = await may('requester')
-    for (const item of pending) allowed ||= await may(item.approver)
+    for (const approver of new Set(pending.map((item) => item.approver))) {
+      allowed ||= await may(approver)
+    }
     if (!allowed) throw new DecisionForbiddenError()
     // Still running (not parked yet), resuming, resumed or cancelled: the cancel lost.
-    if (suspension.status !== 'parked') throw new DecisionConflictError()
-    // Every declined call gets its denial, so the conversation stays valid for a next model call.
-    const frames: StreamFrame[] = [
-      ...pending
-        .filter((item) => item.kind === 'approval' && item.park === suspension.park)
-        .map((item): StreamFrame => ({
-          t: 'event',
-          event: { kind: 'tool-output-denied', id: item.itemId, reason: 'cancelled' },
-        })),
-      { t: 'event', event: { kind: 'cancelled' } },
-    ]
-    await this.sink.append(suspension.streamRunId, {
+    if (live.some((suspension) => suspension.status !== 'parked')) {
+      throw new DecisionConflictError()
+    }
+    const frames = cancelFrames(items)
+    await this.sink.append(streamRunId, {
       frames,
       evenIfClosed: true,
       within: async (trx) => {
-        const won = await this.store.cancel(
-          trx,
-          suspension.runId,
-          suspension.park,
-          decider.principal?.id ?? null
-        )
+        const won = await this.store.cancel(trx, streamRunId, decider.principal?.id ?? null)
         if (!won) throw new DecisionConflictError()
       },
     })
     return { status: 'cancelled' as const }
+  }
+
+  /**
+   * EVERY pending item of a stream (what its parked segment waits for), in stream order, not a
+   * page: for callers that must see all of them (a resume answers them all). With its stored
+   * principal: never serve it to a browser as is.
+   */
+  pendingOf(streamRunId: string): Promise<PendingItem[]> {
+    return this.store.pendingItems(streamRunId)
   }
 
   /** Settle lapsed items as expired (and resume what that unblocks). Returns how many. */
@@ -224,11 +240,12 @@ export class ParkingService {
 
   /**
    * Settle one lapsed item as expired (what the sweeper would do), resuming what that unblocks.
-   * @throws ParkedItemNotFoundError, DecisionConflictError when it is decided already
+   * `park` pins one park of a reused id (see {@link approve}).
+   * @throws ParkedItemNotFoundError, DecisionConflictError when it is decided already, or when
+   *   several parks used the id and `park` does not say which
    */
   async expire(runId: string, itemId: string, park?: number) {
-    const item = await this.store.findItem(runId, itemId, park)
-    if (!item) throw new ParkedItemNotFoundError()
+    const [item] = await this.#pinned(runId, itemId, park)
     return this.#settle(item, { principal: null, via: 'expiry' }, { status: 'expired' })
   }
 
@@ -270,16 +287,30 @@ export class ParkingService {
     return () => clearInterval(timer)
   }
 
+  /** The item a decision addresses, if the decider may decide it. See {@link #pinned}. */
   async #load(runId: string, itemId: string, decider: Decider, park?: number): Promise<ItemRow> {
-    const item = await this.store.findItem(runId, itemId)
-    if (!item) throw new ParkedItemNotFoundError()
-    // A decision for an earlier park of a reused tool-call id must not land on a later one.
-    if (park !== undefined && park !== item.park) {
-      if (!(await this.store.findItem(runId, itemId, park))) throw new ParkedItemNotFoundError()
-      throw new DecisionConflictError()
-    }
-    if (!(await this.mayDecide(decider.principal, item))) throw new DecisionForbiddenError()
-    return item
+    const rows = await this.#pinned(runId, itemId, park, false)
+    if (!(await this.mayDecide(decider.principal, rows[0]))) throw new DecisionForbiddenError()
+    if (rows.length > 1) throw new DecisionConflictError('ambiguous')
+    return rows[0]
+  }
+
+  /**
+   * The rows a decision on `itemId` of `runId` may mean: the one at `park` when it names one;
+   * else every park that used the id. A provider that numbers its calls per response reuses an
+   * id in every park: a decision that does not name its park is then ambiguous (a replay of an
+   * old one would decide the newest call), a conflict. With `unique` (default), that conflict is
+   * thrown here; the rows are never empty.
+   * @throws ParkedItemNotFoundError, DecisionConflictError
+   */
+  async #pinned(runId: string, itemId: string, park?: number, unique = true) {
+    const rows =
+      park === undefined
+        ? await this.store.findItems(runId, itemId)
+        : [await this.store.findItem(runId, itemId, park)].filter((row) => row !== null)
+    if (rows.length === 0) throw new ParkedItemNotFoundError()
+    if (unique && rows.length > 1) throw new DecisionConflictError('ambiguous')
+    return rows
   }
 
   async #settle(
@@ -298,37 +329,7 @@ export class ParkingService {
       throw new DecisionLapsedError()
     }
     const via = decider.via ?? 'api'
-    const frames: StreamFrame[] = []
-    if (item.kind === 'approval') {
-      const status = outcome.status === 'answered' ? 'approved' : outcome.status
-      frames.push({
-        t: 'event',
-        event: {
-          kind: 'approval-settled',
-          id: item.itemId,
-          status,
-          approver: item.approver,
-          // Who decided is stored in the frame as the SPI has it; doors that serve frames to
-          // browsers leave it out by default (DESIGN.md invariant 8).
-          ...(decider.principal ? { decidedBy: decider.principal.id } : {}),
-          decidedVia: via,
-          ...(outcome.reason ? { reason: outcome.reason } : {}),
-        },
-      })
-      if (status !== 'approved') {
-        frames.push({
-          t: 'event',
-          event: {
-            kind: 'tool-output-denied',
-            id: item.itemId,
-            ...(outcome.reason ? { reason: outcome.reason } : {}),
-          },
-        })
-      }
-    } else {
-      const reply = outcome.reply ?? { answers: {}, skipped: true }
-      frames.push({ t: 'event', event: { kind: 'tool-output', id: item.itemId, output: reply } })
-    }
+    const frames = settlementFrames(item, { principal: decider.principal, via }, outcome)
     // Settlement frames obey the same rules and size cap as any other frame (the sink validates).
     await this.sink.append(item.streamRunId, {
       frames,
@@ -350,9 +351,10 @@ export class ParkingService {
       },
     })
     try {
-      // Ready once nothing is pending: a listener (the run driver) claims it. Of two last
-      // decisions racing, the later commit sees zero, so at least one emits; the claim rechecks.
-      if ((await this.store.pendingCount(this.store.client, item.runId, item.park)) === 0) {
+      // Ready once nothing of its segment is pending (several runs may have parked in it): a
+      // listener (the run driver) claims it. Of two last decisions racing, the later commit sees
+      // zero, so at least one emits; the claim rechecks.
+      if ((await this.store.pendingInStream(this.store.client, item.streamRunId)) === 0) {
         await this.#ready.emit({ runId: item.runId, park: item.park })
       }
     } catch (error) {

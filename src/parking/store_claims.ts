@@ -1,13 +1,20 @@
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { affectedRows as affected, commitChecked, nowMs as now } from '../store/sql.js'
 import type { ItemSettling } from './store_settling.js'
-import { ITEM_KINDS, parse, type ClaimedSuspension, type ParkingTables } from './store_rows.js'
+import {
+  ITEM_KINDS,
+  LIVE,
+  parse,
+  type ClaimedSuspension,
+  type ParkingTables,
+} from './store_rows.js'
 import type { SettledItem } from './types.js'
 
 /**
- * Claims: exactly one replica takes a decided suspension to resume it. A claim is a lease
- * (`claim_expires_at`, epoch ms): a claimer that dies before starting the resume leaves the
- * suspension claimable again once the lease lapses.
+ * Claims: exactly one replica takes a decided segment to resume it. The unit is the segment a
+ * stream parked on: every run that parked in it (one suspension row each) is claimed, resumed
+ * and marked together. A claim is a lease (`claim_expires_at`, epoch ms): a claimer that dies
+ * before starting the resume leaves the segment claimable again once the lease lapses.
  */
 export class SuspensionClaims {
   constructor(
@@ -16,9 +23,10 @@ export class SuspensionClaims {
   ) {}
 
   /**
-   * Claim a suspension for resuming: atomic, so exactly one replica wins. Claimable when parked
-   * with nothing pending, or claimed by a replica whose claim lapsed before it started the
-   * resume. Returns what `resume` needs, or null (not claimable, or another replica won).
+   * Claim the segment that the suspension `runId`/`park` is part of, for resuming: atomic, so
+   * exactly one replica wins. Claimable when every run that parked in it is parked (or claimed
+   * by a replica whose claim lapsed before it started the resume) and none of their items is
+   * pending. Returns what `resume` needs, or null (not claimable, or another replica won).
    */
   async claim(
     runId: string,
@@ -27,45 +35,70 @@ export class SuspensionClaims {
     leaseMs: number
   ): Promise<ClaimedSuspension | null> {
     const suspensions = this.rows.tables.suspensions
+    const member = await this.rows.client
+      .from(suspensions)
+      .select('stream_run_id')
+      .where('run_id', runId)
+      .where('park', park)
+      .first()
+    if (!member) return null
+    const stream: string = member.stream_run_id
     const trx = await this.rows.client.transaction()
     try {
       const at = now()
       const locked = await trx
         .from(suspensions)
-        .where('run_id', runId)
-        .where('park', park)
+        .where('stream_run_id', stream)
         .where((q) =>
           q
             .where('status', 'parked')
             .orWhere((c) => c.where('status', 'claimed').where('claim_expires_at', '<', at))
         )
         .update({ updated_at: at })
-      if (affected(locked) !== 1 || (await this.settling.pendingCount(trx, runId, park)) > 0) {
+      const live = await trx
+        .from(suspensions)
+        .where('stream_run_id', stream)
+        .whereIn('status', LIVE)
+        .count('* as n')
+        .first()
+      // One still writing (open) or validly claimed by another replica: not ours to take.
+      if (
+        affected(locked) === 0 ||
+        affected(locked) !== Number(live.n) ||
+        (await this.settling.pendingInStream(trx, stream)) > 0
+      ) {
         await trx.rollback()
         return null
       }
       await trx
         .from(suspensions)
-        .where('run_id', runId)
-        .where('park', park)
+        .where('stream_run_id', stream)
+        .whereIn('status', LIVE)
         .update({
           status: 'claimed',
           claimed_by: claimer,
           claim_expires_at: at + leaseMs,
           attempts: trx.raw('attempts + 1'),
         })
-      const row = await trx.from(suspensions).where('run_id', runId).where('park', park).first()
-      const items = await this.#settledItems(trx, runId, park)
+      const members: Record<string, any>[] = await trx
+        .from(suspensions)
+        .where('stream_run_id', stream)
+        .where('status', 'claimed')
+        .orderBy('created_at', 'asc')
+        .orderBy('run_id', 'asc')
+      const items = await this.#settledItems(trx, members)
+      const target = await this.#target(trx, stream, members)
       await commitChecked(trx)
+      const first = members[0]
       return {
-        runId,
-        park,
-        streamRunId: row.stream_run_id,
-        threadId: row.thread_id,
-        parentRunId: row.parent_run_id,
-        principal: parse(row.principal),
-        checkpoint: parse(row.checkpoint),
-        input: parse(row.input),
+        ...target,
+        park: Number(first.park),
+        parks: members.map((row) => ({ runId: row.run_id as string, park: Number(row.park) })),
+        streamRunId: stream,
+        threadId: first.thread_id,
+        principal: parse(first.principal),
+        checkpoint: parse(first.checkpoint),
+        input: parse(first.input),
         items,
       }
     } catch (error) {
@@ -74,30 +107,35 @@ export class SuspensionClaims {
     }
   }
 
-  /** The claimer started the resume: the suspension is done with (the stream's lease takes over). */
-  async markResumed(runId: string, park: number, claimer: string) {
+  /**
+   * The claimer started the resume: the segment is done with (the stream's lease takes over).
+   * Returns whether its claim still held.
+   */
+  async markResumed(streamRunId: string, claimer: string) {
     const done = await this.rows.client
       .from(this.rows.tables.suspensions)
-      .where('run_id', runId)
-      .where('park', park)
+      .where('stream_run_id', streamRunId)
       .where('status', 'claimed')
       .where('claimed_by', claimer)
       .update({ status: 'resumed', updated_at: now() })
-    return affected(done) === 1
+    return affected(done) > 0
   }
 
-  /** Suspensions that may be claimable: parked, or claimed with a lapsed claim. Oldest first. */
+  /**
+   * Suspensions whose segment may be claimable: parked, or claimed with a lapsed claim, in a
+   * stream with nothing pending. One per stream, oldest first.
+   */
   async claimCandidates(limit: number): Promise<{ runId: string; park: number }[]> {
     const { suspensions: s, approvals, elicitations } = this.rows.tables
     const pending = (table: string) => (q: any) =>
       q
         .from(table)
-        .whereRaw(`${table}.run_id = ${s}.run_id and ${table}.park = ${s}.park`)
+        .whereRaw(`${table}.stream_run_id = ${s}.stream_run_id`)
         .where(`${table}.status`, 'pending')
     const rows = await this.rows.client
       .from(s)
-      .select('run_id', 'park')
-      // Only those nothing is pending on: the rest wait for a person, however many there are.
+      .select('run_id', 'park', 'stream_run_id')
+      // Only segments nothing is pending on: the rest wait for a person, however many there are.
       .whereNotExists(pending(approvals))
       .whereNotExists(pending(elicitations))
       .where((q) =>
@@ -107,29 +145,63 @@ export class SuspensionClaims {
       )
       .orderBy('updated_at', 'asc')
       .limit(limit)
-    return rows.map((row: { run_id: string; park: unknown }) => ({
-      runId: row.run_id,
-      park: Number(row.park),
-    }))
+    const seen = new Set<string>()
+    const out: { runId: string; park: number }[] = []
+    for (const row of rows as { run_id: string; park: unknown; stream_run_id: string }[]) {
+      if (seen.has(row.stream_run_id)) continue
+      seen.add(row.stream_run_id)
+      out.push({ runId: row.run_id, park: Number(row.park) })
+    }
+    return out
   }
 
-  /** Every item of one park as `resume` receives it, in stream order per kind. */
+  /**
+   * Who is resumed: the run that parked, when one did (a child resumes as itself, and continues
+   * its parent); when several did, the run whose segment it was (its `start` or `resume`
+   * returned parked), with their parent. That run is the stream's own, or one resumed before
+   * (its own suspension row tells its parent).
+   */
+  async #target(trx: TransactionClientContract, stream: string, members: Record<string, any>[]) {
+    if (members.length === 1) {
+      return { runId: members[0].run_id as string, parentRunId: members[0].parent_run_id }
+    }
+    const runId: string = members[0].segment_run_id ?? stream
+    if (runId === stream) return { runId, parentRunId: null }
+    const own = await trx
+      .from(this.rows.tables.suspensions)
+      .select('parent_run_id')
+      .where('run_id', runId)
+      .orderBy('park', 'desc')
+      .first()
+    return { runId, parentRunId: (own?.parent_run_id as string | null) ?? null }
+  }
+
+  /**
+   * Every item of the segment's runs as `resume` receives it: approvals, then question sets,
+   * each in stream order. `runId` tells a child's items from another's.
+   */
   async #settledItems(
     trx: TransactionClientContract,
-    runId: string,
-    park: number
+    members: Record<string, any>[]
   ): Promise<SettledItem[]> {
     const items: SettledItem[] = []
     for (const kind of ITEM_KINDS) {
-      const rows = await trx
-        .from(this.rows.items(kind))
-        .where('run_id', runId)
-        .where('park', park)
-        .orderBy('stream_seq', 'asc')
+      const rows: Record<string, any>[] = []
+      for (const member of members) {
+        rows.push(
+          ...(await trx
+            .from(this.rows.items(kind))
+            .where('run_id', member.run_id)
+            .where('park', member.park))
+        )
+      }
+      rows.sort((a, b) => Number(a.stream_seq) - Number(b.stream_seq))
       for (const row of rows) {
         const settled: SettledItem = {
           kind,
           id: row.item_id,
+          runId: row.run_id,
+          park: Number(row.park),
           status: row.status,
           decidedBy: row.decided_by,
           decidedVia: row.decided_via,

@@ -3,6 +3,7 @@ import type { QueryClientContract, TransactionClientContract } from '@adonisjs/l
 import { DateTime } from 'luxon'
 import type { StreamFrame } from '../core/frames.js'
 import type { RunMeta } from '../core/run.js'
+import { InvalidFrameError } from '../errors.js'
 import { nowMs as now } from '../store/sql.js'
 import { ITEM_KINDS, json, type ParkingTables } from './store_rows.js'
 
@@ -21,9 +22,21 @@ export class SuspensionParks {
 
   /**
    * Park: insert the item's row and, when the parked run has no open suspension, a new one. Runs
-   * inside the stream commit that stores the frame (DESIGN.md invariant 6).
+   * inside the stream commit that stores the frame (DESIGN.md invariant 6). Returns the park
+   * number (from 1, per parked run).
+   * @throws InvalidFrameError (rule `maxItemsPerSegment`) when the segment already has
+   *   `DEFAULTS.maxItemsPerSegment` items waiting (the commit rolls back: nothing is stored)
    */
-  async park(trx: TransactionClientContract, meta: RunMeta, frame: ParkFrame, seq: number) {
+  async park(
+    trx: TransactionClientContract,
+    meta: RunMeta,
+    frame: ParkFrame,
+    seq: number
+  ): Promise<number> {
+    if ((await this.#segmentItems(trx, meta.streamRunId)) >= DEFAULTS.maxItemsPerSegment) {
+      // Every item of a segment is answered at once: past the cap, no one could answer them all.
+      throw new InvalidFrameError([{ field: frame.t, rule: 'maxItemsPerSegment' }])
+    }
     const at = now()
     const parkedRunId = frame.runId
     const latest = await trx
@@ -92,6 +105,25 @@ export class SuspensionParks {
           request: json(frame.request),
         })
     }
+    return park
+  }
+
+  /**
+   * Items of the stream waiting for an answer: those of the segment it is writing (an earlier
+   * segment's are all settled before it resumed). Read through the items' stream index.
+   */
+  async #segmentItems(trx: TransactionClientContract, streamRunId: string) {
+    let total = 0
+    for (const kind of ITEM_KINDS) {
+      const row = await trx
+        .from(this.rows.items(kind))
+        .where('stream_run_id', streamRunId)
+        .where('status', 'pending')
+        .count('* as n')
+        .first()
+      total += Number(row.n)
+    }
+    return total
   }
 
   /** Whether the stream has suspensions being written (the segment wrote approvals/elicitations). */
@@ -105,12 +137,17 @@ export class SuspensionParks {
     return Boolean(row)
   }
 
-  /** The run ended a segment parked: store the checkpoint on the stream's open suspensions. */
+  /**
+   * The run ended a segment parked: store the checkpoint on the stream's open suspensions (every
+   * run that parked in the segment), with `segmentRunId`, the run whose segment it was. They are
+   * one segment from now on: resumed once, together, when none of their items is pending.
+   */
   async parked(
     client: QueryClientContract | TransactionClientContract,
     streamRunId: string,
     checkpoint: unknown,
-    input: unknown
+    input: unknown,
+    segmentRunId: string
   ): Promise<{ runId: string; park: number }[]> {
     const open = await client
       .from(this.#tables.suspensions)
@@ -124,6 +161,7 @@ export class SuspensionParks {
       .where('status', 'open')
       .update({
         status: 'parked',
+        segment_run_id: segmentRunId,
         checkpoint: json(checkpoint ?? null),
         input: json(input ?? null),
         updated_at: now(),
@@ -134,14 +172,35 @@ export class SuspensionParks {
     }))
   }
 
-  /** The run ended without parking: its open suspensions are abandoned, their items cancelled. */
-  async abandon(streamRunId: string) {
+  /**
+   * The run ended without parking: its open suspensions are abandoned, their items cancelled.
+   * Returns the ids of the calls they asked approval for that will not run now (pending, or
+   * approved while the segment still wrote), in stream order.
+   *
+   * Safe to repeat after a failure (a database outage): every call is read before anything is
+   * written, and added to `calls` (the caller's list, kept across attempts), so a retry after
+   * some suspensions were already abandoned still returns theirs.
+   */
+  async abandon(streamRunId: string, calls: string[] = []): Promise<string[]> {
     const client = this.rows.client
     const open = await client
       .from(this.#tables.suspensions)
       .select('run_id', 'park')
       .where('stream_run_id', streamRunId)
       .where('status', 'open')
+    const asked: { id: string; seq: number }[] = []
+    for (const row of open) {
+      const rows = await client
+        .from(this.#tables.approvals)
+        .select('item_id', 'stream_seq')
+        .where('run_id', row.run_id)
+        .where('park', row.park)
+        .whereIn('status', ['pending', 'approved'])
+      for (const call of rows) asked.push({ id: call.item_id, seq: Number(call.stream_seq) })
+    }
+    for (const { id } of asked.sort((a, b) => a.seq - b.seq)) {
+      if (!calls.includes(id)) calls.push(id)
+    }
     for (const row of open) {
       for (const kind of ITEM_KINDS) {
         await client
@@ -158,6 +217,7 @@ export class SuspensionParks {
         .where('status', 'open')
         .update({ status: 'abandoned', updated_at: now() })
     }
+    return calls
   }
 
   /**

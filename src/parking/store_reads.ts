@@ -2,6 +2,7 @@ import type { Principal } from '../core/run.js'
 import { nowMs as now } from '../store/sql.js'
 import {
   ITEM_KINDS,
+  LIVE,
   parse,
   toItem,
   toPending,
@@ -47,6 +48,23 @@ export class ParkingReads {
       if (row) return toItem(kind, row)
     }
     return null
+  }
+
+  /**
+   * Every park's row of an item id, from either table, oldest park first (a tool-call id a
+   * provider reuses has one row per park).
+   */
+  async findItems(runId: string, itemId: string): Promise<ItemRow[]> {
+    const out: ItemRow[] = []
+    for (const kind of ITEM_KINDS) {
+      const rows = await this.rows.client
+        .from(this.rows.items(kind))
+        .where('run_id', runId)
+        .where('item_id', itemId)
+        .orderBy('park', 'asc')
+      out.push(...rows.map((row: Record<string, any>) => toItem(kind, row)))
+    }
+    return out.sort((a, b) => a.park - b.park)
   }
 
   /** The status of a suspension, or null. */
@@ -103,6 +121,58 @@ export class ParkingReads {
           status: row.status as string,
         }
       : null
+  }
+
+  /** The suspensions of a stream's current segment (open, parked or claimed), oldest first. */
+  async liveInStream(streamRunId: string): Promise<SuspensionRow[]> {
+    const rows = await this.rows.client
+      .from(this.rows.tables.suspensions)
+      .where('stream_run_id', streamRunId)
+      .whereIn('status', LIVE)
+      .orderBy('created_at', 'asc')
+      .orderBy('run_id', 'asc')
+    return rows.map((row: Record<string, any>) => ({
+      runId: row.run_id as string,
+      park: Number(row.park),
+      streamRunId: row.stream_run_id as string,
+      principal: parse(row.principal) as Principal | null,
+      status: row.status as string,
+    }))
+  }
+
+  /**
+   * EVERY pending item of a stream (what its parked segment waits for), in stream order: for
+   * reads that need all of them (a resume covers them all, a cancel declines them all), never
+   * a page. A segment holds at most `DEFAULTS.maxItemsPerSegment` items.
+   */
+  async pendingItems(streamRunId: string): Promise<PendingItem[]> {
+    const items: PendingItem[] = []
+    for (const kind of ITEM_KINDS) {
+      const rows = await this.rows.client
+        .from(this.rows.items(kind))
+        .where('stream_run_id', streamRunId)
+        .where('status', 'pending')
+      for (const row of rows) items.push(toPending(toItem(kind, row), row))
+    }
+    return items.sort((a, b) => a.streamSeq - b.streamSeq)
+  }
+
+  /**
+   * EVERY item of a stream's current segment (of each run that parked in it), whatever its
+   * status, in stream order: never a page.
+   */
+  async segmentItems(streamRunId: string): Promise<PendingItem[]> {
+    const items: PendingItem[] = []
+    for (const member of await this.liveInStream(streamRunId)) {
+      for (const kind of ITEM_KINDS) {
+        const rows = await this.rows.client
+          .from(this.rows.items(kind))
+          .where('run_id', member.runId)
+          .where('park', member.park)
+        for (const row of rows) items.push(toPending(toItem(kind, row), row))
+      }
+    }
+    return items.sort((a, b) => a.streamSeq - b.streamSeq)
   }
 
   /** Pending items past their expiry, oldest first (up to `limit` per item kind). */

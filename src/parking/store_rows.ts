@@ -10,6 +10,13 @@ export type ItemKind = 'approval' | 'elicitation'
 /** Both item tables, in the order every multi-table read walks them. */
 export const ITEM_KINDS = ['approval', 'elicitation'] as const
 
+/**
+ * The statuses of a stream's suspensions that are not done with: its current segment's (being
+ * written, parked, or claimed for resuming). A stream has at most one such segment: the next
+ * one starts only once every run that parked in it was resumed together.
+ */
+export const LIVE = ['open', 'parked', 'claimed']
+
 /** A parked item's stored row, parsed. Times are epoch milliseconds. */
 export interface ItemRow {
   kind: ItemKind
@@ -17,6 +24,8 @@ export interface ItemRow {
   park: number
   itemId: string
   streamRunId: string
+  /** Position of the frame that asked, in the stream. */
+  streamSeq: number
   threadId: string
   approver: string
   principal: Principal | null
@@ -28,10 +37,16 @@ export interface ItemRow {
   request?: ElicitationRequest
 }
 
-/** A suspension once claimed: what `resume` needs. */
+/**
+ * A segment once claimed: what `resume` needs. `runId` is who resumes: the run that parked, or,
+ * when several runs parked in the segment, the run whose segment it was.
+ */
 export interface ClaimedSuspension {
   runId: string
+  /** The first parked run's park (see `parks` for every one). */
   park: number
+  /** Every run that parked in the segment, with its park. */
+  parks: { runId: string; park: number }[]
   streamRunId: string
   threadId: string
   parentRunId: string | null
@@ -80,6 +95,7 @@ export function toItem(kind: ItemKind, row: Record<string, any>): ItemRow {
     park: Number(row.park),
     itemId: row.item_id,
     streamRunId: row.stream_run_id,
+    streamSeq: Number(row.stream_seq),
     threadId: row.thread_id,
     approver: row.approver,
     principal: parse(row.principal),
@@ -101,7 +117,7 @@ export function toPending(item: ItemRow, row: Record<string, any>): PendingItem 
     itemId: item.itemId,
     park: item.park,
     streamRunId: item.streamRunId,
-    streamSeq: Number(row.stream_seq),
+    streamSeq: item.streamSeq,
     threadId: item.threadId,
     approver: item.approver,
     requesterId: item.principal?.id ?? null,

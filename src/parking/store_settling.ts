@@ -1,6 +1,6 @@
 import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { affectedRows as affected, nowMs as now } from '../store/sql.js'
-import { ITEM_KINDS, json, type ItemRow, type ParkingTables } from './store_rows.js'
+import { ITEM_KINDS, LIVE, json, type ItemRow, type ParkingTables } from './store_rows.js'
 import type { ItemStatus } from './types.js'
 
 /** How one item is settled (what {@link ItemSettling.settle} stores). */
@@ -71,25 +71,53 @@ export class ItemSettling {
   }
 
   /**
-   * Cancel a parked run: every pending item of its suspension, and the suspension. Inside the
-   * stream commit. Returns false (nothing changed) when nothing is pending any more: the run is
-   * already resuming (or was decided), so the cancel lost.
+   * Pending items of a stream, counted over both tables: the items of its segment that parked
+   * (earlier segments' items are all settled before it resumed).
    */
-  async cancel(trx: TransactionClientContract, runId: string, park: number, by: string | null) {
-    if ((await this.pendingCount(trx, runId, park)) === 0) return false
+  async pendingInStream(
+    client: QueryClientContract | TransactionClientContract,
+    streamRunId: string
+  ) {
+    let total = 0
+    for (const kind of ITEM_KINDS) {
+      const row = await client
+        .from(this.rows.items(kind))
+        .where('stream_run_id', streamRunId)
+        .where('status', 'pending')
+        .count('* as n')
+        .first()
+      total += Number(row.n)
+    }
+    return total
+  }
+
+  /**
+   * Cancel the segment a stream parked on: every run that parked in it (its suspensions) and
+   * every pending item. Inside the stream commit. Returns false (nothing changed) when one of
+   * them is not parked (still writing, resuming) or nothing is pending any more: the cancel lost.
+   */
+  async cancel(trx: TransactionClientContract, streamRunId: string, by: string | null) {
+    const { suspensions } = this.rows.tables
+    const live = await trx
+      .from(suspensions)
+      .select('status')
+      .where('stream_run_id', streamRunId)
+      .whereIn('status', LIVE)
+    if (live.length === 0 || live.some((row: { status: string }) => row.status !== 'parked')) {
+      return false
+    }
+    if ((await this.pendingInStream(trx, streamRunId)) === 0) return false
     const at = now()
     const done = await trx
-      .from(this.rows.tables.suspensions)
-      .where('run_id', runId)
-      .where('park', park)
-      .whereIn('status', ['open', 'parked'])
+      .from(suspensions)
+      .where('stream_run_id', streamRunId)
+      .where('status', 'parked')
       .update({ status: 'cancelled', updated_at: at })
-    if (affected(done) !== 1) return false
+    if (affected(done) !== live.length) return false
     for (const kind of ITEM_KINDS) {
       await trx
         .from(this.rows.items(kind))
-        .where('run_id', runId)
-        .where('park', park)
+        .where('stream_run_id', streamRunId)
         .where('status', 'pending')
         .update({ status: 'cancelled', decided_by: by, decided_via: 'cancel', decided_at: at })
     }

@@ -8,6 +8,10 @@ export interface SettledItem {
   kind: 'approval' | 'elicitation'
   /** The item id (the tool-call id of the approval frame, the request's id for a question set). */
   id: string
+  /** The run that parked it (a child's own id): several runs may park in one segment. */
+  runId: string
+  /** Which park of that run. */
+  park: number
   status: Exclude<ItemStatus, 'pending'>
   decidedBy: string | null
   decidedVia: string | null

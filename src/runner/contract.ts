@@ -43,11 +43,20 @@ export interface RunContext {
   finish(status?: 'success' | 'failed'): Promise<void>
 }
 
-/** What `resume` gets on top of {@link RunContext}: what the parked run kept, and the answers. */
+/**
+ * What `resume` gets on top of {@link RunContext}: what the parked segment kept, and the answers.
+ * `resume` is called once per segment, when every item of it is settled. Its context is the run
+ * that parked (a child's own, when a child parked alone: it continues its parent); when several
+ * runs parked in one segment (sibling sub-agents, or a parent and a child), the run whose
+ * `start` or `resume` returned `parked`.
+ */
 export interface ResumeContext extends RunContext {
   /** The checkpoint the parked segment returned (never sent to a browser). */
   checkpoint: unknown
-  /** Every item of the park, settled: approved/rejected/expired/cancelled, answers. */
+  /**
+   * Every item of the segment, settled: approved/rejected/expired/cancelled, answers; each with
+   * the `runId` (and `park`) of the run that parked it.
+   */
   items: SettledItem[]
 }
 

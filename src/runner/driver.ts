@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
 import type { LucidSinkWriter } from '../sink/writer.js'
 import type { ClaimedSuspension, ParkingStore } from '../parking/parking_store.js'
+import { cancelledCall } from '../parking/settlement_frames.js'
 import type { Principal, RunMeta } from '../core/run.js'
 import {
   FAILURE_SENTENCES,
@@ -75,8 +76,9 @@ export class RunDriver {
   }
 
   /**
-   * Resume a claimed suspension in the same stream: mark it resumed (so no other replica takes
-   * it), reopen the stream, call `resume` with the checkpoint and the settled items.
+   * Resume a claimed segment in the same stream: mark it resumed (so no other replica takes
+   * it), reopen the stream, call `resume` once with the checkpoint and every settled item of the
+   * runs that parked in it (as the run that parked, or as the segment's run when several did).
    */
   async resume(claimed: ClaimedSuspension): Promise<RunOutcome | null> {
     const meta: RunMeta = {
@@ -89,7 +91,7 @@ export class RunDriver {
     // Reopen first, then take the suspension: a crash in between leaves it claimed, and the
     // claim lapses into claimable again (never resumed-but-not-running).
     const writer = await this.sink.open(claimed.streamRunId, meta)
-    if (!(await this.parking.markResumed(claimed.runId, claimed.park, this.replicaId))) {
+    if (!(await this.parking.markResumed(claimed.streamRunId, this.replicaId))) {
       writer.release()
       return null
     }
@@ -246,10 +248,14 @@ export class RunDriver {
       const checkpoint = outcome.checkpoint
       await writer.end({
         within: async (trx) => {
-          parked = await this.parking.parked(trx, stream, checkpoint, input)
+          parked = await this.parking.parked(trx, stream, checkpoint, input, meta.runId)
         },
       })
-      for (const suspension of parked) await this.tryResume(suspension.runId, suspension.park)
+      // Decisions that landed before the segment returned: the segment may be ready already
+      // (every run that parked in it is claimed together: the first try claims it, if any does).
+      for (const suspension of parked) {
+        if (await this.tryResume(suspension.runId, suspension.park)) break
+      }
       return outcome
     }
     if (outcome.status === 'parked') {
@@ -258,8 +264,13 @@ export class RunDriver {
       await writer.end()
       return { status: 'failed' }
     }
-    await retryTransient(() => this.parking.abandon(stream), retry)
+    // Kept across attempts: a retry after part of the abandon landed still denies every call.
+    const abandoned: string[] = []
+    await retryTransient(() => this.parking.abandon(stream, abandoned), retry)
     if (outcome.status === 'cancelled') {
+      // The calls this segment asked approval for will not run: each gets its denial, as a
+      // cancel of a parked run writes (the conversation stays valid for a next model call).
+      for (const id of abandoned) await writer.write(cancelledCall(id))
       await writer.write({ t: 'event', event: { kind: 'cancelled' } })
     } else if (outcome.status === 'failed') {
       const code = outcome.code ?? 'run_failed'

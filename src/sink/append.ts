@@ -55,11 +55,11 @@ export interface WriterAppend extends AppendPlan {
   sinceSeq?: CommitPlan['sinceSeq']
 }
 
-/** The row a (validated) frame is stored as. */
+/** The row a (validated) frame is stored as: a text row holds its text, any other its JSON. */
 export function frameRow(frame: StreamFrame): NewRow {
   return {
     kind: frame.t,
-    body: JSON.stringify(frame),
+    body: frame.t === 'text' ? frame.v : JSON.stringify(frame),
     componentId: frame.t === 'component' ? (frame.id ?? null) : null,
   }
 }

@@ -2,75 +2,23 @@ import type { Database } from '@adonisjs/lucid/database'
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import { DateTime } from 'luxon'
 import { InvalidRunIdError } from '../errors.js'
-import { notifierFactory, type NotifierChoice } from '../follow/notifiers/index.js'
+import { notifierFactory } from '../follow/notifiers/index.js'
 import { Tail } from '../follow/tail.js'
 import { tableNames, type TableNames } from '../store/schema.js'
 import { StreamStore, type CommitResult, type StoredRow } from '../store/stream_store.js'
-import { parseCursor, type Cursor } from '../core/cursor.js'
+import { compareCursors, parseCursor, type Cursor } from '../core/cursor.js'
 import { RUN_ID, type DeliveredFrame } from '../core/frames.js'
 import { DEFAULTS } from '../defaults.js'
 import type { TokenStreamSink } from './spi.js'
 import { follow, RUN_FAILED_MESSAGE, type SegmentEnd } from './subscriber.js'
+import { retryTransient } from './outage.js'
 import { appendFrames, type AppendContext, type AppendRequest } from './append.js'
-import { replayStored, storedRows } from './replay.js'
+import { replayStored, storedRows, type SupersededFrame } from './replay.js'
 import { LucidSinkWriter, type ParkHook } from './writer.js'
 import type { RunMeta } from '../core/run.js'
+import type { LucidSinkOptions, SubscribeOptions } from './sink_options.js'
 
-/** Options of {@link LucidTokenStreamSink}. Every duration is in milliseconds. */
-export interface LucidSinkOptions {
-  /** Lucid connection name; the default connection when absent. */
-  connection?: string
-  /** Table names (defaults: `agent_streams`, `agent_stream_frames`). */
-  tables?: Partial<TableNames>
-  /** Longest time text is held back to coalesce. Default 40. */
-  coalesceWindowMs?: number
-  /** A text row stops growing past this many UTF-16 code units. Default 16384. */
-  maxTextRowChars?: number
-  /** Cap on one frame's serialized size, in bytes. Default 262144 (256 KiB). */
-  maxFrameBytes?: number
-  /** A writer's lease: a writer silent this long (crashed, killed) has its stream failed. Default 15000. */
-  leaseMs?: number
-  /**
-   * How long a run in flight, and a reader, survive the database being unreachable (a restart,
-   * a failover): writers hold frames in memory and retry, readers retry their reads. Past it the
-   * run fails (an `error` frame `run_failed` and the end, written once the database is back).
-   * Default 30000.
-   */
-  outageBoundMs?: number
-  /** Most bytes (UTF-8) of frames one writer holds in memory during an outage. Default 4 MiB. */
-  outageBufferBytes?: number
-  /**
-   * Cross-replica wake-ups: a factory (`notifiers.pg()`, `notifiers.poll()` from
-   * `follow/notifiers`), or `'auto'` (LISTEN/NOTIFY on PostgreSQL, polling elsewhere),
-   * `'notify'` (PostgreSQL only), `'poll'`. Default `'auto'`.
-   */
-  notifier?: NotifierChoice
-  /** NOTIFY channel. Default `agent_stream`. */
-  notifyChannel?: string
-  /**
-   * Poll of followed streams' heads, one query per replica for all of them. Default 100 when
-   * polling is the only cross-replica wake-up, 1000 as the safety net beside NOTIFY. Same-replica
-   * readers never wait for it.
-   */
-  pollIntervalMs?: number
-  /** Time an ended stream is kept before `purge()` removes it. Default 86400000 (24 h). */
-  ttlMs?: number
-  /** Deliveries kept in memory per followed stream for readers that keep up. Default 512. */
-  windowSize?: number
-  /** Rows per store read. Default 500. */
-  pageSize?: number
-  /** Told about background failures (listener drops, lease sweeps); the sink keeps going. */
-  onError?: (error: unknown) => void
-  /** Parks approvals and elicitations in the frame's transaction (set by the parking layer). */
-  park?: ParkHook
-}
-
-export interface SubscribeOptions {
-  /** Cursor of the last frame the reader has (the SSE `Last-Event-ID`); absent = from the start. */
-  after?: string
-  /** Stops the subscription (an HTTP client that disconnected): the iterator ends at once. */
-  signal?: AbortSignal
-}
+export type { LucidSinkOptions, SubscribeOptions } from './sink_options.js'
 
 /**
  * The Lucid `TokenStreamSink` (sink-spi.md): frames stored in SQL, consecutive text coalesced into
@@ -123,14 +71,26 @@ export class LucidTokenStreamSink implements TokenStreamSink {
       pollIntervalMs: setup.pollIntervalMs,
       ttlMs: options.ttlMs ?? DEFAULTS.ttlMs,
       windowSize: options.windowSize ?? DEFAULTS.windowSize,
+      windowBytes: options.windowBytes ?? DEFAULTS.windowBytes,
+      readerBytes: options.readerBytes ?? DEFAULTS.readerBytes,
       // A page holds the cursor's own row too: two rows is the least that makes progress.
       pageSize: Math.max(2, options.pageSize ?? DEFAULTS.pageSize),
     }
+    for (const budget of ['windowBytes', 'readerBytes'] as const) {
+      if (!Number.isSafeInteger(this.options[budget]) || this.options[budget] < 1)
+        throw new Error(`agent-stream: "${budget}" must be an integer >= 1`)
+    }
     this.tables = tableNames(options.tables)
     this.#park = options.park
-    this.store = new StreamStore(() => db.connection(name), this.tables, setup.notifyChannel)
+    this.store = new StreamStore(
+      () => db.connection(name),
+      this.tables,
+      setup.notifyChannel,
+      setup.publish
+    )
     this.tail = new Tail(this.store, setup.notifiers, {
       windowSize: this.options.windowSize,
+      windowBytes: this.options.windowBytes,
       pageSize: this.options.pageSize,
       onLapsed: (runId) => this.#failLapsed(runId),
       lapseGraceMs: this.options.leaseMs,
@@ -141,6 +101,11 @@ export class LucidTokenStreamSink implements TokenStreamSink {
       tail: this.tail,
       maxFrameBytes: this.options.maxFrameBytes,
     }
+  }
+
+  /** What one reader reads at a time: rows, and UTF-8 bytes (`readerBytes`). */
+  get #limits() {
+    return { pageSize: this.options.pageSize, pageBytes: this.options.readerBytes }
   }
 
   /** The Lucid client the tables live on (parking and door rows share it). */
@@ -207,17 +172,43 @@ export class LucidTokenStreamSink implements TokenStreamSink {
 
   /**
    * Like {@link subscribe}, with the end of every segment (a park) marked by a
-   * {@link SegmentEnd}: what a door needs to end one protocol run per segment.
+   * {@link SegmentEnd}: what a door needs to end one protocol run per segment. With
+   * `superseded`, components a later one replaced come too, flagged `superseded: true` (a
+   * reader may meet a component before or after it is replaced: a door that must translate
+   * both alike asks for them).
    *
    * @throws InvalidRunIdError, InvalidCursorError
    */
   segments(
     runId: string,
-    options: SubscribeOptions = {}
-  ): AsyncIterable<DeliveredFrame | SegmentEnd> {
+    options: SubscribeOptions & { superseded?: boolean } = {}
+  ): AsyncIterable<DeliveredFrame | SupersededFrame | SegmentEnd> {
     assertRunId(runId)
     const start = parseCursor(options.after)
-    return follow(runId, start, this.tail, this.store, this.#reading(options.signal), true)
+    return follow(runId, start, this.tail, this.store, this.#reading(options.signal), {
+      segments: true,
+      superseded: options.superseded,
+    })
+  }
+
+  /**
+   * Whether `cursor` is past the stream's stored head: after its last row, or inside its last
+   * text row beyond the text stored. Every cursor a reader was given names a committed
+   * position (persist, then publish), so such a cursor was never given by any replica. A
+   * stream that does not exist has no position past its start. Its read is retried through a
+   * database outage (up to `outageBoundMs`), as a reader's are.
+   */
+  async beyondHead(runId: string, cursor: Cursor): Promise<boolean> {
+    if (cursor.seq === 0 && cursor.offset === undefined) return false
+    const last = await retryTransient(() => this.store.lastRow(runId), {
+      boundMs: this.options.outageBoundMs,
+    })
+    if (!last) return true
+    const head: Cursor =
+      last.kind === 'text' ? { seq: last.seq, offset: last.body.length } : { seq: last.seq }
+    return cursor.seq === last.seq && last.kind === 'text'
+      ? compareCursors(cursor, head) > 0
+      : cursor.seq > last.seq
   }
 
   /**
@@ -249,19 +240,26 @@ export class LucidTokenStreamSink implements TokenStreamSink {
    *
    * @param options.appendedEnds also yield the end markers after frames appended to an ended
    *   stream, as `{ t: 'end', cursor, appended: true }`
+   * @param options.superseded also yield superseded components, flagged `superseded: true`
    * @throws InvalidRunIdError, InvalidCursorError (a malformed `after` string)
    */
   replay(
     runId: string,
-    options: { after?: string | Cursor; until?: Cursor; appendedEnds?: boolean } = {}
-  ): AsyncIterable<DeliveredFrame | SegmentEnd> {
+    options: {
+      after?: string | Cursor
+      until?: Cursor
+      appendedEnds?: boolean
+      superseded?: boolean
+    } = {}
+  ): AsyncIterable<DeliveredFrame | SupersededFrame | SegmentEnd> {
     assertRunId(runId)
     const after = typeof options.after === 'object' ? options.after : parseCursor(options.after)
     return replayStored(this.store, runId, {
       after,
       until: options.until,
-      pageSize: this.options.pageSize,
+      ...this.#limits,
       appendedEnds: options.appendedEnds,
+      superseded: options.superseded,
       outageBoundMs: this.options.outageBoundMs,
     })
   }
@@ -277,7 +275,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
     options: { fromSeq?: number; toSeq?: number } = {}
   ): AsyncIterable<StoredRow[]> {
     assertRunId(runId)
-    return storedRows(this.store, runId, { ...options, pageSize: this.options.pageSize })
+    return storedRows(this.store, runId, { ...options, ...this.#limits })
   }
 
   /** Seq of the first segment end after `afterSeq` (where that segment ended), or `null`. */
@@ -342,9 +340,9 @@ export class LucidTokenStreamSink implements TokenStreamSink {
     await this.tail.close()
   }
 
-  /** How a reader reads: its page size, its signal, and how long it rides out an outage. */
+  /** How a reader reads: its limits, its signal, and how long it rides out an outage. */
   #reading(signal?: AbortSignal) {
-    return { pageSize: this.options.pageSize, signal, outageBoundMs: this.options.outageBoundMs }
+    return { ...this.#limits, signal, outageBoundMs: this.options.outageBoundMs }
   }
 
   /** Fail a stream whose writer's lease lapsed: an `error` frame and the end, exactly once. */

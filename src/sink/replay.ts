@@ -1,4 +1,5 @@
 import { compareCursors, formatCursor, type Cursor } from '../core/cursor.js'
+import { codePointStart } from '../core/text.js'
 import type { DeliveredFrame } from '../core/frames.js'
 import { deliveryFrame, rowToDelivery, type Delivery } from '../follow/feed.js'
 import type { StoredRow, StreamStore } from '../store/stream_store.js'
@@ -27,42 +28,64 @@ export interface SegmentEnd {
 }
 
 /**
- * THE store read: the rows of one page from `cursor` (`seq >= cursor.seq`, at most `limit`) as
- * the deliveries a reader at `cursor` receives (text sliced after it). `rows` is how many rows
- * the page held (fewer than `limit`: the stream has no more). With `retry`, a read that fails
- * because the database is unreachable is retried (see {@link ReadRetry}).
+ * THE store read: the rows of one page from `cursor` (`seq >= cursor.seq`, at most `limit` rows
+ * and `maxBytes` UTF-8 bytes of bodies, see `StreamStore.page`) as the deliveries a reader at
+ * `cursor` receives (text sliced after it). `more`: rows may follow (else the stream has no
+ * more). With `retry`, a read that fails because the database is unreachable is retried (see
+ * {@link ReadRetry}).
  */
 export async function readPage(
   store: StreamStore,
   runId: string,
   cursor: Cursor,
   limit: number,
+  maxBytes: number,
   retry?: ReadRetry
-): Promise<{ deliveries: Delivery[]; rows: number }> {
+): Promise<{ deliveries: Delivery[]; more: boolean }> {
   // Seqs start at 1: from the stream's start a page is rows 1..limit, not 0..limit-1 (one
   // short, which a replay took for the stream's end).
-  const read = () => store.rows(runId, Math.max(1, cursor.seq), limit)
-  const rows = retry ? await retryTransient(read, retry) : await read()
+  const read = () => store.page(runId, Math.max(1, cursor.seq), limit, maxBytes)
+  const page = retry ? await retryTransient(read, retry) : await read()
   const deliveries: Delivery[] = []
-  for (const row of rows) {
+  for (const row of page.rows) {
     const delivery = rowToDelivery(row, cursor)
     if (delivery) deliveries.push(delivery)
   }
-  return { deliveries, rows: rows.length }
+  return { deliveries, more: page.more }
+}
+
+/**
+ * A component a later one with the same id replaced, for readers that asked for those
+ * (`superseded`): a door that must translate a stream the same whether a reader met the
+ * component before or after it was replaced (it still closes open text, say).
+ */
+export type SupersededFrame = DeliveredFrame & { readonly superseded: true }
+
+/** What a reader asks to be given besides frames (see {@link deliveryItem}). */
+export interface ItemOptions {
+  /** Segment ends, as {@link SegmentEnd}. */
+  segments?: boolean
+  /** With `segments`, also the end markers after frames appended to an ended stream. */
+  appendedEnds?: boolean
+  /** Superseded components, flagged (see {@link SupersededFrame}). */
+  superseded?: boolean
 }
 
 /**
  * What a reader yields for a delivery, `cursor` being the position after it: the frame, a
  * {@link SegmentEnd} for a segment end when `segments` (and for an appended end when
- * `appendedEnds`), else nothing (a superseded component, an end a plain reader does not see).
+ * `appendedEnds`), a superseded component when `superseded` (flagged), else nothing.
  */
 export function deliveryItem(
   delivery: Delivery,
   cursor: Cursor,
-  options: { segments?: boolean; appendedEnds?: boolean } = {}
-): DeliveredFrame | SegmentEnd | null {
+  options: ItemOptions = {}
+): DeliveredFrame | SupersededFrame | SegmentEnd | null {
   const frame = deliveryFrame(delivery)
   if (frame) return { ...frame, cursor: formatCursor(cursor) } as DeliveredFrame
+  if (options.superseded && delivery.superseded && delivery.frame) {
+    return { ...delivery.frame, cursor: formatCursor(cursor), superseded: true } as SupersededFrame
+  }
   if (options.segments && delivery.kind === 'end') {
     if (!delivery.appended) return { t: 'end', cursor: formatCursor(cursor) }
     if (options.appendedEnds) return { t: 'end', cursor: formatCursor(cursor), appended: true }
@@ -75,13 +98,18 @@ export interface ReplayOptions {
   after?: Cursor
   /**
    * Inclusive end; inside a text row (`{ seq, offset }`) that row's text is cut at `offset`
-   * UTF-16 units. Default: the stream's last stored row.
+   * UTF-16 units (at the pair's start when `offset` falls between the halves of a pair).
+   * Default: the stream's last stored row.
    */
   until?: Cursor
   /** Rows per store read (at least 2). */
   pageSize: number
+  /** UTF-8 bytes of bodies per store read (the first two rows whatever their size). */
+  pageBytes: number
   /** Also yield the end markers after appended frames, flagged `appended`. Default false. */
   appendedEnds?: boolean
+  /** Also yield superseded components, flagged (see {@link SupersededFrame}). Default false. */
+  superseded?: boolean
   /** Retry reads for up to this long while the database is unreachable. Default: no retry. */
   outageBoundMs?: number
 }
@@ -96,48 +124,60 @@ export async function* replayStored(
   store: StreamStore,
   runId: string,
   options: ReplayOptions
-): AsyncGenerator<DeliveredFrame | SegmentEnd> {
+): AsyncGenerator<DeliveredFrame | SupersededFrame | SegmentEnd> {
   const { until, pageSize } = options
-  const itemOptions = { segments: true, appendedEnds: options.appendedEnds }
+  const itemOptions = {
+    segments: true,
+    appendedEnds: options.appendedEnds,
+    superseded: options.superseded,
+  }
   let cursor: Cursor = options.after ?? { seq: 0 }
   while (!until || compareCursors(cursor, until) < 0) {
-    const limit = until ? Math.min(pageSize, until.seq - cursor.seq + 1) : pageSize
+    // A page starts at the cursor's row, or at seq 1 from the start (see readPage).
+    const limit = until ? Math.min(pageSize, until.seq - Math.max(1, cursor.seq) + 1) : pageSize
     if (limit <= 0) return
     const retry = options.outageBoundMs ? { boundMs: options.outageBoundMs } : undefined
-    const page = await readPage(store, runId, cursor, limit, retry)
-    for (let delivery of page.deliveries) {
+    const page = await readPage(store, runId, cursor, limit, options.pageBytes, retry)
+    for (const delivery of page.deliveries) {
       if (until && compareCursors(delivery.to, until) > 0) {
-        // Only a text row at `until.seq` goes past a cursor inside it: cut it there.
-        const cut = until.offset! - (delivery.from ?? 0)
-        if (delivery.kind !== 'text' || cut <= 0) return
-        delivery = { ...delivery, text: delivery.text!.slice(0, cut), to: until }
+        // Only a text row at `until.seq` goes past a cursor inside it: cut it there, or at the
+        // start of the pair `until` falls in (as a reader after `until` starts there).
+        if (delivery.kind !== 'text' || delivery.to.seq !== until.seq) return
+        const from = delivery.from ?? 0
+        const cut = codePointStart(delivery.text!, until.offset! - from)
+        if (cut <= 0) return
+        const to = { seq: until.seq, offset: from + cut }
+        const item = deliveryItem({ ...delivery, text: delivery.text!.slice(0, cut), to }, to)
+        if (item) yield item
+        return
       }
       cursor = delivery.to
       const item = deliveryItem(delivery, cursor, itemOptions)
       if (item) yield item
     }
-    // Fewer rows than asked: the stream has no more. No delivery: nothing moves (only the
-    // cursor's own row was read), so reading again would loop.
-    if (page.rows < limit || page.deliveries.length === 0) return
+    // The page stopped short of its limits: the stream has no more. No delivery: nothing moves
+    // (only the cursor's own row was read), so reading again would loop.
+    if (!page.more || page.deliveries.length === 0) return
   }
 }
 
 /**
  * The raw stored rows of a stream from `fromSeq` (inclusive) to `toSeq` (inclusive, default the
- * last), in pages of `pageSize`: for tools that show rows as stored (`agent-stream:inspect`).
+ * last), in pages of at most `pageSize` rows and `pageBytes` UTF-8 bytes of bodies: for tools
+ * that show rows as stored (`agent-stream:inspect`).
  */
 export async function* storedRows(
   store: StreamStore,
   runId: string,
-  options: { fromSeq?: number; toSeq?: number; pageSize: number }
+  options: { fromSeq?: number; toSeq?: number; pageSize: number; pageBytes: number }
 ): AsyncGenerator<StoredRow[]> {
   let from = options.fromSeq ?? 1
   const to = options.toSeq ?? Number.POSITIVE_INFINITY
   while (from <= to) {
     const limit = Math.min(options.pageSize, to - from + 1)
-    const rows = await store.rows(runId, from, limit)
+    const { rows, more } = await store.page(runId, from, limit, options.pageBytes)
     if (rows.length > 0) yield rows
-    if (rows.length < limit) return
+    if (!more || rows.length === 0) return
     from = rows.at(-1)!.seq + 1
   }
 }

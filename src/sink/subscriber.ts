@@ -4,7 +4,13 @@ import type { StreamStore } from '../store/stream_store.js'
 import { compareCursors, formatCursor, type Cursor } from '../core/cursor.js'
 import { FAILURE_SENTENCES, type DeliveredFrame } from '../core/frames.js'
 import { DEFAULTS } from '../defaults.js'
-import { deliveryItem, readPage, type SegmentEnd } from './replay.js'
+import {
+  deliveryItem,
+  readPage,
+  type ItemOptions,
+  type SegmentEnd,
+  type SupersededFrame,
+} from './replay.js'
 import { retryTransient } from './outage.js'
 
 export type { SegmentEnd } from './replay.js'
@@ -31,9 +37,16 @@ async function changedOrAborted(changed: Promise<unknown>, signal?: AbortSignal)
 /** The fixed sentence readers get when a stream disappears or its writer died. */
 export const RUN_FAILED_MESSAGE = FAILURE_SENTENCES.run_failed
 
-/** How a subscriber reads: rows per store read, its signal, how long it rides out an outage. */
+/** How much one reader takes at a time, its signal, and how long it rides out an outage. */
 export interface Reading {
+  /** Rows per store read, and deliveries per batch from the feed. */
   pageSize: number
+  /**
+   * UTF-8 bytes of deliveries one reader holds that it has not yet handed on (a store page, a
+   * batch from the feed): a batch stops before the delivery that would pass it, its first
+   * delivery is taken whatever its size.
+   */
+  pageBytes: number
   signal?: AbortSignal
   /** Store reads that fail because the database is unreachable are retried this long (ms). */
   outageBoundMs: number
@@ -43,10 +56,12 @@ export interface Reading {
  * Replay a stream from `cursor`, then follow it live until its end marker.
  *
  * Pull-based: a frame is read only when the consumer asks for the next one, so a slow reader
- * holds at most one page and slows only itself. Readers that keep up are served from the
- * replica's shared feed; a reader behind it reads the store in pages of `pageSize` rows. While
- * the database is unreachable its reads are retried (the feed's polls retry on their own), for
- * up to `outageBoundMs`; then the read's error ends it and its client re-attaches.
+ * holds at most one batch (`reading.pageBytes` of deliveries, or one frame larger than that)
+ * and slows only itself. Readers that keep up are served from the replica's shared feed; a
+ * reader behind it reads the store in pages. `items` says what it yields besides frames:
+ * segment ends, superseded components. While the database is unreachable its reads are retried
+ * (the feed's polls retry on their own), for up to `outageBoundMs`; then the read's error ends
+ * it and its client re-attaches.
  */
 export async function* follow(
   runId: string,
@@ -54,9 +69,10 @@ export async function* follow(
   tail: Tail,
   store: StreamStore,
   reading: Reading,
-  segments = false
-): AsyncGenerator<DeliveredFrame | SegmentEnd> {
-  const { pageSize, signal } = reading
+  items: Omit<ItemOptions, 'appendedEnds'> = {}
+): AsyncGenerator<DeliveredFrame | SupersededFrame | SegmentEnd> {
+  const segments = items.segments ?? false
+  const { pageSize, pageBytes, signal } = reading
   const retry = { boundMs: reading.outageBoundMs, signal }
   const feed = await retryTransient(() => tail.follow(runId), retry)
   try {
@@ -67,21 +83,29 @@ export async function* follow(
     // The first store read is small: a re-attaching reader wants its first frame fast.
     let page = Math.min(DEFAULTS.firstPageSize, pageSize)
     while (true) {
-      let batch: Delivery[] | null = feed.after(cursor, pageSize, seenPartial)
+      let batch: (Delivery | undefined)[] | null = feed.after(
+        cursor,
+        pageSize,
+        seenPartial,
+        pageBytes
+      )
       if (batch === null) {
         // Behind the feed's window: the sink's one store read.
-        const read = await readPage(store, runId, cursor, page, retry)
+        const read = await readPage(store, runId, cursor, page, pageBytes, retry)
         batch = read.deliveries
         page = pageSize
         // Ahead of this replica's tail: have it catch up, so the end is noticed promptly.
-        const last = batch.at(-1)
+        const last = read.deliveries.at(-1)
         if (last && compareCursors(last.to, feed.head) > 0) tail.wake(runId)
       }
       if (batch.length > 0) {
-        for (const delivery of batch) {
+        for (let i = 0; i < batch.length; i++) {
+          // Let go of what was handed on: a stalled consumer pins only what it has not taken.
+          const delivery = batch[i]!
+          batch[i] = undefined
           if (delivery.kind === 'partial') seenPartial = delivery.n!
           else cursor = delivery.to
-          const item = deliveryItem(delivery, cursor, { segments })
+          const item = deliveryItem(delivery, cursor, items)
           if (item) yield item
         }
         continue

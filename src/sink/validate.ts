@@ -4,6 +4,7 @@ import type { FieldContext } from '@vinejs/vine/types'
 import { InvalidFrameError } from '../errors.js'
 import { AGENT_STREAM_ERROR_CODES, type StreamFrame } from '../core/frames.js'
 import { DEFAULTS } from '../defaults.js'
+import { isWellFormedDeep } from '../core/text.js'
 
 /**
  * Text that every SQL dialect stores and returns unchanged, so cursor offsets (UTF-16 code units)
@@ -79,7 +80,12 @@ const eventKinds = {
   },
   'tool-output': { id: id(), output: vine.any().optional() },
   'tool-output-error': { id: id(), error: vine.any().optional() },
-  'tool-output-denied': { id: id(), reason: text().optional() },
+  'tool-output-denied': {
+    id: id(),
+    reason: text().optional(),
+    status: vine.enum(['rejected', 'expired', 'cancelled'] as const).optional(),
+    message: text().optional(),
+  },
   'elicitation': { id: id(), request: elicitationRequest },
   'approval-requested': {
     id: id(),
@@ -199,6 +205,9 @@ export const DEFAULT_MAX_FRAME_BYTES = DEFAULTS.maxFrameBytes
 /**
  * Check a frame against the SPI and the size cap, and return the frame as it will be stored
  * (unknown top-level fields dropped; unknown event fields kept, since kinds only ever grow).
+ * Every string in it, free-form data and keys included, must be well-formed Unicode (rule
+ * `wellFormedUnicode`): a lone surrogate would leave as a `\udXXX` escape some clients reject.
+ * A pair split across two text writes is joined by the writer before this check.
  *
  * @param maxBytes cap on `JSON.stringify(frame)` in UTF-8 bytes
  * @throws InvalidFrameError naming each broken rule (never the value)
@@ -216,6 +225,9 @@ export async function validateFrame(input: unknown, maxBytes: number): Promise<S
   }
   try {
     const output = await validator.validate({ frame: input })
+    if (!isWellFormedDeep(output.frame)) {
+      throw new InvalidFrameError([{ field: '', rule: 'wellFormedUnicode' }])
+    }
     return output.frame as StreamFrame
   } catch (error) {
     if (error instanceof errors.E_VALIDATION_ERROR) {

@@ -1,51 +1,19 @@
-import { InvalidFrameError, StoreUnavailableError, StreamClosedError } from '../errors.js'
-import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import { StoreUnavailableError, StreamClosedError } from '../errors.js'
 import type { StreamStore } from '../store/stream_store.js'
 import type { RunMeta } from '../core/run.js'
 import type { Tail } from '../follow/tail.js'
 import type { StreamFrame } from '../core/frames.js'
 import type { SinkWriter } from './spi.js'
-import { validateFrame } from './validate.js'
 import type { AppendContext, AppendPlan } from './append.js'
 import { averageCommitMs, coalesceText } from './coalescing.js'
 import { Outage } from './outage.js'
 import { RetriedCommits } from './retried_commit.js'
 import { LeaseRenewal } from './lease.js'
 import { OutageBuffer } from './outage_buffer.js'
+import { SplitPair } from './split_pair.js'
+import type { WriterOptions } from './writer_options.js'
 
-/**
- * Called inside the transaction that stores an `approval` or `elicitation` frame, so the parking
- * row and the suspension commit with the frame or not at all (DESIGN.md invariant 6).
- */
-export type ParkHook = (
-  trx: TransactionClientContract,
-  meta: RunMeta,
-  frame: Extract<StreamFrame, { t: 'approval' | 'elicitation' }>,
-  seq: number
-) => Promise<void>
-
-export interface WriterOptions {
-  /** Longest time text is held back before it is written, in milliseconds. */
-  coalesceWindowMs: number
-  /** A text row stops growing past this many UTF-16 code units; more text starts a new row. */
-  maxTextRowChars: number
-  /** Cap on one frame's serialized size, in bytes. */
-  maxFrameBytes: number
-  /** The writer's lease, in milliseconds: renewed while it is open, lapses if the process dies. */
-  leaseMs: number
-  /** The run writing (a delegated run's own id, parent, thread, principal). */
-  meta: RunMeta
-  /** Parks approvals and elicitations in the frame's transaction; none = they are stored only. */
-  park?: ParkHook
-  /** How long the run survives the database being unreachable, in milliseconds. */
-  outageBoundMs: number
-  /** Most bytes (UTF-8) of frames held in memory while the database is unreachable. */
-  outageBufferBytes: number
-  /** The stream's last seq when the writer opened it (narrows a retried commit's look-up). */
-  openedAtSeq?: number
-  /** Told about a failure the writer could not record in the stream (it keeps going). */
-  onError?: (error: unknown) => void
-}
+export type { ParkHook, WriterOptions } from './writer_options.js'
 
 /**
  * The writer of one run's stream, over Lucid (see `LucidTokenStreamSink.open`).
@@ -56,6 +24,13 @@ export interface WriterOptions {
  * `coalesceWindowMs` of its write (the hold is the window less the recent commit time), and a
  * message of any length stays one row. Any other frame, `flush()` and `end()` write held
  * text first, in the same transaction.
+ *
+ * Code points: a text write that ends with a high surrogate (a tokenizer cut inside a pair) has
+ * that half held back, never committed alone, and joined with the low half the next text write
+ * starts with; text is thus cut, held, stored and addressed only between code points (rows,
+ * cursor offsets). A half whose other half does not come next (another text, any other frame,
+ * `flush()`, `end()`), or a low half at a write's start with nothing held, is written as U+FFFD:
+ * a broken pair never fails the run. A lone surrogate inside one write is refused.
  *
  * Every write is ordered after the previous one. A frame that fails validation is refused
  * (`InvalidFrameError`) and nothing is stored. A commit that failed in the background (the held
@@ -94,6 +69,8 @@ export class LucidSinkWriter implements SinkWriter {
   /** What is held in memory during an outage (bounded in bytes), and its callers. */
   #buffer: OutageBuffer
   #commits: RetriedCommits
+  /** A high surrogate held for its low half (text at code-point granularity). */
+  #pair: SplitPair
   /** The lost run's failure being written, and its retries (stopped by `shutdown()`). */
   #recording: Promise<void> | null = null
   #failureRetry: Outage | null = null
@@ -109,6 +86,7 @@ export class LucidSinkWriter implements SinkWriter {
   ) {
     this.context = { store, tail, maxFrameBytes: options.maxFrameBytes }
     this.#commits = new RetriedCommits(this.context, runId, options.openedAtSeq)
+    this.#pair = new SplitPair(options.maxFrameBytes)
     this.#outage = new Outage(options.outageBoundMs, {
       // Callers waiting for a commit go on: their frames are held.
       began: () => this.#buffer.releaseWaiting(),
@@ -167,31 +145,36 @@ export class LucidSinkWriter implements SinkWriter {
     this.#assertWritable()
     // Validation starts now and is awaited in the queue: frames of different kinds take
     // different numbers of ticks to validate, and writes must keep the order they were made in.
-    const valid = validateFrame(frame, this.options.maxFrameBytes)
+    // A text write is joined with a half held before it there, in write order (split_pair.ts).
+    const valid = this.#pair.check(frame)
     valid.catch(() => {})
     const bytes = this.#buffer.queued(frame)
     const done = this.#enqueue(async () => {
       this.#buffer.dequeued(bytes)
       if (this.#lost) throw this.#lost
-      return this.#apply(await valid)
+      return this.#apply(await this.#pair.accept(frame, valid))
     })
     if (this.#buffer.over) this.#lose('buffer')
     if (frame.t === 'approval' || frame.t === 'elicitation') return done
     return this.#buffer.acknowledged(done, valid, (error) => {
-      // Refused frames were refused to their caller; a lost run throws on every call anyway.
-      if (!(error instanceof InvalidFrameError) && error !== this.#lost) this.#failure ??= error
+      // Only reached once `valid` passed: a refusal now (a joined pair past the size cap) was
+      // not given to its caller, so the next call throws it; a lost run throws on every call.
+      if (error !== this.#lost) this.#failure ??= error
     })
   }
 
   /**
-   * Write out held text without ending the stream. Resolves once everything written before is
-   * committed (through a database outage, up to its bound).
+   * Write out held text without ending the stream (a held high half becomes U+FFFD). Resolves
+   * once everything written before is committed (through a database outage, up to its bound).
    *
    * @throws StreamClosedError, StoreUnavailableError (see `write`)
    */
   async flush(): Promise<void> {
     this.#assertWritable()
-    return this.#enqueue(() => this.#commit([]))
+    return this.#enqueue(() => {
+      this.#breakPair()
+      return this.#commit([])
+    })
   }
 
   /**
@@ -207,7 +190,10 @@ export class LucidSinkWriter implements SinkWriter {
     // so a failed end() can be retried (and the lease keeps the stream alive meanwhile).
     this.#ending = true
     try {
-      await this.#enqueue(() => this.#commit([], { end: 'ended', within: options.within }))
+      await this.#enqueue(() => {
+        this.#breakPair()
+        return this.#commit([], { end: 'ended', within: options.within })
+      })
     } catch (error) {
       this.#ending = false
       throw error
@@ -229,6 +215,7 @@ export class LucidSinkWriter implements SinkWriter {
     if (!this.#lost) this.#outage.stop()
     if (this.#timer) clearTimeout(this.#timer)
     this.#timer = null
+    this.#pair.clear()
     // A lost run's failure is still being written: the sink forgets the writer after that.
     if (this.#recording) void this.#recording.finally(() => this.#onRelease?.())
     else this.#onRelease?.()
@@ -261,6 +248,17 @@ export class LucidSinkWriter implements SinkWriter {
     return next
   }
 
+  /** The held high half's pair is broken (another frame, flush, end): it is written as U+FFFD. */
+  #breakPair() {
+    const broken = this.#pair.break()
+    if (!broken) return
+    const rowChars = this.#row ? this.#row.body.length + this.#held.length : 0
+    // The row stops growing at its cap, as for any text (coalescing.ts).
+    if (rowChars + 1 > this.options.maxTextRowChars) this.#row = null
+    this.#held += broken
+    this.#buffer.hold(broken)
+  }
+
   async #apply(frame: StreamFrame) {
     if (frame.t === 'text') {
       if (frame.v.length === 0) return
@@ -290,6 +288,7 @@ export class LucidSinkWriter implements SinkWriter {
       }
       return
     }
+    this.#breakPair()
     if (frame.t === 'component' && frame.partial) {
       await this.#commit([])
       this.tail.partial(this.runId, frame)
@@ -299,8 +298,13 @@ export class LucidSinkWriter implements SinkWriter {
     if (park && (frame.t === 'approval' || frame.t === 'elicitation')) {
       const meta = this.#metas.get(frame.runId) ?? this.options.meta
       await this.#commit([frame], {
-        within: (trx, stored) =>
-          park(trx, meta, frame, stored.find((r) => r.kind === frame.t)!.seq),
+        within: async (trx, stored) => {
+          const row = stored.find((r) => r.kind === frame.t)!
+          const number = await park(trx, meta, frame, row.seq)
+          // Which park the frame is part of is known only now: every reader (live or replayed)
+          // gets it in the frame, so a decision can name it.
+          await this.store.rewrite(trx, this.runId, row, JSON.stringify({ ...frame, park: number }))
+        },
       })
       return
     }

@@ -41,7 +41,12 @@ export async function commitInTransaction(
   const at = now()
   if (plan.token && plan.retried) {
     const landed = await landedAttempt(trx, ctx.tables, runId, plan, at)
-    if (landed) return landed
+    if (landed) {
+      // The earlier attempt's COMMIT was not confirmed, so nothing was published for it after
+      // commit (Redis): wake readers now (no rev: they read). A second NOTIFY is harmless.
+      await ctx.notify(trx, runId)
+      return landed
+    }
   }
   const lock = trx.from(ctx.tables.streams).where('run_id', runId)
   if (!plan.evenIfClosed) lock.where('status', 'open')

@@ -90,14 +90,17 @@ export interface CommitResult {
 /** A SQL value as a number (drivers return bigints and decimals as strings). */
 export const int = (value: unknown) => Number(value)
 
-/** A frames row as a driver returns it, parsed. */
-export function toStoredRow(row: {
+/** A frames row as a driver returns it. */
+export interface RawRow {
   seq: unknown
   kind: RowKind
   body: string
   component_id: string | null
   superseded: unknown
-}): StoredRow {
+}
+
+/** A frames row as a driver returns it, parsed. */
+export function toStoredRow(row: RawRow): StoredRow {
   return {
     seq: int(row.seq),
     kind: row.kind,

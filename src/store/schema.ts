@@ -140,6 +140,11 @@ export function createParkingTables(
       table.string('stream_run_id', 191).notNullable()
       table.string('thread_id', 191).notNullable()
       table.string('parent_run_id', 191).nullable()
+      /**
+       * The run whose segment parked (its `start` or `resume` returned `parked`). Every run that
+       * parked in one segment is resumed once, together: as that run when several parked.
+       */
+      table.string('segment_run_id', 191).nullable()
       json(table, 'principal')
       /** The host's opaque checkpoint (JSON): stored, never served. */
       json(table, 'checkpoint')

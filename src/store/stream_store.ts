@@ -8,6 +8,7 @@ import {
   toStoredRow,
   type CommitPlan,
   type CommitResult,
+  type RawRow,
   type StoredRow,
   type StreamHead,
 } from './rows.js'
@@ -27,7 +28,13 @@ export class StreamStore {
     readonly connect: () => QueryClientContract,
     readonly tables: TableNames,
     /** PostgreSQL NOTIFY channel to wake other replicas on commit; `null` for none. */
-    readonly notifyChannel: string | null
+    readonly notifyChannel: string | null,
+    /**
+     * Told after each committed transaction that changed a stream (write, open, removal), with
+     * the run id and the stream's revision when known: for wake-ups that cannot ride in the
+     * transaction (Redis). Never called for a rollback. Must not throw.
+     */
+    readonly committed?: (runId: string, rev?: number) => void
   ) {}
 
   get client(): QueryClientContract {
@@ -60,7 +67,7 @@ export class StreamStore {
       })
       .onConflict('run_id')
       .ignore()
-    return this.#withTransaction(async (trx) => {
+    return this.#withTransaction(async (trx, notify) => {
       await trx
         .from(this.tables.streams)
         .where('run_id', runId)
@@ -72,7 +79,7 @@ export class StreamStore {
           ended_at: null,
         })
       const row = await trx.from(this.tables.streams).where('run_id', runId).first()
-      await this.#notify(trx, runId, int(row.rev))
+      await notify(runId, int(row.rev))
       return int(row.last_seq)
     })
   }
@@ -84,18 +91,28 @@ export class StreamStore {
    *   `evenIfClosed`, only when it does not exist); nothing is written then
    */
   async commit(runId: string, plan: CommitPlan): Promise<CommitResult | null> {
-    return this.#withTransaction((trx) =>
+    return this.#withTransaction((trx, notify) =>
       commitInTransaction(
         trx,
         {
           tables: this.tables,
           dialect: this.dialect,
-          notify: (t, id, rev) => this.#notify(t, id, rev),
+          notify: (_trx, id, rev) => notify(id, rev),
         },
         runId,
         plan
       )
     )
+  }
+
+  /**
+   * Replace the body of a row inside the transaction that inserted it (`CommitPlan.within`):
+   * for what only that commit knows (the park an approval joined). `row` is updated too, so the
+   * commit hands readers what is stored.
+   */
+  async rewrite(trx: TransactionClientContract, runId: string, row: StoredRow, body: string) {
+    await trx.from(this.tables.frames).where('run_id', runId).where('seq', row.seq).update({ body })
+    row.body = body
   }
 
   /** Renew a writer's lease. Returns false when the stream is no longer open. */
@@ -130,18 +147,65 @@ export class StreamStore {
   }
 
   /**
-   * Rows with `seq >= fromSeq`, in seq order, at most `limit`. Seqs are gap-free, so the bounded
-   * range selects exactly those rows, and keeps every planner on the primary key (an open-ended
-   * range on a freshly filled table led PostgreSQL to scan and sort the whole rest of the run).
+   * One page of rows from `fromSeq` (inclusive), in seq order: at most `limit` rows, and no more
+   * than `maxBytes` of bodies (UTF-8 bytes, as SQL counts them): a page stops before the row that
+   * would take it past `maxBytes`. The first two rows are read whatever their size (a row is at
+   * most `maxFrameBytes`), so a page always makes progress past a cursor's own row. `more` says
+   * rows may follow (the page stopped at a limit); otherwise the stream had no more.
+   *
+   * One read brings every row's size, and the bodies of rows small enough that `limit` of them
+   * fit in `maxBytes` (most rows: one query); the bodies of larger rows the page takes come in a
+   * second read. So a read never brings more than `maxBytes` of bodies it does not keep.
+   *
+   * Seqs are gap-free, so the bounded range selects exactly those rows, and keeps every planner
+   * on the primary key (an open-ended range on a freshly filled table led PostgreSQL to scan and
+   * sort the whole rest of the run).
    */
-  async rows(runId: string, fromSeq: number, limit: number): Promise<StoredRow[]> {
-    const rows = await this.client
-      .from(this.tables.frames)
-      .select('seq', 'kind', 'body', 'component_id', 'superseded')
-      .where('run_id', runId)
-      .whereBetween('seq', [fromSeq, fromSeq + limit - 1])
-      .orderBy('seq', 'asc')
-    return rows.map(toStoredRow)
+  async page(
+    runId: string,
+    fromSeq: number,
+    limit: number,
+    maxBytes: number
+  ): Promise<{ rows: StoredRow[]; more: boolean }> {
+    // (Capped to a 32-bit integer: SQL compares it with a size.)
+    const small = Math.min(Math.floor(maxBytes / limit), 2 ** 31 - 1)
+    const found: (Omit<RawRow, 'body'> & { size: unknown; body: string | null })[] =
+      await this.client
+        .from(this.tables.frames)
+        .select('seq', 'kind', 'component_id', 'superseded')
+        .select(this.client.knexRawQuery('octet_length(body) as size'))
+        .select(
+          this.client.knexRawQuery('case when octet_length(body) <= ? then body end as body', [
+            small,
+          ])
+        )
+        .where('run_id', runId)
+        .whereBetween('seq', [fromSeq, fromSeq + limit - 1])
+        .orderBy('seq', 'asc')
+    let taken = 0
+    let bytes = 0
+    for (const row of found) {
+      bytes += int(row.size)
+      if (taken >= 2 && bytes > maxBytes) break
+      taken++
+    }
+    const page = found.slice(0, taken)
+    const missing = page.filter((row) => row.body === null).map((row) => int(row.seq))
+    if (missing.length > 0) {
+      const bodies = new Map<number, string>()
+      const read = await this.client
+        .from(this.tables.frames)
+        .select('seq', 'body')
+        .where('run_id', runId)
+        .whereIn('seq', missing)
+      for (const row of read) bodies.set(int(row.seq), row.body)
+      for (const row of page) row.body ??= bodies.get(int(row.seq)) ?? null
+    }
+    return {
+      // A row deleted in between (a purge) is left out; its readers end.
+      rows: page.filter((row) => row.body !== null).map((row) => toStoredRow(row as RawRow)),
+      more: taken < found.length || found.length === limit,
+    }
   }
 
   /** Seq of the first segment end after `afterSeq` (where that segment ended), or `null`. */
@@ -220,7 +284,7 @@ export class StreamStore {
    * since before then. Returns whether it was deleted.
    */
   async remove(runId: string, endedBefore?: number): Promise<boolean> {
-    return this.#withTransaction(async (trx) => {
+    return this.#withTransaction(async (trx, notify) => {
       const query = trx.from(this.tables.streams).where('run_id', runId)
       if (endedBefore !== undefined) {
         query.whereIn('status', ['ended', 'failed']).where('ended_at', '<', endedBefore)
@@ -228,7 +292,7 @@ export class StreamStore {
       const deleted = affected(await query.delete())
       if (deleted === 0) return false
       await trx.from(this.tables.frames).where('run_id', runId).delete()
-      await this.#notify(trx, runId)
+      await notify(runId)
       return true
     })
   }
@@ -260,16 +324,34 @@ export class StreamStore {
   /**
    * Wake other replicas on commit. The payload is `<runId>` or `<runId> <rev>`: ids only, never
    * data (and far below PostgreSQL's 8000-byte limit). The rev lets a replica that already has
-   * this commit (its own writer handed it over) skip the read.
+   * this commit (its own writer handed it over) skip the read. PostgreSQL NOTIFY rides in the
+   * transaction (delivered on commit); `committed` is told once the commit succeeded.
    */
-  async #notify(trx: TransactionClientContract, runId: string, rev?: number) {
-    if (this.notifyChannel) {
-      const payload = rev === undefined ? runId : `${runId} ${rev}`
-      await trx.rawQuery('select pg_notify(?, ?)', [this.notifyChannel, payload])
+  async #withTransaction<T>(
+    work: (
+      trx: TransactionClientContract,
+      notify: (runId: string, rev?: number) => Promise<void>
+    ) => Promise<T>
+  ): Promise<T> {
+    const notified: [string, number | undefined][] = []
+    // inTransaction checks the COMMIT's own outcome: a COMMIT that failed (outcome unknown)
+    // throws here, so nothing is published for it (the writer's token-checked retry is).
+    const result = await inTransaction(this.client, (trx) => {
+      return work(trx, async (runId: string, rev?: number) => {
+        if (this.notifyChannel) {
+          const payload = rev === undefined ? runId : `${runId} ${rev}`
+          await trx.rawQuery('select pg_notify(?, ?)', [this.notifyChannel, payload])
+        }
+        if (this.committed) notified.push([runId, rev])
+      })
+    })
+    for (const [runId, rev] of notified) {
+      // The rows are committed: a failing wake-up must never make the write look failed (a
+      // retry would duplicate it). The heads poll covers a lost wake-up.
+      try {
+        this.committed!(runId, rev)
+      } catch {}
     }
-  }
-
-  #withTransaction<T>(work: (trx: TransactionClientContract) => Promise<T>): Promise<T> {
-    return inTransaction(this.client, work)
+    return result
   }
 }

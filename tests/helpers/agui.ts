@@ -3,6 +3,8 @@ import { enforceEvents, verifyEvents } from '@ag-ui/client'
 import { from, lastValueFrom, toArray } from 'rxjs'
 import { cuttingFetch, parseSse as parseSseBody } from '../../demo/cutting_fetch.js'
 
+export { ReattachingAgent } from '../../demo/reattaching_agent.js'
+
 export type WireEvent = { type: string } & Record<string, any>
 
 /** The events of an SSE body, with the `id:` each carried (checked for LF-only framing). */
@@ -44,6 +46,7 @@ export function recordingFetch(cut?: (event: WireEvent) => boolean) {
   return {
     fetch: recorder.fetch,
     bodies: recorder.bodies,
+    urls: recorder.urls,
     get lastId() {
       return recorder.state.lastId
     },

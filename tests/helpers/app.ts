@@ -9,13 +9,17 @@ import { connectionConfig } from './db.js'
 /** The repository is the app root: Lucid finds the package's own `database/migrations`. */
 const APP_ROOT = new URL('../../', import.meta.url)
 
-/** A real AdonisJS app with Lucid and this package's provider, booted (not started). */
+/**
+ * A real AdonisJS app with Lucid and this package's provider, booted (not started). `redis`:
+ * also `@adonisjs/redis` (its provider, and this config as `config/redis.ts`).
+ */
 export async function setupApp(
   config: AgentStreamConfig = {},
   {
     environment = 'console',
     mode = 'run' as 'run' | 'warmup',
     connection = connectionConfig() as ConnectionConfig,
+    redis = undefined as { connection: string; connections: Record<string, object> } | undefined,
   } = {}
 ): Promise<ApplicationService> {
   const ignitor = new IgnitorFactory()
@@ -28,10 +32,12 @@ export async function setupApp(
           connections: { main: { ...connection, migrations: { naturalSort: true } } },
         }),
         agent_stream: defineConfig(config),
+        ...(redis ? { redis } : {}),
       },
       rcFileContents: {
         providers: [
           () => import('@adonisjs/lucid/database_provider'),
+          ...(redis ? [() => import('@adonisjs/redis/redis_provider')] : []),
           () => import('../../providers/agent_stream_provider.js'),
         ],
       },

@@ -45,7 +45,7 @@ export async function serveApp(
     await new Promise((resolve) => http.close(resolve))
     await agentStream.driver.settled()
   })
-  return { app, agentStream, url }
+  return { app, agentStream, url, http }
 }
 
 /** POST `body` as JSON, as `user` (the `x-user` principal of {@link serveApp}). */

@@ -2,6 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { getActiveTest } from '@japa/runner'
 import type { LucidSinkOptions } from '../../src/sink/lucid_sink.js'
+import type { RedisNotifierSpec } from './redis.js'
 
 const SCRIPTS = {
   sink: fileURLToPath(new URL('../fixtures/replica.ts', import.meta.url)),
@@ -24,6 +25,7 @@ export class Replica {
       agent = {} as object,
       /** Extra environment (`PG_PORT`, `MYSQL_DATABASE`, ...: another database server). */
       env = {} as Record<string, string>,
+      redis = undefined as RedisNotifierSpec | undefined,
     } = {}
   ) {
     const child = fork(SCRIPTS[script], [], {
@@ -33,6 +35,8 @@ export class Replica {
         ...env,
         SINK_OPTIONS: JSON.stringify(options),
         AGENT_OPTIONS: JSON.stringify(agent),
+        // `sink` replicas only: wake and publish through Redis (notifiers.redis()).
+        REDIS_NOTIFIER: redis ? JSON.stringify(redis) : '',
       },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     })

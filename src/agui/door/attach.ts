@@ -1,15 +1,17 @@
-import { createHash } from 'node:crypto'
-import { parseCursor, type Cursor } from '../../core/cursor.js'
 import { isRunId } from '../../core/frames.js'
+import { continuationRunId } from '../ids.js'
 import type { Principal } from '../../core/run.js'
-import { notFound } from './refusals.js'
+import { parseDoorPosition, type DoorPosition } from './position.js'
+import { invalidCursor, notFound } from './refusals.js'
 import type { DoorDeps, DoorReply } from './reply.js'
 import { serveRun } from './serve.js'
 
 /**
  * Re-attach to an AG-UI run after `after` (the SSE `Last-Event-ID` or `?after=`): the run from
  * its `RUN_STARTED`, a join prelude, then the rest. 404 when there is no such run (or it is
- * someone else's); 400 `invalid_cursor` for a cursor this package did not mint.
+ * someone else's); 400 `invalid_cursor` for an id the door did not mint (`position.ts`) or one
+ * past the stream's stored head (never given by any replica: followed, it would wait for frames
+ * that may never come, and skip those that do).
  */
 export async function reattach(
   deps: DoorDeps,
@@ -21,20 +23,25 @@ export async function reattach(
   const run = isRunId(runId) ? await deps.runs.find(runId) : null
   if (!run || run.ownerId !== (principal?.id ?? null)) return notFound()
   if (!(await deps.sink.has(run.streamRunId))) return notFound()
-  let cursor: Cursor | undefined
+  let position: DoorPosition | undefined
   try {
-    cursor = after === undefined ? undefined : parseCursor(after)
+    position = parseDoorPosition(after)
   } catch {
-    return { kind: 'refused', status: 400, code: 'invalid_cursor', message: 'Invalid cursor' }
+    return invalidCursor()
   }
-  return serveRun(deps, run, cursor, signal)
+  if (position) {
+    const at = 'k' in position ? { seq: position.seq, offset: 0 } : position.cursor
+    if (await deps.sink.beyondHead(run.streamRunId, at)) return invalidCursor()
+  }
+  return serveRun(deps, run, position, signal)
 }
 
 /**
  * Attach by thread (what a `connect(threadId)` client asks): the thread's current AG-UI run from
  * `after`. When its segment parked and the run went on because someone answered elsewhere (the
  * admin page, the decision API), the continuation becomes an AG-UI run of its own (a run id
- * derived from the stream and the park's end, the same on every replica) and that is served.
+ * derived from the stream and the park's end, the same on every replica, in a namespace no
+ * client may use) and that is served.
  * 404 when the thread has no run (or it is someone else's).
  */
 export async function attachThread(
@@ -50,8 +57,8 @@ export async function attachThread(
     const end = await deps.sink.segmentEnd(run.streamRunId, run.afterSeq)
     if (end === null) break
     if (!(await continued(deps, run.streamRunId, end))) break
-    const digest = createHash('sha256').update(run.streamRunId).digest('hex').slice(0, 40)
-    const runId = `${digest}.r${end}`
+    // In the door's own namespace: no client can have taken it (see `continuationRunId`).
+    const runId = continuationRunId(run.streamRunId, end)
     const next = {
       runId,
       threadId: run.threadId,

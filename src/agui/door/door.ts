@@ -14,7 +14,7 @@ import type { AgUiRun, AgUiRunStore } from './runs.js'
 import { notFound, refusal } from './refusals.js'
 import type { AgUiDoorOptions, DoorDeps, DoorReply } from './reply.js'
 import { attachThread, reattach } from './attach.js'
-import { decidedElsewhere, resume } from './resume.js'
+import { resume, settledElsewhere, settledRefusal } from './resume.js'
 import { serveRun } from './serve.js'
 import { startFromInput, startRun, type NewRun } from './start.js'
 
@@ -79,10 +79,8 @@ export class AgUiDoor {
       // The same resume again: the run it started is replayed, nothing runs twice.
       if (latest && hash && latest.resumeHash === hash)
         return serveRun(this.#deps, latest, undefined, signal)
-      if (await decidedElsewhere(this.#deps, input.threadId, input.resume)) {
-        return refusal('interrupt_decided')
-      }
-      return refusal('no_pending_interrupt')
+      const settled = await settledElsewhere(this.#deps, input.threadId, input.resume)
+      return refusal(settledRefusal(settled, 'no_pending_interrupt'))
     }
     return resume(this.#deps, input, hash!, latest!, pending, principal, signal)
   }
@@ -97,9 +95,8 @@ export class AgUiDoor {
   ): Promise<{ latest: AgUiRun | null; pending: PendingItem[] } | null> {
     const latest = await this.runs.latest(threadId)
     if (latest && latest.ownerId !== (principal?.id ?? null)) return null
-    const pending = latest
-      ? await this.parking.list({ streamRunId: latest.streamRunId, perPage: 100 })
-      : []
+    // Every pending item: a resume must answer all of them (never a page of them).
+    const pending = latest ? await this.parking.pendingOf(latest.streamRunId) : []
     return { latest, pending }
   }
 

@@ -1,6 +1,11 @@
 import vine from '@vinejs/vine'
+import type { FieldContext } from '@vinejs/vine/types'
 import { createHash } from 'node:crypto'
 import { RUN_ID } from '../../core/frames.js'
+import { isWellFormedDeep } from '../../core/text.js'
+import { DEPTH_ISSUE, tooDeep } from '../../core/json_depth.js'
+import { DEFAULTS } from '../../defaults.js'
+import { isMintedRunId } from '../ids.js'
 import {
   AgUiBodyTooLargeError,
   describeIssues,
@@ -18,7 +23,8 @@ export const INPUT_LIMITS = {
   messages: 500,
   tools: 64,
   context: 64,
-  resume: 64,
+  /** Entries of a resume: every item one segment may park on ({@link DEFAULTS}). */
+  resume: DEFAULTS.maxItemsPerSegment,
   /** Characters of the newest user message the run takes as input. */
   messageChars: 32_768,
 } as const
@@ -26,10 +32,27 @@ export const INPUT_LIMITS = {
 /** Thread and run ids: the run id grammar (they key streams and mint door ids). */
 const id = () => vine.string().regex(RUN_ID)
 
+/** Refuses a run id in the door's own namespace (ids the server mints for itself). */
+const notMinted = vine.createRule((value: unknown, _: undefined, field: FieldContext) => {
+  if (typeof value === 'string' && isMintedRunId(value)) {
+    field.report(
+      'The {{ field }} field uses a prefix reserved for the server',
+      'notReserved',
+      field
+    )
+  }
+})
+
+/**
+ * A run id a client may choose: the run id grammar, outside the server's own namespace
+ * (`agent-stream:`), so no client can take an id the server will mint (a continuation's).
+ */
+export const clientRunId = () => id().use(notMinted())
+
 const inputValidator = vine.compile(
   vine.object({
     threadId: id(),
-    runId: id(),
+    runId: clientRunId(),
     parentRunId: id().optional(),
     protocolVersion: vine.string().maxLength(16).optional(),
     messages: vine
@@ -91,14 +114,19 @@ export type AgUiResumeEntry = NonNullable<AgUiInput['resume']>[number]
 
 /**
  * Validate a `RunAgentInput` body (AG-UI 1.0, agui-1.0.md 1.4) with VineJS: ids, counts, string
- * sizes. The body's size is checked first.
+ * sizes. The body's depth (`MAX_JSON_DEPTH`, `src/core/json_depth.ts`) and size are checked first.
  *
- * @throws InvalidAgUiInputError (400 `invalid_input`), AgUiBodyTooLargeError (413 `body_too_large`)
+ * @throws InvalidAgUiInputError (400 `invalid_input`, also for a body nested too deep or a lone
+ *   surrogate anywhere in it, rule `wellFormedUnicode`), AgUiBodyTooLargeError (413
+ *   `body_too_large`)
  */
 export async function validateAgUiInput(
   body: unknown,
   maxBodyBytes: number = INPUT_LIMITS.maxBodyBytes
 ): Promise<AgUiInput> {
+  if (tooDeep(body)) {
+    throw new InvalidAgUiInputError(describeIssues('Invalid RunAgentInput', [DEPTH_ISSUE]))
+  }
   let size: number
   try {
     size = Buffer.byteLength(JSON.stringify(body ?? null))
@@ -107,6 +135,11 @@ export async function validateAgUiInput(
   }
   if (size > maxBodyBytes) {
     throw new AgUiBodyTooLargeError(maxBodyBytes)
+  }
+  // Messages, ids and resume payloads come back in events: no lone surrogate on the wire.
+  if (!isWellFormedDeep(body)) {
+    const issue = { field: '', rule: 'wellFormedUnicode' }
+    throw new InvalidAgUiInputError(describeIssues('Invalid RunAgentInput', [issue]))
   }
   try {
     return await inputValidator.validate(body)

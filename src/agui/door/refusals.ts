@@ -18,6 +18,7 @@ export type AgUiRefusalCode =
   | 'run_active'
   | 'decision_conflict'
   | 'interrupt_decided'
+  | 'interrupt_cancelled'
   | 'unknown_tool_call'
 
 /** The fixed sentence of each refusal, keyed by its code. */
@@ -36,6 +37,7 @@ export const REFUSALS: Record<AgUiRefusalCode, string> = {
   unknown_tool_call: 'A tool message answers no call this thread is waiting for.',
   interrupt_decided:
     'These interrupts were answered elsewhere: attach to the thread to follow the run.',
+  interrupt_cancelled: 'The run was cancelled: its interrupts can no longer be answered.',
 }
 
 /** The refusal a decision error lost to a race maps to, by the error's code (not its status). */
@@ -56,6 +58,11 @@ export function refusalOf(error: unknown): AgUiRefusalCode | null {
 /** No such run or thread, or another principal's (answered alike). */
 export function notFound(): DoorReply {
   return { kind: 'refused', status: 404, code: 'not_found', message: 'No such run' }
+}
+
+/** A cursor (SSE id) the door did not mint, or past the stream's stored head. */
+export function invalidCursor(): DoorReply {
+  return { kind: 'refused', status: 400, code: 'invalid_cursor', message: 'Invalid cursor' }
 }
 
 /** A refusal once the stream is open: one `RUN_ERROR` with a stable code, nothing else. */

@@ -24,7 +24,10 @@ export interface AgUiDoorOptions extends Omit<TranslatorOptions, 'streamRunId'> 
   messagesSnapshot?: boolean
 }
 
-/** One event to send, with the SSE `id:` (the stream cursor) when it is a frame's last event. */
+/**
+ * One event to send, with its SSE `id:` (`position.ts`: the stream cursor on a frame's last
+ * event, `<seq>:<k>` on the others; none in the join prelude).
+ */
 export interface SseItem {
   event: AgUiEvent
   id?: string

@@ -47,8 +47,8 @@ export async function resume(
     seen.add(entry.interruptId)
     const item = byId.get(entry.interruptId)
     if (!item) {
-      const decided = await decidedElsewhere(deps, input.threadId, [entry])
-      return refusal(decided ? 'interrupt_decided' : 'unknown_interrupt')
+      const settled = await settledElsewhere(deps, input.threadId, [entry])
+      return refusal(settledRefusal(settled, 'unknown_interrupt'))
     }
     const planned = await planEntry(deps, item, entry, principal)
     if (typeof planned === 'string') return refusal(planned)
@@ -154,22 +154,36 @@ async function planEntry(
 }
 
 /**
- * Whether every entry names an interrupt of this thread that was already decided (the admin
- * page, the decision API, another tab): the client should follow the run, not answer again.
+ * Whether every entry names an interrupt of this thread that was already settled elsewhere: all
+ * decided (the admin page, the decision API, another tab: the client should follow the run, not
+ * answer again), or cancelled with its run (which will not continue). `null` when one is
+ * pending, unknown or another thread's.
  */
-export async function decidedElsewhere(
+export async function settledElsewhere(
   deps: DoorDeps,
   threadId: string,
   entries: AgUiResumeEntry[]
-) {
+): Promise<'decided' | 'cancelled' | null> {
+  let cancelled = false
   for (const entry of entries) {
     const parts = decodeAgUiId(entry.interruptId)
-    if (!parts || parts.kind !== 'int' || parts.address.length !== 2) return false
+    if (!parts || parts.kind !== 'int' || parts.address.length !== 2) return null
     const [runId, itemId] = parts.address
-    const item = await deps.parking.findItem(runId, itemId)
-    if (!item || item.threadId !== threadId) return false
-    // Cancelled means the run will not continue: nothing to follow.
-    if (item.status === 'pending' || item.status === 'cancelled') return false
+    // The interrupt's own park (its frame's position), not the newest park of a reused id.
+    const rows = await deps.parking.findItems(runId, itemId)
+    const item = rows.find((row) => row.streamRunId === parts.runId && row.streamSeq === parts.n)
+    if (!item || item.threadId !== threadId || item.status === 'pending') return null
+    if (item.status === 'cancelled') cancelled = true
   }
-  return entries.length > 0
+  if (entries.length === 0) return null
+  return cancelled ? 'cancelled' : 'decided'
+}
+
+/** The refusal for entries {@link settledElsewhere} found settled, else `fallback`. */
+export function settledRefusal(
+  settled: 'decided' | 'cancelled' | null,
+  fallback: AgUiRefusalCode
+): AgUiRefusalCode {
+  if (settled === 'cancelled') return 'interrupt_cancelled'
+  return settled === 'decided' ? 'interrupt_decided' : fallback
 }

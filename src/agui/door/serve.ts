@@ -1,78 +1,217 @@
 import { compareCursors, formatCursor, parseCursor, type Cursor } from '../../core/cursor.js'
-import type { StreamFrame } from '../../core/frames.js'
-import { FrameTranslator } from '../translate/index.js'
+import type { DeliveredFrame, StreamFrame } from '../../core/frames.js'
+import type { SegmentEnd } from '../../sink/replay.js'
+import { FrameTranslator, preludeAfter, type AgUiEvent } from '../translate/index.js'
 import type { AgUiRun } from './runs.js'
+import { withinFrameId, type DoorPosition } from './position.js'
+import { invalidCursor } from './refusals.js'
 import { replayInto } from './replay.js'
 import type { DoorDeps, DoorReply, SseItem } from './reply.js'
+import { segmentBounds, type SegmentBounds } from './segment.js'
 import { closingEvents } from './transcript.js'
 
-/** One AG-UI run served from `after` (or its start) as a door reply. */
-export function serveRun(
-  deps: DoorDeps,
-  run: AgUiRun,
-  after: Cursor | undefined,
-  signal?: AbortSignal
-): DoorReply {
-  return {
-    kind: 'stream',
-    streamRunId: run.streamRunId,
-    events: runEvents(deps, run, after, signal),
-  }
+type Identity = { threadId: string; runId: string }
+
+/** How a connection starts: its first events, then the live stream from `from` (none: done). */
+interface Joined {
+  items: SseItem[]
+  from: Cursor | null
+  bounds: SegmentBounds
 }
 
 /**
- * One AG-UI run as events: the stream before its start cursor replayed silently into the
- * translator (so ids, open constructs and state are what they were), `RUN_STARTED` and the join
- * prelude, then the segment's frames until it ends. The SSE `id:` goes on a frame's last event.
+ * One AG-UI run served from `at` (or its start) as a door reply: `RUN_STARTED`, the join
+ * prelude, then the rest of the segment until it ends. Every event after the prelude carries an
+ * SSE id (`position.ts`), so a client cut after any event re-attaches with the last id it saw
+ * and gets exactly the events after it. The stream before `at` is replayed silently into the
+ * translator (so ids, open constructs and state are what they were) before the reply is made:
+ * an id inside a frame the door cannot have minted is refused (400 `invalid_cursor`).
  */
-export async function* runEvents(
+export async function serveRun(
   deps: DoorDeps,
   run: AgUiRun,
-  after: Cursor | undefined,
+  at: DoorPosition | undefined,
   signal?: AbortSignal
-): AsyncGenerator<SseItem> {
+): Promise<DoorReply> {
   const translator = new FrameTranslator({
     ...deps.options,
     streamRunId: run.streamRunId,
     clientTools: run.clientTools,
   })
   const identity = { threadId: run.threadId, runId: run.runId }
-  let start: Cursor = { seq: run.afterSeq }
-  if (after && compareCursors(after, start) > 0) start = after
-  const end = await deps.sink.segmentEnd(run.streamRunId, run.afterSeq)
-  if (end !== null && start.seq >= end) {
+  const joined = await join(deps, run, translator, identity, at)
+  if (!joined) return invalidCursor()
+  return {
+    kind: 'stream',
+    streamRunId: run.streamRunId,
+    events: liveEvents(deps, run, translator, identity, joined, signal),
+  }
+}
+
+async function* liveEvents(
+  deps: DoorDeps,
+  run: AgUiRun,
+  translator: FrameTranslator,
+  identity: Identity,
+  joined: Joined,
+  signal?: AbortSignal
+): AsyncGenerator<SseItem> {
+  yield* joined.items
+  if (!joined.from) return
+  const { end, parkedAt } = joined.bounds
+  // A cancelled park is stored whole: served through its end to the cancellation's.
+  const items =
+    parkedAt === undefined
+      ? deps.sink.segments(run.streamRunId, {
+          after: formatCursor(joined.from),
+          signal,
+          superseded: true,
+        })
+      : deps.sink.replay(run.streamRunId, {
+          after: joined.from,
+          until: { seq: end! },
+          appendedEnds: true,
+          superseded: true,
+        })
+  for await (const item of items) {
+    const at = parseCursor(item.cursor)
+    const { events, ends } = await eventsOf(deps, run, translator, identity, item, joined.bounds)
+    yield* framed(events, at.seq, item.cursor)
+    if (ends || translator.terminal === 'failed') return
+  }
+}
+
+/**
+ * One delivered item's events. A segment end ends the AG-UI run (closing events, then
+ * `RUN_FINISHED`), except the end of a park that was cancelled afterwards: the run goes on to
+ * the cancellation's end, and that park's end only closes what its segment had open.
+ */
+async function eventsOf(
+  deps: DoorDeps,
+  run: AgUiRun,
+  translator: FrameTranslator,
+  identity: Identity,
+  item: DeliveredFrame | SegmentEnd,
+  bounds: SegmentBounds
+): Promise<{ events: AgUiEvent[]; ends: boolean }> {
+  const at = parseCursor(item.cursor)
+  if (item.t !== 'end') {
+    return { events: translator.push(item as StreamFrame, at, 'superseded' in item), ends: false }
+  }
+  if (bounds.parkedAt === undefined || at.seq >= bounds.end!) {
+    return { events: await closingEvents(deps, run, translator, identity), ends: true }
+  }
+  return { events: translator.endSegment(), ends: false }
+}
+
+/**
+ * A frame's events from the `skip`-th on, with their SSE ids: the frame's cursor on its last
+ * event, `"<seq>:<k>"` on the others (`position.ts`).
+ */
+function framed(events: AgUiEvent[], seq: number, cursor: string, skip = 0): SseItem[] {
+  const out: SseItem[] = []
+  for (let i = skip; i < events.length; i++) {
+    out.push({ event: events[i], id: i === events.length - 1 ? cursor : withinFrameId(seq, i + 1) })
+  }
+  return out
+}
+
+const bare = (events: AgUiEvent[]): SseItem[] => events.map((event) => ({ event }))
+
+/** Where a connection joins the run; `null` for an id the door cannot have minted. */
+async function join(
+  deps: DoorDeps,
+  run: AgUiRun,
+  translator: FrameTranslator,
+  identity: Identity,
+  at: DoorPosition | undefined
+): Promise<Joined | null> {
+  const streamRunId = run.streamRunId
+  const start: Cursor = { seq: run.afterSeq }
+  const bounds = await segmentBounds(deps, streamRunId, run.afterSeq)
+  const { end } = bounds
+  let position: DoorPosition = at ?? { cursor: start }
+  // An id of an earlier AG-UI run of this stream: the client has none of this one.
+  if ('k' in position ? position.seq <= run.afterSeq : compareCursors(position.cursor, start) < 0)
+    position = { cursor: start }
+  // An id of a later one: the client had all of this one.
+  if ('k' in position && end !== null && position.seq > end) position = { cursor: { seq: end } }
+  // An id inside the closing of a park cancelled since: that ending is no longer this run's
+  // (it goes on to the cancellation), so the client gets everything after the park's end.
+  if ('k' in position && position.seq === bounds.parkedAt)
+    position = { cursor: { seq: position.seq } }
+  if ('k' in position) return withinFrame(deps, run, translator, identity, position, bounds)
+  const cursor = position.cursor
+  if (end !== null && cursor.seq >= end) {
     // The client had the whole run: it gets its start and its end again, nothing between.
-    await replayInto(deps, translator, run.streamRunId, { seq: end - 1 })
-    if (translator.failure) {
-      yield { event: translator.open(identity)[0] }
-      yield { event: translator.failure, id: String(end) }
-      return
-    }
-    for (const event of translator.open(identity)) yield { event }
-    const events = await closingEvents(deps, run, translator, identity)
-    for (const [i, event] of events.entries())
-      yield i === events.length - 1 ? { event, id: String(end) } : { event }
-    return
+    await replayInto(deps, translator, streamRunId, { seq: end - 1 })
+    if (translator.failure) return failed(translator, identity, String(end), bounds)
+    const opening = translator.open(identity)
+    const closing = await closingEvents(deps, run, translator, identity)
+    return { items: [...bare(opening), ...framed(closing, end, String(end))], from: null, bounds }
   }
-  await replayInto(deps, translator, run.streamRunId, start)
-  if (translator.failure) {
-    // The client had the run's error: it gets its start and the error again.
-    yield { event: translator.open(identity)[0] }
-    yield { event: translator.failure, id: formatCursor(start) }
-    return
+  await replayInto(deps, translator, streamRunId, cursor)
+  // The client had the run's error: it gets its start and the error again.
+  if (translator.failure) return failed(translator, identity, formatCursor(cursor), bounds)
+  return { items: bare(translator.open(identity)), from: cursor, bounds }
+}
+
+function failed(
+  translator: FrameTranslator,
+  identity: Identity,
+  id: string,
+  bounds: SegmentBounds
+): Joined {
+  return {
+    items: [{ event: translator.open(identity)[0] }, { event: translator.failure!, id }],
+    from: null,
+    bounds,
   }
-  for (const event of translator.open(identity)) yield { event }
-  for await (const item of deps.sink.segments(run.streamRunId, {
-    after: formatCursor(start),
-    signal,
-  })) {
-    const events =
-      item.t === 'end'
-        ? await closingEvents(deps, run, translator, identity)
-        : translator.push(item as StreamFrame, parseCursor(item.cursor))
-    for (const [i, event] of events.entries()) {
-      yield i === events.length - 1 ? { event, id: item.cursor } : { event }
-    }
-    if (item.t === 'end' || translator.terminal === 'failed') return
+}
+
+/**
+ * A client that had the first `k` events of the frame at row `seq`: the stream replayed to the
+ * row before, the frame translated, a prelude re-opening what is open after those `k` events
+ * (a tool call whose START it had and whose END it had not, say), then the frame's other
+ * events. `null` when the door cannot have minted that id: no such frame, a frame after the
+ * run's error, `k` not below the frame's event count.
+ */
+async function withinFrame(
+  deps: DoorDeps,
+  run: AgUiRun,
+  translator: FrameTranslator,
+  identity: Identity,
+  { seq, k }: { seq: number; k: number },
+  bounds: SegmentBounds
+): Promise<Joined | null> {
+  const streamRunId = run.streamRunId
+  await replayInto(deps, translator, streamRunId, { seq: seq - 1 })
+  if (translator.failure) return null
+  const opening = translator.open(identity)
+  const read = deps.sink.replay(streamRunId, {
+    after: { seq: seq - 1 },
+    until: { seq },
+    appendedEnds: bounds.parkedAt !== undefined,
+    superseded: true,
+  })
+  let item = null
+  for await (const found of read) {
+    item = found
+    break
+  }
+  if (!item || parseCursor(item.cursor).seq !== seq) return null
+  const superseded = 'superseded' in item
+  const { events, ends } = await eventsOf(deps, run, translator, identity, item, bounds)
+  // A component replaced since the id was minted is no longer sent: it had one event more.
+  if (k >= events.length + (superseded ? 1 : 0)) return null
+  const sent = Math.min(k, events.length)
+  const ended = ends || translator.terminal === 'failed'
+  return {
+    items: [
+      ...bare(preludeAfter(opening, events.slice(0, sent))),
+      ...framed(events, seq, item.cursor, sent),
+    ],
+    from: ended ? null : parseCursor(item.cursor),
+    bounds,
   }
 }

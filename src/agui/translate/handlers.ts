@@ -3,9 +3,9 @@ import type { Cursor } from '../../core/cursor.js'
 import { FAILURE_SENTENCES, type AgentStreamEvent, type StreamFrame } from '../../core/frames.js'
 import {
   SUBAGENT_FAILED_SENTENCE,
-  TOOL_DECLINED_SENTENCE,
   TOOL_FAILED_SENTENCE,
   customFields,
+  deniedSentence,
 } from '../../core/projection.js'
 import { attributed, type Scope, type TranslatorModel } from './model.js'
 import { APPROVAL_RESPONSE_SCHEMA, questionSetSchema } from './schemas.js'
@@ -42,7 +42,10 @@ export function customEvent(
 const custom: Handler<AgentStreamEvent> = (model, event) =>
   customEvent(model, event as { kind: string } & Record<string, unknown>)
 
-/** A call's result: its output as JSON, or a fixed sentence for a failed or declined call. */
+/**
+ * A call's result: its output as JSON, or a fixed sentence for a failed call or one that did not
+ * run (declined, expired or cancelled: each its own).
+ */
 function callResult(
   model: TranslatorModel,
   event: EventOf<'tool-output' | 'tool-output-error' | 'tool-output-denied'>
@@ -54,7 +57,7 @@ function callResult(
     event.kind === 'tool-output'
       ? JSON.stringify(event.output ?? null)
       : event.kind === 'tool-output-denied'
-        ? TOOL_DECLINED_SENTENCE
+        ? deniedSentence(event.status)
         : // The projection put the fixed sentence in place of the error: it goes out as is.
           event.error === TOOL_FAILED_SENTENCE
           ? TOOL_FAILED_SENTENCE
@@ -233,7 +236,9 @@ export const HANDLERS: FrameHandlers = {
     },
 
     'cancelled'(model) {
+      // A cancelled run continues no more: what it asked is no interrupt anyone can answer.
       model.cancelled = true
+      model.interrupts = []
       return []
     },
 

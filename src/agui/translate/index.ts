@@ -3,6 +3,7 @@
  * the reply schemas its interrupts advertise.
  */
 export { FrameTranslator } from './translator.js'
+export { preludeAfter } from './prelude.js'
 export type {
   AgentStreamState,
   AgUiEvent,

@@ -43,6 +43,8 @@ export class TranslatorModel {
   /** Tool calls without a result yet, by provider call id (reused ids get a fresh entry). */
   calls = new Map<string, Call>()
   interrupts: AgUiInterrupt[] = []
+  /** The activity messages sent so far, by AG-UI id (a replaced component's first one is sent). */
+  activities = new Set<string>()
   cancelled = false
   /** The `RUN_ERROR` an `error` frame gave, once one did. */
   failed: Extract<AgUiEvent, { type: EventType.RUN_ERROR }> | null = null
@@ -115,6 +117,7 @@ export class TranslatorModel {
   }
 
   activity(messageId: string, activityType: string, content: Record<string, unknown>): AgUiEvent {
+    this.activities.add(messageId)
     return {
       type: EventType.ACTIVITY_SNAPSHOT,
       messageId,

@@ -67,11 +67,24 @@ export class FrameTranslator {
     return this.#model.interrupts
   }
 
-  /** Translate one delivered frame at `at` (its cursor). */
-  push(frame: StreamFrame, at: Cursor): AgUiEvent[] {
+  /**
+   * Translate one delivered frame at `at` (its cursor). A `superseded` component (a later one
+   * with the same id replaced it) is sent only when it is the first of its id: the activity
+   * message then takes the place it took live, and the latest version replaces its content. A
+   * later superseded one changes the model as it did live (it closes open text) and is not
+   * sent. Whether a reader met a component before or after it was replaced, the ids and the
+   * order of what follows are the same.
+   */
+  push(frame: StreamFrame, at: Cursor, superseded = false): AgUiEvent[] {
     const projected = publicFrame(frame, this.options)
     if (!projected) return []
-    const out = this.#translate(projected, at)
+    const skip =
+      superseded &&
+      projected.t === 'component' &&
+      !projected.partial &&
+      projected.id !== undefined &&
+      this.#model.activities.has(this.#model.id('act', 0, [projected.id]))
+    const out = skip ? this.#model.closeText() : this.#translate(projected, at)
     if (this.#transcript) for (const event of out) this.#transcript.record(event)
     return out
   }
@@ -107,20 +120,26 @@ export class FrameTranslator {
   /**
    * A stored segment ended (the run parked): its text and tool calls are closed for good, its
    * interrupts answered by whoever resumes; steps and sub-agents stay open for the next segment.
-   * Emits nothing: on the wire the segment's end is {@link close}.
+   * On the wire a segment's end is {@link close}; the events returned here (closing open text
+   * and calls) are for a run served on past it (a cancelled park), and a silent replay drops
+   * them.
    */
-  endSegment() {
+  endSegment(): AgUiEvent[] {
     const model = this.#model
-    model.text = null
-    for (const call of model.calls.values()) call.ended = true
+    const out = model.closeText()
+    for (const call of model.calls.values()) out.push(...model.endCall(call))
     model.interrupts = []
+    // What the segment's end and the next run's start gave the client (see `close`, `open`).
+    if (this.options.stateDeltas) model.sentState = model.snapshot()
+    return out
   }
 
   /**
    * The start of an AG-UI run at the current position: `RUN_STARTED`, then the join prelude that
    * re-opens every construct open here (sub-agents and steps under their ids, then an open text
    * message and open tool calls) without re-sending anything the client has; with state deltas
-   * on, a `STATE_SNAPSHOT` first so later deltas apply to what the client holds.
+   * on, a `STATE_SNAPSHOT` first of the state as the client holds it here (as of the last delta
+   * it was sent), so the deltas that follow are the ones a client that never left got.
    */
   open(run: { threadId: string; runId: string }): AgUiEvent[] {
     const model = this.#model
@@ -128,8 +147,7 @@ export class FrameTranslator {
       { type: EventType.RUN_STARTED, threadId: run.threadId, runId: run.runId },
     ]
     if (this.options.stateDeltas) {
-      out.push({ type: EventType.STATE_SNAPSHOT, snapshot: model.snapshot() })
-      model.sentState = model.snapshot()
+      out.push({ type: EventType.STATE_SNAPSHOT, snapshot: structuredClone(model.sentState) })
     }
     for (const scope of model.scopes) {
       out.push(scope.kind === 'step' ? model.stepStarted(scope) : model.subStarted(scope))

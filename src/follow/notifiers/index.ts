@@ -2,10 +2,14 @@ import { DEFAULTS } from '../../defaults.js'
 import type { NotifierContext, NotifierFactory, NotifierSetup } from './notifier.js'
 import { PgNotifier } from './pg.js'
 import { PollNotifier } from './poll.js'
+import { RedisNotifier, REDIS_CHANNEL } from './redis.js'
+import { RedisLink, RedisPublisher, type RedisClient } from './redis_client.js'
 
 export type * from './notifier.js'
 export { PgNotifier } from './pg.js'
 export { PollNotifier } from './poll.js'
+export { RedisNotifier } from './redis.js'
+export type { RedisClient, RedisSubscriber } from './redis_client.js'
 
 /** Options of `notifiers.pg()`. Durations in milliseconds. */
 export interface PgNotifierFactoryOptions {
@@ -14,6 +18,27 @@ export interface PgNotifierFactoryOptions {
   /** The safety-net poll beside NOTIFY. Default the sink's `pollIntervalMs`, else 1000. */
   pollIntervalMs?: number
   /** LISTEN reconnect backoff, doubling from `min` to `max`. Default 100 to 5000. */
+  reconnect?: { min: number; max: number }
+}
+
+/** Options of `notifiers.redis()`. Durations in milliseconds. */
+export interface RedisNotifierFactoryOptions {
+  /**
+   * Name of an `@adonisjs/redis` connection (`config/redis.ts`), resolved through the app's
+   * container. Default: its default connection (`main`). Ignored when `client` is given.
+   */
+  connection?: string
+  /**
+   * An ioredis client (`new Redis(...)`), for use outside AdonisJS or to pick one yourself: it
+   * publishes, and its `duplicate()` is the dedicated subscriber connection (closed by the
+   * notifier; the client itself stays yours).
+   */
+  client?: RedisClient
+  /** Pub/sub channel (1 to 128 of `A-Za-z0-9_:.-`). Default the sink's `notifyChannel`, else `agent_stream`. */
+  channel?: string
+  /** The safety-net poll beside Redis. Default the sink's `pollIntervalMs`, else 1000. */
+  pollIntervalMs?: number
+  /** Subscriber reconnect backoff, doubling from `min` to `max`. Default 100 to 5000. */
   reconnect?: { min: number; max: number }
 }
 
@@ -64,6 +89,49 @@ export const notifiers = {
           notifiers: [listen, new PollNotifier(pollIntervalMs)],
           notifyChannel: channel,
           pollIntervalMs,
+        }
+      },
+    }
+  },
+
+  /**
+   * Redis pub/sub, for any database (MySQL/MariaDB and SQLite fleets; PostgreSQL behind a pooler
+   * that drops LISTEN): every commit publishes `<runId> <rev>` (ids only) once it succeeded; each
+   * replica subscribes on one dedicated connection, with the heads poll as a slow safety net. A
+   * reconnected subscriber polls once. `@adonisjs/redis` and `ioredis` are optional peers,
+   * imported only when this notifier resolves a `connection` (never with `client`).
+   *
+   * @throws Error for a channel outside the grammar; from `prepare()` (the AdonisJS config
+   *   provider calls it) when `@adonisjs/redis` is not installed, its provider is not registered
+   *   or the connection is unknown (without `prepare`, that is told to `onError` and polling
+   *   stands in)
+   */
+  redis(options: RedisNotifierFactoryOptions = {}): NotifierFactory {
+    if (options.channel !== undefined && !REDIS_CHANNEL.test(options.channel)) {
+      throw new Error('Invalid Redis channel: use 1 to 128 letters, digits or "_:.-"')
+    }
+    const link = new RedisLink({ client: options.client, connection: options.connection })
+    return {
+      name: 'redis',
+      async prepare(container) {
+        await link.locate(container)
+      },
+      create(context: NotifierContext): NotifierSetup {
+        const channel = options.channel ?? context.notifyChannel ?? DEFAULTS.notifyChannel
+        const pollIntervalMs =
+          options.pollIntervalMs ?? context.pollIntervalMs ?? DEFAULTS.pollBesideNotifyMs
+        const subscribe = new RedisNotifier({
+          channel,
+          client: () => link.client(),
+          reconnect: options.reconnect,
+          onError: context.onError,
+        })
+        const publisher = new RedisPublisher(link, channel, context.onError)
+        return {
+          notifiers: [subscribe, new PollNotifier(pollIntervalMs)],
+          notifyChannel: null,
+          pollIntervalMs,
+          publish: (runId, rev) => publisher.publish(runId, rev),
         }
       },
     }

@@ -51,17 +51,39 @@ export interface NotifierSetup {
   notifyChannel: string | null
   /** The interval of the heads poll among `notifiers`, in milliseconds (for `sink.options`). */
   pollIntervalMs: number
+  /**
+   * Called by the store once a transaction that changed a stream (a write, an open, a removal)
+   * has committed, never before and never for one rolled back: a notifier that cannot notify
+   * inside the transaction (Redis) publishes here. `rev` is the stream's revision after the
+   * change, when known. Must neither throw nor block (the writer does not wait for it).
+   */
+  publish?: (runId: string, rev?: number) => void
+}
+
+/** A dependency-injection container, as AdonisJS's (`app.container`): what `prepare` may use. */
+export interface NotifierContainer {
+  make(binding: string): Promise<unknown>
 }
 
 /**
- * How config chooses cross-replica wake-ups (`notifiers.pg()`, `notifiers.poll()`; a Redis
- * notifier would be another factory: a `Notifier` that subscribes, plus a way to publish on
- * commit). `create` runs once per sink.
+ * How config chooses cross-replica wake-ups (`notifiers.pg()`, `notifiers.redis()`,
+ * `notifiers.poll()`): notifiers that wake the tail, and a way to publish on commit (in the
+ * transaction for PostgreSQL, {@link NotifierSetup.publish} after it for others). `create` runs
+ * once per sink.
  *
  * @throws Error from `create` when the connection cannot serve it (`pg` on another database)
  */
 export interface NotifierFactory {
-  /** A short name for logs and errors (`pg`, `poll`). */
+  /** A short name for logs and errors (`pg`, `redis`, `poll`). */
   readonly name: string
   create(context: NotifierContext): NotifierSetup
+  /**
+   * Resolve what the factory loads lazily (an optional peer, a connection from the container)
+   * before the first use, so a misconfiguration fails at startup rather than in the background.
+   * The AdonisJS config provider calls it with the app's container; optional everywhere else.
+   *
+   * @throws Error naming what is missing (an optional peer not installed, a provider not
+   *   registered, an unknown connection)
+   */
+  prepare?(container?: NotifierContainer): Promise<void>
 }

@@ -5,16 +5,23 @@ import { DateTime } from 'luxon'
 import type { ParkingService } from '../../parking/service.js'
 import { asHttpError } from '../decisions_controller.js'
 import { resolvePrincipal, type AdminAuthorizer, type PrincipalResolver } from '../principal.js'
+import { answersFromForm, validateDecisionForm } from './form.js'
 import { renderItems, renderPage, type PageContext } from './page.js'
+import { DEPTH_ISSUE, tooDeep } from '../../core/json_depth.js'
+import { describeIssues } from '../../errors.js'
 
 const CSRF_COOKIE = 'agent_stream_csrf'
+/** Items per admin page. */
+const PAGE_SIZE = 100
 
 /**
  * The admin page (server-rendered, no build step): pending approvals and question sets across
  * all runs, newest first, decided ones in a history view; approve / reject with a reason, answer
  * a question set. Denied (403) unless the app's `admin` hook allows. Forms carry a token that must
  * match a signed, `SameSite=Strict` cookie (cross-site requests are refused); a strict
- * Content-Security-Policy lets only the page's own script run; every value is escaped.
+ * Content-Security-Policy lets only the page's own script run; every value is escaped and
+ * isolated from bidi overrides (`page.ts`). A form nested deeper than `MAX_JSON_DEPTH` is
+ * refused (422) before anything else.
  */
 export class AdminController {
   constructor(
@@ -29,7 +36,7 @@ export class AdminController {
   async page(ctx: HttpContext) {
     if (!(await this.#allowed(ctx))) return
     const page = this.#context(ctx, this.#csrf(ctx))
-    const items = await this.parking.list({ status: page.view, perPage: 100 })
+    const items = await this.#items(page)
     this.#headers(ctx, page.nonce)
     return ctx.response.type('html').send(renderPage(page, items))
   }
@@ -40,7 +47,7 @@ export class AdminController {
     const token = ctx.request.cookie(CSRF_COOKIE)
     if (typeof token !== 'string') return ctx.response.status(403).send('')
     const page = this.#context(ctx, token)
-    const items = await this.parking.list({ status: page.view, perPage: 100 })
+    const items = await this.#items(page)
     this.#headers(ctx, page.nonce)
     return ctx.response.type('html').send(renderItems(page, items))
   }
@@ -51,6 +58,12 @@ export class AdminController {
     const back = (notice: string) =>
       ctx.response.redirect().status(303).toPath(`${this.options.base}/admin?notice=${notice}`)
     const body = ctx.request.body() as Record<string, any>
+    if (tooDeep(body)) {
+      ctx.response.status(422)
+      return ctx.response
+        .type('html')
+        .send(`<p>${describeIssues('Invalid form', [DEPTH_ISSUE])}</p>`)
+    }
     const cookie = ctx.request.cookie(CSRF_COOKIE)
     if (
       typeof cookie !== 'string' ||
@@ -64,26 +77,19 @@ export class AdminController {
     const principal = await resolvePrincipal(ctx, this.options.principal)
     const decider = { principal, via: 'admin' }
     const { runId, itemId, action } = ctx.params
-    const park = Number.parseInt(String(body.park), 10)
-    const decision = {
-      ...(typeof body.reason === 'string' && body.reason.trim()
-        ? { reason: body.reason.trim() }
-        : {}),
-      ...(Number.isInteger(park) ? { park } : {}),
-    }
+    if (!['approve', 'reject', 'answer'].includes(action)) return ctx.response.status(404).send('')
     try {
+      // The whole form is validated before any item is looked up.
+      const decision = await validateDecisionForm(body)
       if (action === 'approve') await this.parking.approve(runId, itemId, decider, decision)
       else if (action === 'reject') await this.parking.reject(runId, itemId, decider, decision)
-      else if (action === 'answer') {
-        const answers: Record<string, string[]> = {}
-        for (const [id, values] of Object.entries(body.answers ?? {})) {
-          const list = (Array.isArray(values) ? values : [values]).filter(
-            (v): v is string => typeof v === 'string' && v.length > 0
-          )
-          answers[id] = list
-        }
-        await this.parking.answer(runId, itemId, decider, { answers, ...decision })
-      } else return ctx.response.status(404).send('')
+      else {
+        // The stored question set decodes the form (`form.ts`); a missing item answers nothing,
+        // and the service says why.
+        const item = await this.parking.findItem(runId, itemId, decision.park)
+        const answers = item?.request ? answersFromForm(body, item.request) : {}
+        await this.parking.answer(runId, itemId, decider, { answers, park: decision.park })
+      }
     } catch (error) {
       const answer = asHttpError(error)
       if (!answer) throw error
@@ -109,12 +115,27 @@ export class AdminController {
     return token
   }
 
+  /** The page's items: one page of them (the page links reach the rest). */
+  async #items(page: PageContext) {
+    const items = await this.parking.list({
+      status: page.view,
+      page: page.page,
+      perPage: PAGE_SIZE,
+    })
+    page.more = items.length === PAGE_SIZE
+    return items
+  }
+
   #context(ctx: HttpContext, csrf: string): PageContext {
     const view = ctx.request.qs().view === 'decided' ? 'decided' : 'pending'
     const notice = ctx.request.qs().notice
+    const asked = String(ctx.request.qs().page ?? '')
     return {
       base: this.options.base,
       view,
+      // Digits only, and no further than the listing goes (1000 pages).
+      page: /^[1-9][0-9]{0,2}$/.test(asked) ? Number(asked) : 1,
+      more: false,
       csrf,
       nonce: randomBytes(16).toString('base64'),
       notice: typeof notice === 'string' ? notice : undefined,

@@ -1,0 +1,176 @@
+import type { NotifierContainer } from './notifier.js'
+
+/**
+ * What the Redis notifier needs of an ioredis `Redis` client (structural: `ioredis` is an
+ * optional peer, never imported here). `status` is ioredis's connection status (`ready`,
+ * `connecting`, `reconnecting`, `end`, ...).
+ */
+export interface RedisClient {
+  readonly status: string
+  publish(channel: string, message: string): Promise<unknown>
+  /** A new connection with the same settings and `overrides` (ioredis `Redis#duplicate`). */
+  duplicate(overrides?: Record<string, unknown>): RedisSubscriber
+}
+
+/** The dedicated subscriber connection: an ioredis `Redis` in subscriber mode. */
+export interface RedisSubscriber {
+  readonly status: string
+  subscribe(channel: string): Promise<unknown>
+  on(event: 'message', listener: (channel: string, message: string) => void): unknown
+  on(event: 'ready' | 'close', listener: () => void): unknown
+  on(event: 'error', listener: (error: Error) => void): unknown
+  removeAllListeners(): unknown
+  /** Close at once, with no reconnect. */
+  disconnect(): void
+}
+
+/** Where the Redis client comes from: a ready client, or an `@adonisjs/redis` connection. */
+export interface RedisSource {
+  /** An ioredis client: it publishes, and its `duplicate()` subscribes. Wins over `connection`. */
+  client?: RedisClient
+  /** Name of an `@adonisjs/redis` connection (`config/redis.ts`). Default: its default (`main`). */
+  connection?: string
+}
+
+const PEER_MISSING =
+  'notifiers.redis() needs the optional peer "@adonisjs/redis" (with "ioredis"): install it ' +
+  '(node ace add @adonisjs/redis), or pass `client`, an ioredis client'
+
+/** What is used of `@adonisjs/redis`'s manager. */
+interface RedisManagerLike {
+  managerConfig: { connection: string; connections: Record<string, object> }
+  connection(name: string): { ioConnection: RedisClient }
+}
+
+/**
+ * Find the client a source names, without opening anything: returns the function that opens it
+ * (at first use, so booting an app or an ace command opens no Redis connection). A `client` is
+ * used as is. A `connection` is looked up in `@adonisjs/redis`'s manager: from `container` (the
+ * app's, given by the AdonisJS config provider), else through the package's service
+ * (`@adonisjs/redis/services/main`, which needs a booted AdonisJS app). `@adonisjs/redis` is
+ * imported only here, and only then.
+ *
+ * @throws Error naming what is missing: the peer not installed, no AdonisJS app or Redis
+ *   provider, an unknown connection, or a cluster connection (not supported)
+ */
+export async function locateRedisClient(
+  source: RedisSource,
+  container?: NotifierContainer
+): Promise<() => RedisClient> {
+  const client = source.client
+  if (client) return () => client
+  try {
+    await import('@adonisjs/redis')
+  } catch (error) {
+    throw new Error(PEER_MISSING, { cause: error })
+  }
+  let manager: RedisManagerLike | undefined
+  let cause: unknown
+  try {
+    if (container) {
+      manager = (await container.make('redis')) as RedisManagerLike
+    } else {
+      const service = await import('@adonisjs/redis/services/main')
+      manager = service.default as unknown as RedisManagerLike
+    }
+  } catch (error) {
+    cause = error
+  }
+  if (!manager) {
+    throw new Error(
+      'notifiers.redis() resolves its connection through @adonisjs/redis in a booted AdonisJS ' +
+        'app with its provider registered; elsewhere pass `client`, an ioredis client',
+      { cause }
+    )
+  }
+  const name = source.connection ?? manager.managerConfig.connection
+  const config = manager.managerConfig.connections[name]
+  if (!config) {
+    throw new Error(`notifiers.redis(): no Redis connection "${name}" in config/redis.ts`)
+  }
+  if ('clusters' in config) {
+    throw new Error('notifiers.redis() needs a single Redis connection, not a cluster')
+  }
+  return () => manager.connection(name).ioConnection
+}
+
+/** Statuses of an ioredis connection that cannot send now: publishing would only queue. */
+const DOWN = new Set(['reconnecting', 'close', 'end'])
+
+/**
+ * The client of a Redis notifier, found once (ahead by `prepare`, or at first use) and opened at
+ * first use; shared by its publisher and its subscriber.
+ */
+export class RedisLink {
+  #client: RedisClient | null = null
+  #locating: Promise<() => RedisClient> | null = null
+
+  constructor(readonly source: RedisSource) {
+    this.#client = source.client ?? null
+  }
+
+  /** The client once opened, or `null`. */
+  get current() {
+    return this.#client
+  }
+
+  /** Find the client without opening it (see {@link locateRedisClient}); the same promise every time. */
+  locate(container?: NotifierContainer): Promise<() => RedisClient> {
+    this.#locating ??= locateRedisClient(this.source, container)
+    return this.#locating
+  }
+
+  /** The client, opened on the first call. @throws what {@link locate} throws */
+  async client(): Promise<RedisClient> {
+    if (this.#client) return this.#client
+    const open = await this.locate()
+    this.#client ??= open()
+    return this.#client
+  }
+}
+
+/**
+ * Publishes `<runId>` or `<runId> <rev>` (ids only, never data) on a channel, once a commit
+ * succeeded. Never blocks the writer: the publish is sent and not awaited. While Redis is down
+ * nothing is queued (readers elsewhere catch up by the heads poll and by the poll their
+ * subscriber makes on reconnect); the outage is told to `onError` once, until a publish succeeds.
+ */
+export class RedisPublisher {
+  #warned = false
+
+  constructor(
+    readonly link: RedisLink,
+    readonly channel: string,
+    readonly onError?: (error: unknown) => void
+  ) {}
+
+  publish(runId: string, rev?: number) {
+    const payload = rev === undefined ? runId : `${runId} ${rev}`
+    const client = this.link.current
+    if (client) return this.#send(client, payload)
+    this.link.client().then(
+      (resolved) => this.#send(resolved, payload),
+      (error) => this.#warn(error)
+    )
+  }
+
+  #send(client: RedisClient, payload: string) {
+    if (DOWN.has(client.status)) {
+      return this.#warn(
+        new Error('agent-stream: Redis is unreachable; other replicas fall back to polling')
+      )
+    }
+    client.publish(this.channel, payload).then(
+      () => {
+        this.#warned = false
+      },
+      (error) => this.#warn(error)
+    )
+  }
+
+  #warn(error: unknown) {
+    if (this.#warned) return
+    this.#warned = true
+    this.onError?.(error)
+  }
+}

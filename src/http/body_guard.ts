@@ -1,0 +1,52 @@
+import type { HttpContext } from '@adonisjs/core/http'
+import type { NextFn } from '@adonisjs/core/types/http'
+import { TOO_DEEP_BODY, tooDeep } from '../core/json_depth.js'
+import { mediaTypeRefusal } from './media_type.js'
+
+type Handler = (ctx: HttpContext) => unknown
+
+/** The handlers of the package's routes that take a body, and which kind of body. */
+const bodyRoutes = new WeakMap<Handler, 'json' | 'form'>()
+
+/**
+ * Mark a route handler as taking a JSON body (`'json'`: the media-type rule and the depth rule)
+ * or the admin page's form (`'form'`: the depth rule). Returns the handler, for `router.post`.
+ */
+export function takesBody<T extends Handler>(kind: 'json' | 'form', handler: T): T {
+  bodyRoutes.set(handler, kind)
+  return handler
+}
+
+/**
+ * The package's router middleware (the provider registers it in `boot`, before the app's
+ * `start/kernel.ts` adds the bodyparser, so it runs first). On the package's body routes only:
+ *
+ * - a JSON route whose body is not JSON answers 415 `unsupported_media_type` before the
+ *   bodyparser reads a byte (the controllers check the same rule again, `media_type.ts`);
+ * - a parsed body nested deeper than `MAX_JSON_DEPTH` is kept as `TOO_DEEP_BODY` instead, so
+ *   AdonisJS's `Request.setInitialBody`, which deep-clones the body recursively, never walks it
+ *   (a body nested a thousand levels otherwise exhausts the stack there: a 500 before any route
+ *   code runs); the route's own validator then refuses it, naming the `maxDepth` rule.
+ *
+ * Any other route passes untouched.
+ */
+export default class AgentStreamBodyGuard {
+  handle(ctx: HttpContext, next: NextFn) {
+    const handler = ctx.route?.handler
+    const kind = typeof handler === 'function' ? bodyRoutes.get(handler as Handler) : undefined
+    if (!kind) return next()
+    if (kind === 'json') {
+      const refused = mediaTypeRefusal(ctx.request.header('content-type'))
+      if (refused) {
+        return ctx.response.status(refused.status).json({
+          code: refused.code,
+          message: refused.message,
+        })
+      }
+    }
+    const request = ctx.request
+    const setInitialBody = request.setInitialBody.bind(request)
+    request.setInitialBody = (body) => setInitialBody(tooDeep(body) ? TOO_DEEP_BODY : body)
+    return next()
+  }
+}
