@@ -489,6 +489,53 @@ test.group('Database outage | which errors are transient', () => {
   })
 })
 
+test.group('Database outage | a BEGIN that fails', () => {
+  test('is reported as the connection error (transient), and the writer retries it', async ({
+    assert,
+  }) => {
+    const { sink } = await setupSink()
+    const id = runId()
+    const writer = await sink.open(id)
+    // knex hands out a transaction whose BEGIN failed (a pooled connection the server dropped):
+    // its queries then throw "Transaction query already complete", which is not the cause.
+    const knexClient = (sink.store.client.getWriteClient() as any).client
+    const transaction = knexClient.transaction
+    let begins = 0
+    knexClient.transaction = function (...args: unknown[]) {
+      const trx = transaction.apply(this, args)
+      if (++begins <= 2) {
+        // As knex does when BEGIN fails: the transaction is completed and its execution
+        // promise rejected with the driver's error, yet it is handed out.
+        trx.begin = function (this: any, connection: unknown) {
+          const lost = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' })
+          return this.query(connection, 'select 1', 2, lost)
+        }
+      }
+      return trx
+    }
+    try {
+      const error = await sink.store
+        .commit(id, { rows: [{ kind: 'event', body: '{"t":"event","event":{}}' }] })
+        .then(
+          () => null,
+          (e) => e
+        )
+      assert.isTrue(isTransientError(error), String(error))
+      await writer.write({ t: 'event', event: { kind: 'title', title: 'kept' } })
+      // Held while the database is "away", committed by the retry.
+      await writer.flush()
+      assert.equal(begins, 3)
+    } finally {
+      knexClient.transaction = transaction
+    }
+    await writer.end()
+    assert.deepEqual(
+      (await storedRows(sink, id)).map((r) => r.kind),
+      ['event', 'end']
+    )
+  })
+})
+
 test.group('Database outage | a COMMIT that fails', () => {
   test('is not reported as stored, and nothing is published', async ({ assert }) => {
     const { sink, db } = await setupSink()

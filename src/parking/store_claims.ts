@@ -1,5 +1,5 @@
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
-import { affectedRows as affected, commitChecked, nowMs as now } from '../store/sql.js'
+import { affectedRows as affected, commitChecked, endedUnder, nowMs as now } from '../store/sql.js'
 import type { ItemSettling } from './store_settling.js'
 import {
   ITEM_KINDS,
@@ -102,7 +102,9 @@ export class SuspensionClaims {
         items,
       }
     } catch (error) {
-      if (!trx.isCompleted) await trx.rollback().catch(() => {})
+      // Ended under the work (see endedUnder): its first error is the cause.
+      if (trx.isCompleted) throw (await endedUnder(trx)) ?? error
+      await trx.rollback().catch(() => {})
       throw error
     }
   }

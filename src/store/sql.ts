@@ -29,11 +29,34 @@ export async function inTransaction<T>(
   try {
     result = await work(trx)
   } catch (error) {
-    if (!trx.isCompleted) await trx.rollback().catch(() => {})
+    // Ended under the work (see endedUnder): its first error is the cause.
+    if (trx.isCompleted) throw (await endedUnder(trx)) ?? error
+    await trx.rollback().catch(() => {})
     throw error
   }
   await commitChecked(trx)
   return result
+}
+
+/**
+ * Why a transaction ended before its work did, if it did: knex hands out a transaction whose
+ * BEGIN failed (a pooled connection the server dropped) and tells that error only on its
+ * execution promise; every query then throws "Transaction query already complete", which hides
+ * that the database went away. Returns that first error, or `null`.
+ */
+export async function endedUnder(trx: TransactionClientContract): Promise<unknown> {
+  const execution = (trx.knexClient as { executionPromise?: Promise<unknown> }).executionPromise
+  if (!execution) return null
+  // Settled by then when the transaction ended under its work; never waited for otherwise.
+  const pending = Symbol('pending')
+  const outcome = await Promise.race([
+    execution.then(
+      () => null,
+      (error: unknown) => error ?? null
+    ),
+    new Promise((resolve) => setImmediate(() => resolve(pending))),
+  ])
+  return outcome === pending ? null : outcome
 }
 
 /**
