@@ -15,6 +15,15 @@ export const DEFAULTS = Object.freeze({
   maxFrameBytes: 262_144,
   /** A writer silent this long (crashed, killed) has its stream failed. */
   leaseMs: 15_000,
+  /**
+   * How long a run in flight survives the database being unreachable (a restart, a failover):
+   * its writer holds frames in memory and retries; past this the run fails.
+   */
+  outageBoundMs: 30_000,
+  /** Most bytes (UTF-8) of frames one writer holds in memory while the database is unreachable. */
+  outageBufferBytes: 4_194_304,
+  /** Retries while the database is unreachable: the delay doubles from `min` up to `max`. */
+  outageRetry: Object.freeze({ min: 50, max: 1000 }),
   /** Poll of followed streams' heads when polling is the only cross-replica wake-up. */
   pollIntervalMs: 100,
   /** The same poll as the slow safety net beside LISTEN/NOTIFY. */

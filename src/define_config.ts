@@ -26,6 +26,14 @@ export interface AgentStreamConfig {
   /** A writer silent this long (a crashed process) has its stream failed. Default `15s`. */
   lease?: Duration
   /**
+   * The database going away (a restart, a failover) while runs are in flight: for up to `bound`
+   * (default `30s`) writers hold their frames in memory, at most `bufferBytes` each (default
+   * 4194304, 4 MiB), retry with backoff and commit them in order once it is back; readers and the
+   * LISTEN connection reconnect and resume. Past either the run fails at once: an `error` frame
+   * `run_failed` and the end, written as soon as the database answers.
+   */
+  outage?: { bound?: Duration; bufferBytes?: number }
+  /**
    * Cross-replica wake-ups: `notifiers.pg()` (LISTEN/NOTIFY, PostgreSQL only, with a 1 s poll as
    * safety net), `notifiers.redis()` (Redis pub/sub through `@adonisjs/redis`, any database, same
    * safety net), `notifiers.poll()`, or `'auto'` (pg on PostgreSQL, poll elsewhere; the
@@ -99,6 +107,8 @@ export function defineConfig(config: AgentStreamConfig): ConfigProvider<Resolved
     tables: config.tables,
     coalesceWindowMs: ms('coalesceWindow', config.coalesceWindow, 0),
     leaseMs: ms('lease', config.lease, 100),
+    outageBoundMs: ms('outage.bound', config.outage?.bound, 0),
+    outageBufferBytes: config.outage?.bufferBytes,
     notifier: config.notifier,
     pollIntervalMs: ms('pollInterval', config.pollInterval, 10),
     ttlMs: ms('ttl', config.ttl, 0),
@@ -126,6 +136,12 @@ export function defineConfig(config: AgentStreamConfig): ConfigProvider<Resolved
         `Invalid "config/agent_stream.ts": "${name}" must be an integer >= ${min}`
       )
     }
+  }
+  const bufferBytes = config.outage?.bufferBytes
+  if (bufferBytes !== undefined && (!Number.isInteger(bufferBytes) || bufferBytes < 0)) {
+    throw new RuntimeException(
+      'Invalid "config/agent_stream.ts": "outage.bufferBytes" must be an integer >= 0'
+    )
   }
   return configProvider.create(async (app) => {
     // A notifier that loads a peer or a container binding (Redis) resolves it now: a missing

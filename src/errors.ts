@@ -74,6 +74,26 @@ export class StreamClosedError extends AgentStreamException {
   }
 }
 
+/**
+ * The database stayed unreachable past the outage bound (`outage.bound` in the config), or the
+ * frames a writer held meanwhile outgrew `outage.bufferBytes`: the run was stopped. Its stream
+ * gets an `error` frame `run_failed` and its end as soon as the database is back. HTTP 503.
+ */
+export class StoreUnavailableError extends AgentStreamException {
+  static status = 503
+  static code = 'E_STORE_UNAVAILABLE'
+  /** `bound`: unreachable for too long; `buffer`: too many bytes held meanwhile. */
+  readonly reason: 'bound' | 'buffer'
+  constructor(reason: 'bound' | 'buffer') {
+    super(
+      reason === 'bound'
+        ? 'The database stayed unreachable past the outage bound: the run was stopped'
+        : 'The frames held while the database was unreachable outgrew the buffer: the run was stopped'
+    )
+    this.reason = reason
+  }
+}
+
 /** A cursor string that this package did not mint (see `src/core/cursor.ts` for the grammar). */
 export class InvalidCursorError extends AgentStreamException {
   static status = 400
@@ -191,6 +211,7 @@ export class AgUiBodyTooLargeError extends InvalidAgUiInputError {
 export const errors = {
   E_INVALID_FRAME: InvalidFrameError,
   E_STREAM_CLOSED: StreamClosedError,
+  E_STORE_UNAVAILABLE: StoreUnavailableError,
   E_INVALID_CURSOR: InvalidCursorError,
   E_INVALID_RUN_ID: InvalidRunIdError,
   E_PARKED_NOT_FOUND: ParkedItemNotFoundError,

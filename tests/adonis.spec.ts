@@ -154,7 +154,22 @@ test.group('In an AdonisJS app', (group) => {
   test('defineConfig refuses a bad duration, naming the field', ({ assert }) => {
     assert.throws(() => defineConfig({ lease: 'forever' }), /"lease" must be a duration/)
     assert.throws(() => defineConfig({ maxFrameBytes: 1 }), /"maxFrameBytes"/)
+    assert.throws(() => defineConfig({ outage: { bound: 'long' } }), /"outage.bound"/)
+    assert.throws(() => defineConfig({ outage: { bufferBytes: 1.5 } }), /"outage.bufferBytes"/)
     assert.throws(() => defineConfig({ readerBytes: 10 }), /"readerBytes" must be an integer/)
     assert.throws(() => defineConfig({ windowBytes: 1.5e3 + 0.5 }), /"windowBytes"/)
+  })
+
+  test('the outage bound and buffer reach the sink (defaults 30 s and 4 MiB)', async ({
+    assert,
+  }) => {
+    const defaults = await setupApp({})
+    const sink = (await defaults.container.make('agentStream')).sink
+    assert.equal(sink.options.outageBoundMs, 30_000)
+    assert.equal(sink.options.outageBufferBytes, 4_194_304)
+    const set = await setupApp({ outage: { bound: '2s', bufferBytes: 65_536 } })
+    const configured = (await set.container.make('agentStream')).sink
+    assert.equal(configured.options.outageBoundMs, 2000)
+    assert.equal(configured.options.outageBufferBytes, 65_536)
   })
 })

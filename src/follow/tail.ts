@@ -12,6 +12,13 @@ export interface TailOptions {
   pageSize: number
   /** Called for each followed stream whose writer's lease lapsed: fail it (exactly once). */
   onLapsed: (runId: string) => Promise<void>
+  /**
+   * A lease that lapsed while the database was unreachable says nothing of its writer (it could
+   * not renew): lapsed leases are acted on only once this replica's reads have succeeded for
+   * this long since the last one failed (the writer's lease length: live writers renew meanwhile).
+   * Default 0.
+   */
+  lapseGraceMs?: number
 }
 
 /**
@@ -35,6 +42,8 @@ export class Tail {
   #closed = false
   /** Local commits in flight per stream, and the highest rev notified meanwhile. */
   #inflight = new Map<string, { count: number; rev: number }>()
+  /** When a read of this tail last failed (epoch milliseconds). */
+  #failedAt = Number.NEGATIVE_INFINITY
 
   constructor(
     readonly store: StreamStore,
@@ -203,7 +212,12 @@ export class Tail {
           const { pageSize, windowBytes } = this.options
           let page
           do {
-            page = await this.store.page(runId, feed.head.seq, pageSize, windowBytes)
+            page = await this.store
+              .page(runId, feed.head.seq, pageSize, windowBytes)
+              .catch((error) => {
+                this.#failedAt = Date.now()
+                throw error
+              })
             feed.apply(page.rows)
           } while (page.more && this.#feeds.has(runId))
         } while (this.#dirty.has(runId))
@@ -230,7 +244,13 @@ export class Tail {
       (id) => this.#feeds.has(id) && !this.#feeds.get(id)!.missing
     )
     if (runIds.length === 0) return
-    const heads = await this.store.heads(runIds)
+    let heads
+    try {
+      heads = await this.store.heads(runIds)
+    } catch (error) {
+      this.#failedAt = Date.now()
+      throw error
+    }
     const reads: Promise<void>[] = []
     for (const runId of runIds) {
       const feed = this.#feeds.get(runId)
@@ -253,6 +273,7 @@ export class Tail {
       }
     }
     await Promise.all(reads)
+    if (Date.now() - this.#failedAt < (this.options.lapseGraceMs ?? 0)) return
     for (const runId of this.store.lapsed(heads)) {
       await this.options.onLapsed(runId).catch(() => {})
     }

@@ -1,5 +1,5 @@
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
-import { affectedRows as affected, nowMs as now } from '../store/sql.js'
+import { affectedRows as affected, commitChecked, endedUnder, nowMs as now } from '../store/sql.js'
 import type { ItemSettling } from './store_settling.js'
 import {
   ITEM_KINDS,
@@ -88,7 +88,7 @@ export class SuspensionClaims {
         .orderBy('run_id', 'asc')
       const items = await this.#settledItems(trx, members)
       const target = await this.#target(trx, stream, members)
-      await trx.commit()
+      await commitChecked(trx)
       const first = members[0]
       return {
         ...target,
@@ -102,7 +102,9 @@ export class SuspensionClaims {
         items,
       }
     } catch (error) {
-      await trx.rollback()
+      // Ended under the work (see endedUnder): its first error is the cause.
+      if (trx.isCompleted) throw (await endedUnder(trx)) ?? error
+      await trx.rollback().catch(() => {})
       throw error
     }
   }

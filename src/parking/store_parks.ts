@@ -166,23 +166,32 @@ export class SuspensionParks {
    * The run ended without parking: its open suspensions are abandoned, their items cancelled.
    * Returns the ids of the calls they asked approval for that will not run now (pending, or
    * approved while the segment still wrote), in stream order.
+   *
+   * Safe to repeat after a failure (a database outage): every call is read before anything is
+   * written, and added to `calls` (the caller's list, kept across attempts), so a retry after
+   * some suspensions were already abandoned still returns theirs.
    */
-  async abandon(streamRunId: string): Promise<string[]> {
+  async abandon(streamRunId: string, calls: string[] = []): Promise<string[]> {
     const client = this.rows.client
     const open = await client
       .from(this.#tables.suspensions)
       .select('run_id', 'park')
       .where('stream_run_id', streamRunId)
       .where('status', 'open')
-    const calls: { id: string; seq: number }[] = []
+    const asked: { id: string; seq: number }[] = []
     for (const row of open) {
-      const asked = await client
+      const rows = await client
         .from(this.#tables.approvals)
         .select('item_id', 'stream_seq')
         .where('run_id', row.run_id)
         .where('park', row.park)
         .whereIn('status', ['pending', 'approved'])
-      for (const call of asked) calls.push({ id: call.item_id, seq: Number(call.stream_seq) })
+      for (const call of rows) asked.push({ id: call.item_id, seq: Number(call.stream_seq) })
+    }
+    for (const { id } of asked.sort((a, b) => a.seq - b.seq)) {
+      if (!calls.includes(id)) calls.push(id)
+    }
+    for (const row of open) {
       for (const kind of ITEM_KINDS) {
         await client
           .from(this.rows.items(kind))
@@ -198,7 +207,7 @@ export class SuspensionParks {
         .where('status', 'open')
         .update({ status: 'abandoned', updated_at: now() })
     }
-    return calls.sort((a, b) => a.seq - b.seq).map((call) => call.id)
+    return calls
   }
 
   /**

@@ -12,6 +12,7 @@ import {
   type RunOutcome,
 } from './contract.js'
 import { DEFAULTS } from '../defaults.js'
+import { retryTransient } from '../sink/outage.js'
 
 export interface DriverOptions {
   /** This replica's name in claims (default: a random id per process). */
@@ -192,6 +193,9 @@ export class RunDriver {
   ): Promise<RunOutcome> {
     const controller = new AbortController()
     this.#running.set(meta.streamRunId, controller)
+    // The database stayed away past the outage bound: the agent is stopped at once (the writer
+    // records the failure when the database is back).
+    writer.onLost = () => controller.abort()
     let outcome: RunOutcome
     try {
       outcome = await call(this.#context(meta, writer, input, controller.signal))
@@ -200,7 +204,10 @@ export class RunDriver {
     } finally {
       this.#running.delete(meta.streamRunId)
     }
-    if (controller.signal.aborted && outcome.status !== 'parked') outcome = { status: 'cancelled' }
+    if (writer.lost) outcome = { status: 'failed' }
+    else if (controller.signal.aborted && outcome.status !== 'parked') {
+      outcome = { status: 'cancelled' }
+    }
     if (outcome.status === 'parked' && !isJson(outcome.checkpoint)) {
       // A checkpoint that cannot be stored could never be resumed: fail now, not later.
       outcome = { status: 'failed' }
@@ -225,7 +232,15 @@ export class RunDriver {
     outcome: RunOutcome
   ): Promise<RunOutcome> {
     const stream = meta.streamRunId
-    if (outcome.status === 'parked' && (await this.parking.hasOpen(stream))) {
+    // A lost run's writer writes its failure itself, once the database is back.
+    if (writer.lost) return outcome
+    // The outcome is written through a database outage too (up to its bound): these reads and
+    // the abandon are safe to repeat, the writer's commits retry on their own.
+    const retry = { boundMs: this.sink.options.outageBoundMs }
+    if (
+      outcome.status === 'parked' &&
+      (await retryTransient(() => this.parking.hasOpen(stream), retry))
+    ) {
       // The end marker, the checkpoint and `parked` commit together: the suspension becomes
       // claimable only once the segment ended (a resume reopens the stream), and never stays
       // half-parked after a crash.
@@ -249,7 +264,9 @@ export class RunDriver {
       await writer.end()
       return { status: 'failed' }
     }
-    const abandoned = await this.parking.abandon(stream)
+    // Kept across attempts: a retry after part of the abandon landed still denies every call.
+    const abandoned: string[] = []
+    await retryTransient(() => this.parking.abandon(stream, abandoned), retry)
     if (outcome.status === 'cancelled') {
       // The calls this segment asked approval for will not run: each gets its denial, as a
       // cancel of a parked run writes (the conversation stays valid for a next model call).

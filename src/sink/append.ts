@@ -49,6 +49,10 @@ export interface WriterAppend extends AppendPlan {
   leaseMs?: number
   /** The frames were validated when written (the writer must, to coalesce text). */
   validated?: boolean
+  /** The commit's token, and whether an earlier attempt's outcome is unknown (`CommitPlan`). */
+  token?: CommitPlan['token']
+  retried?: CommitPlan['retried']
+  sinceSeq?: CommitPlan['sinceSeq']
 }
 
 /** The row a (validated) frame is stored as: a text row holds its text, any other its JSON. */
@@ -93,6 +97,9 @@ export async function appendFrames(
       within: plan.within,
       onlyIfLeaseLapsed: plan.onlyIfLeaseLapsed,
       evenIfClosed: plan.evenIfClosed,
+      token: plan.token,
+      retried: plan.retried,
+      sinceSeq: plan.sinceSeq,
     })
   } catch (error) {
     settle(null)

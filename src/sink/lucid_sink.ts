@@ -2,7 +2,7 @@ import type { Database } from '@adonisjs/lucid/database'
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import { DateTime } from 'luxon'
 import { InvalidRunIdError } from '../errors.js'
-import { notifierFactory, type NotifierChoice } from '../follow/notifiers/index.js'
+import { notifierFactory } from '../follow/notifiers/index.js'
 import { Tail } from '../follow/tail.js'
 import { tableNames, type TableNames } from '../store/schema.js'
 import { StreamStore, type CommitResult, type StoredRow } from '../store/stream_store.js'
@@ -11,67 +11,14 @@ import { RUN_ID, type DeliveredFrame } from '../core/frames.js'
 import { DEFAULTS } from '../defaults.js'
 import type { TokenStreamSink } from './spi.js'
 import { follow, RUN_FAILED_MESSAGE, type SegmentEnd } from './subscriber.js'
+import { retryTransient } from './outage.js'
 import { appendFrames, type AppendContext, type AppendRequest } from './append.js'
 import { replayStored, storedRows, type SupersededFrame } from './replay.js'
 import { LucidSinkWriter, type ParkHook } from './writer.js'
 import type { RunMeta } from '../core/run.js'
+import type { LucidSinkOptions, SubscribeOptions } from './sink_options.js'
 
-/** Options of {@link LucidTokenStreamSink}. Every duration is in milliseconds. */
-export interface LucidSinkOptions {
-  /** Lucid connection name; the default connection when absent. */
-  connection?: string
-  /** Table names (defaults: `agent_streams`, `agent_stream_frames`). */
-  tables?: Partial<TableNames>
-  /** Longest time text is held back to coalesce. Default 40. */
-  coalesceWindowMs?: number
-  /** A text row stops growing past this many UTF-16 code units. Default 16384. */
-  maxTextRowChars?: number
-  /** Cap on one frame's serialized size, in bytes. Default 262144 (256 KiB). */
-  maxFrameBytes?: number
-  /** A writer's lease: a writer silent this long (crashed, killed) has its stream failed. Default 15000. */
-  leaseMs?: number
-  /**
-   * Cross-replica wake-ups: a factory (`notifiers.pg()`, `notifiers.redis()`, `notifiers.poll()`
-   * from `follow/notifiers`), or `'auto'` (LISTEN/NOTIFY on PostgreSQL, polling elsewhere),
-   * `'notify'` (PostgreSQL only), `'poll'`. Default `'auto'`.
-   */
-  notifier?: NotifierChoice
-  /** NOTIFY channel (and the Redis channel, unless `notifiers.redis()` names one). Default `agent_stream`. */
-  notifyChannel?: string
-  /**
-   * Poll of followed streams' heads, one query per replica for all of them. Default 100 when
-   * polling is the only cross-replica wake-up, 1000 as the safety net beside NOTIFY. Same-replica
-   * readers never wait for it.
-   */
-  pollIntervalMs?: number
-  /** Time an ended stream is kept before `purge()` removes it. Default 86400000 (24 h). */
-  ttlMs?: number
-  /** Deliveries kept in memory per followed stream for readers that keep up. Default 512. */
-  windowSize?: number
-  /**
-   * The same window's most in UTF-8 bytes (its one newest delivery whatever its size); also the
-   * most one tail read brings in. Default 1048576 (1 MiB).
-   */
-  windowBytes?: number
-  /** Rows per store read. Default 500. */
-  pageSize?: number
-  /**
-   * UTF-8 bytes of frames held in memory for one reader and not yet handed on (a store page or a
-   * batch from the window; one frame when a frame is larger). Default 1048576 (1 MiB).
-   */
-  readerBytes?: number
-  /** Told about background failures (listener drops, lease sweeps); the sink keeps going. */
-  onError?: (error: unknown) => void
-  /** Parks approvals and elicitations in the frame's transaction (set by the parking layer). */
-  park?: ParkHook
-}
-
-export interface SubscribeOptions {
-  /** Cursor of the last frame the reader has (the SSE `Last-Event-ID`); absent = from the start. */
-  after?: string
-  /** Stops the subscription (an HTTP client that disconnected): the iterator ends at once. */
-  signal?: AbortSignal
-}
+export type { LucidSinkOptions, SubscribeOptions } from './sink_options.js'
 
 /**
  * The Lucid `TokenStreamSink` (sink-spi.md): frames stored in SQL, consecutive text coalesced into
@@ -90,6 +37,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
   readonly options: Required<Omit<LucidSinkOptions, 'connection' | 'tables' | 'onError' | 'park'>>
   readonly tables: TableNames
   #park: ParkHook | undefined
+  #onError: ((error: unknown) => void) | undefined
   #writers = new Set<LucidSinkWriter>()
   #append: AppendContext
 
@@ -116,6 +64,8 @@ export class LucidTokenStreamSink implements TokenStreamSink {
       maxTextRowChars: options.maxTextRowChars ?? DEFAULTS.maxTextRowChars,
       maxFrameBytes: options.maxFrameBytes ?? DEFAULTS.maxFrameBytes,
       leaseMs: options.leaseMs ?? DEFAULTS.leaseMs,
+      outageBoundMs: options.outageBoundMs ?? DEFAULTS.outageBoundMs,
+      outageBufferBytes: options.outageBufferBytes ?? DEFAULTS.outageBufferBytes,
       notifier: choice,
       notifyChannel: setup.notifyChannel ?? options.notifyChannel ?? DEFAULTS.notifyChannel,
       pollIntervalMs: setup.pollIntervalMs,
@@ -143,7 +93,9 @@ export class LucidTokenStreamSink implements TokenStreamSink {
       windowBytes: this.options.windowBytes,
       pageSize: this.options.pageSize,
       onLapsed: (runId) => this.#failLapsed(runId),
+      lapseGraceMs: this.options.leaseMs,
     })
+    this.#onError = options.onError
     this.#append = {
       store: this.store,
       tail: this.tail,
@@ -174,12 +126,16 @@ export class LucidTokenStreamSink implements TokenStreamSink {
     meta: Partial<Omit<RunMeta, 'streamRunId'>> = {}
   ): Promise<LucidSinkWriter> {
     assertRunId(runId)
-    await this.store.open(runId, this.options.leaseMs)
+    const lastSeq = await this.store.open(runId, this.options.leaseMs)
     const writer = new LucidSinkWriter(runId, this.store, this.tail, {
       coalesceWindowMs: this.options.coalesceWindowMs,
       maxTextRowChars: this.options.maxTextRowChars,
       maxFrameBytes: this.options.maxFrameBytes,
       leaseMs: this.options.leaseMs,
+      outageBoundMs: this.options.outageBoundMs,
+      outageBufferBytes: this.options.outageBufferBytes,
+      openedAtSeq: lastSeq,
+      onError: this.#onError,
       park: this.#park,
       meta: {
         runId: meta.runId ?? runId,
@@ -210,8 +166,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
       start,
       this.tail,
       this.store,
-      this.#limits,
-      options.signal
+      this.#reading(options.signal)
     ) as AsyncIterable<DeliveredFrame>
   }
 
@@ -230,7 +185,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
   ): AsyncIterable<DeliveredFrame | SupersededFrame | SegmentEnd> {
     assertRunId(runId)
     const start = parseCursor(options.after)
-    return follow(runId, start, this.tail, this.store, this.#limits, options.signal, {
+    return follow(runId, start, this.tail, this.store, this.#reading(options.signal), {
       segments: true,
       superseded: options.superseded,
     })
@@ -240,11 +195,14 @@ export class LucidTokenStreamSink implements TokenStreamSink {
    * Whether `cursor` is past the stream's stored head: after its last row, or inside its last
    * text row beyond the text stored. Every cursor a reader was given names a committed
    * position (persist, then publish), so such a cursor was never given by any replica. A
-   * stream that does not exist has no position past its start.
+   * stream that does not exist has no position past its start. Its read is retried through a
+   * database outage (up to `outageBoundMs`), as a reader's are.
    */
   async beyondHead(runId: string, cursor: Cursor): Promise<boolean> {
     if (cursor.seq === 0 && cursor.offset === undefined) return false
-    const last = await this.store.lastRow(runId)
+    const last = await retryTransient(() => this.store.lastRow(runId), {
+      boundMs: this.options.outageBoundMs,
+    })
     if (!last) return true
     const head: Cursor =
       last.kind === 'text' ? { seq: last.seq, offset: last.body.length } : { seq: last.seq }
@@ -302,6 +260,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
       ...this.#limits,
       appendedEnds: options.appendedEnds,
       superseded: options.superseded,
+      outageBoundMs: this.options.outageBoundMs,
     })
   }
 
@@ -377,8 +336,13 @@ export class LucidTokenStreamSink implements TokenStreamSink {
 
   /** Stop timers and the LISTEN connection; open writers stop renewing their lease. */
   async shutdown() {
-    for (const writer of [...this.#writers]) writer.release()
+    for (const writer of [...this.#writers]) writer.shutdown()
     await this.tail.close()
+  }
+
+  /** How a reader reads: its limits, its signal, and how long it rides out an outage. */
+  #reading(signal?: AbortSignal) {
+    return { ...this.#limits, signal, outageBoundMs: this.options.outageBoundMs }
   }
 
   /** Fail a stream whose writer's lease lapsed: an `error` frame and the end, exactly once. */

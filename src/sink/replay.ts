@@ -3,6 +3,17 @@ import { codePointStart } from '../core/text.js'
 import type { DeliveredFrame } from '../core/frames.js'
 import { deliveryFrame, rowToDelivery, type Delivery } from '../follow/feed.js'
 import type { StoredRow, StreamStore } from '../store/stream_store.js'
+import { retryTransient } from './outage.js'
+
+/**
+ * How a reader rides out the database going away: its store reads are retried with backoff for
+ * up to `boundMs` (then the read's error is thrown: the reader ends and its client re-attaches
+ * from its cursor), and not at all once `signal` aborted.
+ */
+export interface ReadRetry {
+  boundMs: number
+  signal?: AbortSignal
+}
 
 /**
  * Where a segment of a stream ended (`SinkWriter.end()`: the run parked, finished or failed).
@@ -20,16 +31,21 @@ export interface SegmentEnd {
  * THE store read: the rows of one page from `cursor` (`seq >= cursor.seq`, at most `limit` rows
  * and `maxBytes` UTF-8 bytes of bodies, see `StreamStore.page`) as the deliveries a reader at
  * `cursor` receives (text sliced after it). `more`: rows may follow (else the stream has no
- * more).
+ * more). With `retry`, a read that fails because the database is unreachable is retried (see
+ * {@link ReadRetry}).
  */
 export async function readPage(
   store: StreamStore,
   runId: string,
   cursor: Cursor,
   limit: number,
-  maxBytes: number
+  maxBytes: number,
+  retry?: ReadRetry
 ): Promise<{ deliveries: Delivery[]; more: boolean }> {
-  const page = await store.page(runId, cursor.seq, limit, maxBytes)
+  // Seqs start at 1: from the stream's start a page is rows 1..limit, not 0..limit-1 (one
+  // short, which a replay took for the stream's end).
+  const read = () => store.page(runId, Math.max(1, cursor.seq), limit, maxBytes)
+  const page = retry ? await retryTransient(read, retry) : await read()
   const deliveries: Delivery[] = []
   for (const row of page.rows) {
     const delivery = rowToDelivery(row, cursor)
@@ -94,6 +110,8 @@ export interface ReplayOptions {
   appendedEnds?: boolean
   /** Also yield superseded components, flagged (see {@link SupersededFrame}). Default false. */
   superseded?: boolean
+  /** Retry reads for up to this long while the database is unreachable. Default: no retry. */
+  outageBoundMs?: number
 }
 
 /**
@@ -115,14 +133,16 @@ export async function* replayStored(
   }
   let cursor: Cursor = options.after ?? { seq: 0 }
   while (!until || compareCursors(cursor, until) < 0) {
-    const limit = until ? Math.min(pageSize, until.seq - cursor.seq + 1) : pageSize
+    // A page starts at the cursor's row, or at seq 1 from the start (see readPage).
+    const limit = until ? Math.min(pageSize, until.seq - Math.max(1, cursor.seq) + 1) : pageSize
     if (limit <= 0) return
-    const page = await readPage(store, runId, cursor, limit, options.pageBytes)
+    const retry = options.outageBoundMs ? { boundMs: options.outageBoundMs } : undefined
+    const page = await readPage(store, runId, cursor, limit, options.pageBytes, retry)
     for (const delivery of page.deliveries) {
       if (until && compareCursors(delivery.to, until) > 0) {
         // Only a text row at `until.seq` goes past a cursor inside it: cut it there, or at the
         // start of the pair `until` falls in (as a reader after `until` starts there).
-        if (delivery.kind !== 'text') return
+        if (delivery.kind !== 'text' || delivery.to.seq !== until.seq) return
         const from = delivery.from ?? 0
         const cut = codePointStart(delivery.text!, until.offset! - from)
         if (cut <= 0) return

@@ -11,6 +11,7 @@ import {
   type SegmentEnd,
   type SupersededFrame,
 } from './replay.js'
+import { retryTransient } from './outage.js'
 
 export type { SegmentEnd } from './replay.js'
 
@@ -36,8 +37,8 @@ async function changedOrAborted(changed: Promise<unknown>, signal?: AbortSignal)
 /** The fixed sentence readers get when a stream disappears or its writer died. */
 export const RUN_FAILED_MESSAGE = FAILURE_SENTENCES.run_failed
 
-/** How much one reader takes at a time. */
-export interface ReaderLimits {
+/** How much one reader takes at a time, its signal, and how long it rides out an outage. */
+export interface Reading {
   /** Rows per store read, and deliveries per batch from the feed. */
   pageSize: number
   /**
@@ -46,29 +47,34 @@ export interface ReaderLimits {
    * delivery is taken whatever its size.
    */
   pageBytes: number
+  signal?: AbortSignal
+  /** Store reads that fail because the database is unreachable are retried this long (ms). */
+  outageBoundMs: number
 }
 
 /**
  * Replay a stream from `cursor`, then follow it live until its end marker.
  *
  * Pull-based: a frame is read only when the consumer asks for the next one, so a slow reader
- * holds at most one batch (`limits.pageBytes` of deliveries, or one frame larger than that) and
- * slows only itself. Readers that keep up are served from the replica's shared feed; a reader
- * behind it reads the store in pages. `items` says what it yields besides frames: segment ends,
- * superseded components.
+ * holds at most one batch (`reading.pageBytes` of deliveries, or one frame larger than that)
+ * and slows only itself. Readers that keep up are served from the replica's shared feed; a
+ * reader behind it reads the store in pages. `items` says what it yields besides frames:
+ * segment ends, superseded components. While the database is unreachable its reads are retried
+ * (the feed's polls retry on their own), for up to `outageBoundMs`; then the read's error ends
+ * it and its client re-attaches.
  */
 export async function* follow(
   runId: string,
   start: Cursor,
   tail: Tail,
   store: StreamStore,
-  limits: ReaderLimits,
-  signal?: AbortSignal,
+  reading: Reading,
   items: Omit<ItemOptions, 'appendedEnds'> = {}
 ): AsyncGenerator<DeliveredFrame | SupersededFrame | SegmentEnd> {
   const segments = items.segments ?? false
-  const { pageSize, pageBytes } = limits
-  const feed = await tail.follow(runId)
+  const { pageSize, pageBytes, signal } = reading
+  const retry = { boundMs: reading.outageBoundMs, signal }
+  const feed = await retryTransient(() => tail.follow(runId), retry)
   try {
     if (feed.missing) return
     let cursor = start
@@ -85,7 +91,7 @@ export async function* follow(
       )
       if (batch === null) {
         // Behind the feed's window: the sink's one store read.
-        const read = await readPage(store, runId, cursor, page, pageBytes)
+        const read = await readPage(store, runId, cursor, page, pageBytes, retry)
         batch = read.deliveries
         page = pageSize
         // Ahead of this replica's tail: have it catch up, so the end is noticed promptly.

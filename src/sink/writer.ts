@@ -1,41 +1,19 @@
-import { StreamClosedError } from '../errors.js'
-import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
-import type { CommitResult, StreamStore } from '../store/stream_store.js'
+import { StoreUnavailableError, StreamClosedError } from '../errors.js'
+import type { StreamStore } from '../store/stream_store.js'
 import type { RunMeta } from '../core/run.js'
 import type { Tail } from '../follow/tail.js'
 import type { StreamFrame } from '../core/frames.js'
 import type { SinkWriter } from './spi.js'
-import { validateFrame } from './validate.js'
-import { appendFrames, type AppendContext, type AppendPlan } from './append.js'
+import type { AppendContext, AppendPlan } from './append.js'
 import { averageCommitMs, coalesceText } from './coalescing.js'
-import { joinSplitPair, REPLACEMENT_CHARACTER } from '../core/text.js'
+import { Outage } from './outage.js'
+import { RetriedCommits } from './retried_commit.js'
+import { LeaseRenewal } from './lease.js'
+import { OutageBuffer } from './outage_buffer.js'
+import { SplitPair } from './split_pair.js'
+import type { WriterOptions } from './writer_options.js'
 
-/**
- * Called inside the transaction that stores an `approval` or `elicitation` frame, so the parking
- * row and the suspension commit with the frame or not at all (DESIGN.md invariant 6). Resolves
- * to the park the frame opened or joined, which is stamped into the stored frame (`park`).
- */
-export type ParkHook = (
-  trx: TransactionClientContract,
-  meta: RunMeta,
-  frame: Extract<StreamFrame, { t: 'approval' | 'elicitation' }>,
-  seq: number
-) => Promise<number>
-
-export interface WriterOptions {
-  /** Longest time text is held back before it is written, in milliseconds. */
-  coalesceWindowMs: number
-  /** A text row stops growing past this many UTF-16 code units; more text starts a new row. */
-  maxTextRowChars: number
-  /** Cap on one frame's serialized size, in bytes. */
-  maxFrameBytes: number
-  /** The writer's lease, in milliseconds: renewed while it is open, lapses if the process dies. */
-  leaseMs: number
-  /** The run writing (a delegated run's own id, parent, thread, principal). */
-  meta: RunMeta
-  /** Parks approvals and elicitations in the frame's transaction; none = they are stored only. */
-  park?: ParkHook
-}
+export type { ParkHook, WriterOptions } from './writer_options.js'
 
 /**
  * The writer of one run's stream, over Lucid (see `LucidTokenStreamSink.open`).
@@ -57,12 +35,19 @@ export interface WriterOptions {
  * Every write is ordered after the previous one. A frame that fails validation is refused
  * (`InvalidFrameError`) and nothing is stored. A commit that failed in the background (the held
  * text's timer) rejects the next `write`, `flush` or `end`.
+ *
+ * The database going away (a restart, a failover): a commit that fails with a transient error
+ * (`isTransientError`) is retried with backoff and the frames written meanwhile wait in memory, in
+ * order; `write()` acknowledges them at once (`flush()`, `end()` and parking frames still wait for
+ * their commit). Every commit carries a token stored on its rows, so a retry after a COMMIT whose
+ * outcome is unknown finds out whether it landed and never writes it twice. Past `outageBoundMs`,
+ * or past `outageBufferBytes` held, the run is lost: what was held is dropped, every call throws
+ * `StoreUnavailableError`, and the writer appends an `error` frame `run_failed` and the end as soon
+ * as the database answers again.
  */
 export class LucidSinkWriter implements SinkWriter {
   #queue: Promise<unknown> = Promise.resolve()
   #held = ''
-  /** A high surrogate the last text write ended with, held for its low half ('' when none). */
-  #highHalf = ''
   #timer: NodeJS.Timeout | null = null
   /** The text row this writer grows: its seq and whole body. */
   #row: { seq: number; body: string } | null = null
@@ -74,8 +59,21 @@ export class LucidSinkWriter implements SinkWriter {
   #ending = false
   #released = false
   #onRelease: (() => void) | undefined
-  #lease: NodeJS.Timeout | null = null
+  #lease: LeaseRenewal
   #metas = new Map<string, RunMeta>()
+  /** The database outage this writer is in, if any (its bound loses the run). */
+  #outage: Outage
+  /** Set once the run is lost to an outage: every call throws it. */
+  #lost: StoreUnavailableError | null = null
+  #onLost: (() => void) | undefined
+  /** What is held in memory during an outage (bounded in bytes), and its callers. */
+  #buffer: OutageBuffer
+  #commits: RetriedCommits
+  /** A high surrogate held for its low half (text at code-point granularity). */
+  #pair: SplitPair
+  /** The lost run's failure being written, and its retries (stopped by `shutdown()`). */
+  #recording: Promise<void> | null = null
+  #failureRetry: Outage | null = null
 
   /** The sink's write path: store, tail and frame size cap. */
   readonly context: AppendContext
@@ -87,8 +85,18 @@ export class LucidSinkWriter implements SinkWriter {
     readonly options: WriterOptions
   ) {
     this.context = { store, tail, maxFrameBytes: options.maxFrameBytes }
-    this.#lease = setInterval(() => void this.#renew(), Math.max(50, options.leaseMs / 3))
-    this.#lease.unref()
+    this.#commits = new RetriedCommits(this.context, runId, options.openedAtSeq)
+    this.#pair = new SplitPair(options.maxFrameBytes)
+    this.#outage = new Outage(options.outageBoundMs, {
+      // Callers waiting for a commit go on: their frames are held.
+      began: () => this.#buffer.releaseWaiting(),
+      exceeded: () => this.#lose('bound'),
+    })
+    this.#buffer = new OutageBuffer(options.outageBufferBytes, this.#outage)
+    this.#lease = new LeaseRenewal(store, runId, options.leaseMs, this.#outage, () => {
+      this.#failure = new StreamClosedError(this.runId)
+      this.release()
+    })
   }
 
   /**
@@ -101,7 +109,7 @@ export class LucidSinkWriter implements SinkWriter {
 
   /** Whether the lease renewal timer runs. */
   get leasing() {
-    return this.#lease !== null
+    return this.#lease.running
   }
 
   /** Whether `end()` was called (or the stream was found closed). */
@@ -109,21 +117,58 @@ export class LucidSinkWriter implements SinkWriter {
     return this.#ended
   }
 
+  /** The error every call throws once the run was lost to a database outage, else `null`. */
+  get lost(): StoreUnavailableError | null {
+    return this.#lost
+  }
+
+  /** When the current database outage began (epoch milliseconds), `null` when there is none. */
+  get outageSince(): number | null {
+    return this.#outage.since
+  }
+
+  /** Called once if the run is lost to a database outage (the driver stops the agent). */
+  set onLost(callback: () => void) {
+    this.#onLost = callback
+  }
+
   /**
    * Write a frame. Resolves once the frame is committed, or, for text held back to coalesce,
-   * once it is accepted.
+   * once it is accepted; while the database is unreachable, once it is held in memory (an
+   * approval or elicitation always waits for its commit: the run parks on it).
    *
    * @throws InvalidFrameError when the frame breaks the SPI (nothing stored)
    * @throws StreamClosedError after `end()`, or when the stream was ended elsewhere or purged
+   * @throws StoreUnavailableError once the run was lost to a database outage
    */
   async write(frame: StreamFrame): Promise<void> {
     this.#assertWritable()
-    // Validation runs in the queue too: frames of different kinds take different numbers of
-    // ticks to validate, and writes must keep the order they were made in.
-    return this.#enqueue(async () => this.#apply(await this.#validate(frame)))
+    // Validation starts now and is awaited in the queue: frames of different kinds take
+    // different numbers of ticks to validate, and writes must keep the order they were made in.
+    // A text write is joined with a half held before it there, in write order (split_pair.ts).
+    const valid = this.#pair.check(frame)
+    valid.catch(() => {})
+    const bytes = this.#buffer.queued(frame)
+    const done = this.#enqueue(async () => {
+      this.#buffer.dequeued(bytes)
+      if (this.#lost) throw this.#lost
+      return this.#apply(await this.#pair.accept(frame, valid))
+    })
+    if (this.#buffer.over) this.#lose('buffer')
+    if (frame.t === 'approval' || frame.t === 'elicitation') return done
+    return this.#buffer.acknowledged(done, valid, (error) => {
+      // Only reached once `valid` passed: a refusal now (a joined pair past the size cap) was
+      // not given to its caller, so the next call throws it; a lost run throws on every call.
+      if (error !== this.#lost) this.#failure ??= error
+    })
   }
 
-  /** Write out held text without ending the stream (a held high half becomes U+FFFD). */
+  /**
+   * Write out held text without ending the stream (a held high half becomes U+FFFD). Resolves
+   * once everything written before is committed (through a database outage, up to its bound).
+   *
+   * @throws StreamClosedError, StoreUnavailableError (see `write`)
+   */
   async flush(): Promise<void> {
     this.#assertWritable()
     return this.#enqueue(() => {
@@ -132,7 +177,12 @@ export class LucidSinkWriter implements SinkWriter {
     })
   }
 
-  /** Write held text and the end marker; the stream is finished for its readers. */
+  /**
+   * Write held text and the end marker; the stream is finished for its readers. Resolves once
+   * the end is committed (through a database outage, up to its bound).
+   *
+   * @throws StreamClosedError, StoreUnavailableError (see `write`)
+   */
   async end(options: { within?: AppendPlan['within'] } = {}): Promise<void> {
     if (this.#ended && !this.#failure) return
     this.#assertWritable()
@@ -160,11 +210,21 @@ export class LucidSinkWriter implements SinkWriter {
     if (this.#released) return
     this.#released = true
     this.#ended = true
-    this.#stopLease()
+    this.#lease.stop()
+    // A released writer never fails the stream for an outage: it let go of it.
+    if (!this.#lost) this.#outage.stop()
     if (this.#timer) clearTimeout(this.#timer)
     this.#timer = null
-    this.#highHalf = ''
-    this.#onRelease?.()
+    this.#pair.clear()
+    // A lost run's failure is still being written: the sink forgets the writer after that.
+    if (this.#recording) void this.#recording.finally(() => this.#onRelease?.())
+    else this.#onRelease?.()
+  }
+
+  /** Release, and stop writing a lost run's failure too (the sink is shutting down). */
+  shutdown() {
+    this.#failureRetry?.stop()
+    this.release()
   }
 
   /** Called once when the writer is released (the sink forgets it). */
@@ -173,6 +233,7 @@ export class LucidSinkWriter implements SinkWriter {
   }
 
   #assertWritable() {
+    if (this.#lost) throw this.#lost
     if (this.#failure) {
       const failure = this.#failure
       this.#failure = null
@@ -187,28 +248,15 @@ export class LucidSinkWriter implements SinkWriter {
     return next
   }
 
-  /**
-   * Validate a frame; a text write is first joined with the high half held from the previous one,
-   * and its own trailing high half is held (only once the write is accepted).
-   */
-  async #validate(frame: StreamFrame): Promise<StreamFrame> {
-    const max = this.options.maxFrameBytes
-    const v = (frame as { v?: unknown } | null)?.v
-    if (frame?.t !== 'text' || typeof v !== 'string') return validateFrame(frame, max)
-    const joined = joinSplitPair(this.#highHalf, v)
-    const valid = await validateFrame({ ...frame, v: joined.text }, max)
-    this.#highHalf = joined.held
-    return valid
-  }
-
   /** The held high half's pair is broken (another frame, flush, end): it is written as U+FFFD. */
   #breakPair() {
-    if (!this.#highHalf) return
-    this.#highHalf = ''
+    const broken = this.#pair.break()
+    if (!broken) return
     const rowChars = this.#row ? this.#row.body.length + this.#held.length : 0
     // The row stops growing at its cap, as for any text (coalescing.ts).
     if (rowChars + 1 > this.options.maxTextRowChars) this.#row = null
-    this.#held += REPLACEMENT_CHARACTER
+    this.#held += broken
+    this.#buffer.hold(broken)
   }
 
   async #apply(frame: StreamFrame) {
@@ -225,6 +273,7 @@ export class LucidSinkWriter implements SinkWriter {
         maxRowChars: this.options.maxTextRowChars,
       })
       this.#held += frame.v
+      this.#buffer.hold(frame.v)
       if (decision.write === 'now') {
         if (decision.newRow) this.#row = null
         return this.#commit([])
@@ -264,24 +313,27 @@ export class LucidSinkWriter implements SinkWriter {
 
   /**
    * Commit held text and `frames` in one transaction through the sink's one write path
-   * ({@link appendFrames}), which hands them to this replica's tail.
+   * ({@link appendFrames}), which hands them to this replica's tail. A transient failure is
+   * retried (same token: a retry first checks whether the attempt landed) until the database
+   * answers or the run is lost.
    */
   async #commit(frames: StreamFrame[], plan: AppendPlan = {}): Promise<void> {
+    if (this.#lost) throw this.#lost
     if (this.#timer) clearTimeout(this.#timer)
     this.#timer = null
     const held = this.#held
     if (held.length === 0 && frames.length === 0 && !plan.end) return
-    let result: CommitResult | null = null
-    const started = performance.now()
+    const text = held
+      ? { seq: this.#row?.seq ?? null, prefix: this.#row?.body ?? '', text: held }
+      : undefined
+    let committed
     try {
-      result = await appendFrames(this.context, this.runId, frames, {
-        ...plan,
-        validated: true,
-        leaseMs: this.options.leaseMs,
-        text: held
-          ? { seq: this.#row?.seq ?? null, prefix: this.#row?.body ?? '', text: held }
-          : undefined,
-      })
+      committed = await this.#commits.append(
+        frames,
+        { ...plan, validated: true, leaseMs: this.options.leaseMs, text },
+        this.#outage,
+        () => this.#lost
+      )
     } catch (error) {
       if (error instanceof StreamClosedError) {
         this.#failure = error
@@ -289,9 +341,11 @@ export class LucidSinkWriter implements SinkWriter {
       }
       throw error
     }
+    const result = committed.result
     if (!result) return
-    this.#commitMs = averageCommitMs(this.#commitMs, performance.now() - started)
+    if (!result.landed) this.#commitMs = averageCommitMs(this.#commitMs, committed.ms)
     this.#held = ''
+    this.#buffer.released()
     if (held) {
       this.#lastTextAt = Date.now()
       if (result.grown) {
@@ -305,20 +359,23 @@ export class LucidSinkWriter implements SinkWriter {
     if (frames.length > 0 || plan.end) this.#row = null
   }
 
-  async #renew() {
-    try {
-      const open = await this.store.renewLease(this.runId, this.options.leaseMs)
-      if (!open) {
-        this.#failure = new StreamClosedError(this.runId)
-        this.release()
-      }
-    } catch {
-      // A transient database error: the next renewal or write tries again.
-    }
-  }
-
-  #stopLease() {
-    if (this.#lease) clearInterval(this.#lease)
-    this.#lease = null
+  /**
+   * The run is lost to the outage: drop what is held, stop renewing the lease (a lost writer
+   * must not keep the stream alive), tell the driver, and write the failure once the database
+   * answers.
+   */
+  #lose(reason: 'bound' | 'buffer') {
+    if (this.#lost) return
+    this.#lost = new StoreUnavailableError(reason)
+    this.#held = ''
+    this.#buffer.released()
+    if (this.#timer) clearTimeout(this.#timer)
+    this.#timer = null
+    this.#lease.stop()
+    // A commit waiting to retry gives up at once (its callers get the error).
+    this.#outage.stop()
+    this.#onLost?.()
+    this.#failureRetry = new Outage(Number.POSITIVE_INFINITY)
+    this.#recording = this.#commits.fail(this.#failureRetry, this.options.onError)
   }
 }

@@ -2,7 +2,14 @@ import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { StreamClosedError } from '../errors.js'
 import type { TableNames } from './schema.js'
 import { affectedRows as affected, nowMs as now } from './sql.js'
-import { APPENDED_END, int, type CommitPlan, type CommitResult, type NewRow } from './rows.js'
+import {
+  APPENDED_END,
+  int,
+  toStoredRow,
+  type CommitPlan,
+  type CommitResult,
+  type NewRow,
+} from './rows.js'
 
 /** What the commit transaction needs of its store. */
 export interface CommitContext {
@@ -17,7 +24,9 @@ export interface CommitContext {
  * One write, inside `trx`: lock the stream row, allocate seqs, grow or insert the text, insert
  * rows, supersede replaced components, run `plan.within`, renew the lease, notify. The stream's
  * row lock serializes writers of one stream across processes, so seqs are gap-free and commit
- * in seq order (DESIGN.md invariant 3).
+ * in seq order (DESIGN.md invariant 3). Every row written carries `plan.token`; with
+ * `plan.retried`, an earlier attempt that stored rows with that token is returned instead
+ * (`landed`), and nothing is written again.
  *
  * @returns what was written; `null` only with `onlyIfLeaseLapsed` when the lease had not lapsed
  * @throws StreamClosedError when the stream is not open (ended, failed or purged; with
@@ -30,6 +39,15 @@ export async function commitInTransaction(
   plan: CommitPlan
 ): Promise<CommitResult | null> {
   const at = now()
+  if (plan.token && plan.retried) {
+    const landed = await landedAttempt(trx, ctx.tables, runId, plan, at)
+    if (landed) {
+      // The earlier attempt's COMMIT was not confirmed, so nothing was published for it after
+      // commit (Redis): wake readers now (no rev: they read). A second NOTIFY is harmless.
+      await ctx.notify(trx, runId)
+      return landed
+    }
+  }
   const lock = trx.from(ctx.tables.streams).where('run_id', runId)
   if (!plan.evenIfClosed) lock.where('status', 'open')
   if (plan.onlyIfLeaseLapsed) lock.where('lease_expires_at', '<', at)
@@ -58,7 +76,7 @@ export async function commitInTransaction(
         .from(ctx.tables.frames)
         .where('run_id', runId)
         .where('seq', seq)
-        .update({ body: append })
+        .update({ body: append, ...(plan.token ? { commit_token: plan.token } : {}) })
       result.grown = { seq, from: prefix.length, body: prefix + text }
     } else {
       inserts.push({ seq: ++next, kind: 'text', body: text })
@@ -82,6 +100,7 @@ export async function commitInTransaction(
           body: row.body,
           component_id: row.componentId ?? null,
           superseded: false,
+          commit_token: plan.token ?? null,
           created_at: at,
         }))
       )
@@ -116,6 +135,41 @@ export async function commitInTransaction(
   for (const row of result.rows) {
     if (row.componentId && lastOf.get(row.componentId) !== row.seq) row.superseded = true
   }
+  return result
+}
+
+/**
+ * The result of an earlier attempt of this commit (`plan.token`) when it landed, else `null`.
+ * The stream row is locked first, so an attempt still finishing on a connection the client gave
+ * up on is waited for, never raced. Its rows are exactly the token's (a transaction is all or
+ * nothing); the first is the text row it grew when that is the writer's row.
+ */
+async function landedAttempt(
+  trx: TransactionClientContract,
+  tables: TableNames,
+  runId: string,
+  plan: CommitPlan,
+  at: number
+): Promise<CommitResult | null> {
+  // Whatever the status: an attempt that landed with an end marker closed the stream. (Rows
+  // matched are locked even when the update changes nothing, so its count is not looked at.)
+  await trx.from(tables.streams).where('run_id', runId).update({ updated_at: at })
+  const rows = await trx
+    .from(tables.frames)
+    .select('seq', 'kind', 'body', 'component_id', 'superseded')
+    .where('run_id', runId)
+    .where('seq', '>=', plan.sinceSeq ?? 1)
+    .where('commit_token', plan.token!)
+    .orderBy('seq', 'asc')
+  if (rows.length === 0) return null
+  const stored = rows.map(toStoredRow)
+  const grownSeq = plan.text?.seq ?? null
+  const result: CommitResult = { before: 0, rev: -1, rows: stored, landed: true }
+  if (grownSeq !== null && stored[0].seq === grownSeq && stored[0].kind === 'text') {
+    const grown = stored.shift()!
+    result.grown = { seq: grown.seq, from: plan.text!.prefix.length, body: grown.body }
+  }
+  result.before = stored.length > 0 ? stored[0].seq - 1 : result.grown!.seq
   return result
 }
 

@@ -58,6 +58,19 @@ export interface CommitPlan {
    * (parking rows, decisions). Throwing rolls the whole commit back.
    */
   within?: (trx: TransactionClientContract, rows: StoredRow[]) => Promise<void>
+  /**
+   * The writer's name for this commit (at most 64 characters, unique per commit), stored on every
+   * row it writes. The same token on every attempt of one commit.
+   */
+  token?: string
+  /**
+   * An earlier attempt with this `token` failed with its outcome unknown: first look (under the
+   * stream row's lock) for rows with the token; when there are, that attempt landed and they
+   * are returned as its result, nothing is written again and `within` does not run.
+   */
+  retried?: boolean
+  /** Lowest seq an earlier attempt can have written (narrows the look-up; default 1). */
+  sinceSeq?: number
 }
 
 /** What a commit wrote, in seq order. */
@@ -70,6 +83,8 @@ export interface CommitResult {
   grown?: { seq: number; from: number; body: string }
   /** Rows inserted, with their seqs. */
   rows: StoredRow[]
+  /** A retried commit found its earlier attempt had landed (`rev` is then unknown: -1). */
+  landed?: boolean
 }
 
 /** A SQL value as a number (drivers return bigints and decimals as strings). */

@@ -80,6 +80,12 @@ export function createStreamTables(
       /** A component's `id`: a later frame with the same id supersedes this one. */
       table.string('component_id', 191).nullable()
       table.boolean('superseded').notNullable().defaultTo(false)
+      /**
+       * The writer's token of the commit that last wrote this row (inserted it, or grew its text):
+       * after a COMMIT whose outcome is unknown (the connection dropped), the retry finds out
+       * whether it landed instead of writing it twice.
+       */
+      table.string('commit_token', 64).nullable()
       table.bigInteger('created_at').notNullable()
       table.primary(['run_id', 'seq'])
       table.index(['run_id', 'component_id'])

@@ -1,5 +1,5 @@
 import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
-import { affectedRows as affected, nowMs as now } from './sql.js'
+import { affectedRows as affected, inTransaction, nowMs as now } from './sql.js'
 import type { TableNames } from './schema.js'
 import { DEFAULTS } from '../defaults.js'
 import { commitInTransaction } from './commit.js'
@@ -333,23 +333,18 @@ export class StreamStore {
       notify: (runId: string, rev?: number) => Promise<void>
     ) => Promise<T>
   ): Promise<T> {
-    const trx = await this.client.transaction()
     const notified: [string, number | undefined][] = []
-    const notify = async (runId: string, rev?: number) => {
-      if (this.notifyChannel) {
-        const payload = rev === undefined ? runId : `${runId} ${rev}`
-        await trx.rawQuery('select pg_notify(?, ?)', [this.notifyChannel, payload])
-      }
-      if (this.committed) notified.push([runId, rev])
-    }
-    let result: T
-    try {
-      result = await work(trx, notify)
-      await trx.commit()
-    } catch (error) {
-      await trx.rollback()
-      throw error
-    }
+    // inTransaction checks the COMMIT's own outcome: a COMMIT that failed (outcome unknown)
+    // throws here, so nothing is published for it (the writer's token-checked retry is).
+    const result = await inTransaction(this.client, (trx) => {
+      return work(trx, async (runId: string, rev?: number) => {
+        if (this.notifyChannel) {
+          const payload = rev === undefined ? runId : `${runId} ${rev}`
+          await trx.rawQuery('select pg_notify(?, ?)', [this.notifyChannel, payload])
+        }
+        if (this.committed) notified.push([runId, rev])
+      })
+    })
     for (const [runId, rev] of notified) {
       // The rows are committed: a failing wake-up must never make the write look failed (a
       // retry would duplicate it). The heads poll covers a lost wake-up.

@@ -3,6 +3,7 @@ import { IgnitorFactory } from '@adonisjs/core/factories'
 import { defineConfig as defineLucidConfig } from '@adonisjs/lucid'
 import type { ApplicationService } from '@adonisjs/core/types'
 import { defineConfig, type AgentStreamConfig } from '../../src/define_config.js'
+import type { ConnectionConfig } from '@adonisjs/lucid/types/database'
 import { connectionConfig } from './db.js'
 
 /** The repository is the app root: Lucid finds the package's own `database/migrations`. */
@@ -17,6 +18,7 @@ export async function setupApp(
   {
     environment = 'console',
     mode = 'run' as 'run' | 'warmup',
+    connection = connectionConfig() as ConnectionConfig,
     redis = undefined as { connection: string; connections: Record<string, object> } | undefined,
   } = {}
 ): Promise<ApplicationService> {
@@ -27,7 +29,7 @@ export async function setupApp(
       config: {
         database: defineLucidConfig({
           connection: 'main',
-          connections: { main: { ...connectionConfig(), migrations: { naturalSort: true } } },
+          connections: { main: { ...connection, migrations: { naturalSort: true } } },
         }),
         agent_stream: defineConfig(config),
         ...(redis ? { redis } : {}),

@@ -77,9 +77,12 @@ export function connectionConfig(
   }
 }
 
-/** A standalone Lucid `Database` on the suite's database, like the official packages' tests. */
-export function createDatabase(): Database {
-  const config = defineConfig({ connection: 'main', connections: { main: connectionConfig() } })
+/**
+ * A standalone Lucid `Database` on the suite's database (or on `connection`, a private server's),
+ * like the official packages' tests.
+ */
+export function createDatabase(connection: ConnectionConfig = connectionConfig()): Database {
+  const config = defineConfig({ connection: 'main', connections: { main: connection } })
   const app = new AppFactory().create(new URL('../tmp/', import.meta.url))
   const emitter = new EmitterFactory().create(app)
   return new Database(config, new LoggerFactory().create(), emitter)

@@ -1,6 +1,7 @@
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { getActiveTest } from '@japa/runner'
+import type { ConnectionConfig } from '@adonisjs/lucid/types/database'
 import type { AgentStreamConfig } from '../../src/define_config.js'
 import type { AgentStream } from '../../src/agent_stream.js'
 import { setupApp } from './app.js'
@@ -13,7 +14,8 @@ import { setupApp } from './app.js'
  */
 export async function serveApp(
   config: AgentStreamConfig = {},
-  modifier?: Parameters<AgentStream['registerRoutes']>[1]
+  modifier?: Parameters<AgentStream['registerRoutes']>[1],
+  options: { connection?: ConnectionConfig } = {}
 ) {
   const app = await setupApp(
     {
@@ -25,7 +27,7 @@ export async function serveApp(
       admin: (ctx) => ctx.request.header('x-admin') === 'yes',
       ...config,
     },
-    { environment: 'web' }
+    { environment: 'web', connection: options.connection }
   )
   const agentStream: AgentStream = await app.container.make('agentStream')
   const router = await app.container.make('router')

@@ -23,6 +23,8 @@ export class Replica {
     {
       script = 'sink' as keyof typeof SCRIPTS,
       agent = {} as object,
+      /** Extra environment (`PG_PORT`, `MYSQL_DATABASE`, ...: another database server). */
+      env = {} as Record<string, string>,
       redis = undefined as RedisNotifierSpec | undefined,
     } = {}
   ) {
@@ -30,6 +32,7 @@ export class Replica {
       execArgv: ['--import=@poppinss/ts-exec'],
       env: {
         ...process.env,
+        ...env,
         SINK_OPTIONS: JSON.stringify(options),
         AGENT_OPTIONS: JSON.stringify(agent),
         // `sink` replicas only: wake and publish through Redis (notifiers.redis()).

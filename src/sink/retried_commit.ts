@@ -1,0 +1,118 @@
+import { randomBytes } from 'node:crypto'
+import { StreamClosedError } from '../errors.js'
+import { FAILURE_SENTENCES, type StreamFrame } from '../core/frames.js'
+import type { CommitResult } from '../store/stream_store.js'
+import { isTransientError } from '../store/transient.js'
+import { appendFrames, type AppendContext, type WriterAppend } from './append.js'
+import type { Outage } from './outage.js'
+
+/**
+ * One writer's commits through the sink's one write path ({@link appendFrames}), made safe to
+ * retry. Each commit carries a token of the writer's (a random prefix and a counter) that the
+ * store writes on every row it inserts or grows; when an attempt fails with a transient error its
+ * outcome is unknown (the connection may have dropped during COMMIT), so the next attempt, under
+ * the stream row's lock, first looks for rows with that token and, when it finds them, takes them
+ * as the result instead of writing again. A commit is therefore stored exactly once, in order,
+ * with seqs allocated as for any other.
+ */
+export class RetriedCommits {
+  #prefix = randomBytes(12).toString('base64url')
+  #count = 0
+  /** The highest seq this writer knows is stored (a retry looks for its token from there). */
+  lastSeq: number
+
+  constructor(
+    readonly context: AppendContext,
+    readonly runId: string,
+    lastSeq = 0
+  ) {
+    this.lastSeq = lastSeq
+  }
+
+  /**
+   * Append `frames` with `plan`, retrying transient failures with the same token: `outage` is
+   * told of each failure and paces the retries; after each pause `giveUp()` may end them.
+   *
+   * @returns the result (`landed` when an earlier attempt had stored it) and the milliseconds
+   *   its successful attempt took
+   * @throws what `appendFrames` throws that is not transient (StreamClosedError, ...), the
+   *   error `giveUp()` returns, or the last one once `outage` is stopped
+   */
+  async append(
+    frames: StreamFrame[],
+    plan: WriterAppend,
+    outage: Outage,
+    giveUp: () => Error | null
+  ): Promise<{ result: CommitResult | null; ms: number }> {
+    const token = this.#token()
+    let retried = false
+    while (true) {
+      const started = performance.now()
+      try {
+        const result = await appendFrames(this.context, this.runId, frames, {
+          ...plan,
+          token,
+          retried,
+          // A text row it grows may lie before the last seq it saw.
+          sinceSeq: Math.min(this.lastSeq, plan.text?.seq ?? this.lastSeq),
+        })
+        outage.recovered()
+        if (result) this.#saw(result)
+        return { result, ms: performance.now() - started }
+      } catch (error) {
+        if (!isTransientError(error)) throw error
+        retried = true
+        outage.failed()
+        await outage.pause()
+        const stop = giveUp() ?? (outage.stopped ? error : null)
+        if (stop) throw stop
+      }
+    }
+  }
+
+  /**
+   * Append the fixed failure (`error run_failed`) and the end (`failed`), retrying under `retry`
+   * until it is stored, the stream turns out closed elsewhere (nothing to do), or `retry` is
+   * stopped. Any other error is retried too (the token makes a retry safe, and a database just
+   * back can answer oddly); the first one is reported to `onError`. The pauses do not keep the
+   * process alive: a process that exits first leaves the stream to its lease, as a crash does.
+   */
+  async fail(retry: Outage, onError?: (error: unknown) => void): Promise<void> {
+    const frame: StreamFrame = {
+      t: 'error',
+      code: 'run_failed',
+      message: FAILURE_SENTENCES.run_failed,
+    }
+    const token = this.#token()
+    let retried = false
+    let reported = false
+    while (!retry.stopped) {
+      try {
+        await appendFrames(this.context, this.runId, [frame], {
+          end: 'failed',
+          token,
+          retried,
+          sinceSeq: this.lastSeq,
+        })
+        return
+      } catch (error) {
+        if (error instanceof StreamClosedError) return
+        if (!isTransientError(error) && !reported) {
+          reported = true
+          onError?.(error)
+        }
+        retried = true
+        retry.failed()
+        await retry.pause({ keepAlive: false })
+      }
+    }
+  }
+
+  #token() {
+    return `${this.#prefix}.${(++this.#count).toString(36)}`
+  }
+
+  #saw(result: CommitResult) {
+    this.lastSeq = Math.max(this.lastSeq, result.grown?.seq ?? 0, result.rows.at(-1)?.seq ?? 0)
+  }
+}

@@ -1,0 +1,38 @@
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import type { RunMeta } from '../core/run.js'
+import type { StreamFrame } from '../core/frames.js'
+
+/**
+ * Called inside the transaction that stores an `approval` or `elicitation` frame, so the parking
+ * row and the suspension commit with the frame or not at all (DESIGN.md invariant 6). Resolves
+ * to the park the frame opened or joined, which is stamped into the stored frame (`park`).
+ */
+export type ParkHook = (
+  trx: TransactionClientContract,
+  meta: RunMeta,
+  frame: Extract<StreamFrame, { t: 'approval' | 'elicitation' }>,
+  seq: number
+) => Promise<number>
+
+export interface WriterOptions {
+  /** Longest time text is held back before it is written, in milliseconds. */
+  coalesceWindowMs: number
+  /** A text row stops growing past this many UTF-16 code units; more text starts a new row. */
+  maxTextRowChars: number
+  /** Cap on one frame's serialized size, in bytes. */
+  maxFrameBytes: number
+  /** The writer's lease, in milliseconds: renewed while it is open, lapses if the process dies. */
+  leaseMs: number
+  /** The run writing (a delegated run's own id, parent, thread, principal). */
+  meta: RunMeta
+  /** Parks approvals and elicitations in the frame's transaction; none = they are stored only. */
+  park?: ParkHook
+  /** How long the run survives the database being unreachable, in milliseconds. */
+  outageBoundMs: number
+  /** Most bytes (UTF-8) of frames held in memory while the database is unreachable. */
+  outageBufferBytes: number
+  /** The stream's last seq when the writer opened it (narrows a retried commit's look-up). */
+  openedAtSeq?: number
+  /** Told about a failure the writer could not record in the stream (it keeps going). */
+  onError?: (error: unknown) => void
+}

@@ -1,0 +1,61 @@
+/**
+ * Whether an error from a query means "the database could not be reached, try again": the
+ * connection was refused, reset or terminated (a restart, a failover), the server is starting or
+ * shutting down or has too many connections, the pool could not hand out a connection, or the
+ * transaction was rolled back by a deadlock or serialization failure. Anything else (a constraint, a closed stream, bad SQL) is
+ * not retried.
+ *
+ * Only the first four cases can leave a COMMIT's outcome unknown; a caller that retries a write
+ * must check whether it landed (see `CommitPlan.token`).
+ */
+export function isTransientError(error: unknown): boolean {
+  if (!error || typeof error !== 'object') return false
+  const { code, errno, name, message } = error as {
+    code?: unknown
+    errno?: unknown
+    name?: unknown
+    message?: unknown
+  }
+  if (typeof code === 'string') {
+    if (NODE_CODES.has(code) || MYSQL_CODES.has(code)) return true
+    // PostgreSQL SQLSTATE: class 08 (connection exception), 57P01-57P03 (admin shutdown, crash
+    // shutdown, cannot connect now), 53300 (too many connections, as a restart's reconnect storm
+    // can cause), 40001/40P01 (serialization failure, deadlock).
+    if (/^08[0-9A-Z]{3}$/.test(code) || /^57P0[1-3]$/.test(code)) return true
+    if (code === '53300' || code === '40001' || code === '40P01') return true
+  }
+  // MariaDB/MySQL server errors by number: shutdown in progress, too many connections, deadlock,
+  // lock wait timeout, connection killed.
+  if (typeof errno === 'number' && MYSQL_ERRNOS.has(errno)) return true
+  if (name === 'KnexTimeoutError') return true
+  return typeof message === 'string' && MESSAGES.test(message)
+}
+
+const NODE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTCONN',
+  'EAI_AGAIN',
+])
+
+const MYSQL_CODES = new Set([
+  'PROTOCOL_CONNECTION_LOST',
+  'PROTOCOL_SEQUENCE_TIMEOUT',
+  'ER_SERVER_SHUTDOWN',
+  'ER_CON_COUNT_ERROR',
+  'ER_LOCK_DEADLOCK',
+  'ER_LOCK_WAIT_TIMEOUT',
+  'ER_CONNECTION_KILLED',
+  'ER_QUERY_INTERRUPTED',
+])
+
+const MYSQL_ERRNOS = new Set([1040, 1053, 1077, 1078, 1079, 1080, 1205, 1213, 1927, 2006, 2013])
+
+/** Drivers that report a lost connection without a code (pg, mysql2, tarn). */
+const MESSAGES =
+  /connection terminated|terminating connection|not queryable|closed state|server has gone away|lost connection|connection is closed|the database system is (starting up|shutting down|in recovery mode)/i
