@@ -8,6 +8,7 @@ import {
 } from '@ag-ui/client'
 import * as projection from '../src/core/projection.js'
 import type { AgentRunner } from '../src/runner/contract.js'
+import { twoApprovals } from './helpers/scenarios.js'
 import { FrameTranslator } from '../src/agui/translate/index.js'
 import { createAgUiFetchHandler } from '../src/http/fetch_handler.js'
 import { scriptedAgent, type ScriptedAgentOptions } from '../src/testing/scripted_agent.js'
@@ -17,23 +18,6 @@ import { assertConforms, parseSse, type WireEvent } from './helpers/agui.js'
 import { sleep } from './helpers/sink.js'
 
 process.on('unhandledRejection', () => {})
-
-/** Two approvals in one park. */
-const twoApprovals: AgentRunner = {
-  async start(ctx) {
-    for (const id of ['a', 'b']) {
-      await ctx.writer.write({
-        t: 'event',
-        event: { kind: 'tool-input-available', id, name: 'act', input: {}, toolKind: 'action' },
-      })
-      await ctx.writer.write({ t: 'approval', runId: ctx.runId, id, toolName: 'act', input: {} })
-    }
-    return { status: 'parked', checkpoint: {} }
-  },
-  async resume() {
-    return { status: 'finished' }
-  },
-}
 
 async function setup(options: ScriptedAgentOptions = { steps: ['read', 'approval'] }) {
   const served = await serveApp({ runner: scriptedAgent(options) })

@@ -1,28 +1,12 @@
 import { test } from '@japa/runner'
 import { randomUUID } from 'node:crypto'
 import type { AgentRunner } from '../src/runner/contract.js'
+import { twoApprovals } from './helpers/scenarios.js'
 import { scriptedAgent } from '../src/testing/scripted_agent.js'
 import { tableNames } from '../src/store/schema.js'
 import { resetTables } from './helpers/db.js'
 import { postJson, serveApp } from './helpers/http.js'
 import { assertConforms, parseSse, type WireEvent } from './helpers/agui.js'
-
-/** Two approvals in one park: a resume must cover both. */
-const twoApprovals: AgentRunner = {
-  async start(ctx) {
-    for (const id of ['a', 'b']) {
-      await ctx.writer.write({
-        t: 'event',
-        event: { kind: 'tool-input-available', id, name: 'act', input: {}, toolKind: 'action' },
-      })
-      await ctx.writer.write({ t: 'approval', runId: ctx.runId, id, toolName: 'act', input: {} })
-    }
-    return { status: 'parked', checkpoint: {} }
-  },
-  async resume() {
-    return { status: 'finished' }
-  },
-}
 
 async function setup(runner: AgentRunner, config: Record<string, unknown> = {}) {
   const served = await serveApp({ runner, ...config })

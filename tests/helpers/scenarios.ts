@@ -9,6 +9,23 @@ type Segment = (ctx: RunContext) => Promise<RunOutcome>
  * A runner that plays `segments` in order: the first at start, the next at each resume (a
  * segment that returns `parked` parks the run; its resume plays the next one).
  */
+/** Two approvals in one park (each after its call's input): a resume must cover both. */
+export const twoApprovals: AgentRunner = {
+  async start(ctx) {
+    for (const id of ['a', 'b']) {
+      await ctx.writer.write({
+        t: 'event',
+        event: { kind: 'tool-input-available', id, name: 'act', input: {}, toolKind: 'action' },
+      })
+      await ctx.writer.write({ t: 'approval', runId: ctx.runId, id, toolName: 'act', input: {} })
+    }
+    return { status: 'parked', checkpoint: {} }
+  },
+  async resume() {
+    return { status: 'finished' }
+  },
+}
+
 export function segmentsAgent(segments: Segment[]): AgentRunner {
   const play = async (ctx: RunContext, at: number): Promise<RunOutcome> => {
     const outcome = await segments[at](ctx)
