@@ -6,16 +6,9 @@ import { LucidTokenStreamSink } from '../src/sink/lucid_sink.js'
 import { createDatabase } from '../tests/helpers/db.js'
 import { BaselineWriter } from './baseline.js'
 import { instrumentCommits, play, type Plan } from './script.js'
-import { notifiers } from '../src/follow/notifiers/index.js'
+import { sinkOptionsFromEnv } from '../tests/helpers/replica_options.js'
 
-const options = JSON.parse(process.env.SINK_OPTIONS ?? '{}')
-// `REDIS_NOTIFIER` (JSON: channel): this replica publishes (and wakes) through Redis.
-if (process.env.REDIS_NOTIFIER) {
-  const { Redis } = await import('ioredis')
-  const client = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379')
-  client.on('error', () => {})
-  options.notifier = notifiers.redis({ ...JSON.parse(process.env.REDIS_NOTIFIER), client })
-}
+const options = await sinkOptionsFromEnv()
 const db = createDatabase()
 const sink = new LucidTokenStreamSink(db, options)
 const committedAt = instrumentCommits(sink)

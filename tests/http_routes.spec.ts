@@ -3,25 +3,13 @@ import { randomUUID } from 'node:crypto'
 import type { AgentRunner } from '../src/runner/contract.js'
 import { scriptedAgent } from '../src/testing/scripted_agent.js'
 import { resetTables } from './helpers/db.js'
-import { postJson, runInput, serveApp } from './helpers/http.js'
+import { jsonClient, postJson, runInput, serveApp } from './helpers/http.js'
 import { assertConforms, parseSse } from './helpers/agui.js'
 
 async function setup(runner: AgentRunner) {
   const served = await serveApp({ runner })
   await resetTables(await served.app.container.make('lucid.db'))
-  const call = async (method: string, path: string, body?: unknown, user = 'alice') => {
-    const response = await fetch(`${served.url}${path}`, {
-      method,
-      headers: { 'content-type': 'application/json', 'x-user': user },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    })
-    const text = await response.text()
-    let json: any = null
-    try {
-      json = JSON.parse(text)
-    } catch {}
-    return { status: response.status, text, json, headers: response.headers }
-  }
+  const call = jsonClient(served.url)
   return { ...served, call }
 }
 

@@ -9,7 +9,7 @@ import { createAgUiFetchHandler } from '../src/http/fetch_handler.js'
 import { MAX_JSON_DEPTH, tooDeep } from '../src/core/json_depth.js'
 import { tableNames } from '../src/store/schema.js'
 import { createDatabase, resetTables } from './helpers/db.js'
-import { serveApp } from './helpers/http.js'
+import { readResponse, serveApp } from './helpers/http.js'
 import { assertConforms, parseSse, recordingFetch, type WireEvent } from './helpers/agui.js'
 
 // HttpAgent 1.0.0 rethrows a refused run's teardown as an unhandled rejection.
@@ -37,13 +37,7 @@ async function setup(options: ScriptedAgentOptions = { steps: ['approval', 'ques
   const send = async (path: string, body: string | FormData, type: string | null) => {
     const headers: Record<string, string> = { 'x-user': 'alice' }
     if (type !== null) headers['content-type'] = type
-    const response = await fetch(`${served.url}${path}`, { method: 'POST', headers, body })
-    const text = await response.text()
-    let json: any = null
-    try {
-      json = JSON.parse(text)
-    } catch {}
-    return { status: response.status, text, json, headers: response.headers }
+    return readResponse(await fetch(`${served.url}${path}`, { method: 'POST', headers, body }))
   }
   const post = (path: string, body: unknown) => send(path, JSON.stringify(body), 'application/json')
   /** A thread parked on its approval (AG-UI): its id, interrupt and parked item. */

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto'
 import type { AgentRunner, RunContext } from '../src/runner/contract.js'
 import { DecisionConflictError } from '../src/errors.js'
 import { resetTables } from './helpers/db.js'
-import { postJson, serveApp } from './helpers/http.js'
+import { jsonClient, postJson, serveApp } from './helpers/http.js'
 import { parseSse } from './helpers/agui.js'
 import { snapshot } from './helpers/parking.js'
 
@@ -48,19 +48,9 @@ async function setup() {
   const served = await serveApp({ runner: reusingRunner(ran) })
   const db = await served.app.container.make('lucid.db')
   await resetTables(db)
-  const call = async (path: string, body?: unknown, user = 'alice') => {
-    const response = await fetch(`${served.url}${path}`, {
-      method: body === undefined ? 'GET' : 'POST',
-      headers: { 'content-type': 'application/json', 'x-user': user },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    })
-    const text = await response.text()
-    let json: any = null
-    try {
-      json = JSON.parse(text)
-    } catch {}
-    return { status: response.status, text, json }
-  }
+  const request = jsonClient(served.url)
+  const call = (path: string, body?: unknown, user = 'alice') =>
+    request(body === undefined ? 'GET' : 'POST', path, body, user)
   /** An admin form post with the page's token and cookie. */
   const admin = async (path: string, fields: Record<string, string>) => {
     const page = await fetch(`${served.url}/admin`, {

@@ -57,6 +57,31 @@ export function postJson(url: string, body: unknown, user = 'alice') {
   })
 }
 
+/** A response read whole: its status, text, JSON (`null` when the body is not JSON), headers. */
+export async function readResponse(response: Response) {
+  const text = await response.text()
+  let json: any = null
+  try {
+    json = JSON.parse(text)
+  } catch {}
+  return { status: response.status, text, json, headers: response.headers }
+}
+
+/**
+ * A client of the routes under `base`: `request(method, path, body?, user?)` sends `body` as JSON
+ * as `user` (the `x-user` principal of {@link serveApp}) and reads the answer whole.
+ */
+export function jsonClient(base: string) {
+  return async (method: string, path: string, body?: unknown, user = 'alice') =>
+    readResponse(
+      await fetch(`${base}${path}`, {
+        method,
+        headers: { 'content-type': 'application/json', 'x-user': user },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      })
+    )
+}
+
 /** A `RunAgentInput` with one user message. */
 export const runInput = (threadId: string, runId: string, extra: Record<string, unknown> = {}) => ({
   threadId,
