@@ -152,6 +152,21 @@ export type AgentStreamEvent =
     }
   | { kind: 'title'; title: string }
   /**
+   * A source the model cited (the AI SDK's `source-url` and `source-document` parts): a URL, or a
+   * document named by `title` with its media type.
+   */
+  | {
+      kind: 'source'
+      id: string
+      sourceType: 'url' | 'document'
+      url?: string
+      title?: string
+      mediaType?: string
+      filename?: string
+    }
+  /** A file the model generated (the AI SDK's `file` part); `url` is an https or `data:` URL. */
+  | { kind: 'file'; mediaType: string; url: string; filename?: string }
+  /**
    * A delegated run's scope opens (this package's addition; readers that do not know it skip
    * it): frames after it belong to `runId` until its `subagent-finish`. Written by
    * `RunContext.child()`; the AG-UI door maps it to `SUBAGENT_STARTED`.

@@ -73,6 +73,8 @@ const EVENT_FIELDS = {
   'approval-settled': ['id', 'status', 'approver', 'decidedVia', 'remember', 'reason'],
   'ui': ['id', 'component', 'props', 'version', 'fallbackText', 'componentVersions', 'toolCallId'],
   'title': ['title'],
+  'source': ['id', 'sourceType', 'url', 'title', 'mediaType', 'filename'],
+  'file': ['mediaType', 'url', 'filename'],
   'subagent-start': ['runId', 'name', 'parentToolCallId'],
   'subagent-finish': ['runId', 'status'],
   'cancelled': [],

@@ -113,6 +113,15 @@ const eventKinds = {
     toolCallId: id().optional(),
   },
   'title': { title: text() },
+  'source': {
+    id: id(),
+    sourceType: vine.enum(['url', 'document'] as const),
+    url: text().optional(),
+    title: text().optional(),
+    mediaType: text().optional(),
+    filename: text().optional(),
+  },
+  'file': { mediaType: text(), url: text(), filename: text().optional() },
   'subagent-start': { runId: id(), name: text().optional(), parentToolCallId: id().optional() },
   'subagent-finish': {
     runId: id(),

@@ -291,5 +291,8 @@ export const HANDLERS: FrameHandlers = {
     'approval-requested': custom,
     'approval-settled': custom,
     'queue': custom,
+    // AG-UI 1.0 has no source or file event: sent as CUSTOM when the app allow-lists them.
+    'source': custom,
+    'file': custom,
   },
 }
