@@ -88,6 +88,21 @@ module.exports = {
       from: { path: '^src/', pathNot: '^src/(http/|agent_stream\\.ts$|define_config\\.ts$)' },
       to: { path: '^src/http/' },
     },
+    {
+      name: 'ai-sdk-only-in-its-folder',
+      comment:
+        'The AI SDK (`ai`, an optional peer) is imported only by src/ai_sdk (the `/ai-sdk` subpath): the package root never loads it.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/ai_sdk/' },
+      to: { path: '(^|node_modules/)(ai|@ai-sdk/[^/]+)/' },
+    },
+    {
+      name: 'ai-sdk-is-a-leaf',
+      comment: 'Nothing of ours imports the AI SDK runner (only the host app, through the subpath).',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/ai_sdk/' },
+      to: { path: '^src/ai_sdk/' },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

@@ -1,4 +1,4 @@
-import type { AgentStreamErrorCode } from '../core/frames.js'
+import type { AgentStreamErrorCode, DeliveredFrame } from '../core/frames.js'
 import type { SinkWriter } from '../sink/spi.js'
 import type { SettledItem } from '../parking/types.js'
 import type { Principal } from '../core/run.js'
@@ -41,6 +41,13 @@ export interface RunContext {
    * writes on.
    */
   finish(status?: 'success' | 'failed'): Promise<void>
+  /**
+   * The frames stored so far in this run's stream (every segment, in order; segment ends left
+   * out), read through the sink's one read path (`sink.replay`) after what this segment wrote is
+   * flushed. A resumed runner rebuilds its conversation from them, so it sends the model exactly
+   * what it would have seen had it never stopped.
+   */
+  history(): AsyncIterable<DeliveredFrame>
 }
 
 /**

@@ -4,6 +4,7 @@ import type { LucidSinkWriter } from '../sink/writer.js'
 import type { ClaimedSuspension, ParkingStore } from '../parking/parking_store.js'
 import { cancelledCall } from '../parking/settlement_frames.js'
 import type { Principal, RunMeta } from '../core/run.js'
+import type { DeliveredFrame } from '../core/frames.js'
 import {
   FAILURE_SENTENCES,
   type AgentRunner,
@@ -173,6 +174,7 @@ export class RunDriver {
           parentToolCallId: options.parentToolCallId,
         })
       },
+      history: () => this.#history(writer, meta.streamRunId),
       finish: async (status = 'success') => {
         if (meta.parentRunId === null) return
         await open()
@@ -183,6 +185,14 @@ export class RunDriver {
       },
     }
     return ctx
+  }
+
+  /** The stored frames of `streamRunId` (see `RunContext.history`), after a flush. */
+  async *#history(writer: LucidSinkWriter, streamRunId: string): AsyncIterable<DeliveredFrame> {
+    await writer.flush()
+    for await (const item of this.sink.replay(streamRunId)) {
+      if (item.t !== 'end') yield item
+    }
   }
 
   async #segment(

@@ -1,0 +1,78 @@
+import { stepCountIs, streamText, type Agent, type ModelMessage, type ToolSet } from 'ai'
+import type { StreamFrame } from '../core/frames.js'
+import type { AgentRunner, RunContext, RunOutcome } from '../runner/contract.js'
+import type { SettledItem } from '../parking/types.js'
+import { framesToMessages, resumeMessages } from './history.js'
+import { inputMessages } from './input.js'
+import { writeParts, type ApprovalOptions } from './parts.js'
+
+/** `streamText`'s options, less what the runner supplies (the conversation and the signal). */
+export type StreamTextSettings<TOOLS extends ToolSet> = Omit<
+  Parameters<typeof streamText<TOOLS>>[0],
+  'prompt' | 'messages' | 'abortSignal'
+>
+
+/** What {@link aiSdkAgent} takes besides the model's settings. */
+export interface AiSdkRunnerOptions {
+  /** How calls that need approval are asked (approver, expiry, display copy). */
+  approval?: ApprovalOptions
+  /** Told about every error the AI SDK reports (readers only get a fixed sentence). */
+  onError?: (error: unknown) => void
+}
+
+/**
+ * Options of {@link aiSdkAgent}: `streamText`'s settings (`model`, `tools`, `system` or
+ * `instructions`, `stopWhen` (default `stepCountIs(20)`, as `ToolLoopAgent`), ...), or
+ * `{ agent }`, an AI SDK `Agent` such as `ToolLoopAgent`; plus {@link AiSdkRunnerOptions}.
+ */
+export type AiSdkAgentOptions<TOOLS extends ToolSet> = AiSdkRunnerOptions &
+  (StreamTextSettings<TOOLS> | { agent: Agent<never, TOOLS> })
+
+/**
+ * An {@link AgentRunner} for an agent written with the AI SDK 7: it runs `streamText` (or the
+ * agent's `stream`) on the run's conversation and writes its full stream into the run's stream
+ * (README, AI SDK agents). A tool with `needsApproval` parks the run on an `approval` frame; a
+ * tool made by `askTool()` parks it on an `elicitation`. `resume` (any replica, after any
+ * restart) rebuilds the conversation from the stored frames (`ctx.history()`) and the run's
+ * input, adds the decisions (approved calls with their approved input; denials as the SDK gives
+ * them to the model) and lets the SDK go on: the model is not called again for what it already
+ * said, and an approved tool runs once, on the replica that resumes.
+ */
+export function aiSdkAgent<TOOLS extends ToolSet>(options: AiSdkAgentOptions<TOOLS>): AgentRunner {
+  const { approval = {}, onError, ...rest } = options
+  const tools: ToolSet =
+    'agent' in rest ? rest.agent.tools : ((rest as { tools?: ToolSet }).tools ?? {})
+
+  const stream = async (messages: ModelMessage[], signal: AbortSignal) => {
+    if ('agent' in rest) {
+      return rest.agent.stream({ messages, abortSignal: signal } as never)
+    }
+    return streamText({
+      stopWhen: stepCountIs(20),
+      ...(rest as StreamTextSettings<TOOLS>),
+      messages,
+      abortSignal: signal,
+      onError: ({ error }: { error: unknown }) => onError?.(error),
+    } as Parameters<typeof streamText<TOOLS>>[0])
+  }
+
+  async function segment(ctx: RunContext, items: SettledItem[]): Promise<RunOutcome> {
+    const stored: StreamFrame[] = []
+    if (items.length > 0) for await (const frame of ctx.history()) stored.push(frame)
+    const messages = [
+      ...(await inputMessages(ctx.input)),
+      ...resumeMessages(framesToMessages(stored), items),
+    ]
+    const result = await stream(messages, ctx.signal)
+    return writeParts(ctx, result.fullStream as never, {
+      tools,
+      approval,
+      settled: new Set(items.map((item) => item.id)),
+    })
+  }
+
+  return {
+    start: (ctx) => segment(ctx, []),
+    resume: (ctx) => segment(ctx, ctx.items),
+  }
+}

@@ -1,0 +1,127 @@
+import type { AssistantContent, JSONValue, ModelMessage, ToolContent, ToolResultPart } from 'ai'
+import type { StreamFrame } from '../core/frames.js'
+import type { SettledItem } from '../parking/types.js'
+import { denialReason } from './denial.js'
+
+type AssistantPart = Exclude<AssistantContent, string>[number]
+
+/** A tool's output as the model gets it: a string as text, anything else as JSON. */
+export function toolOutput(output: unknown): ToolResultPart['output'] {
+  if (typeof output === 'string') return { type: 'text', value: output }
+  return { type: 'json', value: (output ?? null) as JSONValue }
+}
+
+/**
+ * The messages a run's stored frames stand for, as the AI SDK had them after each step (PURE):
+ * per step an assistant message (reasoning, text, tool calls, approval requests, in order) and a
+ * tool message with the step's tool results; a tool output written outside a step (a resume
+ * running an approved call, a question set's answers) joins the step that asked. `text` frames
+ * are the assistant's text, `reasoning` events its reasoning, `tool-input-available` its calls,
+ * `tool-output` / `tool-output-error` / `tool-output-denied` their results (a denial with the
+ * words the model was first given, {@link denialReason}), `approval` an approval request under
+ * the call's id. Everything else (settlements, errors, usage, sources) is not the model's to see.
+ */
+export function framesToMessages(frames: Iterable<StreamFrame>): ModelMessage[] {
+  const messages: ModelMessage[] = []
+  let assistant: AssistantPart[] = []
+  let results: ToolContent = []
+  const names = new Map<string, string>()
+  const flush = () => {
+    if (assistant.length > 0) messages.push({ role: 'assistant', content: assistant })
+    if (results.length > 0) messages.push({ role: 'tool', content: results })
+    assistant = []
+    results = []
+  }
+  const result = (id: string, output: ToolResultPart['output']) =>
+    results.push({ type: 'tool-result', toolCallId: id, toolName: names.get(id) ?? id, output })
+  for (const frame of frames) {
+    if (frame.t === 'text') {
+      const last = assistant.at(-1)
+      if (last?.type === 'text') last.text += frame.v
+      else assistant.push({ type: 'text', text: frame.v })
+      continue
+    }
+    if (frame.t === 'approval') {
+      assistant.push({ type: 'tool-approval-request', approvalId: frame.id, toolCallId: frame.id })
+      continue
+    }
+    if (frame.t !== 'event') continue
+    const event = frame.event
+    switch (event.kind) {
+      case 'step-start':
+        // A new model call: what came before was one step (its results followed its calls).
+        flush()
+        break
+      case 'reasoning': {
+        const last = assistant.at(-1)
+        if (last?.type === 'reasoning') last.text += event.text
+        else assistant.push({ type: 'reasoning', text: event.text })
+        break
+      }
+      case 'tool-input-available':
+        names.set(event.id, event.name)
+        assistant.push({
+          type: 'tool-call',
+          toolCallId: event.id,
+          toolName: event.name,
+          input: event.input ?? {},
+        })
+        break
+      case 'tool-output':
+        result(event.id, toolOutput(event.output))
+        break
+      case 'tool-output-error':
+        result(event.id, {
+          type: 'error-text',
+          value: typeof event.error === 'string' ? event.error : JSON.stringify(event.error),
+        })
+        break
+      case 'tool-output-denied':
+        result(event.id, {
+          type: 'execution-denied',
+          reason: denialReason(event.status, event.reason),
+        })
+        break
+    }
+  }
+  flush()
+  return messages
+}
+
+/**
+ * The conversation a resume continues from (PURE): the rebuilt messages, each approved call's
+ * input replaced by the approved one (a person's edit wins), then the approval responses as
+ * the AI SDK expects them in the last tool message: approved calls run (by the SDK, with that
+ * input), denied ones become `execution-denied` results with {@link denialReason}. Question
+ * sets need nothing here: their answers are stored as the call's `tool-output`.
+ */
+export function resumeMessages(messages: ModelMessage[], items: SettledItem[]): ModelMessage[] {
+  const approvals = items.filter((item) => item.kind === 'approval')
+  if (approvals.length === 0) return messages
+  const byId = new Map(approvals.map((item) => [item.id, item]))
+  const out: ModelMessage[] = messages.map((message) => {
+    if (message.role !== 'assistant' || typeof message.content === 'string') return message
+    return {
+      ...message,
+      content: message.content.map((part) => {
+        const item = part.type === 'tool-call' ? byId.get(part.toolCallId) : undefined
+        return item?.status === 'approved' && item.input !== undefined
+          ? { ...part, input: item.input }
+          : part
+      }),
+    }
+  })
+  const responses: ToolContent = approvals.map((item) => ({
+    type: 'tool-approval-response',
+    approvalId: item.id,
+    approved: item.status === 'approved',
+    ...(item.status === 'approved' ? {} : { reason: denialReason(item.status, item.reason) }),
+  }))
+  const last = out.at(-1)
+  if (last?.role === 'tool') {
+    out[out.length - 1] = { ...last, content: [...last.content, ...responses] }
+  } else {
+    out.push({ role: 'tool', content: responses })
+  }
+  return out
+}
