@@ -1,10 +1,20 @@
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { test } from '@japa/runner'
 import { tool, jsonSchema } from 'ai'
 import { aiSdkAgent, askTool, DENIAL_SENTENCES } from '../src/ai_sdk/index.js'
 import { FAILURE_SENTENCES } from '../src/core/frames.js'
 import { setupRunner } from './helpers/parking.js'
 import { collect, runId } from './helpers/sink.js'
-import { finish, scriptedModel, text, toolCall, type Turn } from './helpers/ai_sdk.js'
+import {
+  emailScenario,
+  finish,
+  scriptedModel,
+  text,
+  toolCall,
+  type Turn,
+} from './helpers/ai_sdk.js'
+import { Replica } from './helpers/replica.js'
 
 const alice = { id: 'alice' }
 const decider = { principal: alice, via: 'api' }
@@ -359,4 +369,70 @@ test.group('AI SDK runner', () => {
     assert.notInclude(JSON.stringify(frames), 'sk-live')
     assert.lengthOf(errors, 1)
   })
+})
+
+test.group('AI SDK runner | a replica dies between the approval and the resume', () => {
+  test('kill -9 after the claim: another process resumes, the tool runs once, the model gets the rebuilt history', async ({
+    assert,
+    fs,
+  }) => {
+    const log = join(fs.basePath, 'tool.log')
+    await fs.create('tool.log', '')
+    const { model, runner } = await emailScenario(log, 'after')
+    const { service, sink, driver } = await setupRunner(runner, { claimLeaseMs: 300 })
+    const replica = await Replica.start({ claimLeaseMs: 300 } as any, {
+      script: 'aiSdk',
+      env: { TOOL_LOG: log },
+    })
+    const id = runId()
+    const started = await replica.call({ op: 'start', runId: id, principal: alice })
+    assert.equal(started.result, 'parked')
+    const exited = new Promise((resolve) => replica.child.once('exit', resolve))
+    replica.child.send({
+      id: 99,
+      op: 'claimThenDie',
+      runId: id,
+      itemId: 'call_9',
+      principal: alice,
+    })
+    await exited
+    assert.equal(replica.child.signalCode, 'SIGKILL')
+    assert.equal(await readFile(log, 'utf8'), '') // the process that parked never ran the tool
+    // Once the dead replica's claim lapses, this process takes the resume.
+    await new Promise((resolve) => setTimeout(resolve, 350))
+    assert.equal(await service.resumeReady(), 1)
+    await driver.settled()
+    const frames: any[] = await collect(sink.subscribe(id))
+    assert.equal(textOf(frames), 'I will send it. Sent.')
+    const lines = (await readFile(log, 'utf8')).trim().split('\n')
+    assert.deepEqual(lines, [`${process.pid} {"to":"team@example.com"}`])
+    // This process's model was called once, with the conversation rebuilt from stored frames.
+    assert.lengthOf(model.doStreamCalls, 1)
+    assert.deepEqual(promptOf(model.doStreamCalls[0]), [
+      { role: 'user', parts: [{ type: 'text', text: 'Send the weekly report' }] },
+      {
+        role: 'assistant',
+        parts: [
+          { type: 'text', text: 'I will send it. ' },
+          {
+            type: 'tool-call',
+            toolCallId: 'call_9',
+            toolName: 'send_email',
+            input: { to: 'team@example.com' },
+          },
+        ],
+      },
+      {
+        role: 'tool',
+        parts: [
+          {
+            type: 'tool-result',
+            toolCallId: 'call_9',
+            toolName: 'send_email',
+            output: { type: 'json', value: { sent: true } },
+          },
+        ],
+      },
+    ])
+  }).timeout(30_000)
 })

@@ -56,3 +56,33 @@ export function scriptedModel(turns: Turn[]) {
   })
   return model
 }
+
+/**
+ * The approval scenario both replicas of the kill -9 test run: the model says a sentence and
+ * calls `send_email` (needs approval); after the approval it says "Sent.". The tool appends one
+ * line `<pid> <input>` to `log` per run, so a test counts runs across processes.
+ */
+export async function emailScenario(log: string, turns: 'both' | 'after' = 'both') {
+  const { appendFileSync } = await import('node:fs')
+  const { tool, jsonSchema } = await import('ai')
+  const { aiSdkAgent } = await import('../../src/ai_sdk/index.js')
+  const first: Turn = [
+    ...text('I will send it. '),
+    ...toolCall('call_9', 'send_email', { to: 'team@example.com' }),
+    ...finish('tool-calls'),
+  ]
+  const second: Turn = [...text('Sent.'), ...finish()]
+  const model = scriptedModel(turns === 'both' ? [first, second] : [second])
+  const send_email = tool({
+    inputSchema: jsonSchema<{ to: string }>({
+      type: 'object',
+      properties: { to: { type: 'string' } },
+    }),
+    needsApproval: true,
+    execute: async (input) => {
+      appendFileSync(log, `${process.pid} ${JSON.stringify(input)}\n`)
+      return { sent: true }
+    },
+  })
+  return { model, runner: aiSdkAgent({ model, tools: { send_email } }) }
+}
