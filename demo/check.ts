@@ -83,7 +83,7 @@ function forms(html: string) {
  * Approve an item as a person on the admin page would: load the page (CSRF cookie + the form's
  * hidden `_csrf`), post the item's approve form with the cookie, expect the 303 back to the page.
  */
-async function approveInAdmin(base: string, runId: string, itemId: string) {
+async function approveInAdmin(base: string, runId: string) {
   const page = await fetch(`${base}/admin`)
   expect(page.ok, `admin page: HTTP ${page.status}`)
   const cookie = page.headers
@@ -91,9 +91,13 @@ async function approveInAdmin(base: string, runId: string, itemId: string) {
     .map((c) => c.split(';')[0])
     .find((c) => c.startsWith('agent_stream_csrf='))
   expect(cookie, 'admin page: no CSRF cookie')
-  const path = `${base}/admin/items/${encodeURIComponent(runId)}/${encodeURIComponent(itemId)}/approve`
-  const form = forms(await page.text()).find((f) => new URL(f.action, base).href === path)
-  expect(form, `admin page: no approve form for ${itemId}`)
+  // The run's one pending item (the id is the model's tool-call id).
+  const under = `${base}/admin/items/${encodeURIComponent(runId)}/`
+  const form = forms(await page.text()).find((f) => {
+    const href = new URL(f.action, base).href
+    return href.startsWith(under) && href.endsWith('/approve')
+  })
+  expect(form, `admin page: no approve form for run ${runId}`)
   const response = await fetch(new URL(form.action, base), {
     method: 'POST',
     redirect: 'manual',
@@ -224,7 +228,7 @@ async function scenario(demo: Demo, log: (line: string) => void): Promise<CheckR
   const parkedAt = client.lastEventId!
 
   // 3. The person approves on the admin page, not in the chat.
-  const admin = await approveInAdmin(base, runId, `${runId}.call2`)
+  const admin = await approveInAdmin(base, runId)
   log(`approved via admin: POST ${admin.action} (CSRF cookie + _csrf) -> 303 ${admin.location}`)
 
   // 4. The client sends its own answer to the interrupt the admin decided.
@@ -348,7 +352,7 @@ export async function runCheck(options: CheckOptions = {}): Promise<CheckReport>
     process.exitCode = 1
   }
   process.on('unhandledRejection', ignoreTeardown)
-  const demo = await startDemo({ port: 0, quiet: true, dbFile })
+  const demo = await startDemo({ port: 0, quiet: true, dbFile, model: 'scripted' })
   log(`demo app at ${demo.url} (SQLite ${dbFile})`)
   let timer: NodeJS.Timeout | undefined
   try {

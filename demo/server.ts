@@ -10,7 +10,8 @@ import type { ApplicationService } from '@adonisjs/core/types'
 import { defineConfig as defineLucidConfig } from '@adonisjs/lucid'
 import { MigrationRunner } from '@adonisjs/lucid/migration'
 import { defineConfig } from '../src/define_config.js'
-import { scriptedAgent } from '../src/testing/scripted_agent.js'
+import type { LanguageModel } from 'ai'
+import { demoAgent, openAiModel, scriptedDemoModel } from './agent.js'
 import type { AgentStream } from '../src/agent_stream.js'
 
 /** The repository is the app root: Lucid finds the package's own `database/migrations`. */
@@ -33,8 +34,14 @@ export interface DemoOptions {
   quiet?: boolean
   /** The SQLite file. Default `demo/tmp/demo.sqlite3`. */
   dbFile?: string
-  /** Tokens per second of the scripted agent's text. Default 30. */
+  /** Parts per second of the scripted model's stream. Default 30. */
   tokensPerSecond?: number
+  /**
+   * The agent's model: `'scripted'` (the AI SDK's mock model playing the demo's scenario), or
+   * any AI SDK model. Default: OpenAI (`OPENAI_MODEL`, default `gpt-4o-mini`) when
+   * `OPENAI_API_KEY` is set, else the scripted one.
+   */
+  model?: 'scripted' | LanguageModel
 }
 
 export interface Demo {
@@ -81,13 +88,19 @@ async function migrate(app: ApplicationService) {
 }
 
 /**
- * Boot the demo: an AdonisJS app (Lucid on SQLite, this package's provider, the scripted agent),
+ * Boot the demo: an AdonisJS app (Lucid on SQLite, this package's provider, the AI SDK agent),
  * migrated, with the package's routes under `/agent`, the chat page at `/` and the admin page at
  * `/agent/admin`, served on 127.0.0.1.
  */
 export async function startDemo(options: DemoOptions = {}): Promise<Demo> {
   const port = options.port ?? Number(process.env.PORT ?? 3333)
   const print = options.quiet ? () => {} : (line: string) => console.log(line)
+  const model = options.model === 'scripted' ? null : (options.model ?? (await openAiModel()))
+  print(
+    model
+      ? `Agent: AI SDK on ${typeof model === 'string' ? model : model.modelId}`
+      : 'Agent: AI SDK on the scripted mock model (set OPENAI_API_KEY for a real one)'
+  )
   const ignitor = new IgnitorFactory()
     .withCoreProviders()
     .withCoreConfig()
@@ -102,10 +115,7 @@ export async function startDemo(options: DemoOptions = {}): Promise<Demo> {
           connections: { demo: sqlite(options.dbFile ?? DEFAULT_DB_FILE) },
         }),
         agent_stream: defineConfig({
-          runner: scriptedAgent({
-            steps: ['reasoning', 'read', 'approval', 'question'],
-            tokensPerSecond: options.tokensPerSecond ?? 30,
-          }),
+          runner: demoAgent(model ?? scriptedDemoModel(options.tokensPerSecond ?? 30)),
           principal: () => DEMO_USER,
           admin: () => true,
           // The default already lets the requester decide; spelled out for the demo's one person.

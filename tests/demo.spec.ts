@@ -12,12 +12,18 @@ import { launchBrowser } from './helpers/browser.js'
 // The demo runs on its own SQLite file whatever database the suite is on: run it once, there.
 const OTHER_DB = (process.env.DB ?? 'sqlite') !== 'sqlite'
 
-const FULL_TEXT = ['Let me look at this week. ', 'Revenue was 42. ', 'Sent. ', 'Format: csv. ']
+// One bubble per model step: the AI SDK agent says the format and "All done." in one response.
+const FULL_TEXT = [
+  'Let me look at this week. ',
+  'Revenue was 42. ',
+  'Sent. ',
+  'Format: csv. All done.',
+]
 
 /** The demo app on a free port and a private SQLite file, stopped after the test. */
 async function demo() {
   const dbFile = join(tmpdir(), `agent-stream-demo-${randomUUID()}.sqlite3`)
-  const started = await startDemo({ port: 0, quiet: true, dbFile })
+  const started = await startDemo({ port: 0, quiet: true, dbFile, model: 'scripted' })
   getActiveTest()?.cleanup(async () => {
     await started.stop()
     for (const suffix of ['', '-wal', '-shm']) rmSync(`${dbFile}${suffix}`, { force: true })
@@ -74,7 +80,7 @@ test.group('Demo', () => {
     const report = await runCheck({ log: (line) => lines.push(line), timeoutMs: 50_000 })
     assert.equal(report.finalText, 'Format: csv. All done.')
     assert.equal(report.continuationText, 'Sent. ')
-    assert.equal(report.clientText, `${FULL_TEXT.join('')}All done.`)
+    assert.equal(report.clientText, FULL_TEXT.join(''))
     for (const step of [
       'run started',
       'cut mid-message at ',
@@ -113,7 +119,7 @@ test.group('Demo', () => {
     await answerQuestions(page)
     const result = await done(page)
 
-    assert.deepEqual(result.bubbles, [...FULL_TEXT, 'All done.'])
+    assert.deepEqual(result.bubbles, FULL_TEXT)
     assert.lengthOf(result.tools, 2)
     assert.include(result.tools[0], 'search')
     assert.include(result.tools[0], '{"q":"weekly numbers"}')
@@ -130,7 +136,7 @@ test.group('Demo', () => {
     // A second message in the same thread is a new run: it streams and parks again.
     await send(page, 'Once more')
     await page.getByRole('button', { name: 'Approve' }).and(page.locator(':enabled')).waitFor()
-    assert.lengthOf(await page.locator('.assistant').allTextContents(), 7)
+    assert.lengthOf(await page.locator('.assistant').allTextContents(), FULL_TEXT.length + 2)
     assert.deepEqual(errors, [])
   })
     .skip(OTHER_DB, 'runs once, with DB=sqlite')
@@ -165,7 +171,7 @@ test.group('Demo', () => {
     assert.lengthOf(reattached, 3)
     for (const url of reattached)
       assert.match(url, /\/agent\/agui\/runs\/[^/?]+\?after=\d+(\.\d+)?$/)
-    assert.deepEqual(result.bubbles, [...FULL_TEXT, 'All done.'])
+    assert.deepEqual(result.bubbles, FULL_TEXT)
     assert.lengthOf(result.tools, 2)
     assert.equal(result.page!.split('All done.').length - 1, 1)
     assert.deepEqual(errors, [])
@@ -193,7 +199,7 @@ test.group('Demo', () => {
     await answerQuestions(page)
     const result = await done(page)
     assert.lengthOf(reattached, 1)
-    assert.deepEqual(result.bubbles, [...FULL_TEXT, 'All done.'])
+    assert.deepEqual(result.bubbles, FULL_TEXT)
     assert.lengthOf(result.tools, 2)
     assert.deepEqual(errors, [])
   })
@@ -231,7 +237,7 @@ test.group('Demo', () => {
     await page.getByRole('button', { name: 'Reject' }).click()
     await answerQuestions(page)
     const result = await done(page)
-    assert.deepEqual(result.bubbles, [...FULL_TEXT, 'All done.'])
+    assert.deepEqual(result.bubbles, FULL_TEXT)
     assert.include(result.tools[1], '"sent":true')
     assert.lengthOf(attaches, 2)
     assert.include(result.page, 'Someone answered first.')

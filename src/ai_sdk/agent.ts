@@ -4,6 +4,7 @@ import type { AgentRunner, RunContext, RunOutcome } from '../runner/contract.js'
 import type { SettledItem } from '../parking/types.js'
 import { framesToMessages, resumeMessages } from './history.js'
 import { inputMessages } from './input.js'
+import { isAskTool } from './ask_tool.js'
 import { writeParts, type ApprovalOptions } from './parts.js'
 
 /** `streamText`'s options, less what the runner supplies (the conversation and the signal). */
@@ -43,6 +44,8 @@ export function aiSdkAgent<TOOLS extends ToolSet>(options: AiSdkAgentOptions<TOO
   const tools: ToolSet =
     'agent' in rest ? rest.agent.tools : ((rest as { tools?: ToolSet }).tools ?? {})
 
+  const askTool = Object.keys(tools).find((name) => isAskTool(tools[name]))
+
   const stream = async (messages: ModelMessage[], signal: AbortSignal) => {
     if ('agent' in rest) {
       return rest.agent.stream({ messages, abortSignal: signal } as never)
@@ -61,7 +64,7 @@ export function aiSdkAgent<TOOLS extends ToolSet>(options: AiSdkAgentOptions<TOO
     if (items.length > 0) for await (const frame of ctx.history()) stored.push(frame)
     const messages = [
       ...(await inputMessages(ctx.input)),
-      ...resumeMessages(framesToMessages(stored), items),
+      ...resumeMessages(framesToMessages(stored, { askTool }), items),
     ]
     const result = await stream(messages, ctx.signal)
     return writeParts(ctx, result.fullStream as never, {

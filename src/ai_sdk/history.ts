@@ -19,9 +19,13 @@ export function toolOutput(output: unknown): ToolResultPart['output'] {
  * are the assistant's text, `reasoning` events its reasoning, `tool-input-available` its calls,
  * `tool-output` / `tool-output-error` / `tool-output-denied` their results (a denial with the
  * words the model was first given, {@link denialReason}), `approval` an approval request under
- * the call's id. Everything else (settlements, errors, usage, sources) is not the model's to see.
+ * the call's id, `elicitation` the call of the asking tool (`options.askTool`, its name) with
+ * the question set as input. Everything else (settlements, errors, usage, sources) is not the model's to see.
  */
-export function framesToMessages(frames: Iterable<StreamFrame>): ModelMessage[] {
+export function framesToMessages(
+  frames: Iterable<StreamFrame>,
+  options: { askTool?: string } = {}
+): ModelMessage[] {
   const messages: ModelMessage[] = []
   let assistant: AssistantPart[] = []
   let results: ToolContent = []
@@ -39,6 +43,18 @@ export function framesToMessages(frames: Iterable<StreamFrame>): ModelMessage[] 
       const last = assistant.at(-1)
       if (last?.type === 'text') last.text += frame.v
       else assistant.push({ type: 'text', text: frame.v })
+      continue
+    }
+    if (frame.t === 'elicitation' && options.askTool) {
+      // A question set the model asked through the asking tool: its call, input as it was sent.
+      const { preamble, questions } = frame.request
+      names.set(frame.id, options.askTool)
+      assistant.push({
+        type: 'tool-call',
+        toolCallId: frame.id,
+        toolName: options.askTool,
+        input: { ...(preamble ? { preamble } : {}), questions },
+      })
       continue
     }
     if (frame.t === 'approval') {

@@ -58,6 +58,7 @@ export async function writeParts(
   const kind = (name: string): 'read' | 'action' =>
     plan.tools[name]?.needsApproval ? 'action' : 'read'
   const reasoning = new Map<string, string>()
+  const asking = new Set<string>()
   const waiting: string[] = []
   let failed: AgentStreamErrorCode | null = null
   let aborted = false
@@ -97,6 +98,11 @@ export async function writeParts(
           await endReasoning(part.id)
           break
         case 'tool-input-start':
+          // A question set is shown as its `elicitation`, not as a tool call.
+          if (isAskTool(plan.tools[part.toolName])) {
+            asking.add(part.id)
+            break
+          }
           await write({
             t: 'event',
             event: {
@@ -108,7 +114,7 @@ export async function writeParts(
           })
           break
         case 'tool-input-delta':
-          if (part.delta) {
+          if (part.delta && !asking.has(part.id)) {
             await write({
               t: 'event',
               event: { kind: 'tool-input-delta', id: part.id, delta: part.delta },
@@ -116,17 +122,18 @@ export async function writeParts(
           }
           break
         case 'tool-call': {
-          await write({
-            t: 'event',
-            event: {
-              kind: 'tool-input-available',
-              id: part.toolCallId,
-              name: part.toolName,
-              input: part.input ?? {},
-              toolKind: kind(part.toolName),
-            },
-          })
-          if (isAskTool(plan.tools[part.toolName]) && !part.invalid) {
+          if (!isAskTool(plan.tools[part.toolName]) || part.invalid) {
+            await write({
+              t: 'event',
+              event: {
+                kind: 'tool-input-available',
+                id: part.toolCallId,
+                name: part.toolName,
+                input: part.input ?? {},
+                toolKind: kind(part.toolName),
+              },
+            })
+          } else {
             const input = part.input as AskInput
             await write({
               t: 'elicitation',
