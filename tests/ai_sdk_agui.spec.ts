@@ -28,7 +28,7 @@ test.group('AI SDK runner | served through the AG-UI door', () => {
       ],
       [...text('Sent.'), ...finish()],
     ])
-    const send_email = tool({
+    const sendEmail = tool({
       inputSchema: jsonSchema<{ to: string }>({
         type: 'object',
         properties: { to: { type: 'string' } },
@@ -41,7 +41,9 @@ test.group('AI SDK runner | served through the AG-UI door', () => {
     })
     const db = createDatabase()
     await resetTables(db)
-    const runtime = createRuntime(db, { runner: aiSdkAgent({ model, tools: { send_email } }) })
+    const runtime = createRuntime(db, {
+      runner: aiSdkAgent({ model, tools: { send_email: sendEmail } }),
+    })
     const handle = createAgUiFetchHandler(runtime.door, {
       basePath: '/agui',
       principal: (request) => ({ id: request.headers.get('x-user') ?? 'nobody' }),

@@ -1,8 +1,14 @@
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { test } from '@japa/runner'
-import { tool, jsonSchema } from 'ai'
-import { aiSdkAgent, askTool, DENIAL_SENTENCES } from '../src/ai_sdk/index.js'
+import { jsonSchema, streamText, tool } from 'ai'
+import {
+  aiSdkAgent,
+  askTool,
+  DENIAL_SENTENCES,
+  framesToMessages,
+  inputMessages,
+} from '../src/ai_sdk/index.js'
 import { FAILURE_SENTENCES } from '../src/core/frames.js'
 import { setupRunner } from './helpers/parking.js'
 import { collect, runId } from './helpers/sink.js'
@@ -162,6 +168,56 @@ test.group('AI SDK runner', () => {
     )
     assert.deepInclude(second[2].parts[0], { type: 'tool-result', toolCallId: 'call_1' })
     assert.deepEqual(second[2].parts[0].output, { type: 'json', value: { revenue: 42 } })
+  })
+
+  test('the conversation rebuilt from stored frames is the prompt the SDK itself sent next', async ({
+    assert,
+  }) => {
+    // A continuous run of three model calls: the third call's prompt is what the AI SDK built
+    // from its own response messages. Rebuilt from the frames stored up to that call, the same.
+    const turns = [
+      [
+        { type: 'reasoning-start', id: 'r1' },
+        { type: 'reasoning-delta', id: 'r1', delta: 'Numbers first.' },
+        { type: 'reasoning-end', id: 'r1' },
+        ...text('Let me look. '),
+        ...toolCall('call_1', 'search', { q: 'weekly numbers' }),
+        ...toolCall('call_2', 'search', { q: 'last week' }),
+        ...finish('tool-calls'),
+      ],
+      [...text('Almost. '), ...toolCall('call_3', 'broken', {}), ...finish('tool-calls')],
+      [...text('Revenue was 42.'), ...finish()],
+    ] as Turn[]
+    const tools = {
+      search: tool({
+        inputSchema: objectSchema<{ q: string }>(),
+        execute: async (input) => (input.q === 'last week' ? 'forty' : { revenue: 42 }),
+      }),
+      broken: tool({
+        inputSchema: objectSchema<object>(),
+        execute: async () => {
+          throw new Error('the tool failed')
+        },
+      }),
+    }
+    const model = scriptedModel(turns)
+    const { driver, sink } = await setupRunner(aiSdkAgent({ model, tools }))
+    const id = runId()
+    await (
+      await driver.start({ runId: id, input: 'How did we do?', principal: alice })
+    ).done
+    assert.lengthOf(model.doStreamCalls, 3)
+    const frames: any[] = await collect(sink.subscribe(id))
+    const lastStep = frames.findLastIndex((f) => f.event?.kind === 'step-start')
+    const rebuilt = framesToMessages(frames.slice(0, lastStep))
+    const replay = scriptedModel([turns[2]])
+    const result = streamText({
+      model: replay,
+      tools,
+      messages: [...(await inputMessages('How did we do?')), ...rebuilt],
+    })
+    await result.consumeStream()
+    assert.deepEqual(promptOf(replay.doStreamCalls[0]), promptOf(model.doStreamCalls[2]))
   })
 
   test('an approval parks; approved with an edited input, the tool runs once with it', async ({

@@ -30,16 +30,17 @@ export interface AiSdkCheckpoint {
 
 /** An error's text as the AI SDK gives a failed tool's error to the model (`getErrorMessage`). */
 function errorText(error: unknown): string {
-  if (error == null) return 'unknown error'
+  if (error === null || error === undefined) return 'unknown error'
   if (typeof error === 'string') return error
-  if (error instanceof Error) return error.message
+  if (error instanceof Error) return error.toString()
   return JSON.stringify(error)
 }
 
 /** A usage object as JSON numbers (the provider's `raw` usage left out: it may be large). */
 function usageOf(usage: unknown): Record<string, unknown> {
-  const { raw: _raw, ...rest } = (usage ?? {}) as Record<string, unknown>
-  return JSON.parse(JSON.stringify(rest))
+  const copy = { ...(usage ?? {}) } as Record<string, unknown>
+  delete copy.raw
+  return JSON.parse(JSON.stringify(copy))
 }
 
 /**

@@ -73,7 +73,7 @@ export async function emailScenario(log: string, turns: 'both' | 'after' = 'both
   ]
   const second: Turn = [...text('Sent.'), ...finish()]
   const model = scriptedModel(turns === 'both' ? [first, second] : [second])
-  const send_email = tool({
+  const sendEmail = tool({
     inputSchema: jsonSchema<{ to: string }>({
       type: 'object',
       properties: { to: { type: 'string' } },
@@ -84,5 +84,5 @@ export async function emailScenario(log: string, turns: 'both' | 'after' = 'both
       return { sent: true }
     },
   })
-  return { model, runner: aiSdkAgent({ model, tools: { send_email } }) }
+  return { model, runner: aiSdkAgent({ model, tools: { send_email: sendEmail } }) }
 }
