@@ -289,6 +289,50 @@ test.group('AI SDK runner', () => {
     ])
   })
 
+  test('two parks in a row: each approved call runs once, the second resume sees both', async ({
+    assert,
+  }) => {
+    const email = sendEmail()
+    const model = scriptedModel([
+      [...toolCall('call_a', 'send_email', { to: 'a@example.com' }), ...finish('tool-calls')],
+      [...toolCall('call_b', 'send_email', { to: 'b@example.com' }), ...finish('tool-calls')],
+      [...text('One sent, one not.'), ...finish()],
+    ] as Turn[])
+    const { driver, sink, service } = await setupRunner(
+      aiSdkAgent({ model, tools: { send_email: email.tool } })
+    )
+    const id = runId()
+    await (
+      await driver.start({ runId: id, input: 'Send both', principal: alice })
+    ).done
+    await service.approve(id, 'call_a', decider)
+    await driver.settled()
+    assert.deepEqual(email.ran, [{ to: 'a@example.com' }])
+    await service.reject(id, 'call_b', decider)
+    await driver.settled()
+    assert.deepEqual(email.ran, [{ to: 'a@example.com' }])
+    assert.lengthOf(model.doStreamCalls, 3)
+    const frames: any[] = await collect(sink.subscribe(id))
+    assert.equal(textOf(frames), 'One sent, one not.')
+    assert.lengthOf(
+      frames.filter((f) => f.event?.kind === 'tool-output'),
+      1
+    )
+    const prompt = promptOf(model.doStreamCalls[2])
+    assert.deepEqual(
+      prompt.map((m) => m.role),
+      ['user', 'assistant', 'tool', 'assistant', 'tool']
+    )
+    assert.deepEqual(prompt[2].parts[0].output, {
+      type: 'json',
+      value: { sent: true, to: 'a@example.com' },
+    })
+    assert.deepEqual(prompt[4].parts[0].output, {
+      type: 'execution-denied',
+      reason: DENIAL_SENTENCES.rejected,
+    })
+  })
+
   test('a denial: the tool never runs, the model is told as the AI SDK tells it, once', async ({
     assert,
   }) => {
