@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { test } from '@japa/runner'
-import { jsonSchema, streamText, tool } from 'ai'
+import { jsonSchema, streamText, tool, ToolLoopAgent } from 'ai'
 import {
   aiSdkAgent,
   askTool,
@@ -331,6 +331,32 @@ test.group('AI SDK runner', () => {
       type: 'execution-denied',
       reason: DENIAL_SENTENCES.rejected,
     })
+  })
+
+  test('a ToolLoopAgent: the same parking and resume through its stream()', async ({ assert }) => {
+    const email = sendEmail()
+    const model = scriptedModel([
+      [...toolCall('call_9', 'send_email', { to: 'team@example.com' }), ...finish('tool-calls')],
+      [...text('Sent.'), ...finish()],
+    ] as Turn[])
+    const agent = new ToolLoopAgent({
+      model,
+      instructions: 'You send emails.',
+      tools: { send_email: email.tool },
+    })
+    const { driver, sink, service } = await setupRunner(aiSdkAgent({ agent }))
+    const id = runId()
+    const first = await (await driver.start({ runId: id, input: 'Send it', principal: alice })).done
+    assert.equal(first.status, 'parked')
+    await service.approve(id, 'call_9', decider)
+    await driver.settled()
+    assert.deepEqual(email.ran, [{ to: 'team@example.com' }])
+    assert.equal(textOf(await collect(sink.subscribe(id))), 'Sent.')
+    const prompt = promptOf(model.doStreamCalls[1])
+    assert.deepEqual(
+      prompt.map((m) => m.role),
+      ['system', 'user', 'assistant', 'tool']
+    )
   })
 
   test('a denial: the tool never runs, the model is told as the AI SDK tells it, once', async ({
