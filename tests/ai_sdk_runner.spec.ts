@@ -195,7 +195,7 @@ test.group('AI SDK runner', () => {
       }),
       broken: tool({
         inputSchema: objectSchema<object>(),
-        execute: async () => {
+        execute: async (): Promise<string> => {
           throw new Error('the tool failed')
         },
       }),
