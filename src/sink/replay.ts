@@ -112,6 +112,8 @@ export interface ReplayOptions {
   superseded?: boolean
   /** Retry reads for up to this long while the database is unreachable. Default: no retry. */
   outageBoundMs?: number
+  /** Rows of the first store read; each next one reads twice as many, up to `pageSize`. */
+  firstPageSize?: number
 }
 
 /**
@@ -125,14 +127,17 @@ export async function* replayStored(
   runId: string,
   options: ReplayOptions
 ): AsyncGenerator<DeliveredFrame | SupersededFrame | SegmentEnd> {
-  const { until, pageSize } = options
+  const { until } = options
+  let pageSize = Math.max(2, Math.min(options.firstPageSize ?? options.pageSize, options.pageSize))
   const itemOptions = {
     segments: true,
     appendedEnds: options.appendedEnds,
     superseded: options.superseded,
   }
   let cursor: Cursor = options.after ?? { seq: 0 }
-  while (!until || compareCursors(cursor, until) < 0) {
+  // (A text row read is read whole: a cursor in `until`'s row, when `until` names the whole
+  // row, has had all of it.)
+  while (!until || (compareCursors(cursor, until) < 0 && !wholeRowDone(cursor, until))) {
     // A page starts at the cursor's row, or at seq 1 from the start (see readPage).
     const limit = until ? Math.min(pageSize, until.seq - Math.max(1, cursor.seq) + 1) : pageSize
     if (limit <= 0) return
@@ -158,7 +163,16 @@ export async function* replayStored(
     // The page stopped short of its limits: the stream has no more. No delivery: nothing moves
     // (only the cursor's own row was read), so reading again would loop.
     if (!page.more || page.deliveries.length === 0) return
+    pageSize = Math.min(pageSize * 2, options.pageSize)
+    // Let the event loop turn between pages: with a synchronous driver (better-sqlite3) a long
+    // replay would otherwise hold the process (other requests, this response's own socket
+    // writes, a client that went away) until its last page.
+    await new Promise((resolve) => setImmediate(resolve))
   }
+}
+
+function wholeRowDone(cursor: Cursor, until: Cursor) {
+  return until.offset === undefined && cursor.seq >= until.seq
 }
 
 /**
