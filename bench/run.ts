@@ -21,7 +21,10 @@ import { baselineReader, BaselineWriter, now } from './baseline.js'
 import { instrumentCommits, percentile, play, type Plan } from './script.js'
 
 const QUICK = process.env.BENCH_QUICK === '1'
-/** `BENCH_ONLY=viewers` runs the many-viewers scenario alone. */
+/**
+ * `BENCH_ONLY=viewers` runs the many-viewers scenario alone; `BENCH_ONLY=resumable` the
+ * `resumable-stream` rows alone.
+ */
 const ONLY = process.env.BENCH_ONLY
 const DBS = (process.env.BENCH_DBS ?? 'pg,sqlite,mysql').split(',').map((s) => s.trim())
 const TMP = new URL('./tmp/', import.meta.url)
@@ -599,13 +602,56 @@ async function benchManyViewers(dialect: string) {
   }
 }
 
+/**
+ * `resumable-stream` (bench/resumable.ts) on the same Redis: the same measurements as our
+ * same-replica, cross-process and re-attach rows, for the side by side.
+ */
+async function benchResumableStream() {
+  const metric = (what: string) => `resumable-stream (Redis, not durable): ${what}`
+  const names = [
+    metric('chunk written -> reader, same process, p50 / p99 ms'),
+    metric('chunk written -> reader, other process, p50 / p99 ms'),
+    metric(
+      `resume at a random point of a ${SIZES.replay.toLocaleString('en')}-chunk stream -> first chunk, p50 / p99 ms`
+    ),
+  ]
+  if (!(await redisUp())) {
+    for (const name of names)
+      rows.push({
+        metric: name,
+        db: 'Redis',
+        ours: 'n/a (no Redis)',
+        baseline: 'n/a',
+        target: '(reference)',
+      })
+    return
+  }
+  const { benchResumable, p50p99 } = await import('./resumable.js')
+  const result = await benchResumable(REDIS_URL, SIZES)
+  const values = [result.sameProcess, result.otherProcess, result.resume]
+  names.forEach((name, i) =>
+    rows.push({
+      metric: name,
+      db: 'Redis',
+      ours: p50p99(values[i]),
+      baseline: 'n/a',
+      target: '(reference)',
+    })
+  )
+}
+
 const started = Date.now()
-if (ONLY !== 'viewers') await benchMemory(DBS[0])
+if (ONLY !== 'viewers' && ONLY !== 'resumable') await benchMemory(DBS[0])
 for (const dialect of DBS) {
+  if (ONLY === 'resumable') break
   process.stderr.write(`bench: ${dialect}...\n`)
   if (ONLY !== 'viewers') await benchDatabase(dialect)
   step('many viewers')
   await benchManyViewers(dialect)
+}
+if (ONLY !== 'viewers') {
+  process.stderr.write('bench: resumable-stream...\n')
+  await benchResumableStream()
 }
 rmSync(TMP, { recursive: true, force: true })
 
