@@ -74,6 +74,11 @@ export async function benchResumable(
     await call(child, { op: 'write', streamId: remoteId, count: sizes.frames, intervalMs: 20 })
     await call(child, { op: 'end', streamId: remoteId })
     await remoteReading
+    // The two processes' clocks (`performance.timeOrigin` is taken at each process's start) may
+    // disagree by milliseconds on a loaded machine: corrected by the offset the fastest of 20
+    // IPC round trips gives (error at most half of that round trip).
+    const offset = await clockOffset(child)
+    for (let i = 0; i < otherProcess.length; i++) otherProcess[i] += offset
 
     // 3. A stream of `replay` chunks in the other process, still open: resume at a random
     // character -> first chunk.
@@ -108,6 +113,18 @@ export async function benchResumable(
     if (keys.length > 0) await cleaner.del(...keys)
     cleaner.disconnect()
   }
+}
+
+/** The child's clock minus ours, in ms, from the fastest of 20 round trips. */
+async function clockOffset(child: ChildProcess) {
+  let best = { rtt: Number.POSITIVE_INFINITY, offset: 0 }
+  for (let i = 0; i < 20; i++) {
+    const sent = now()
+    const { at } = await call(child, { op: 'clock' })
+    const back = now()
+    if (back - sent < best.rtt) best = { rtt: back - sent, offset: at - (sent + back) / 2 }
+  }
+  return best.offset
 }
 
 function call(child: ChildProcess, command: object): Promise<any> {

@@ -23,6 +23,7 @@ type Command =
   | { op: 'write'; streamId: string; count: number; intervalMs: number; size?: number }
   | { op: 'end'; streamId: string }
   | { op: 'exit' }
+  | { op: 'clock' }
 
 process.on('message', async (command: Command) => {
   try {
@@ -31,6 +32,7 @@ process.on('message', async (command: Command) => {
       subscriber.disconnect()
       return process.exit(0)
     }
+    if (command.op === 'clock') return process.send!({ ok: true, at: now() })
     if (command.op === 'create') {
       const stream = await context.createNewResumableStream(
         command.streamId,
