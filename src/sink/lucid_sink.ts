@@ -257,9 +257,11 @@ export class LucidTokenStreamSink implements TokenStreamSink {
    * @param options.appendedEnds also yield the end markers after frames appended to an ended
    *   stream, as `{ t: 'end', cursor, appended: true }`
    * @param options.superseded also yield superseded components, flagged `superseded: true`
-   * @param options.growing the first read takes `DEFAULTS.firstPageSize` rows, each next one
-   *   twice as many up to `pageSize` (a reader that serves a client wants its first frame fast,
-   *   and one that goes away leaves little read for nothing)
+   * @param options.growing for a reader serving a client: the first read takes
+   *   `DEFAULTS.firstPageSize` rows, each next one twice as many up to `pageSize` (its first
+   *   frame comes fast; one that goes away leaves little read for nothing), and the next page is
+   *   read while one is handed on (each page then holds half of `readerBytes`; not on SQLite,
+   *   whose driver is synchronous)
    * @throws InvalidRunIdError, InvalidCursorError (a malformed `after` string)
    */
   replay(
@@ -279,6 +281,8 @@ export class LucidTokenStreamSink implements TokenStreamSink {
       until: options.until,
       ...this.#limits,
       firstPageSize: options.growing ? DEFAULTS.firstPageSize : undefined,
+      // A synchronous driver (better-sqlite3) cannot overlap reads with anything.
+      prefetch: options.growing && !this.store.dialect.includes('sqlite'),
       appendedEnds: options.appendedEnds,
       superseded: options.superseded,
       outageBoundMs: this.options.outageBoundMs,
