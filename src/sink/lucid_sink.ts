@@ -45,6 +45,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
   #onError: ((error: unknown) => void) | undefined
   #writers = new Set<LucidSinkWriter>()
   #append: AppendContext
+  #stopped = false
 
   constructor(
     readonly db: Database,
@@ -262,6 +263,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
    *   frame comes fast; one that goes away leaves little read for nothing), and the next page is
    *   read while one is handed on (each page then holds half of `readerBytes`; not on SQLite,
    *   whose driver is synchronous)
+   * @param options.signal once it aborts, no more reads start (the replay ends)
    * @throws InvalidRunIdError, InvalidCursorError (a malformed `after` string)
    */
   replay(
@@ -272,6 +274,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
       appendedEnds?: boolean
       superseded?: boolean
       growing?: boolean
+      signal?: AbortSignal
     } = {}
   ): AsyncIterable<DeliveredFrame | SupersededFrame | SegmentEnd> {
     assertRunId(runId)
@@ -283,6 +286,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
       firstPageSize: options.growing ? DEFAULTS.firstPageSize : undefined,
       // A synchronous driver (better-sqlite3) cannot overlap reads with anything.
       prefetch: options.growing && !this.store.dialect.includes('sqlite'),
+      stopped: () => this.#stopped || options.signal?.aborted === true,
       appendedEnds: options.appendedEnds,
       superseded: options.superseded,
       outageBoundMs: this.options.outageBoundMs,
@@ -361,6 +365,8 @@ export class LucidTokenStreamSink implements TokenStreamSink {
 
   /** Stop timers and the LISTEN connection; open writers stop renewing their lease. */
   async shutdown() {
+    // Replays end too (a reader mid-replay starts no read on a database about to close).
+    this.#stopped = true
     for (const writer of [...this.#writers]) writer.shutdown()
     await this.tail.close()
   }

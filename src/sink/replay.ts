@@ -114,6 +114,8 @@ export interface ReplayOptions {
   outageBoundMs?: number
   /** Rows of the first store read; each next one reads twice as many, up to `pageSize`. */
   firstPageSize?: number
+  /** No store read starts once this says so (the client went away, the sink shut down). */
+  stopped?: () => boolean
   /**
    * Read the next page while this one is handed on; each page then holds at most half of
    * `pageBytes`, so the two together stay within it. Default false.
@@ -149,6 +151,7 @@ export async function* replayStored(
     // (A text row read is read whole: a cursor in `until`'s row, when `until` names the whole
     // row, has had all of it.)
     if (until && (compareCursors(from, until) >= 0 || wholeRowDone(from, until))) return null
+    if (options.stopped?.()) return null
     // A page starts at the cursor's row, or at seq 1 from the start (see readPage).
     const limit = until ? Math.min(pageSize, until.seq - Math.max(1, from.seq) + 1) : pageSize
     if (limit <= 0) return null

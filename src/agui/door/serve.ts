@@ -80,6 +80,7 @@ async function* liveEvents(
           appendedEnds: parkedAt !== undefined,
           superseded: true,
           growing: true,
+          signal,
         })
   // What is served leaves checkpoints too: a later re-attach on this replica starts near.
   const trail = checkpointTrail(deps, translator, joined.from, joined.stream, end === null)
