@@ -80,4 +80,9 @@ export const DEFAULTS = Object.freeze({
   checkpointStreams: 256,
   /** ...and this many per stream at most (past it, every other one goes: the spacing doubles). */
   checkpointsPerStream: 64,
+  /**
+   * Facts the AG-UI door keeps per replica about streams it served (where a segment ended, an
+   * AG-UI run's bounds as of a stream revision): this many of each at most.
+   */
+  doorFacts: 4096,
 })

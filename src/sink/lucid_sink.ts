@@ -5,7 +5,12 @@ import { InvalidRunIdError } from '../errors.js'
 import { notifierFactory } from '../follow/notifiers/index.js'
 import { Tail } from '../follow/tail.js'
 import { tableNames, type TableNames } from '../store/schema.js'
-import { StreamStore, type CommitResult, type StoredRow } from '../store/stream_store.js'
+import {
+  StreamStore,
+  type CommitResult,
+  type StoredRow,
+  type StreamHead,
+} from '../store/stream_store.js'
 import { compareCursors, parseCursor, type Cursor } from '../core/cursor.js'
 import { RUN_ID, type DeliveredFrame } from '../core/frames.js'
 import { DEFAULTS } from '../defaults.js'
@@ -40,6 +45,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
   #onError: ((error: unknown) => void) | undefined
   #writers = new Set<LucidSinkWriter>()
   #append: AppendContext
+  #stopped = false
 
   constructor(
     readonly db: Database,
@@ -197,9 +203,20 @@ export class LucidTokenStreamSink implements TokenStreamSink {
    * position (persist, then publish), so such a cursor was never given by any replica. A
    * stream that does not exist has no position past its start. Its read is retried through a
    * database outage (up to `outageBoundMs`), as a reader's are.
+   *
+   * `known`: the stream's row as the caller just read it; the last row is then read only when
+   * the cursor names the stream's last row while the stream is open (its text may still grow).
+   * A stream that is not open ends with its end marker, at `lastSeq`.
    */
-  async beyondHead(runId: string, cursor: Cursor): Promise<boolean> {
+  async beyondHead(
+    runId: string,
+    cursor: Cursor,
+    known?: Pick<StreamHead, 'lastSeq' | 'status'>
+  ): Promise<boolean> {
     if (cursor.seq === 0 && cursor.offset === undefined) return false
+    if (known && (cursor.seq !== known.lastSeq || known.status !== 'open')) {
+      return cursor.seq > known.lastSeq
+    }
     const last = await retryTransient(() => this.store.lastRow(runId), {
       boundMs: this.options.outageBoundMs,
     })
@@ -241,6 +258,12 @@ export class LucidTokenStreamSink implements TokenStreamSink {
    * @param options.appendedEnds also yield the end markers after frames appended to an ended
    *   stream, as `{ t: 'end', cursor, appended: true }`
    * @param options.superseded also yield superseded components, flagged `superseded: true`
+   * @param options.growing for a reader serving a client: the first read takes
+   *   `DEFAULTS.firstPageSize` rows, each next one twice as many up to `pageSize` (its first
+   *   frame comes fast; one that goes away leaves little read for nothing), and the next page is
+   *   read while one is handed on (each page then holds half of `readerBytes`; not on SQLite,
+   *   whose driver is synchronous)
+   * @param options.signal once it aborts, no more reads start (the replay ends)
    * @throws InvalidRunIdError, InvalidCursorError (a malformed `after` string)
    */
   replay(
@@ -250,6 +273,8 @@ export class LucidTokenStreamSink implements TokenStreamSink {
       until?: Cursor
       appendedEnds?: boolean
       superseded?: boolean
+      growing?: boolean
+      signal?: AbortSignal
     } = {}
   ): AsyncIterable<DeliveredFrame | SupersededFrame | SegmentEnd> {
     assertRunId(runId)
@@ -258,6 +283,10 @@ export class LucidTokenStreamSink implements TokenStreamSink {
       after,
       until: options.until,
       ...this.#limits,
+      firstPageSize: options.growing ? DEFAULTS.firstPageSize : undefined,
+      // A synchronous driver (better-sqlite3) cannot overlap reads with anything.
+      prefetch: options.growing && !this.store.dialect.includes('sqlite'),
+      stopped: () => this.#stopped || options.signal?.aborted === true,
       appendedEnds: options.appendedEnds,
       superseded: options.superseded,
       outageBoundMs: this.options.outageBoundMs,
@@ -336,6 +365,8 @@ export class LucidTokenStreamSink implements TokenStreamSink {
 
   /** Stop timers and the LISTEN connection; open writers stop renewing their lease. */
   async shutdown() {
+    // Replays end too (a reader mid-replay starts no read on a database about to close).
+    this.#stopped = true
     for (const writer of [...this.#writers]) writer.shutdown()
     await this.tail.close()
   }

@@ -112,6 +112,15 @@ export interface ReplayOptions {
   superseded?: boolean
   /** Retry reads for up to this long while the database is unreachable. Default: no retry. */
   outageBoundMs?: number
+  /** Rows of the first store read; each next one reads twice as many, up to `pageSize`. */
+  firstPageSize?: number
+  /** No store read starts once this says so (the client went away, the sink shut down). */
+  stopped?: () => boolean
+  /**
+   * Read the next page while this one is handed on; each page then holds at most half of
+   * `pageBytes`, so the two together stay within it. Default false.
+   */
+  prefetch?: boolean
 }
 
 /**
@@ -125,19 +134,45 @@ export async function* replayStored(
   runId: string,
   options: ReplayOptions
 ): AsyncGenerator<DeliveredFrame | SupersededFrame | SegmentEnd> {
-  const { until, pageSize } = options
+  const { until } = options
+  let pageSize = Math.max(2, Math.min(options.firstPageSize ?? options.pageSize, options.pageSize))
   const itemOptions = {
     segments: true,
     appendedEnds: options.appendedEnds,
     superseded: options.superseded,
   }
-  let cursor: Cursor = options.after ?? { seq: 0 }
-  while (!until || compareCursors(cursor, until) < 0) {
+  const retry = options.outageBoundMs ? { boundMs: options.outageBoundMs } : undefined
+  // Reading ahead holds two pages at once: each gets half the bytes.
+  const pageBytes = options.prefetch
+    ? Math.max(1, Math.floor(options.pageBytes / 2))
+    : options.pageBytes
+  /** The read of the page at `from`, or `null` when `until` was reached. */
+  const read = (from: Cursor) => {
+    // (A text row read is read whole: a cursor in `until`'s row, when `until` names the whole
+    // row, has had all of it.)
+    if (until && (compareCursors(from, until) >= 0 || wholeRowDone(from, until))) return null
+    if (options.stopped?.()) return null
     // A page starts at the cursor's row, or at seq 1 from the start (see readPage).
-    const limit = until ? Math.min(pageSize, until.seq - Math.max(1, cursor.seq) + 1) : pageSize
-    if (limit <= 0) return
-    const retry = options.outageBoundMs ? { boundMs: options.outageBoundMs } : undefined
-    const page = await readPage(store, runId, cursor, limit, options.pageBytes, retry)
+    const limit = until ? Math.min(pageSize, until.seq - Math.max(1, from.seq) + 1) : pageSize
+    if (limit <= 0) return null
+    const reading = readPage(store, runId, from, limit, pageBytes, retry)
+    pageSize = Math.min(pageSize * 2, options.pageSize)
+    return reading
+  }
+  let cursor: Cursor = options.after ?? { seq: 0 }
+  let next = read(cursor)
+  while (next) {
+    const page = await next
+    // The page stopped short of its limits: the stream has no more. No delivery: nothing moves
+    // (only the cursor's own row was read), so reading again would loop.
+    const last = page.more ? page.deliveries.at(-1) : undefined
+    next = null
+    if (last && options.prefetch) {
+      // The next page is read while this one is handed on (the database's round trip overlaps
+      // the consumer's work); a consumer that stops leaves it unread.
+      next = read(last.to)
+      next?.catch(() => {})
+    }
     for (const delivery of page.deliveries) {
       if (until && compareCursors(delivery.to, until) > 0) {
         // Only a text row at `until.seq` goes past a cursor inside it: cut it there, or at the
@@ -155,10 +190,17 @@ export async function* replayStored(
       const item = deliveryItem(delivery, cursor, itemOptions)
       if (item) yield item
     }
-    // The page stopped short of its limits: the stream has no more. No delivery: nothing moves
-    // (only the cursor's own row was read), so reading again would loop.
-    if (!page.more || page.deliveries.length === 0) return
+    if (!last) return
+    // Let the event loop turn between pages: with a synchronous driver (better-sqlite3) a long
+    // replay would otherwise hold the process (other requests, this response's own socket
+    // writes, a client that went away) until its last page.
+    await new Promise((resolve) => setImmediate(resolve))
+    next ??= read(cursor)
   }
+}
+
+function wholeRowDone(cursor: Cursor, until: Cursor) {
+  return until.offset === undefined && cursor.seq >= until.seq
 }
 
 /**

@@ -90,6 +90,8 @@ export async function* follow(
         pageBytes
       )
       if (batch === null) {
+        // A reader whose client went away reads no more (its consumer may not have stopped yet).
+        if (signal?.aborted) return
         // Behind the feed's window: the sink's one store read.
         const read = await readPage(store, runId, cursor, page, pageBytes, retry)
         batch = read.deliveries

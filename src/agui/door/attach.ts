@@ -20,9 +20,11 @@ export async function reattach(
   principal: Principal | null,
   signal?: AbortSignal
 ): Promise<DoorReply> {
-  const run = isRunId(runId) ? await deps.runs.find(runId) : null
-  if (!run || run.ownerId !== (principal?.id ?? null)) return notFound()
-  if (!(await deps.sink.has(run.streamRunId))) return notFound()
+  // The run and its stream's row in one read: the rest needs the row (existence, head, rev).
+  const found = isRunId(runId) ? await deps.runs.findWithStream(runId) : null
+  if (!found || found.run.ownerId !== (principal?.id ?? null)) return notFound()
+  const { run, stream } = found
+  if (!stream) return notFound()
   let position: DoorPosition | undefined
   try {
     position = parseDoorPosition(after)
@@ -31,9 +33,9 @@ export async function reattach(
   }
   if (position) {
     const at = 'k' in position ? { seq: position.seq, offset: 0 } : position.cursor
-    if (await deps.sink.beyondHead(run.streamRunId, at)) return invalidCursor()
+    if (await deps.sink.beyondHead(run.streamRunId, at, stream)) return invalidCursor()
   }
-  return serveRun(deps, run, position, signal)
+  return serveRun(deps, run, position, signal, stream)
 }
 
 /**

@@ -5,6 +5,31 @@ import type { FrameTranslator, TranslatorCheckpoint } from '../translate/index.j
 interface Stream {
   seqs: number[]
   states: TranslatorCheckpoint[]
+  /** The fingerprint of the row each follows ({@link rowFingerprint}). */
+  rows: string[]
+}
+
+/** A checkpoint found: the row it follows, the state, and that row's fingerprint. */
+export interface FoundCheckpoint {
+  seq: number
+  state: TranslatorCheckpoint
+  row: string
+}
+
+/**
+ * What a checkpoint remembers of the row it follows, to tell that the stored row is still that
+ * one before it is served from (`replay.ts`): the item the replay yielded for the row, its
+ * cursor and content (whether a component was superseded since does not count: a translator
+ * translates it the same either way). A 32-bit FNV-1a hash of that JSON plus its length.
+ */
+export function rowFingerprint(item: object): string {
+  const json = JSON.stringify({ ...item, superseded: undefined })
+  let hash = 0x811c9dc5
+  for (let i = 0; i < json.length; i++) {
+    hash ^= json.charCodeAt(i)
+    hash = Math.imul(hash, 0x01000193)
+  }
+  return `${json.length}:${(hash >>> 0).toString(16)}`
 }
 
 /**
@@ -13,10 +38,13 @@ interface Stream {
  * not the whole stream: its cost no longer grows with the run's length.
  *
  * A checkpoint is taken only at a row that is final (a later row exists: a text row grows in
- * place only while it is the last), keyed by the stream and the translator's options (they
- * change what it keeps). Stored rows never change, so a checkpoint stays true; a purged stream's
- * are dropped with the least recently used. Bounded: `streams` streams, `perStream` each (past
- * it every other one goes, so the spacing doubles).
+ * place only while it is the last), keyed by the stream, its incarnation (the stream row's
+ * `createdAt`: a stream purged and opened again under the same id is another stream) and the
+ * translator's options (they change what it keeps). Each remembers the row it follows
+ * ({@link rowFingerprint}); one whose row no longer matches the stored one is discarded with
+ * every checkpoint of its stream, never served (`replay.ts`). A purged stream's are dropped with
+ * the least recently used. Bounded: `streams` streams, `perStream` each (past it every other
+ * one goes, so the spacing doubles).
  */
 export class TranslatorCheckpoints {
   #streams = new Map<string, Stream>()
@@ -27,14 +55,17 @@ export class TranslatorCheckpoints {
     readonly perStream: number = DEFAULTS.checkpointsPerStream
   ) {}
 
-  /** The cache key of a translator: its stream and the options that shape its state. */
-  static keyOf(translator: FrameTranslator) {
+  /**
+   * The cache key of a translator: its stream, the stream's incarnation (its row's `createdAt`,
+   * when known) and the options that shape its state.
+   */
+  static keyOf(translator: FrameTranslator, incarnation?: number) {
     const { streamRunId, ...rest } = translator.options
-    return `${streamRunId}\n${JSON.stringify(rest)}`
+    return `${streamRunId}\n${incarnation ?? ''}\n${JSON.stringify(rest)}`
   }
 
   /** The nearest checkpoint at or before row `seq`, or `null`. */
-  nearest(key: string, seq: number): { seq: number; state: TranslatorCheckpoint } | null {
+  nearest(key: string, seq: number): FoundCheckpoint | null {
     const stream = this.#streams.get(key)
     if (!stream) return null
     // Recently used streams go last: the first entry is the one to evict.
@@ -47,7 +78,13 @@ export class TranslatorCheckpoints {
         break
       }
     }
-    return found === -1 ? null : { seq: stream.seqs[found], state: stream.states[found] }
+    if (found === -1) return null
+    return { seq: stream.seqs[found], state: stream.states[found], row: stream.rows[found] }
+  }
+
+  /** Forget every checkpoint of a stream (one of them did not match the stored rows). */
+  discard(key: string) {
+    this.#streams.delete(key)
   }
 
   /**
@@ -60,22 +97,24 @@ export class TranslatorCheckpoints {
     return seq - last >= this.every
   }
 
-  /** Keep `translator`'s state after row `seq` (a final row). */
-  save(key: string, seq: number, translator: FrameTranslator) {
+  /** Keep `translator`'s state after row `seq` (a final row), whose fingerprint is `row`. */
+  save(key: string, seq: number, row: string, translator: FrameTranslator) {
     let stream = this.#streams.get(key)
     if (!stream) {
       if (this.#streams.size >= this.streams) {
         this.#streams.delete(this.#streams.keys().next().value!)
       }
-      stream = { seqs: [], states: [] }
+      stream = { seqs: [], states: [], rows: [] }
       this.#streams.set(key, stream)
     }
     if (seq <= (stream.seqs.at(-1) ?? 0)) return
     stream.seqs.push(seq)
     stream.states.push(translator.checkpoint())
+    stream.rows.push(row)
     if (stream.seqs.length > this.perStream) {
       stream.seqs = stream.seqs.filter((_, i) => i % 2 === 1)
       stream.states = stream.states.filter((_, i) => i % 2 === 1)
+      stream.rows = stream.rows.filter((_, i) => i % 2 === 1)
     }
   }
 }

@@ -15,6 +15,7 @@ import { notFound, refusal } from './refusals.js'
 import type { AgUiDoorOptions, DoorDeps, DoorReply } from './reply.js'
 import { attachThread, reattach } from './attach.js'
 import { TranslatorCheckpoints } from './checkpoints.js'
+import { DoorFacts } from './facts.js'
 import { resume, settledElsewhere, settledRefusal } from './resume.js'
 import { serveRun } from './serve.js'
 import { startFromInput, startRun, type NewRun } from './start.js'
@@ -47,6 +48,7 @@ export class AgUiDoor {
       runs,
       options,
       checkpoints: new TranslatorCheckpoints(options.checkpointEvery),
+      facts: new DoorFacts(),
     }
   }
 

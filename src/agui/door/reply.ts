@@ -3,6 +3,7 @@ import type { RunDriver } from '../../runner/driver.js'
 import type { ParkingService } from '../../parking/service.js'
 import type { AgUiEvent, TranslatorOptions } from '../translate/index.js'
 import type { TranslatorCheckpoints } from './checkpoints.js'
+import type { DoorFacts } from './facts.js'
 import type { AgUiRunStore } from './runs.js'
 
 /** Options of the AG-UI door: the translator's, plus input and connection settings. */
@@ -56,4 +57,6 @@ export interface DoorDeps {
   options: AgUiDoorOptions
   /** This replica's translator checkpoints (re-attach reads only what follows the nearest). */
   checkpoints?: TranslatorCheckpoints
+  /** What this replica learnt of streams that cannot change (`facts.ts`). */
+  facts?: DoorFacts
 }

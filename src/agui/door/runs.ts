@@ -1,6 +1,7 @@
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import type { TableNames } from '../../store/schema.js'
 import { nowMs } from '../../store/sql.js'
+import type { StreamState } from './facts.js'
 
 /** One AG-UI run: a segment of a stream that a client started or resumed. */
 export interface AgUiRun {
@@ -42,6 +43,43 @@ export class AgUiRunStore {
   async find(runId: string): Promise<AgUiRun | null> {
     const row = await this.connect().from(this.tables.aguiRuns).where('run_id', runId).first()
     return row ? toRun(row) : null
+  }
+
+  /**
+   * A run and its stream's row in one read (what a re-attach needs first): `stream` is `null`
+   * when the stream does not exist (never opened, or purged). `null` when there is no such run.
+   */
+  async findWithStream(
+    runId: string
+  ): Promise<{ run: AgUiRun; stream: StreamState | null } | null> {
+    const runs = this.tables.aguiRuns
+    const streams = this.tables.streams
+    const row = await this.connect()
+      .from(runs)
+      .leftJoin(streams, `${streams}.run_id`, `${runs}.stream_run_id`)
+      .select(`${runs}.*`)
+      .select({
+        s_run_id: `${streams}.run_id`,
+        s_last_seq: `${streams}.last_seq`,
+        s_rev: `${streams}.rev`,
+        s_status: `${streams}.status`,
+        s_lease_expires_at: `${streams}.lease_expires_at`,
+        s_created_at: `${streams}.created_at`,
+      })
+      .where(`${runs}.run_id`, runId)
+      .first()
+    if (!row) return null
+    const stream: StreamState | null =
+      row.s_run_id === null || row.s_run_id === undefined
+        ? null
+        : {
+            lastSeq: Number(row.s_last_seq),
+            rev: Number(row.s_rev),
+            status: row.s_status,
+            leaseExpiresAt: row.s_lease_expires_at === null ? null : Number(row.s_lease_expires_at),
+            createdAt: Number(row.s_created_at),
+          }
+    return { run: toRun(row), stream }
   }
 
   /** The thread's newest run (the one a new input continues or is refused by). */

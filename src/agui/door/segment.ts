@@ -1,38 +1,46 @@
 import { parseCursor } from '../../core/cursor.js'
 import type { DoorDeps } from './reply.js'
+import type { SegmentBounds, StreamState } from './facts.js'
 
-/** Where an AG-UI run's segment ends, as the door serves it. */
-export interface SegmentBounds {
-  /**
-   * The seq of the end marker that ends the AG-UI run: the segment's own end, or, when its park
-   * was cancelled, the end marker after the cancellation's frames. `null` while it is written.
-   */
-  end: number | null
-  /**
-   * Set when the park was cancelled: the segment's own end marker (where it parked). The run is
-   * served through it, on to the cancellation, instead of ending on an interrupt nobody can
-   * answer any more.
-   */
-  parkedAt?: number
-}
+export type { SegmentBounds } from './facts.js'
 
 /**
  * The bounds of the AG-UI run that reads `streamRunId` after `afterSeq`. A park that was
  * cancelled never continues: the cancellation (each pending call's `tool-output-denied` and the
  * `cancelled` event, appended after the segment's end) is the end of that same run, so every
  * route shows `RUN_FINISHED { outcome: cancelled }` and no open interrupt.
+ *
+ * `stream` is the stream's row as just read (else it is read here); `null`: the stream does not
+ * exist. With the replica's facts (`deps.facts`), a segment's end is read once and bounds are
+ * computed once per stream revision (`facts.ts`).
  */
 export async function segmentBounds(
-  deps: Pick<DoorDeps, 'sink' | 'parking'>,
+  deps: Pick<DoorDeps, 'sink' | 'parking' | 'facts'>,
   streamRunId: string,
-  afterSeq: number
+  afterSeq: number,
+  stream?: StreamState | null
 ): Promise<SegmentBounds> {
-  const end = await deps.sink.segmentEnd(streamRunId, afterSeq)
+  if (stream === undefined) stream = await deps.sink.head(streamRunId)
+  if (!stream) return { end: await deps.sink.segmentEnd(streamRunId, afterSeq) }
+  const facts = deps.facts
+  const known = facts?.bounds(streamRunId, stream, afterSeq)
+  if (known) return known
+  const bounds = await compute(deps, streamRunId, afterSeq, stream)
+  facts?.keepBounds(streamRunId, stream, afterSeq, bounds)
+  return bounds
+}
+
+async function compute(
+  deps: Pick<DoorDeps, 'sink' | 'parking' | 'facts'>,
+  streamRunId: string,
+  afterSeq: number,
+  stream: StreamState
+): Promise<SegmentBounds> {
+  const end = await endAfter(deps, streamRunId, stream, afterSeq)
   if (end === null) return { end }
-  // Went on (a later segment, or reopened), or its park was not cancelled: the usual end.
-  if ((await deps.sink.segmentEnd(streamRunId, end)) !== null) return { end }
-  const head = await deps.sink.head(streamRunId)
-  if (!head || head.status === 'open') return { end }
+  // Reopened (it goes on), or went on to a later segment: the usual end.
+  if (stream.status === 'open') return { end }
+  if ((await endAfter(deps, streamRunId, stream, end)) !== null) return { end }
   const newest = await deps.parking.newestInStream(streamRunId)
   if (newest?.status !== 'cancelled') return { end }
   // Only appended frames follow the park (decisions, then the cancel): read them to its end.
@@ -47,4 +55,18 @@ export async function segmentBounds(
     }
   }
   return { end }
+}
+
+/** The first segment end after `afterSeq` (kept once found: it never moves), or `null`. */
+async function endAfter(
+  deps: Pick<DoorDeps, 'sink' | 'facts'>,
+  streamRunId: string,
+  stream: StreamState,
+  afterSeq: number
+) {
+  const known = deps.facts?.segmentEnd(streamRunId, stream, afterSeq)
+  if (known !== undefined) return known
+  const end = await deps.sink.segmentEnd(streamRunId, afterSeq)
+  if (end !== null) deps.facts?.keepSegmentEnd(streamRunId, stream, afterSeq, end)
+  return end
 }

@@ -5,9 +5,10 @@ import { FrameTranslator, preludeAfter, type AgUiEvent } from '../translate/inde
 import type { AgUiRun } from './runs.js'
 import { withinFrameId, type DoorPosition } from './position.js'
 import { invalidCursor } from './refusals.js'
-import { replayInto } from './replay.js'
+import { checkpointTrail, replayInto } from './replay.js'
 import type { DoorDeps, DoorReply, SseItem } from './reply.js'
 import { segmentBounds, type SegmentBounds } from './segment.js'
+import type { StreamState } from './facts.js'
 import { closingEvents } from './transcript.js'
 
 type Identity = { threadId: string; runId: string }
@@ -17,6 +18,8 @@ interface Joined {
   items: SseItem[]
   from: Cursor | null
   bounds: SegmentBounds
+  /** The stream's row as read when joining. */
+  stream?: StreamState | null
 }
 
 /**
@@ -31,7 +34,9 @@ export async function serveRun(
   deps: DoorDeps,
   run: AgUiRun,
   at: DoorPosition | undefined,
-  signal?: AbortSignal
+  signal?: AbortSignal,
+  /** The stream's row as the caller just read it (else `join` reads it). */
+  stream?: StreamState | null
 ): Promise<DoorReply> {
   const translator = new FrameTranslator({
     ...deps.options,
@@ -39,7 +44,7 @@ export async function serveRun(
     clientTools: run.clientTools,
   })
   const identity = { threadId: run.threadId, runId: run.runId }
-  const joined = await join(deps, run, translator, identity, at)
+  const joined = await join(deps, run, translator, identity, at, stream)
   if (!joined) return invalidCursor()
   return {
     kind: 'stream',
@@ -59,9 +64,11 @@ async function* liveEvents(
   yield* joined.items
   if (!joined.from) return
   const { end, parkedAt } = joined.bounds
-  // A cancelled park is stored whole: served through its end to the cancellation's.
+  // A segment that ended is stored whole (a cancelled park through its end to the
+  // cancellation's): read from the store, in pages growing from a small first one. One that is
+  // still written is followed live.
   const items =
-    parkedAt === undefined
+    end === null
       ? deps.sink.segments(run.streamRunId, {
           after: formatCursor(joined.from),
           signal,
@@ -69,13 +76,19 @@ async function* liveEvents(
         })
       : deps.sink.replay(run.streamRunId, {
           after: joined.from,
-          until: { seq: end! },
-          appendedEnds: true,
+          until: { seq: end },
+          appendedEnds: parkedAt !== undefined,
           superseded: true,
+          growing: true,
+          signal,
         })
+  // What is served leaves checkpoints too: a later re-attach on this replica starts near.
+  const trail = checkpointTrail(deps, translator, joined.from, joined.stream, end === null)
   for await (const item of items) {
     const at = parseCursor(item.cursor)
+    trail?.before(at)
     const { events, ends } = await eventsOf(deps, run, translator, identity, item, joined.bounds)
+    trail?.after(item, at)
     yield* framed(events, at.seq, item.cursor)
     if (ends || translator.terminal === 'failed') return
   }
@@ -124,11 +137,14 @@ async function join(
   run: AgUiRun,
   translator: FrameTranslator,
   identity: Identity,
-  at: DoorPosition | undefined
+  at: DoorPosition | undefined,
+  stream?: StreamState | null
 ): Promise<Joined | null> {
   const streamRunId = run.streamRunId
   const start: Cursor = { seq: run.afterSeq }
-  const bounds = await segmentBounds(deps, streamRunId, run.afterSeq)
+  // The stream's row: its revision and incarnation key what the replica keeps of it.
+  if (stream === undefined) stream = await deps.sink.head(streamRunId)
+  const bounds = await segmentBounds(deps, streamRunId, run.afterSeq, stream)
   const { end } = bounds
   let position: DoorPosition = at ?? { cursor: start }
   // An id of an earlier AG-UI run of this stream: the client has none of this one.
@@ -140,20 +156,20 @@ async function join(
   // (it goes on to the cancellation), so the client gets everything after the park's end.
   if ('k' in position && position.seq === bounds.parkedAt)
     position = { cursor: { seq: position.seq } }
-  if ('k' in position) return withinFrame(deps, run, translator, identity, position, bounds)
+  if ('k' in position) return withinFrame(deps, run, translator, identity, position, bounds, stream)
   const cursor = position.cursor
   if (end !== null && cursor.seq >= end) {
     // The client had the whole run: it gets its start and its end again, nothing between.
-    await replayInto(deps, translator, streamRunId, { seq: end - 1 })
+    await replayInto(deps, translator, streamRunId, { seq: end - 1 }, stream)
     if (translator.failure) return failed(translator, identity, String(end), bounds)
     const opening = translator.open(identity)
     const closing = await closingEvents(deps, run, translator, identity)
     return { items: [...bare(opening), ...framed(closing, end, String(end))], from: null, bounds }
   }
-  await replayInto(deps, translator, streamRunId, cursor)
+  await replayInto(deps, translator, streamRunId, cursor, stream)
   // The client had the run's error: it gets its start and the error again.
   if (translator.failure) return failed(translator, identity, formatCursor(cursor), bounds)
-  return { items: bare(translator.open(identity)), from: cursor, bounds }
+  return { items: bare(translator.open(identity)), from: cursor, bounds, stream }
 }
 
 function failed(
@@ -182,10 +198,11 @@ async function withinFrame(
   translator: FrameTranslator,
   identity: Identity,
   { seq, k }: { seq: number; k: number },
-  bounds: SegmentBounds
+  bounds: SegmentBounds,
+  stream: StreamState | null
 ): Promise<Joined | null> {
   const streamRunId = run.streamRunId
-  await replayInto(deps, translator, streamRunId, { seq: seq - 1 })
+  await replayInto(deps, translator, streamRunId, { seq: seq - 1 }, stream)
   if (translator.failure) return null
   const opening = translator.open(identity)
   const read = deps.sink.replay(streamRunId, {
@@ -213,5 +230,6 @@ async function withinFrame(
     ],
     from: ended ? null : parseCursor(item.cursor),
     bounds,
+    stream,
   }
 }
