@@ -108,6 +108,7 @@ export function registerRoutes(
         .as('items.answer')
       router.get('/admin', (ctx) => admin.page(ctx)).as('admin.page')
       router.get('/admin/items', (ctx) => admin.items(ctx)).as('admin.items')
+      router.get('/admin/history', (ctx) => admin.page(ctx)).as('admin.history')
       router
         .post(
           '/admin/items/:runId/:itemId/:action',

@@ -1,16 +1,15 @@
-import { randomBytes } from 'node:crypto'
 import type { HttpContext } from '@adonisjs/core/http'
-import { safeEqual } from '@adonisjs/core/helpers'
 import { DateTime } from 'luxon'
 import type { ParkingService } from '../../parking/service.js'
 import { asHttpError } from '../decisions_controller.js'
 import { resolvePrincipal, type AdminAuthorizer, type PrincipalResolver } from '../principal.js'
 import { answersFromForm, validateDecisionForm } from './form.js'
 import { renderItems, renderPage, type PageContext } from './page.js'
+import { adminAllowed, adminHeaders, csrfCookie, csrfToken, csrfValid } from './access.js'
+import { newNonce } from './layout.js'
 import { DEPTH_ISSUE, tooDeep } from '../../core/json_depth.js'
 import { describeIssues } from '../../errors.js'
 
-const CSRF_COOKIE = 'agent_stream_csrf'
 /** Items per admin page. */
 const PAGE_SIZE = 100
 
@@ -35,7 +34,7 @@ export class AdminController {
 
   async page(ctx: HttpContext) {
     if (!(await this.#allowed(ctx))) return
-    const page = this.#context(ctx, this.#csrf(ctx))
+    const page = this.#context(ctx, csrfToken(ctx, this.options.base))
     const items = await this.#items(page)
     this.#headers(ctx, page.nonce)
     return ctx.response.type('html').send(renderPage(page, items))
@@ -44,8 +43,8 @@ export class AdminController {
   /** The list alone, for the page's live updates. */
   async items(ctx: HttpContext) {
     if (!(await this.#allowed(ctx))) return
-    const token = ctx.request.cookie(CSRF_COOKIE)
-    if (typeof token !== 'string') return ctx.response.status(403).send('')
+    const token = csrfCookie(ctx)
+    if (token === undefined) return ctx.response.status(403).send('')
     const page = this.#context(ctx, token)
     const items = await this.#items(page)
     this.#headers(ctx, page.nonce)
@@ -64,13 +63,7 @@ export class AdminController {
         .type('html')
         .send(`<p>${describeIssues('Invalid form', [DEPTH_ISSUE])}</p>`)
     }
-    const cookie = ctx.request.cookie(CSRF_COOKIE)
-    if (
-      typeof cookie !== 'string' ||
-      typeof body._csrf !== 'string' ||
-      !safeEqual(cookie, body._csrf) ||
-      ctx.request.header('sec-fetch-site') === 'cross-site'
-    ) {
+    if (!csrfValid(ctx, body._csrf)) {
       ctx.response.status(403)
       return ctx.response.type('html').send('<p>The form expired: reload the page.</p>')
     }
@@ -98,21 +91,8 @@ export class AdminController {
     return back(action === 'answer' ? 'answered' : action === 'approve' ? 'approved' : 'rejected')
   }
 
-  async #allowed(ctx: HttpContext) {
-    if (this.options.authorize && (await this.options.authorize(ctx))) return true
-    ctx.response.status(403).type('html').send('<p>Forbidden</p>')
-    return false
-  }
-
-  #csrf(ctx: HttpContext) {
-    const existing = ctx.request.cookie(CSRF_COOKIE)
-    const token = typeof existing === 'string' ? existing : randomBytes(24).toString('base64url')
-    ctx.response.cookie(CSRF_COOKIE, token, {
-      httpOnly: true,
-      sameSite: 'strict',
-      path: this.options.base || '/',
-    })
-    return token
+  #allowed(ctx: HttpContext) {
+    return adminAllowed(ctx, this.options.authorize)
   }
 
   /** The page's items: one page of them (the page links reach the rest). */
@@ -127,7 +107,10 @@ export class AdminController {
   }
 
   #context(ctx: HttpContext, csrf: string): PageContext {
-    const view = ctx.request.qs().view === 'decided' ? 'decided' : 'pending'
+    const view =
+      ctx.request.qs().view === 'decided' || ctx.route?.pattern.endsWith('/history')
+        ? 'decided'
+        : 'pending'
     const notice = ctx.request.qs().notice
     const asked = String(ctx.request.qs().page ?? '')
     return {
@@ -137,18 +120,13 @@ export class AdminController {
       page: /^[1-9][0-9]{0,2}$/.test(asked) ? Number(asked) : 1,
       more: false,
       csrf,
-      nonce: randomBytes(16).toString('base64'),
+      nonce: newNonce(),
       notice: typeof notice === 'string' ? notice : undefined,
       now: DateTime.now(),
     }
   }
 
   #headers(ctx: HttpContext, nonce: string) {
-    ctx.response.header(
-      'Content-Security-Policy',
-      `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`
-    )
-    ctx.response.header('X-Content-Type-Options', 'nosniff')
-    ctx.response.header('Cache-Control', 'no-store')
+    adminHeaders(ctx, nonce)
   }
 }

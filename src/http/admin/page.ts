@@ -1,26 +1,7 @@
-import string from '@adonisjs/core/helpers/string'
 import { DateTime } from 'luxon'
 import type { PendingItem } from '../../parking/types.js'
 import { optionToken, questionField } from './form.js'
-
-/** Every attribute value goes through this: text, never markup. */
-const e = (value: unknown) => string.escapeHTML(String(value ?? ''))
-
-/** The bidi formatting characters: embeddings, overrides, isolates and marks (UAX #9). */
-const BIDI_CONTROLS = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g
-
-/**
- * Every value shown as text goes through this: escaped, in its own `<bdi>` (a bidi isolate with
- * `dir=auto`: nothing in it reorders the text around it), and each bidi control shown as a
- * visible marker (`[U+202E]`) instead of acting: a title with a right-to-left override renders
- * in the order it was written, and the person sees that it held one.
- */
-const t = (value: unknown) =>
-  `<bdi>${e(value).replace(
-    BIDI_CONTROLS,
-    (c) =>
-      `<span class="bidi">[U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}]</span>`
-  )}</bdi>`
+import { e, renderShell, scriptJson, t } from './layout.js'
 
 /** Notices the page shows after a decision; chosen by code, never echoed from the request. */
 export const NOTICES: Record<string, string> = {
@@ -147,34 +128,21 @@ function pages(ctx: PageContext) {
 
 /** The whole admin page: pending (or decided) items, newest first, a page at a time, updated live. */
 export function renderPage(ctx: PageContext, items: PendingItem[]) {
-  const notice =
-    ctx.notice && NOTICES[ctx.notice]
-      ? `<p class="notice" role="status">${e(NOTICES[ctx.notice])}</p>`
-      : ''
-  const tab = (view: string, label: string) =>
-    `<a href="${e(`${ctx.base}/admin?view=${view}`)}"${ctx.view === view ? ' aria-current="page"' : ''}>${label}</a>`
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Agent approvals</title>
-<style nonce="${e(ctx.nonce)}">
-body{font:15px/1.5 system-ui,sans-serif;margin:0 auto;max-width:900px;padding:1rem;color:#222}
-nav a{margin-right:1rem}nav a[aria-current]{font-weight:bold}
-.item{border:1px solid #ccc;border-radius:6px;padding:.75rem 1rem;margin:1rem 0}
-dl{display:grid;grid-template-columns:max-content 1fr;gap:.1rem 1rem;margin:.5rem 0}dt{color:#666}dd{margin:0}
-pre{background:#f6f6f6;padding:.5rem;overflow:auto}form.decide{display:inline-block;margin:.25rem 1rem .25rem 0}
-fieldset{border:1px solid #ddd;margin:.25rem 0}.notice{background:#eef6ee;padding:.5rem}.decided{font-style:italic}
-bdi{unicode-bidi:isolate}.bidi{color:#a00;background:#fee;font:bold .8em monospace}
-</style></head><body>
-<h1>Agent approvals</h1>
-<nav>${tab('pending', 'Pending')}${tab('decided', 'History')}</nav>
-${notice}
-<main id="items" data-view="${e(ctx.view)}">${renderItems(ctx, items)}</main>
-${pages(ctx)}
-<script nonce="${e(ctx.nonce)}">
+  const url = `${ctx.base}/admin/items?view=${ctx.view}&page=${ctx.page}`
+  return renderShell({
+    base: ctx.base,
+    nonce: ctx.nonce,
+    title: ctx.view === 'pending' ? 'Queue' : 'History',
+    current: ctx.view === 'pending' ? 'queue' : 'history',
+    notice: ctx.notice ? NOTICES[ctx.notice] : undefined,
+    main: `<h1>Agent approvals</h1>
+<div id="items" data-view="${e(ctx.view)}">${renderItems(ctx, items)}</div>
+${pages(ctx)}`,
+    script: `
 // Live updates: refresh the list unless the person is filling in a form.
 const list = document.getElementById('items')
 let last = null
-const url = ${JSON.stringify(`${ctx.base}/admin/items?view=${ctx.view}&page=${ctx.page}`).replace(/</g, '\\u003c')}
+const url = ${scriptJson(url)}
 setInterval(async () => {
   if (list.contains(document.activeElement) && document.activeElement.tagName !== 'BODY') return
   try {
@@ -188,6 +156,6 @@ setInterval(async () => {
     }
   } catch {}
 }, 2000)
-</script>
-</body></html>`
+`,
+  })
 }
