@@ -109,6 +109,25 @@ button.danger{color:var(--bad);border-color:var(--bad)}
 .live{font-size:12px;color:var(--muted)}
 kbd{font:12px ui-monospace,monospace;border:1px solid var(--line);border-bottom-width:2px;border-radius:3px;padding:0 .3rem;background:#fff}
 bdi{unicode-bidi:isolate}.bidi{color:var(--bad);background:#fee;font:bold .8em monospace}
+.split{display:grid;grid-template-columns:minmax(0,1fr) 18rem;gap:1.5rem}
+@media (max-width:900px){.split{grid-template-columns:1fr}}
+.side{border-left:1px solid var(--line);padding-left:1rem}
+ul.panel{list-style:none;margin:0;padding:0}ul.panel li{padding:.3rem 0;border-bottom:1px solid var(--line);overflow-wrap:anywhere}
+ul.panel a[aria-current]{font-weight:600}
+.crumbs{margin:0 0 .25rem;font-size:13px}
+.copy{background:#fff8e1;border:1px solid #f0d890;padding:.5rem .75rem;border-radius:4px}
+.conversation{border:1px solid var(--line);border-radius:4px;padding:.5rem .75rem;max-height:32rem;overflow:auto}
+.conversation p{margin:.35rem 0}.say{white-space:pre-wrap;overflow-wrap:anywhere}
+.ask{font-weight:600}.err,.bad{color:var(--bad)}
+.scope{border-left:3px solid #9bb7e6;padding-left:.75rem;margin:.25rem 0}
+.call p,.result p{margin:.25rem 0;font-size:12px;color:var(--muted)}
+form.decide{margin:.5rem 0 1rem;display:flex;flex-direction:column;gap:.35rem;max-width:48rem}
+form.decide button{align-self:flex-start}
+form.decide label{font-size:13px}
+fieldset{border:1px solid var(--line);border-radius:4px;margin:.25rem 0}
+fieldset label{margin-right:1rem}
+.decided{background:var(--bg2);padding:.5rem .75rem;border-radius:4px}
+.total{margin:.25rem 0 .5rem}
 .sr-only{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 `
 
