@@ -21,7 +21,7 @@ import { baselineReader, BaselineWriter, now } from './baseline.js'
 import { instrumentCommits, percentile, play, type Plan } from './script.js'
 
 const QUICK = process.env.BENCH_QUICK === '1'
-/** `BENCH_ONLY=viewers` runs the many-viewers scenario alone. */
+/** `BENCH_ONLY=viewers` runs the many-viewers scenario alone; `BENCH_ONLY=admin` the admin queue alone. */
 const ONLY = process.env.BENCH_ONLY
 const DBS = (process.env.BENCH_DBS ?? 'pg,sqlite,mysql').split(',').map((s) => s.trim())
 const TMP = new URL('./tmp/', import.meta.url)
@@ -599,13 +599,35 @@ async function benchManyViewers(dialect: string) {
   }
 }
 
+const ADMIN = QUICK ? { items: 10_000, requests: 5 } : { items: 10_000, requests: 50 }
+
+/** The admin console's queue with 10,000 pending items: its first page (bench/admin_queue.ts). */
+async function benchAdmin(dialect: string) {
+  const { benchAdminQueue } = await import('./admin_queue.js')
+  const label = { pg: 'PostgreSQL', sqlite: 'SQLite', mysql: 'MariaDB' }[dialect] ?? dialect
+  const result = await benchAdminQueue(dialect, ADMIN)
+  rows.push({
+    metric: `admin queue, ${ADMIN.items} pending items: first page (${result.rowsShown} rows, counts per filter) over loopback HTTP, p50 / p99 ms`,
+    db: label,
+    ours: `${fmt(result.p50)} / ${fmt(result.p99)}`,
+    baseline: 'n/a',
+    target: '< 100',
+  })
+}
+
 const started = Date.now()
-if (ONLY !== 'viewers') await benchMemory(DBS[0])
+if (ONLY !== 'viewers' && ONLY !== 'admin') await benchMemory(DBS[0])
 for (const dialect of DBS) {
   process.stderr.write(`bench: ${dialect}...\n`)
-  if (ONLY !== 'viewers') await benchDatabase(dialect)
-  step('many viewers')
-  await benchManyViewers(dialect)
+  if (ONLY !== 'viewers' && ONLY !== 'admin') await benchDatabase(dialect)
+  if (ONLY !== 'admin') {
+    step('many viewers')
+    await benchManyViewers(dialect)
+  }
+  if (ONLY === undefined || ONLY === 'admin') {
+    step('admin queue')
+    await benchAdmin(dialect)
+  }
 }
 rmSync(TMP, { recursive: true, force: true })
 

@@ -84,7 +84,10 @@ function forms(html: string) {
  * hidden `_csrf`), post the item's approve form with the cookie, expect the 303 back to the page.
  */
 async function approveInAdmin(base: string, runId: string, itemId: string) {
-  const page = await fetch(`${base}/admin`)
+  // The item's own view holds its decision forms.
+  const page = await fetch(
+    `${base}/admin/items/${encodeURIComponent(runId)}/${encodeURIComponent(itemId)}`
+  )
   expect(page.ok, `admin page: HTTP ${page.status}`)
   const cookie = page.headers
     .getSetCookie()

@@ -86,11 +86,13 @@ export async function renderConversation(
           break
         case 'tool-input-available':
           push(
-            `<div class="call"><p>Tool call <code>${t(event.name)}</code></p><pre>${t(json(event.input))}</pre></div>`
+            `<div class="call"><p>Tool call <code>${t(event.name)}</code></p><pre tabindex="0">${t(json(event.input))}</pre></div>`
           )
           break
         case 'tool-output':
-          push(`<div class="result"><p>Result</p><pre>${t(json(event.output))}</pre></div>`)
+          push(
+            `<div class="result"><p>Result</p><pre tabindex="0">${t(json(event.output))}</pre></div>`
+          )
           break
         case 'tool-output-error':
           push(

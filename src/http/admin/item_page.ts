@@ -1,7 +1,7 @@
 import type { DateTime } from 'luxon'
 import type { PendingItem } from '../../parking/types.js'
 import { optionToken, questionField } from './form.js'
-import { e, t } from './layout.js'
+import { BIDI_CONTROLS, e, plain, t } from './layout.js'
 import { approverText, itemHref, timeLeft, when, whatText } from './list_page.js'
 
 /**
@@ -31,7 +31,12 @@ ${body}</form>`
 }
 
 function approvalForms(ctx: ItemContext) {
-  const input = JSON.stringify(ctx.item.input, null, 2) ?? 'null'
+  // Bidi controls as JSON escapes: the same JSON, parsed to the same value, but nothing in the
+  // editor reorders what the person reads.
+  const input = (JSON.stringify(ctx.item.input, null, 2) ?? 'null').replace(
+    BIDI_CONTROLS,
+    (c) => `\\u${c.codePointAt(0)!.toString(16).padStart(4, '0')}`
+  )
   const approve = form(
     ctx,
     'approve',
@@ -66,7 +71,7 @@ function questionForms(ctx: ItemContext) {
         )
         .join(' ')
       const free = q.allowFreeText
-        ? `<label>Your answer <input type="text" name="${field}_text" maxlength="2000" dir="auto" aria-label="${e(q.prompt)}"></label>`
+        ? `<label>Your answer <input type="text" name="${field}_text" maxlength="2000" dir="auto" aria-label="${plain(q.prompt)}"></label>`
         : ''
       return `<fieldset><legend>${t(q.prompt)}</legend>${options}${free}</fieldset>`
     })
@@ -85,7 +90,7 @@ function questionForms(ctx: ItemContext) {
 function outcome(item: PendingItem, now: DateTime) {
   const edited =
     item.editedInput !== undefined
-      ? `<h3>Input it ran with (edited)</h3><pre class="input">${t(JSON.stringify(item.editedInput, null, 2))}</pre>`
+      ? `<h3>Input it ran with (edited)</h3><pre class="input" tabindex="0">${t(JSON.stringify(item.editedInput, null, 2))}</pre>`
       : ''
   return `<p class="decided" role="note"><strong>${t(item.status)}</strong>${item.decidedBy ? ` by <code>${t(item.decidedBy)}</code>` : ''}${item.decidedVia ? ` via ${t(item.decidedVia)}` : ''} ${when(item.decidedAt, now)}${item.reason ? `: ${t(item.reason)}` : ''}</p>${edited}`
 }
@@ -124,7 +129,7 @@ export function renderItem(ctx: ItemContext) {
   return `<div class="split"><article class="item" aria-labelledby="item-title" data-run="${e(item.runId)}" data-item="${e(item.itemId)}">
 <p class="crumbs"><a href="${e(`${ctx.base}/admin`)}">← Queue</a> · ${next}</p>
 <h1 id="item-title">${title}</h1>${copy}${meta}
-<h2>Conversation up to the ask</h2><div class="conversation">${ctx.conversation}</div>
+<h2>Conversation up to the ask</h2><div class="conversation" role="region" aria-label="Conversation" tabindex="0">${ctx.conversation}</div>
 ${input}
 <h2>Decision</h2><div class="decision">${decide}</div>
 </article>

@@ -20,11 +20,16 @@ export const BIDI_CONTROLS = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g
  * in the order it was written, and the person sees that it held one.
  */
 export const t = (value: unknown) =>
-  `<bdi>${e(value).replace(
-    BIDI_CONTROLS,
-    (c) =>
-      `<span class="bidi">[U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}]</span>`
-  )}</bdi>`
+  `<bdi>${e(value).replace(BIDI_CONTROLS, (c) => `<span class="bidi">${marker(c)}</span>`)}</bdi>`
+
+/** `[U+202E]`: how a bidi control is shown instead of acting. */
+const marker = (c: string) => `[U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}]`
+
+/**
+ * For text where no markup may go (an `<option>`, `<title>`, an `aria-label`): escaped, each bidi
+ * control replaced by its visible marker.
+ */
+export const plain = (value: unknown) => e(String(value ?? '').replace(BIDI_CONTROLS, marker))
 
 /** A value for an inline `<script>`: JSON that cannot close the script element. */
 export const scriptJson = (value: unknown) =>
@@ -143,7 +148,7 @@ export function renderShell(shell: Shell) {
   const script = shell.script ? `<script nonce="${e(shell.nonce)}">${shell.script}</script>` : ''
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${e(shell.title)} · Agent console</title>
+<title>${plain(shell.title)} · Agent console</title>
 <style nonce="${e(shell.nonce)}">${STYLES}</style></head><body>
 <header class="top"><p class="brand">Agent console</p><nav class="sections" aria-label="Sections">${nav}</nav></header>
 <main id="main">${notice}${shell.main}</main>

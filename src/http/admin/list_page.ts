@@ -3,7 +3,7 @@ import type { QueueCounts, QueueKey } from '../../parking/parking_store.js'
 import { QUESTION_SET } from '../../parking/store_queue.js'
 import type { PendingItem } from '../../parking/types.js'
 import { encodeKey, listHref, type ListQuery } from './filters.js'
-import { e, t } from './layout.js'
+import { e, plain, t } from './layout.js'
 
 /**
  * The queue (pending items, by when asked) and the history (decided ones, by when decided): a
@@ -126,7 +126,7 @@ function select(
   return `<label>${label}<select name="${name}">${all
     .map(
       ([v, l]) =>
-        `<option value="${e(v)}"${v === (current ?? '') ? ' selected' : ''}>${e(l)}</option>`
+        `<option value="${e(v)}"${v === (current ?? '') ? ' selected' : ''}>${plain(l)}</option>`
     )
     .join('')}</select></label>`
 }
