@@ -2,8 +2,9 @@
  * The admin console's queue under load: `items` pending approvals in the table (five tools, two
  * approvers, asked over the last two days), then the queue's first page (`GET <prefix>/admin`:
  * the keyset page, the counts per filter, the HTML) requested over loopback HTTP from a real
- * AdonisJS app, `requests` times one after another. The time is the response's whole round trip
- * on loopback, an upper bound of the server's time.
+ * AdonisJS app, `requests` times one after another. Server time is the page's own
+ * `Server-Timing: app;dur=` (from the request reaching the controller to the HTML being ready);
+ * the round trip on loopback is reported beside it.
  */
 import { percentile } from './script.js'
 
@@ -45,6 +46,7 @@ export async function benchAdminQueue(
   }
   const headers = { 'x-admin': 'yes', 'x-user': 'alice' }
   const times: number[] = []
+  const server: number[] = []
   let rowsShown = 0
   // One request to warm the route, the templates and the connection pool.
   const warm = await fetch(`${served.url}/admin`, { headers })
@@ -54,6 +56,7 @@ export async function benchAdminQueue(
     const response = await fetch(`${served.url}/admin`, { headers })
     const html = await response.text()
     times.push(performance.now() - started)
+    server.push(Number(/dur=([\d.]+)/.exec(response.headers.get('server-timing') ?? '')?.[1]))
     if (response.status !== 200) throw new Error(`admin queue: HTTP ${response.status}`)
     rowsShown = [...html.matchAll(/<tr data-key=/g)].length
   }
@@ -62,6 +65,10 @@ export async function benchAdminQueue(
   await new Promise((resolve) => served.http.close(resolve))
   await served.agentStream.shutdown()
   await served.app.terminate()
-  times.sort((a, b) => a - b)
-  return { p50: percentile(times, 50), p99: percentile(times, 99), rowsShown }
+  return {
+    p50: percentile(server, 50),
+    p99: percentile(server, 99),
+    roundTripP50: percentile(times, 50),
+    rowsShown,
+  }
 }

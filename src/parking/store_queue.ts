@@ -34,6 +34,8 @@ export interface QueueFilter {
   threadId?: string
   /** The stream's run or the parked run. */
   runId?: string
+  /** The age bucket `askedFrom`/`askedUntil` came from (the counts match groups by it). */
+  age?: AgeBucket
   /** Asked no earlier than this (epoch ms). */
   askedFrom?: number
   /** Asked before this (epoch ms). */
@@ -45,6 +47,9 @@ export interface QueueFilter {
   /** History: the reason contains this (case-insensitive). */
   reason?: string
 }
+
+/** How long ago an item was asked: within the hour, 1 hour to 1 day, over a day. */
+export type AgeBucket = 'lt1h' | '1h-1d' | 'gt1d'
 
 /** The question-set bucket of the tool facet. */
 export const QUESTION_SET = 'question set'
@@ -228,83 +233,75 @@ export class QueueReads {
     return best
   }
 
-  /** Counts per filter value (see {@link QueueCounts}), for the view and filter given. */
+  /**
+   * Counts per filter value (see {@link QueueCounts}), for the view and filter given: ONE
+   * grouped read per item table (by tool, approver, status, how, and age bucket at `now`), every
+   * facet then summed from its groups with the other facets' filters applied.
+   */
   async counts(filter: QueueFilter, now: number): Promise<QueueCounts> {
-    const facet = async (name: string, column: string, kind: ItemKind) => {
-      const rows = await this.#where(
-        this.rows.client.from(this.rows.items(kind)),
-        kind,
-        filter,
-        new Set([name])
-      )
-        .select(`${column} as v`)
-        .count('* as n')
-        .groupBy(column)
-        .orderBy('n', 'desc')
-        .limit(FACET_VALUES)
-      return rows.map((row: any) => [String(row.v ?? ''), Number(row.n)] as [string, number])
+    const facets = new Set(['tool', 'approver', 'age', 'status', 'via'])
+    type Group = {
+      tool: string
+      approver: string
+      status: string
+      via: string
+      age: AgeBucket
+      n: number
     }
-    const merged = (lists: [string, number][][]) => {
-      const sum = new Map<string, number>()
-      for (const list of lists) for (const [v, n] of list) sum.set(v, (sum.get(v) ?? 0) + n)
-      return [...sum].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
-    }
-    const kinds = (skipTool: boolean) =>
-      ITEM_KINDS.filter((kind) => skipTool || this.#fits(kind, filter))
-    const tool: [string, number][][] = []
-    const approver: [string, number][][] = []
-    const status: [string, number][][] = []
-    const via: [string, number][][] = []
-    let total = 0
-    const age = { lt1h: 0, h1to1d: 0, gt1d: 0 }
-    for (const kind of kinds(true)) {
-      if (kind === 'approval') {
-        tool.push(await facet('tool', 'tool_name', kind))
-        continue
-      }
-      const n = await this.#where(
-        this.rows.client.from(this.rows.items(kind)),
-        kind,
-        filter,
-        new Set(['tool'])
-      )
-        .count('* as n')
-        .first()
-      if (Number(n.n) > 0) tool.push([[QUESTION_SET, Number(n.n)]])
-    }
-    for (const kind of kinds(false)) {
-      approver.push(await facet('approver', 'approver', kind))
-      if (filter.view === 'decided') {
-        status.push(await facet('status', 'status', kind))
-        via.push(await facet('via', 'decided_via', kind))
-      }
-      const buckets = await this.#where(
-        this.rows.client.from(this.rows.items(kind)),
-        kind,
-        filter,
-        new Set(['age'])
-      )
+    const groups: Group[] = []
+    for (const kind of ITEM_KINDS) {
+      const client = this.rows.client
+      const query = this.#where(client.from(this.rows.items(kind)), kind, filter, facets)
+      const rows = await query
         .select(
-          this.rows.client.raw(
-            'sum(case when created_at >= ? then 1 else 0 end) as a, sum(case when created_at < ? and created_at >= ? then 1 else 0 end) as b, sum(case when created_at < ? then 1 else 0 end) as c',
-            [now - HOUR, now - HOUR, now - 24 * HOUR, now - 24 * HOUR]
+          client.raw(
+            `${kind === 'approval' ? 'tool_name' : '?'} as tool, approver, status, decided_via as via, case when created_at >= ? then 'lt1h' when created_at >= ? then '1h-1d' else 'gt1d' end as age, count(*) as n`,
+            [...(kind === 'approval' ? [] : [QUESTION_SET]), now - HOUR, now - 24 * HOUR]
           )
         )
-        .first()
-      age.lt1h += Number(buckets?.a ?? 0)
-      age.h1to1d += Number(buckets?.b ?? 0)
-      age.gt1d += Number(buckets?.c ?? 0)
-      const count = await this.#where(this.rows.client.from(this.rows.items(kind)), kind, filter)
-        .count('* as n')
-        .first()
-      total += Number(count.n)
+        .groupByRaw('1, 2, 3, 4, 5')
+      for (const row of rows as any[]) {
+        groups.push({
+          tool: String(row.tool),
+          approver: String(row.approver),
+          status: String(row.status),
+          via: String(row.via ?? ''),
+          age: row.age as AgeBucket,
+          n: Number(row.n),
+        })
+      }
+    }
+    const fits = (group: Group, except: string) =>
+      (except === 'tool' || filter.tool === undefined || group.tool === filter.tool) &&
+      (except === 'approver' ||
+        filter.approver === undefined ||
+        group.approver === filter.approver) &&
+      (except === 'age' || filter.age === undefined || group.age === filter.age) &&
+      (except === 'status' || filter.status === undefined || group.status === filter.status) &&
+      (except === 'via' || filter.via === undefined || group.via === filter.via)
+    const facet = (name: 'tool' | 'approver' | 'status' | 'via') => {
+      const sum = new Map<string, number>()
+      for (const group of groups) {
+        if (fits(group, name)) sum.set(group[name], (sum.get(group[name]) ?? 0) + group.n)
+      }
+      return [...sum].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, FACET_VALUES)
+    }
+    const age = { lt1h: 0, h1to1d: 0, gt1d: 0 }
+    let total = 0
+    for (const group of groups) {
+      if (fits(group, 'age')) {
+        if (group.age === 'lt1h') age.lt1h += group.n
+        else if (group.age === '1h-1d') age.h1to1d += group.n
+        else age.gt1d += group.n
+      }
+      if (fits(group, '')) total += group.n
     }
     return {
       total,
-      tool: merged(tool),
-      approver: merged(approver),
-      status: merged(status),
-      via: merged(via),
+      tool: facet('tool'),
+      approver: facet('approver'),
+      status: filter.view === 'decided' ? facet('status') : [],
+      via: filter.view === 'decided' ? facet('via') : [],
       age,
     }
   }

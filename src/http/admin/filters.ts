@@ -141,6 +141,7 @@ export function storeFilter(view: 'pending' | 'decided', q: ListQuery, now: numb
     ...(q.thread ? { threadId: q.thread } : {}),
     ...(q.run ? { runId: q.run } : {}),
     ...age,
+    ...(q.age ? { age: q.age } : {}),
     ...(view === 'decided' && q.via ? { via: q.via } : {}),
     ...(view === 'decided' && q.by ? { decidedBy: q.by } : {}),
     ...(view === 'decided' && q.reason ? { reason: q.reason } : {}),
