@@ -127,7 +127,7 @@ export class AdminController {
         notice,
         main: main.replace(
           '<div id="list" data-view="panel"></div>',
-          `<div id="list" data-view="panel">${await this.#panel()}</div>`
+          `<div id="list" data-view="panel">${await this.#panel(`${item.runId}\u0000${item.itemId}\u0000${item.park}`)}</div>`
         ),
         script: clientScript({
           events: `${this.options.base}/admin/events`,
@@ -304,17 +304,20 @@ export class AdminController {
     return { base: this.options.base, view, query, items: page.items, next: page.next, counts, now }
   }
 
-  async #panel() {
+  async #panel(current?: string) {
     const [page, counts] = await Promise.all([
       this.parking.queuePage({ view: 'pending' }, { order: 'newest', limit: PANEL_SIZE }),
       this.parking.queueWatermark(),
     ])
-    return renderPanel(this.options.base, page.items, counts.pending)
+    return renderPanel(this.options.base, page.items, counts.pending, current)
   }
 
   async #list(ctx: HttpContext, view: 'pending' | 'decided') {
     const started = performance.now()
     if (!(await this.#allowed(ctx))) return
+    // The history's address before it had its own.
+    if (view === 'pending' && ctx.request.qs().view === 'decided')
+      return ctx.response.redirect().toPath(`${this.options.base}/admin/history`)
     csrfToken(ctx, this.options.base)
     const nonce = newNonce()
     adminHeaders(ctx, nonce)
