@@ -359,6 +359,15 @@ test.group('Admin console in Chromium', () => {
     assert.lengthOf((await allRows(url, '/admin/history?via=admin')).keys, 1)
     assert.lengthOf((await allRows(url, '/admin/history?via=api')).keys, 0)
     assert.lengthOf((await allRows(url, '/admin/history?by=alice')).keys, 1)
+    assert.lengthOf((await allRows(url, '/admin/history?status=approved')).keys, 1)
+    assert.lengthOf((await allRows(url, '/admin/history?status=rejected')).keys, 0)
+    // The queue's status filter: any status but pending is the history's view.
+    const moved = await fetch(`${url}/admin?status=approved`, {
+      headers: HEADERS,
+      redirect: 'manual',
+    })
+    assert.equal(moved.status, 302)
+    assert.equal(moved.headers.get('location'), '/admin/history?status=approved')
     assert.deepEqual(errors, [])
   }).timeout(120_000)
 

@@ -323,6 +323,16 @@ export class AdminController {
     adminHeaders(ctx, nonce)
     const query = await this.#query(ctx)
     if (!query) return
+    if (view === 'pending' && query.status) {
+      // A decided status is the history's view.
+      const qs = new URLSearchParams(
+        Object.entries(ctx.request.qs()).filter(([, v]) => typeof v === 'string') as [
+          string,
+          string,
+        ][]
+      )
+      return ctx.response.redirect().toPath(`${this.options.base}/admin/history?${qs}`)
+    }
     const list = await this.#listContext(view, query)
     const fragment = new URLSearchParams(
       Object.entries({ ...ctx.request.qs(), view }).filter(

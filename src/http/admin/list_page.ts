@@ -170,7 +170,16 @@ function filters(ctx: ListContext) {
       ['newest', 'Newest first'],
       ['oldest', 'Oldest first'],
     ]).replace('<option value="">Any</option>', ''),
-    ...(ctx.view === 'decided' ? [select('status', 'Outcome', q.status, counted(c.status))] : []),
+    ctx.view === 'decided'
+      ? select('status', 'Status', q.status, counted(c.status))
+      : // The queue is the pending items; any other status is the history's (a redirect there).
+        select('status', 'Status', q.status, [
+          ['approved', 'approved (history)'],
+          ['rejected', 'rejected (history)'],
+          ['answered', 'answered (history)'],
+          ['expired', 'expired (history)'],
+          ['cancelled', 'cancelled (history)'],
+        ]).replace('>Any</option>', `>pending (${c.total})</option>`),
     select('tool', 'Tool', q.tool, counted(c.tool)),
     select('approver', 'Who may decide', q.approver, counted(c.approver)),
     select('age', 'Asked', q.age, [
