@@ -99,7 +99,7 @@ test.group('Admin page in Chromium', () => {
       assert.include(row, part)
     }
     assert.deepEqual(errors, [])
-  })
+  }).timeout(120_000)
 
   test('markup and script in an input render as text and run nothing', async ({ assert }) => {
     const { url } = await setup()
@@ -116,7 +116,7 @@ test.group('Admin page in Chromium', () => {
     // Give an injected handler every chance to fire, including after a live refresh.
     await page.waitForTimeout(2500)
     assert.isUndefined(await page.evaluate(() => (globalThis as any).pwned))
-  })
+  }).timeout(120_000)
 
   test('denied without the admin hook (403); a form without its token changes nothing', async ({
     assert,
@@ -138,7 +138,7 @@ test.group('Admin page in Chromium', () => {
     })
     assert.equal(forged.status, 403)
     assert.equal(await snapshot(), before)
-  })
+  }).timeout(120_000)
 })
 
 /** A title that reads "Pay invoice $1000" when its right-to-left override acts. */
@@ -265,7 +265,7 @@ test.group('Admin page in Chromium: bidi and form encoding', () => {
         })
       assert.equal(isolated, 'isolate', selector)
     }
-  })
+  }).timeout(120_000)
 
   test('question ids with "." and "]" and option values with form syntax are answered from the page', async ({
     assert,
@@ -298,5 +298,5 @@ test.group('Admin page in Chromium: bidi and form encoding', () => {
       `Answers: ${JSON.stringify({ 'a.b': ['v.1', ' pad ', 'c[0]'], 'x]y': ['w]2'], 'n[o]te': ['see [1].'] })}`
     )
     assert.deepEqual(errors, [])
-  })
+  }).timeout(120_000)
 })
