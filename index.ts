@@ -51,6 +51,8 @@ export type { AgUiFetchHandlerOptions } from './src/http/fetch_handler.js'
 export {
   createDoorTables,
   createParkingTables,
+  addQueueIndexes,
+  dropQueueIndexes,
   createStreamTables,
   dropDoorTables,
   dropParkingTables,

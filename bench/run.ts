@@ -22,10 +22,12 @@ import { instrumentCommits, percentile, play, type Plan } from './script.js'
 
 const QUICK = process.env.BENCH_QUICK === '1'
 /**
- * `BENCH_ONLY=viewers` runs the many-viewers scenario alone; `BENCH_ONLY=resumable` the
- * `resumable-stream` rows alone.
+ * `BENCH_ONLY=<part>` runs one part alone: `db` (the sink and AG-UI rows per database),
+ * `viewers` (many talking runs, many viewers), `admin` (the admin queue), `resumable` (the
+ * `resumable-stream` rows). Unset: every part.
  */
 const ONLY = process.env.BENCH_ONLY
+const wants = (part: 'db' | 'viewers' | 'admin' | 'resumable') => !ONLY || ONLY === part
 const DBS = (process.env.BENCH_DBS ?? 'pg,sqlite,mysql').split(',').map((s) => s.trim())
 const TMP = new URL('./tmp/', import.meta.url)
 mkdirSync(TMP, { recursive: true })
@@ -708,16 +710,37 @@ async function benchResumableStream() {
   )
 }
 
-const started = Date.now()
-if (ONLY !== 'viewers' && ONLY !== 'resumable') await benchMemory(DBS[0])
-for (const dialect of DBS) {
-  if (ONLY === 'resumable') break
-  process.stderr.write(`bench: ${dialect}...\n`)
-  if (ONLY !== 'viewers') await benchDatabase(dialect)
-  step('many viewers')
-  await benchManyViewers(dialect)
+const ADMIN = QUICK ? { items: 10_000, requests: 5 } : { items: 10_000, requests: 50 }
+
+/** The admin console's queue with 10,000 pending items: its first page (bench/admin_queue.ts). */
+async function benchAdmin(dialect: string) {
+  const { benchAdminQueue } = await import('./admin_queue.js')
+  const label = { pg: 'PostgreSQL', sqlite: 'SQLite', mysql: 'MariaDB' }[dialect] ?? dialect
+  const result = await benchAdminQueue(dialect, ADMIN)
+  rows.push({
+    metric: `admin queue, ${ADMIN.items} pending items: first page (${result.rowsShown} rows, counts per filter), server time p50 / p99 ms (loopback round trip p50)`,
+    db: label,
+    ours: `${fmt(result.p50)} / ${fmt(result.p99)} (${fmt(result.roundTripP50)})`,
+    baseline: 'n/a',
+    target: '< 100',
+  })
 }
-if (ONLY !== 'viewers') {
+
+const started = Date.now()
+if (wants('db')) await benchMemory(DBS[0])
+for (const dialect of DBS) {
+  process.stderr.write(`bench: ${dialect}...\n`)
+  if (wants('db')) await benchDatabase(dialect)
+  if (wants('viewers')) {
+    step('many viewers')
+    await benchManyViewers(dialect)
+  }
+  if (wants('admin')) {
+    step('admin queue')
+    await benchAdmin(dialect)
+  }
+}
+if (wants('resumable')) {
   process.stderr.write('bench: resumable-stream...\n')
   await benchResumableStream()
 }

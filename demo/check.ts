@@ -84,15 +84,23 @@ function forms(html: string) {
  * hidden `_csrf`), post the item's approve form with the cookie, expect the 303 back to the page.
  */
 async function approveInAdmin(base: string, runId: string) {
-  const page = await fetch(`${base}/admin`)
+  // The queue filtered by run lists its one pending item (the id is the model's tool-call id);
+  // the item's own view holds its decision forms.
+  const queue = await fetch(`${base}/admin?run=${encodeURIComponent(runId)}`)
+  expect(queue.ok, `admin queue: HTTP ${queue.status}`)
+  const under = `${base}/admin/items/${encodeURIComponent(runId)}/`
+  const html = await queue.text()
+  const link = [...html.matchAll(/href="([^"]+)"/g)]
+    .map((m) => unescapeHtml(m[1]))
+    .find((href) => new URL(href, base).href.startsWith(under))
+  expect(link, `admin queue: no item of run ${runId}`)
+  const page = await fetch(new URL(link, base))
   expect(page.ok, `admin page: HTTP ${page.status}`)
   const cookie = page.headers
     .getSetCookie()
     .map((c) => c.split(';')[0])
     .find((c) => c.startsWith('agent_stream_csrf='))
   expect(cookie, 'admin page: no CSRF cookie')
-  // The run's one pending item (the id is the model's tool-call id).
-  const under = `${base}/admin/items/${encodeURIComponent(runId)}/`
   const form = forms(await page.text()).find((f) => {
     const href = new URL(f.action, base).href
     return href.startsWith(under) && href.endsWith('/approve')

@@ -144,7 +144,8 @@ export async function startDemo(options: DemoOptions = {}): Promise<Demo> {
   let agentStream: AgentStream | undefined
   try {
     const migrated = await migrate(app)
-    if (migrated > 0) print(`Migrated the demo database (${migrated} migration).`)
+    if (migrated > 0)
+      print(`Migrated the demo database (${migrated} migration${migrated === 1 ? '' : 's'}).`)
     agentStream = await app.container.make('agentStream')
     const router = await app.container.make('router')
     const server = await app.container.make('server')

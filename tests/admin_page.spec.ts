@@ -37,6 +37,13 @@ async function browser(): Promise<Browser> {
   return launched
 }
 
+/** Open the queue, then its first item (the item view). */
+async function openFirst(page: import('playwright-core').Page, url: string) {
+  await page.goto(`${url}/admin`)
+  await page.locator('#list a.open').first().click()
+  await page.locator('article.item').waitFor()
+}
+
 async function setup(runner: AgentRunner = hostileAgent) {
   const served = await serveApp({ runner })
   const db = await served.app.container.make('lucid.db')
@@ -69,9 +76,8 @@ test.group('Admin page in Chromium', () => {
     const page = await context.newPage()
     const errors: string[] = []
     page.on('pageerror', (error) => errors.push(error.message))
-    await page.goto(`${url}/admin`)
+    await openFirst(page, url)
     const card = page.locator('article.item')
-    await card.waitFor()
     if (process.env.SCREENSHOT)
       await page.screenshot({ path: process.env.SCREENSHOT, fullPage: true })
     assert.include(await card.innerText(), runId)
@@ -87,13 +93,13 @@ test.group('Admin page in Chromium', () => {
     }
     assert.equal(text.join(''), 'Asking. Decision: approved.')
     // The history view shows who decided and how.
-    await page.goto(`${url}/admin?view=decided`)
-    assert.include(
-      await page.locator('.decided').innerText(),
-      'approved by alice via admin: looks right'
-    )
+    await page.goto(`${url}/admin/history`)
+    const row = await page.locator('#list tbody tr').first().innerText()
+    for (const part of ['send_email', 'approved', 'admin', 'alice', 'looks right']) {
+      assert.include(row, part)
+    }
     assert.deepEqual(errors, [])
-  })
+  }).timeout(120_000)
 
   test('markup and script in an input render as text and run nothing', async ({ assert }) => {
     const { url } = await setup()
@@ -103,15 +109,14 @@ test.group('Admin page in Chromium', () => {
       extraHTTPHeaders: { 'x-admin': 'yes', 'x-user': 'alice' },
     })
     const page = await context.newPage()
-    await page.goto(`${url}/admin`)
-    await page.locator('article.item').waitFor()
+    await openFirst(page, url)
     assert.include(await page.locator('pre.input').innerText(), HOSTILE.replace(/"/g, '\\"'))
     assert.include(await page.locator('.copy').innerText(), `Send ${HOSTILE}?`)
     assert.equal(await page.locator('article.item script, article.item img').count(), 0)
     // Give an injected handler every chance to fire, including after a live refresh.
     await page.waitForTimeout(2500)
     assert.isUndefined(await page.evaluate(() => (globalThis as any).pwned))
-  })
+  }).timeout(120_000)
 
   test('denied without the admin hook (403); a form without its token changes nothing', async ({
     assert,
@@ -133,7 +138,7 @@ test.group('Admin page in Chromium', () => {
     })
     assert.equal(forged.status, 403)
     assert.equal(await snapshot(), before)
-  })
+  }).timeout(120_000)
 })
 
 /** A title that reads "Pay invoice $1000" when its right-to-left override acts. */
@@ -238,8 +243,7 @@ test.group('Admin page in Chromium: bidi and form encoding', () => {
       await browser()
     ).newContext({ extraHTTPHeaders: { 'x-admin': 'yes', 'x-user': 'alice' } })
     const page = await context.newPage()
-    await page.goto(`${url}/admin`)
-    await page.locator('article.item').waitFor()
+    await openFirst(page, url)
     if (process.env.SCREENSHOT)
       await page.screenshot({ path: process.env.SCREENSHOT, fullPage: true })
     // The title renders as written, never as "Pay invoice $1000", and says it held an override.
@@ -247,11 +251,11 @@ test.group('Admin page in Chromium: bidi and form encoding', () => {
     const title = await page.locator('.copy strong').innerText()
     assert.include(title, 'Pay invoice [U+202E]0001$[U+202C]')
     assert.notInclude(title, '\u202E')
-    assert.equal(await laidOutInOrder(page, 'h2 code', 'name'), 'in order')
+    assert.equal(await laidOutInOrder(page, 'h1 code', 'name'), 'in order')
     assert.equal(await laidOutInOrder(page, 'pre.input', '0001$'), 'in order')
     assert.include(await page.locator('.copy').innerText(), 'to [U+2067]evil[U+2069] ltd')
     // Each value sits in its own isolate: nothing in it reorders the page around it.
-    for (const selector of ['.copy strong', 'h2 code', 'pre.input', 'dd code']) {
+    for (const selector of ['.copy strong', 'h1 code', 'pre.input', 'dd code']) {
       const isolated = await page
         .locator(selector)
         .first()
@@ -261,7 +265,7 @@ test.group('Admin page in Chromium: bidi and form encoding', () => {
         })
       assert.equal(isolated, 'isolate', selector)
     }
-  })
+  }).timeout(120_000)
 
   test('question ids with "." and "]" and option values with form syntax are answered from the page', async ({
     assert,
@@ -273,7 +277,7 @@ test.group('Admin page in Chromium: bidi and form encoding', () => {
     const page = await context.newPage()
     const errors: string[] = []
     page.on('pageerror', (error) => errors.push(error.message))
-    await page.goto(`${url}/admin`)
+    await openFirst(page, url)
     const form = page.locator('form[action$="/answer"]')
     await form.waitFor()
     await form.getByLabel('First').check()
@@ -294,5 +298,5 @@ test.group('Admin page in Chromium: bidi and form encoding', () => {
       `Answers: ${JSON.stringify({ 'a.b': ['v.1', ' pad ', 'c[0]'], 'x]y': ['w]2'], 'n[o]te': ['see [1].'] })}`
     )
     assert.deepEqual(errors, [])
-  })
+  }).timeout(120_000)
 })

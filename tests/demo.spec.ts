@@ -230,6 +230,8 @@ test.group('Demo', () => {
 
     const admin = await context.newPage()
     await admin.goto(adminUrl)
+    // The queue, then the item in context with its decision forms.
+    await admin.locator('#list a.open').first().click()
     await admin.getByRole('button', { name: 'Approve' }).click()
     await admin.getByText('Approved: the run continues.').waitFor()
 

@@ -30,6 +30,9 @@ test.group('Routes: native stream, decisions, names', () => {
       'agentStream.items.answer',
       'agentStream.admin.page',
       'agentStream.admin.items',
+      'agentStream.admin.item',
+      'agentStream.admin.history',
+      'agentStream.admin.events',
       'agentStream.admin.decide',
     ]) {
       assert.include(names, name)

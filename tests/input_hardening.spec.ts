@@ -281,7 +281,7 @@ test.group('Item 8: nesting is capped on every route that takes JSON', () => {
   }) => {
     const ctx = await setup()
     const { item } = await ctx.park()
-    const page = await fetch(`${ctx.url}/admin`, {
+    const page = await fetch(`${ctx.url}/admin/items/${item.runId}/${item.itemId}`, {
       headers: { 'x-admin': 'yes', 'x-user': 'alice' },
     })
     const cookie = page.headers

@@ -53,7 +53,8 @@ async function setup() {
     request(body === undefined ? 'GET' : 'POST', path, body, user)
   /** An admin form post with the page's token and cookie. */
   const admin = async (path: string, fields: Record<string, string>) => {
-    const page = await fetch(`${served.url}/admin`, {
+    // Any item view carries the form token (the run's first call is always there).
+    const page = await fetch(`${served.url}/admin/items/${runId}/call_0`, {
       headers: { 'x-admin': 'yes', 'x-user': 'alice' },
     })
     const html = await page.text()

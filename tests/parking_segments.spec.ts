@@ -331,14 +331,22 @@ test.group('Parking | "all" is every item, not a page (issue 10, item 13)', () =
     await postJson(`${url}/runs`, { message: 'go' })
     await agentStream.driver.settled()
     const headers = { 'x-admin': 'yes', 'x-user': 'alice' }
-    const cards = (html: string) => [...html.matchAll(/<article class="item"/g)].length
+    const rows = (html: string) => [...html.matchAll(/<tr data-key=/g)].length
     const first = await (await fetch(`${url}/admin`, { headers })).text()
-    assert.equal(cards(first), 100)
-    const next = /<a href="([^"]*page=2[^"]*)"/.exec(first)
+    assert.equal(rows(first), 50)
+    const next = /<a href="([^"]*)" rel="next">/.exec(first)
     assert.isNotNull(next, 'no link to the next page')
     const second = await (
       await fetch(new URL(next![1].replaceAll('&amp;', '&'), url), { headers })
     ).text()
-    assert.equal(cards(second), 1)
+    assert.equal(rows(second), 50)
+    const third = await (
+      await fetch(
+        new URL(/<a href="([^"]*)" rel="next">/.exec(second)![1].replaceAll('&amp;', '&'), url),
+        { headers }
+      )
+    ).text()
+    assert.equal(rows(third), 1)
+    assert.notMatch(third, /rel="next"/)
   })
 })

@@ -44,6 +44,8 @@ export class Tail {
   #inflight = new Map<string, { count: number; rev: number }>()
   /** When a read of this tail last failed (epoch milliseconds). */
   #failedAt = Number.NEGATIVE_INFINITY
+  /** Told of every stream this replica hears about (see {@link observe}). */
+  #observers = new Set<(runId: string) => void>()
 
   constructor(
     readonly store: StreamStore,
@@ -142,10 +144,34 @@ export class Tail {
   }
 
   /**
+   * Be told the id of every stream that changed as this replica hears of it, followed here or
+   * not: local commits at once, other replicas' through the notifiers while they run (a notifier
+   * runs while some stream is followed here; pair this with a poll for the rest). For watchers
+   * of many streams at once, such as the admin console's queue. Returns the function that stops.
+   */
+  observe(listener: (runId: string) => void): () => void {
+    this.#observers.add(listener)
+    return () => {
+      this.#observers.delete(listener)
+    }
+  }
+
+  #observed(runId: string) {
+    for (const listener of this.#observers) {
+      try {
+        listener(runId)
+      } catch {
+        // An observer's failure is its own; the tail goes on.
+      }
+    }
+  }
+
+  /**
    * A local writer committed: hand the rows straight to the feed when they continue its head;
    * otherwise (another replica wrote in between) read the store.
    */
   committed(runId: string, result: CommitResult) {
+    this.#observed(runId)
     const feed = this.#feeds.get(runId)
     if (!feed || feed.missing) return
     if (!feed.initialized) return this.wake(runId)
@@ -175,6 +201,7 @@ export class Tail {
    * is read too, so a deleted stream is noticed at once.
    */
   wake(runId: string, rev?: number) {
+    this.#observed(runId)
     const feed = this.#feeds.get(runId)
     if (!feed) return
     const inflight = this.#inflight.get(runId)

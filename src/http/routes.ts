@@ -32,7 +32,9 @@ export interface RoutesOptions {
  * | GET | `/runs/:runId/stream` | `runs.stream` (native SSE frames, `?after=`/`Last-Event-ID`) |
  * | POST | `/runs/:runId/cancel` | `runs.cancel` |
  * | POST | `/items/:runId/:itemId/approve\|reject\|answer` | `items.approve` ... |
- * | GET | `/admin`, `/admin/items` | `admin.page`, `admin.items` |
+ * | GET | `/admin`, `/admin/history` | `admin.page`, `admin.history` (queue, decided items) |
+ * | GET | `/admin/items`, `/admin/items/:runId/:itemId` | `admin.items` (live part), `admin.item` |
+ * | GET | `/admin/events` | `admin.events` (SSE: the queue changed) |
  * | POST | `/admin/items/:runId/:itemId/:action` | `admin.decide` |
  *
  * The JSON routes (every POST but the admin form) take `application/json` only (415
@@ -58,10 +60,15 @@ export function registerRoutes(
     heartbeatMs: config.agui.heartbeatMs,
   })
   const decisions = new DecisionsController(agentStream.parking, { principal: config.principal })
+  const sink = agentStream.sink
   const admin = new AdminController(agentStream.parking, {
     base: prefix,
     authorize: config.admin,
     principal: config.principal,
+    rules: config.agui,
+    replay: (runId, range) => sink.replay(runId, range),
+    observe: (listener) => sink.tail.observe(listener),
+    pollMs: sink.options.pollIntervalMs,
   })
   const agui = agentStream.agui
   const group = router
@@ -108,6 +115,9 @@ export function registerRoutes(
         .as('items.answer')
       router.get('/admin', (ctx) => admin.page(ctx)).as('admin.page')
       router.get('/admin/items', (ctx) => admin.items(ctx)).as('admin.items')
+      router.get('/admin/items/:runId/:itemId', (ctx) => admin.item(ctx)).as('admin.item')
+      router.get('/admin/history', (ctx) => admin.history(ctx)).as('admin.history')
+      router.get('/admin/events', (ctx) => admin.events(ctx)).as('admin.events')
       router
         .post(
           '/admin/items/:runId/:itemId/:action',

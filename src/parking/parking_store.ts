@@ -5,16 +5,19 @@ import { SuspensionParks } from './store_parks.js'
 import { ItemSettling } from './store_settling.js'
 import { SuspensionClaims } from './store_claims.js'
 import { ParkingReads } from './store_reads.js'
+import { QueueReads } from './store_queue.js'
 
 export type { ItemKind, ItemRow, ClaimedSuspension } from './store_rows.js'
 export type { ParkFrame } from './store_parks.js'
 export type { ItemOutcome } from './store_settling.js'
 export type { ListFilter, SuspensionRow } from './store_reads.js'
+export type { QueueFilter, QueueKey, QueueCounts, QueueWatermark } from './store_queue.js'
 
 type Parks = SuspensionParks
 type Settling = ItemSettling
 type Claims = SuspensionClaims
 type Reads = ParkingReads
+type Queue = QueueReads
 
 /**
  * The SQL side of parking, through Lucid: one face over its parts (parking a frame and the
@@ -30,6 +33,7 @@ export class ParkingStore {
   readonly #settling: Settling
   readonly #claims: Claims
   readonly #reads: Reads
+  readonly #queue: Queue
 
   constructor(
     readonly connect: () => QueryClientContract,
@@ -40,6 +44,7 @@ export class ParkingStore {
     this.#settling = new ItemSettling(this.#rows)
     this.#claims = new SuspensionClaims(this.#rows, this.#settling)
     this.#reads = new ParkingReads(this.#rows)
+    this.#queue = new QueueReads(this.#rows)
   }
 
   /** The Lucid client, opened on first use. */
@@ -149,5 +154,24 @@ export class ParkingStore {
   /** Items for a person, newest first, paged. */
   list(...args: Parameters<Reads['list']>) {
     return this.#reads.list(...args)
+  }
+
+  // The operator's queue and history.
+
+  /** One keyset page of the queue or the history. */
+  queuePage(...args: Parameters<Queue['page']>) {
+    return this.#queue.page(...args)
+  }
+  /** One item as a person sees it, any status; null when there is none. */
+  listedItem(...args: Parameters<Queue['one']>) {
+    return this.#queue.one(...args)
+  }
+  /** Counts per filter value of the queue or the history. */
+  queueCounts(...args: Parameters<Queue['counts']>) {
+    return this.#queue.counts(...args)
+  }
+  /** The queue's fingerprint (changes with every park and decision). */
+  queueWatermark(...args: Parameters<Queue['watermark']>) {
+    return this.#queue.watermark(...args)
   }
 }

@@ -6,7 +6,14 @@ import {
   ParkedItemNotFoundError,
 } from '../errors.js'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
-import type { ItemRow, ParkingStore } from './parking_store.js'
+import type {
+  ItemRow,
+  ParkingStore,
+  QueueCounts,
+  QueueFilter,
+  QueueKey,
+  QueueWatermark,
+} from './parking_store.js'
 import { ReadyNotices, type ReadyListener } from './ready.js'
 import { cancelFrames, settlementFrames } from './settlement_frames.js'
 import { normalizeReply, validateAnswer, validateDecision, validateReply } from './replies.js'
@@ -115,6 +122,39 @@ export class ParkingService {
         Math.max(1, filter.perPage ?? DEFAULTS.parkedPerPage)
       ),
     })
+  }
+
+  /**
+   * One page of the operator's queue (`view: 'pending'`, by when asked) or history
+   * (`view: 'decided'`, by when decided), filtered, keyset-paged: `next` is where the following
+   * page starts (`null` on the last). No checkpoint, no stored principal.
+   */
+  queuePage(
+    filter: QueueFilter,
+    options: { order: 'newest' | 'oldest'; after?: QueueKey; limit: number }
+  ) {
+    return this.store.queuePage(filter, {
+      ...options,
+      limit: Math.min(DEFAULTS.parkedPerPageMax, Math.max(1, options.limit)),
+    })
+  }
+
+  /**
+   * One item as a person sees it (any status, no checkpoint, no stored principal): at `park`,
+   * or its newest park; null when there is none.
+   */
+  listedItem(runId: string, itemId: string, park?: number): Promise<PendingItem | null> {
+    return this.store.listedItem(runId, itemId, park)
+  }
+
+  /** Counts per filter value for the queue or history (each with the other filters applied). */
+  queueCounts(filter: QueueFilter, now: number = Date.now()): Promise<QueueCounts> {
+    return this.store.queueCounts(filter, now)
+  }
+
+  /** The queue's fingerprint: it changes with every park and every decision. */
+  queueWatermark(): Promise<QueueWatermark> {
+    return this.store.queueWatermark()
   }
 
   /**

@@ -143,10 +143,19 @@ export function toPending(item: ItemRow, row: Record<string, any>): PendingItem 
     createdAt: iso(item.createdAt),
     status: item.status,
     ...(item.kind === 'approval'
-      ? { toolName: item.toolName, input: item.input, confirmation: parse(row.confirmation) }
+      ? {
+          toolName: item.toolName,
+          input: item.input,
+          confirmation: parse(row.confirmation),
+          ...(row.edited_input !== null && row.edited_input !== undefined
+            ? { editedInput: parse(row.edited_input) }
+            : {}),
+        }
       : { request: item.request }),
     decidedBy: row.decided_by,
     decidedVia: row.decided_via,
     reason: row.reason,
+    decidedAt:
+      row.decided_at === null || row.decided_at === undefined ? null : iso(Number(row.decided_at)),
   }
 }

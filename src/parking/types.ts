@@ -48,6 +48,10 @@ export interface PendingItem {
   decidedBy?: string | null
   decidedVia?: string | null
   reason?: string | null
+  /** When it was decided (ISO), for decided items. */
+  decidedAt?: string | null
+  /** Approvals: the arguments a person edited before approving (they ran instead of `input`). */
+  editedInput?: unknown
 }
 
 /** Decides whether `principal` may decide an item. The default: see `defaultApproverPolicy`. */

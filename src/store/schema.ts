@@ -189,6 +189,34 @@ export function dropParkingTables(schema: Knex.SchemaBuilder, tables: TableNames
 }
 
 /**
+ * The indexes of the admin console's queue and history (added after the first release, so a
+ * schema created before them gets them from a migration of their own): pending items by when
+ * they were asked, decided items by when they were decided. The queue's first page and its
+ * live watermark are then index reads, whatever the tables hold. Run it once, after
+ * {@link createParkingTables} (the package's second migration, or the stub's `up`).
+ */
+export function addQueueIndexes(schema: Knex.SchemaBuilder, tables: TableNames = DEFAULT_TABLES) {
+  for (const table of [tables.approvals, tables.elicitations]) {
+    schema.alterTable(table, (builder) => {
+      builder.index(['status', 'created_at'], `${table}_queue_index`)
+      builder.index(['decided_at'], `${table}_decided_index`)
+    })
+  }
+  return schema
+}
+
+/** Drop what {@link addQueueIndexes} added. */
+export function dropQueueIndexes(schema: Knex.SchemaBuilder, tables: TableNames = DEFAULT_TABLES) {
+  for (const table of [tables.approvals, tables.elicitations]) {
+    schema.alterTable(table, (builder) => {
+      builder.dropIndex(['status', 'created_at'], `${table}_queue_index`)
+      builder.dropIndex(['decided_at'], `${table}_decided_index`)
+    })
+  }
+  return schema
+}
+
+/**
  * The AG-UI door's table: one row per AG-UI run (a segment of a stream a client started, or
  * resumed with answers), so every replica can tell a thread's stream, re-attach a run by its id,
  * refuse a used run id and answer a repeated resume without running it twice.

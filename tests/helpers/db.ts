@@ -9,6 +9,7 @@ import type { ConnectionConfig } from '@adonisjs/lucid/types/database'
 import {
   createDoorTables,
   createParkingTables,
+  addQueueIndexes,
   dropDoorTables,
   createStreamTables,
   dropParkingTables,
@@ -96,5 +97,6 @@ export async function resetTables(db: Database, tables: TableNames = tableNames(
   await dropStreamTables(client.schema, tables)
   await createStreamTables(client.schema, client.dialect.name, tables)
   await createParkingTables(client.schema, client.dialect.name, tables)
+  await addQueueIndexes(client.schema, tables)
   await createDoorTables(client.schema, client.dialect.name, tables)
 }

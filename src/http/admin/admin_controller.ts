@@ -1,62 +1,193 @@
-import { randomBytes } from 'node:crypto'
 import type { HttpContext } from '@adonisjs/core/http'
-import { safeEqual } from '@adonisjs/core/helpers'
 import { DateTime } from 'luxon'
+import type { ProjectionRules } from '../../core/projection.js'
 import type { ParkingService } from '../../parking/service.js'
+import type { PendingItem } from '../../parking/types.js'
 import { asHttpError } from '../decisions_controller.js'
 import { resolvePrincipal, type AdminAuthorizer, type PrincipalResolver } from '../principal.js'
+import { serveChunks } from '../sse.js'
 import { answersFromForm, validateDecisionForm } from './form.js'
-import { renderItems, renderPage, type PageContext } from './page.js'
+import { NOTICES } from './notices.js'
+import { adminAllowed, adminHeaders, csrfCookie, csrfToken, csrfValid } from './access.js'
+import { e, newNonce, renderShell } from './layout.js'
+import { parseListQuery, queryIssues, storeFilter, type ListQuery } from './filters.js'
+import { renderList, renderListBody, type ListContext } from './list_page.js'
+import { renderItem, renderPanel } from './item_page.js'
+import { renderConversation, type ReplayFrames } from './conversation.js'
+import { QueueLive } from './live.js'
+import { clientScript } from './client_script.js'
 import { DEPTH_ISSUE, tooDeep } from '../../core/json_depth.js'
 import { describeIssues } from '../../errors.js'
 
-const CSRF_COOKIE = 'agent_stream_csrf'
-/** Items per admin page. */
-const PAGE_SIZE = 100
+/** Rows per page of the queue and the history. */
+const PAGE_SIZE = 50
+/** Items in the queue beside an item. */
+const PANEL_SIZE = 15
+/** An admin event stream ends after this long (the browser's EventSource reconnects at once). */
+const EVENTS_MS = 60_000
+
+export interface AdminOptions {
+  base: string
+  authorize?: AdminAuthorizer
+  principal?: PrincipalResolver
+  /** The app's projection opt-ins (`agui.*`): the console shows what a door would send. */
+  rules: ProjectionRules
+  /** The sink's one read path (`sink.replay`). */
+  replay: ReplayFrames
+  /** The sink's tail (`tail.observe`): wake-ups for the live queue. */
+  observe: (listener: (runId: string) => void) => () => void
+  /** The live queue's poll, in milliseconds (the sink's `pollIntervalMs`). */
+  pollMs: number
+}
 
 /**
- * The admin page (server-rendered, no build step): pending approvals and question sets across
- * all runs, newest first, decided ones in a history view; approve / reject with a reason, answer
- * a question set. Denied (403) unless the app's `admin` hook allows. Forms carry a token that must
- * match a signed, `SameSite=Strict` cookie (cross-site requests are refused); a strict
- * Content-Security-Policy lets only the page's own script run; every value is escaped and
- * isolated from bidi overrides (`page.ts`). A form nested deeper than `MAX_JSON_DEPTH` is
- * refused (422) before anything else.
+ * The admin console (server-rendered, no build step): the queue of pending items, an item in
+ * context with its decision forms, the history; live updates over SSE. Denied (403) unless the
+ * app's `admin` hook allows. Forms carry a token that must match a `SameSite=Strict` cookie
+ * (cross-site requests are refused); a strict Content-Security-Policy lets only the page's own
+ * script run; every value is escaped and isolated from bidi controls (`layout.ts`). A form nested
+ * deeper than `MAX_JSON_DEPTH` is refused (422) before anything else; a filter that breaks a rule
+ * is a 400 naming it.
  */
 export class AdminController {
+  readonly live: QueueLive
+
   constructor(
     readonly parking: ParkingService,
-    readonly options: {
-      base: string
-      authorize?: AdminAuthorizer
-      principal?: PrincipalResolver
-    }
-  ) {}
-
-  async page(ctx: HttpContext) {
-    if (!(await this.#allowed(ctx))) return
-    const page = this.#context(ctx, this.#csrf(ctx))
-    const items = await this.#items(page)
-    this.#headers(ctx, page.nonce)
-    return ctx.response.type('html').send(renderPage(page, items))
+    readonly options: AdminOptions
+  ) {
+    this.live = new QueueLive(parking, { observe: options.observe, pollMs: options.pollMs })
   }
 
-  /** The list alone, for the page's live updates. */
+  /** `GET /admin`: the queue. */
+  page(ctx: HttpContext) {
+    return this.#list(ctx, 'pending')
+  }
+
+  /** `GET /admin/history`: decided items. */
+  history(ctx: HttpContext) {
+    return this.#list(ctx, 'decided')
+  }
+
+  /**
+   * `GET /admin/items`: the live part of a list (`view=pending|decided`, with its filters), or
+   * the queue beside an item (`view=panel`).
+   */
   async items(ctx: HttpContext) {
     if (!(await this.#allowed(ctx))) return
-    const token = ctx.request.cookie(CSRF_COOKIE)
-    if (typeof token !== 'string') return ctx.response.status(403).send('')
-    const page = this.#context(ctx, token)
-    const items = await this.#items(page)
-    this.#headers(ctx, page.nonce)
-    return ctx.response.type('html').send(renderItems(page, items))
+    if (csrfCookie(ctx) === undefined) return ctx.response.status(403).send('')
+    const nonce = newNonce()
+    adminHeaders(ctx, nonce)
+    const qs = ctx.request.qs()
+    if (qs.view === 'panel') return ctx.response.type('html').send(await this.#panel())
+    const view = qs.view === 'decided' ? 'decided' : 'pending'
+    const query = await this.#query(ctx)
+    if (!query) return
+    return ctx.response.type('html').send(renderListBody(await this.#listContext(view, query)))
   }
 
-  /** A form post: approve, reject or answer; then back to the page with a notice (303). */
+  /** `GET /admin/items/:runId/:itemId?park=`: one item in context. */
+  async item(ctx: HttpContext) {
+    if (!(await this.#allowed(ctx))) return
+    const csrf = csrfToken(ctx, this.options.base)
+    const nonce = newNonce()
+    adminHeaders(ctx, nonce)
+    const park = String(ctx.request.qs().park ?? '')
+    const pinned = /^[1-9][0-9]{0,9}$/.test(park) ? Number(park) : undefined
+    const { runId, itemId } = ctx.params
+    const item = await this.parking.listedItem(runId, itemId, pinned)
+    if (!item) {
+      ctx.response.status(404)
+      return ctx.response.type('html').send(
+        renderShell({
+          base: this.options.base,
+          nonce,
+          title: 'Not found',
+          current: 'queue',
+          main: '<h1>Not found</h1><p>This item does not exist.</p>',
+        })
+      )
+    }
+    const now = DateTime.now()
+    const conversation = await renderConversation(
+      this.options.replay,
+      item.streamRunId,
+      item.streamSeq,
+      this.options.rules
+    )
+    const next = item.status === 'pending' ? await this.#nextAfter(item) : null
+    const notice = this.#notice(ctx)
+    const main = renderItem({ base: this.options.base, csrf, item, conversation, next, now })
+    return ctx.response.type('html').send(
+      renderShell({
+        base: this.options.base,
+        nonce,
+        title: item.kind === 'approval' ? `Approve ${item.toolName}` : 'Question set',
+        current: item.status === 'pending' ? 'queue' : 'history',
+        notice,
+        main: main.replace(
+          '<div id="list" data-view="panel"></div>',
+          `<div id="list" data-view="panel">${await this.#panel(`${item.runId}\u0000${item.itemId}\u0000${item.park}`)}</div>`
+        ),
+        script: clientScript({
+          events: `${this.options.base}/admin/events`,
+          fragment: `${this.options.base}/admin/items?view=panel`,
+        }),
+      })
+    )
+  }
+
+  /**
+   * `GET /admin/events`: SSE, one `queue` event (data: the queue's fingerprint) whenever an item
+   * is parked or decided anywhere. Ends after a minute; the browser reconnects.
+   */
+  async events(ctx: HttpContext) {
+    if (!(await this.#allowed(ctx))) return
+    if (csrfCookie(ctx) === undefined) return ctx.response.status(403).send('')
+    const controller = new AbortController()
+    const versions: string[] = []
+    let wake: (() => void) | null = null
+    const stop = await this.live.subscribe((version) => {
+      versions.push(version)
+      wake?.()
+    })
+    const timer = setTimeout(() => controller.abort(), EVENTS_MS)
+    timer.unref()
+    const signal = controller.signal
+    async function* chunks() {
+      yield 'retry: 1000\n\n'
+      while (!signal.aborted) {
+        while (versions.length > 0) {
+          yield `event: queue\ndata: ${versions.shift()}\n\n`
+        }
+        await new Promise<void>((resolve) => {
+          wake = resolve
+          signal.addEventListener('abort', () => resolve(), { once: true })
+        })
+        wake = null
+      }
+    }
+    try {
+      await serveChunks(ctx.request.request, ctx.response.response, chunks(), {
+        controller,
+        headers: ctx.response.getHeaders(),
+      })
+    } finally {
+      clearTimeout(timer)
+      stop()
+    }
+  }
+
+  /** A form post: approve (maybe with an edited input), reject or answer; then back with a notice (303). */
   async decide(ctx: HttpContext) {
     if (!(await this.#allowed(ctx))) return
-    const back = (notice: string) =>
-      ctx.response.redirect().status(303).toPath(`${this.options.base}/admin?notice=${notice}`)
+    const { runId, itemId, action } = ctx.params
+    const queue = `${this.options.base}/admin`
+    const back = (notice: string, to = queue) =>
+      ctx.response
+        .redirect()
+        .status(303)
+        .toPath(`${to}${to.includes('?') ? '&' : '?'}notice=${notice}`)
     const body = ctx.request.body() as Record<string, any>
     if (tooDeep(body)) {
       ctx.response.status(422)
@@ -64,25 +195,25 @@ export class AdminController {
         .type('html')
         .send(`<p>${describeIssues('Invalid form', [DEPTH_ISSUE])}</p>`)
     }
-    const cookie = ctx.request.cookie(CSRF_COOKIE)
-    if (
-      typeof cookie !== 'string' ||
-      typeof body._csrf !== 'string' ||
-      !safeEqual(cookie, body._csrf) ||
-      ctx.request.header('sec-fetch-site') === 'cross-site'
-    ) {
+    if (!csrfValid(ctx, body._csrf)) {
       ctx.response.status(403)
       return ctx.response.type('html').send('<p>The form expired: reload the page.</p>')
     }
     const principal = await resolvePrincipal(ctx, this.options.principal)
     const decider = { principal, via: 'admin' }
-    const { runId, itemId, action } = ctx.params
     if (!['approve', 'reject', 'answer'].includes(action)) return ctx.response.status(404).send('')
     try {
       // The whole form is validated before any item is looked up.
       const decision = await validateDecisionForm(body)
-      if (action === 'approve') await this.parking.approve(runId, itemId, decider, decision)
-      else if (action === 'reject') await this.parking.reject(runId, itemId, decider, decision)
+      if (action === 'approve') {
+        const edited = await this.#editedInput(body.input, runId, itemId, decision.park)
+        if (edited === INVALID_JSON)
+          return back('invalid_json', this.#itemPath(runId, itemId, decision.park))
+        await this.parking.approve(runId, itemId, decider, {
+          ...decision,
+          ...(edited === UNCHANGED ? {} : { input: edited }),
+        })
+      } else if (action === 'reject') await this.parking.reject(runId, itemId, decider, decision)
       else {
         // The stored question set decodes the form (`form.ts`); a missing item answers nothing,
         // and the service says why.
@@ -98,57 +229,133 @@ export class AdminController {
     return back(action === 'answer' ? 'answered' : action === 'approve' ? 'approved' : 'rejected')
   }
 
-  async #allowed(ctx: HttpContext) {
-    if (this.options.authorize && (await this.options.authorize(ctx))) return true
-    ctx.response.status(403).type('html').send('<p>Forbidden</p>')
-    return false
+  /**
+   * The input an approve form carries: the parsed JSON when the person changed it, UNCHANGED
+   * when it equals what was asked (or no field was sent), INVALID_JSON when it does not parse.
+   * The service validates an edit like the API's (`validateDecision`: size, depth, Unicode).
+   */
+  async #editedInput(field: unknown, runId: string, itemId: string, park?: number) {
+    if (typeof field !== 'string') return UNCHANGED
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(field)
+    } catch {
+      return INVALID_JSON
+    }
+    const item = await this.parking.findItem(runId, itemId, park)
+    if (item && JSON.stringify(parsed) === JSON.stringify(item.input)) return UNCHANGED
+    return parsed
   }
 
-  #csrf(ctx: HttpContext) {
-    const existing = ctx.request.cookie(CSRF_COOKIE)
-    const token = typeof existing === 'string' ? existing : randomBytes(24).toString('base64url')
-    ctx.response.cookie(CSRF_COOKIE, token, {
-      httpOnly: true,
-      sameSite: 'strict',
-      path: this.options.base || '/',
-    })
-    return token
+  #itemPath(runId: string, itemId: string, park?: number) {
+    return `${this.options.base}/admin/items/${encodeURIComponent(runId)}/${encodeURIComponent(itemId)}${park ? `?park=${park}` : ''}`
   }
 
-  /** The page's items: one page of them (the page links reach the rest). */
-  async #items(page: PageContext) {
-    const items = await this.parking.list({
-      status: page.view,
-      page: page.page,
-      perPage: PAGE_SIZE,
-    })
-    page.more = items.length === PAGE_SIZE
-    return items
+  /** The queue's item after `item` (newest first), or null. */
+  async #nextAfter(item: PendingItem) {
+    const { items } = await this.parking.queuePage(
+      { view: 'pending' },
+      {
+        order: 'newest',
+        limit: 1,
+        after: {
+          at: Date.parse(item.createdAt),
+          kind: item.kind,
+          runId: item.runId,
+          park: item.park,
+          itemId: item.itemId,
+        },
+      }
+    )
+    return items[0] ?? null
   }
 
-  #context(ctx: HttpContext, csrf: string): PageContext {
-    const view = ctx.request.qs().view === 'decided' ? 'decided' : 'pending'
+  #allowed(ctx: HttpContext) {
+    return adminAllowed(ctx, this.options.authorize)
+  }
+
+  #notice(ctx: HttpContext) {
     const notice = ctx.request.qs().notice
-    const asked = String(ctx.request.qs().page ?? '')
-    return {
-      base: this.options.base,
-      view,
-      // Digits only, and no further than the listing goes (1000 pages).
-      page: /^[1-9][0-9]{0,2}$/.test(asked) ? Number(asked) : 1,
-      more: false,
-      csrf,
-      nonce: randomBytes(16).toString('base64'),
-      notice: typeof notice === 'string' ? notice : undefined,
-      now: DateTime.now(),
+    return typeof notice === 'string' && Object.hasOwn(NOTICES, notice)
+      ? NOTICES[notice]
+      : undefined
+  }
+
+  /** The query string, validated; a refused one has been answered (400, naming the rules). */
+  async #query(ctx: HttpContext): Promise<ListQuery | null> {
+    try {
+      return await parseListQuery(ctx.request.qs())
+    } catch (error) {
+      const issues = queryIssues(error)
+      if (!issues) throw error
+      ctx.response.status(400)
+      ctx.response.type('html').send(`<p>${e(describeIssues('Invalid filter', issues))}</p>`)
+      return null
     }
   }
 
-  #headers(ctx: HttpContext, nonce: string) {
-    ctx.response.header(
-      'Content-Security-Policy',
-      `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`
+  async #listContext(view: 'pending' | 'decided', query: ListQuery): Promise<ListContext> {
+    const now = DateTime.now()
+    const filter = storeFilter(view, query, now.toMillis())
+    const [page, counts] = await Promise.all([
+      this.parking.queuePage(filter, { order: query.order, after: query.after, limit: PAGE_SIZE }),
+      this.parking.queueCounts(filter, now.toMillis()),
+    ])
+    return { base: this.options.base, view, query, items: page.items, next: page.next, counts, now }
+  }
+
+  async #panel(current?: string) {
+    const [page, counts] = await Promise.all([
+      this.parking.queuePage({ view: 'pending' }, { order: 'newest', limit: PANEL_SIZE }),
+      this.parking.queueWatermark(),
+    ])
+    return renderPanel(this.options.base, page.items, counts.pending, current)
+  }
+
+  async #list(ctx: HttpContext, view: 'pending' | 'decided') {
+    const started = performance.now()
+    if (!(await this.#allowed(ctx))) return
+    // The history's address before it had its own.
+    if (view === 'pending' && ctx.request.qs().view === 'decided')
+      return ctx.response.redirect().toPath(`${this.options.base}/admin/history`)
+    csrfToken(ctx, this.options.base)
+    const nonce = newNonce()
+    adminHeaders(ctx, nonce)
+    const query = await this.#query(ctx)
+    if (!query) return
+    if (view === 'pending' && query.status) {
+      // A decided status is the history's view.
+      const qs = new URLSearchParams(
+        Object.entries(ctx.request.qs()).filter(([, v]) => typeof v === 'string') as [
+          string,
+          string,
+        ][]
+      )
+      return ctx.response.redirect().toPath(`${this.options.base}/admin/history?${qs}`)
+    }
+    const list = await this.#listContext(view, query)
+    const fragment = new URLSearchParams(
+      Object.entries({ ...ctx.request.qs(), view }).filter(
+        ([k, v]) => typeof v === 'string' && k !== 'notice'
+      ) as [string, string][]
     )
-    ctx.response.header('X-Content-Type-Options', 'nosniff')
-    ctx.response.header('Cache-Control', 'no-store')
+    const html = renderShell({
+      base: this.options.base,
+      nonce,
+      title: view === 'pending' ? 'Queue' : 'History',
+      current: view === 'pending' ? 'queue' : 'history',
+      notice: this.#notice(ctx),
+      main: renderList(list),
+      script: clientScript({
+        events: `${this.options.base}/admin/events`,
+        fragment: `${this.options.base}/admin/items?${fragment}`,
+      }),
+    })
+    // The server's time for the page (reads and rendering), for operators and the benchmark.
+    ctx.response.header('Server-Timing', `app;dur=${(performance.now() - started).toFixed(1)}`)
+    return ctx.response.type('html').send(html)
   }
 }
+
+const UNCHANGED = Symbol('unchanged')
+const INVALID_JSON = Symbol('invalid json')
