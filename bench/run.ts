@@ -573,16 +573,26 @@ async function benchMemory(dialect: string) {
   await db.manager.closeAll()
 }
 
-const VIEWERS = QUICK
-  ? { runs: 10, viewersPerRun: 3, tokensPerSecond: 30, seconds: 2 }
-  : { runs: 100, viewersPerRun: 10, tokensPerSecond: 30, seconds: 10 }
+/** `BENCH_VIEWERS=runs,viewersPerRun,seconds` overrides the many-viewers sizes (a smaller variant). */
+const viewersSize = process.env.BENCH_VIEWERS?.split(',').map(Number)
+const VIEWERS = viewersSize
+  ? {
+      runs: viewersSize[0],
+      viewersPerRun: viewersSize[1],
+      tokensPerSecond: 30,
+      seconds: viewersSize[2] ?? 10,
+    }
+  : QUICK
+    ? { runs: 10, viewersPerRun: 3, tokensPerSecond: 30, seconds: 2 }
+    : { runs: 100, viewersPerRun: 10, tokensPerSecond: 30, seconds: 10 }
 
 /** Many talking runs, many viewers over HTTP: one replica, and two replicas on PostgreSQL. */
 async function benchManyViewers(dialect: string) {
   const { benchViewers } = await import('./viewers.js')
   const label = { pg: 'PostgreSQL', sqlite: 'SQLite', mysql: 'MariaDB' }[dialect] ?? dialect
   const scenario = `${VIEWERS.runs} runs x ${VIEWERS.viewersPerRun} SSE viewers (AG-UI over HTTP), ${VIEWERS.tokensPerSecond} tokens/s`
-  for (const replicas of dialect === 'pg' ? [1, 2] : [1]) {
+  const counts = process.env.BENCH_REPLICAS ? [Number(process.env.BENCH_REPLICAS)] : null
+  for (const replicas of counts ?? (dialect === 'pg' ? [1, 2] : [1])) {
     const where = replicas === 1 ? 'one replica' : 'two replicas'
     const result = await benchViewers(dialect, { ...VIEWERS, replicas }, `${dialect}${replicas}`)
     const each = (f: (r: (typeof result.replicas)[number]) => number, digits = 0) =>

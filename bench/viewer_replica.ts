@@ -19,21 +19,17 @@ const runtime = createRuntime(db, {
 })
 const { sink, door } = runtime
 
-// Count what this replica asks of the database: a commit or a lease renewal is one
-// transaction, a SELECT one read.
+// Count what this replica asks of the database, as the driver sees it: a transaction is a
+// BEGIN (a group commit carrying many streams is one), plus a lease renewal (one statement in
+// autocommit); a read is a SELECT, not counting `select pg_notify(...)` (a write's wake-up).
 let transactions = 0
 let reads = 0
-const store = sink.store
-for (const name of ['commit', 'renewLease'] as const) {
-  const original = (store as any)[name].bind(store)
-  ;(store as any)[name] = (...args: unknown[]) => {
-    transactions++
-    return original(...args)
-  }
-}
-for (const client of [db.connection().getReadClient(), db.connection().getWriteClient()]) {
+for (const client of new Set([db.connection().getReadClient(), db.connection().getWriteClient()])) {
   client.on('query', (q: { sql: string }) => {
-    if (/^\s*select/i.test(q.sql)) reads++
+    if (/^\s*(begin|start transaction)/i.test(q.sql)) transactions++
+    else if (/^\s*update\b.*\blease_expires_at\b/i.test(q.sql) && !q.sql.includes('last_seq')) {
+      if (!(q as { __knexTxId?: string }).__knexTxId) transactions++
+    } else if (/^\s*select/i.test(q.sql) && !/^\s*select pg_notify/i.test(q.sql)) reads++
   })
 }
 

@@ -27,7 +27,13 @@ const at = () => performance.timeOrigin + performance.now()
 
 async function startReplica(dialect: string, index: number) {
   const child = fork(fileURLToPath(new URL('./viewer_replica.ts', import.meta.url)), [], {
-    execArgv: ['--import=@poppinss/ts-exec'],
+    // BENCH_PROFILE=<dir>: a V8 CPU profile of each replica, written there when it exits.
+    execArgv: [
+      '--import=@poppinss/ts-exec',
+      ...(process.env.BENCH_PROFILE
+        ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
+        : []),
+    ],
     env: { ...process.env, DB: dialect, REPLICA: String(index) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   })

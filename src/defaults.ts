@@ -45,6 +45,11 @@ export const DEFAULTS = Object.freeze({
   /** Rows per store read. */
   pageSize: 500,
   /**
+   * Group commit: most streams whose appends ride in one transaction. One group is in flight at
+   * a time per sink; the appends asked meanwhile wait for it and go together in the next.
+   */
+  groupCommitMembers: 100,
+  /**
    * UTF-8 bytes of frames held in memory for one reader and not yet handed on (a store page, a
    * batch from the feed): 1 MiB, or one frame when a frame is larger. A reader that stops
    * reading pins no more than this, plus what is in flight to its socket.

@@ -53,6 +53,12 @@ export interface AgentStreamConfig {
   readerBytes?: number
   /** UTF-8 bytes of recent frames kept in memory per followed stream. Default 1048576 (1 MiB). */
   windowBytes?: number
+  /**
+   * Group commit: the plain appends (text, events, ends) of this replica's writers that are due
+   * together ride in one transaction, each stream keeping its own seq, order and outcome.
+   * `false`: one transaction per append. Default true.
+   */
+  groupCommit?: boolean
   /** The host's agent: `start` and `resume` (see `AgentRunner`). */
   runner?: AgentRunner
   /** Who may decide a parked item. Default: the requester, or a role the decider has. */
@@ -115,6 +121,7 @@ export function defineConfig(config: AgentStreamConfig): ConfigProvider<Resolved
     maxFrameBytes: config.maxFrameBytes,
     readerBytes: config.readerBytes,
     windowBytes: config.windowBytes,
+    groupCommit: config.groupCommit,
     runner: config.runner,
     approverPolicy: config.approverPolicy,
     sweepIntervalMs: ms('sweepInterval', config.sweepInterval, 10),

@@ -81,6 +81,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
       readerBytes: options.readerBytes ?? DEFAULTS.readerBytes,
       // A page holds the cursor's own row too: two rows is the least that makes progress.
       pageSize: Math.max(2, options.pageSize ?? DEFAULTS.pageSize),
+      groupCommit: options.groupCommit ?? true,
     }
     for (const budget of ['windowBytes', 'readerBytes'] as const) {
       if (!Number.isSafeInteger(this.options[budget]) || this.options[budget] < 1)
@@ -92,7 +93,8 @@ export class LucidTokenStreamSink implements TokenStreamSink {
       () => db.connection(name),
       this.tables,
       setup.notifyChannel,
-      setup.publish
+      setup.publish,
+      this.options.groupCommit ? DEFAULTS.groupCommitMembers : 0
     )
     this.tail = new Tail(this.store, setup.notifiers, {
       windowSize: this.options.windowSize,

@@ -55,6 +55,13 @@ export interface LucidSinkOptions {
    * batch from the window; one frame when a frame is larger). Default 1048576 (1 MiB).
    */
   readerBytes?: number
+  /**
+   * Group commit: the plain appends of this replica's writers (held text, events, end markers)
+   * that are due at the same time ride in one transaction for all their streams, one group in
+   * flight at a time, each stream keeping its own seq, order and outcome. `false`: one
+   * transaction per append. Default true.
+   */
+  groupCommit?: boolean
   /** Told about background failures (listener drops, lease sweeps); the sink keeps going. */
   onError?: (error: unknown) => void
   /** Parks approvals and elicitations in the frame's transaction (set by the parking layer). */

@@ -3,6 +3,8 @@ import { affectedRows as affected, inTransaction, nowMs as now } from './sql.js'
 import type { TableNames } from './schema.js'
 import { DEFAULTS } from '../defaults.js'
 import { commitInTransaction } from './commit.js'
+import { commitGroupInTransaction, groupable, type GroupMember } from './commit_group.js'
+import { GroupCommits } from './group_commits.js'
 import {
   int,
   toStoredRow,
@@ -22,6 +24,7 @@ export * from './rows.js'
  */
 export class StreamStore {
   #client: QueryClientContract | null = null
+  #groups: GroupCommits | null
 
   constructor(
     /** Opens the Lucid client on first use (so a sink nobody uses opens no connection). */
@@ -34,8 +37,22 @@ export class StreamStore {
      * the run id and the stream's revision when known: for wake-ups that cannot ride in the
      * transaction (Redis). Never called for a rollback. Must not throw.
      */
-    readonly committed?: (runId: string, rev?: number) => void
-  ) {}
+    readonly committed?: (runId: string, rev?: number) => void,
+    /**
+     * Group commit: plain appends of several streams ride in one transaction (see
+     * {@link GroupCommits}), at most this many streams per group; 0 or 1: every commit alone.
+     */
+    readonly groupMembers: number = DEFAULTS.groupCommitMembers
+  ) {
+    this.#groups =
+      groupMembers > 1
+        ? new GroupCommits(
+            (members) => this.#commitGroup(members),
+            (runId, plan) => this.#commitAlone(runId, plan),
+            groupMembers
+          )
+        : null
+  }
 
   get client(): QueryClientContract {
     this.#client ??= this.connect()
@@ -85,12 +102,35 @@ export class StreamStore {
   }
 
   /**
-   * Commit a plan in one transaction (see {@link commitInTransaction}).
+   * Commit a plan (see {@link commitInTransaction}): a plain append joins this replica's next
+   * group of commits (one transaction for several streams, see {@link GroupCommits}), any other
+   * plan gets a transaction of its own. Either way it is all or nothing for this stream, and
+   * resolves once committed.
    *
    * @throws StreamClosedError when the stream is not open (ended, failed or purged; with
    *   `evenIfClosed`, only when it does not exist); nothing is written then
    */
   async commit(runId: string, plan: CommitPlan): Promise<CommitResult | null> {
+    if (this.#groups && groupable(plan)) return this.#groups.commit(runId, plan)
+    return this.#commitAlone(runId, plan)
+  }
+
+  /** Several streams' plain appends in one transaction (see {@link commitGroupInTransaction}). */
+  #commitGroup(members: GroupMember[]) {
+    return this.#withTransaction((trx, _notify, notifyAll) =>
+      commitGroupInTransaction(
+        trx,
+        {
+          tables: this.tables,
+          dialect: this.dialect,
+          notify: (_trx, commits) => notifyAll(commits),
+        },
+        members
+      )
+    )
+  }
+
+  #commitAlone(runId: string, plan: CommitPlan): Promise<CommitResult | null> {
     return this.#withTransaction((trx, notify) =>
       commitInTransaction(
         trx,
@@ -330,20 +370,27 @@ export class StreamStore {
   async #withTransaction<T>(
     work: (
       trx: TransactionClientContract,
-      notify: (runId: string, rev?: number) => Promise<void>
+      notify: (runId: string, rev?: number) => Promise<void>,
+      notifyAll: (commits: [runId: string, rev?: number][]) => Promise<void>
     ) => Promise<T>
   ): Promise<T> {
-    const notified: [string, number | undefined][] = []
+    const notified: [runId: string, rev?: number][] = []
     // inTransaction checks the COMMIT's own outcome: a COMMIT that failed (outcome unknown)
     // throws here, so nothing is published for it (the writer's token-checked retry is).
     const result = await inTransaction(this.client, (trx) => {
-      return work(trx, async (runId: string, rev?: number) => {
-        if (this.notifyChannel) {
-          const payload = rev === undefined ? runId : `${runId} ${rev}`
-          await trx.rawQuery('select pg_notify(?, ?)', [this.notifyChannel, payload])
+      // Several streams' wake-ups in one statement (a group commit's).
+      const notifyAll = async (commits: [runId: string, rev?: number][]) => {
+        if (this.notifyChannel && commits.length > 0) {
+          const calls = commits.map(() => 'pg_notify(?, ?)').join(', ')
+          const bindings = commits.flatMap(([runId, rev]) => [
+            this.notifyChannel!,
+            rev === undefined ? runId : `${runId} ${rev}`,
+          ])
+          await trx.rawQuery(`select ${calls}`, bindings)
         }
-        if (this.committed) notified.push([runId, rev])
-      })
+        if (this.committed) notified.push(...commits)
+      }
+      return work(trx, (runId: string, rev?: number) => notifyAll([[runId, rev]]), notifyAll)
     })
     for (const [runId, rev] of notified) {
       // The rows are committed: a failing wake-up must never make the write look failed (a

@@ -137,6 +137,8 @@ export class RedisLink {
  */
 export class RedisPublisher {
   #warned = false
+  /** The publishes made before the client was ready, chained in order; `null` when none waits. */
+  #pending: Promise<void> | null = null
 
   constructor(
     readonly link: RedisLink,
@@ -147,20 +149,30 @@ export class RedisPublisher {
   publish(runId: string, rev?: number) {
     const payload = rev === undefined ? runId : `${runId} ${rev}`
     const client = this.link.current
-    if (client) return this.#send(client, payload)
-    this.link.client().then(
-      (resolved) => this.#send(resolved, payload),
-      (error) => this.#warn(error)
-    )
+    if (client && client.status === 'ready' && !this.#pending)
+      return void this.#send(client, payload)
+    // Until the client is ready, each publish goes once the one before it is done: ioredis sends
+    // a PUBLISH made while its connection is up but not ready yet ahead of those it queued
+    // while connecting, and readers elsewhere must get a stream's revs in order.
+    const next = (this.#pending ?? Promise.resolve())
+      .then(() => client ?? this.link.client())
+      .then((resolved) => this.#send(resolved, payload))
+      .catch((error) => this.#warn(error))
+    this.#pending = next
+    void next.finally(() => {
+      if (this.#pending === next) this.#pending = null
+    })
   }
 
-  #send(client: RedisClient, payload: string) {
+  /** Send one publish; settles once Redis answered (never rejects: a failure is warned about). */
+  #send(client: RedisClient, payload: string): Promise<void> {
     if (DOWN.has(client.status)) {
-      return this.#warn(
+      this.#warn(
         new Error('agent-stream: Redis is unreachable; other replicas fall back to polling')
       )
+      return Promise.resolve()
     }
-    client.publish(this.channel, payload).then(
+    return client.publish(this.channel, payload).then(
       () => {
         this.#warned = false
       },
