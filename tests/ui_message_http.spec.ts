@@ -231,4 +231,26 @@ test.group('useChat door over HTTP with the AI SDK client', () => {
       'Revenue was 42. All done.'
     )
   })
+
+  test('resume on another replica, and after the first one stopped', async ({ assert }) => {
+    const runner = scriptedAgent({ steps: ['read', 'approval'], tokensPerSecond: 30 })
+    const first = await serveApp({ runner })
+    await resetTables(await first.app.container.make('lucid.db'))
+    const second = await serveApp({ runner })
+    const chatId = `chat-${randomUUID()}`
+    const onFirst = headlessChat(first.url, chatId)
+    const messageId = await onFirst.sendAndDrop('go', (chunk) => chunk.type === 'text-delta')
+    // The page comes back on the other replica while the first one still writes.
+    const onSecond = headlessChat(second.url, chatId)
+    const resumed = await onSecond.resume()
+    assert.equal(resumed!.id, messageId)
+    assert.equal(textOf(resumed!), 'Revenue was 42. ')
+    assert.equal(toolParts(resumed!)[1].state, 'approval-requested')
+    // The first replica goes away; the parked turn is still there, and is decided on the second.
+    await first.app.terminate()
+    const again = await onSecond.resume()
+    assert.equal(textOf(again!), 'Revenue was 42. ')
+    const done = await onSecond.answerApprovals(true)
+    assert.equal(textOf(done), 'Revenue was 42. Sent. All done.')
+  })
 })
