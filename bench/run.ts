@@ -19,9 +19,10 @@ import { RedisNotifier } from '../src/follow/notifiers/redis.js'
 import { formatCursor, parseCursor } from '../src/core/cursor.js'
 import { baselineReader, BaselineWriter, now } from './baseline.js'
 import { instrumentCommits, percentile, play, type Plan } from './script.js'
+import { benchUiMessage } from './ui_message.js'
 
 const QUICK = process.env.BENCH_QUICK === '1'
-/** `BENCH_ONLY=viewers` runs the many-viewers scenario alone. */
+/** `BENCH_ONLY=viewers` runs the many-viewers scenario alone; `usechat` the useChat rows alone. */
 const ONLY = process.env.BENCH_ONLY
 const DBS = (process.env.BENCH_DBS ?? 'pg,sqlite,mysql').split(',').map((s) => s.trim())
 const TMP = new URL('./tmp/', import.meta.url)
@@ -490,6 +491,19 @@ async function benchDatabase(dialect: string) {
     await http.close()
   }
 
+  step('useChat')
+  // 7. The same kind of turn through the UI message stream door, beside resumable-stream.
+  rows.push(
+    ...(await benchUiMessage(db, {
+      label,
+      frames: SIZES.replay,
+      resumes: SIZES.reattach,
+      redisUrl: REDIS_URL,
+      redisPrefix: REDIS_PREFIX,
+      redis: await redisUp(),
+    }))
+  )
+
   await sink.shutdown()
   await db.manager.closeAll()
 }
@@ -599,10 +613,33 @@ async function benchManyViewers(dialect: string) {
   }
 }
 
+/** The useChat rows alone (`BENCH_ONLY=usechat`), on a fresh database. */
+async function benchUseChatOnly(dialect: string) {
+  process.env.DB = dialect
+  const db = createDatabase()
+  await resetTables(db)
+  const label = { pg: 'PostgreSQL', sqlite: 'SQLite', mysql: 'MariaDB' }[dialect] ?? dialect
+  rows.push(
+    ...(await benchUiMessage(db, {
+      label,
+      frames: SIZES.replay,
+      resumes: SIZES.reattach,
+      redisUrl: REDIS_URL,
+      redisPrefix: REDIS_PREFIX,
+      redis: await redisUp(),
+    }))
+  )
+  await db.manager.closeAll()
+}
+
 const started = Date.now()
-if (ONLY !== 'viewers') await benchMemory(DBS[0])
+if (ONLY !== 'viewers' && ONLY !== 'usechat') await benchMemory(DBS[0])
 for (const dialect of DBS) {
   process.stderr.write(`bench: ${dialect}...\n`)
+  if (ONLY === 'usechat') {
+    await benchUseChatOnly(dialect)
+    continue
+  }
   if (ONLY !== 'viewers') await benchDatabase(dialect)
   step('many viewers')
   await benchManyViewers(dialect)
