@@ -72,6 +72,39 @@ module.exports = {
       to: { path: IO_PACKAGES },
     },
     {
+      name: 'ui-message-translate-pure',
+      comment: 'The UI message translator is pure: core, errors and itself.',
+      severity: 'error',
+      from: { path: '^src/ui_message/translate/' },
+      to: { dependencyTypes: ['local'], pathNot: `${CORE}|^src/ui_message/translate/` },
+    },
+    {
+      name: 'ui-message-translate-pure',
+      comment: 'No I/O in the translator: no Node built-in, no framework, no database driver.',
+      severity: 'error',
+      from: { path: '^src/ui_message/translate/' },
+      to: { dependencyTypes: ['core'] },
+    },
+    {
+      name: 'ui-message-translate-pure',
+      severity: 'error',
+      from: { path: '^src/ui_message/translate/' },
+      to: { path: IO_PACKAGES },
+    },
+    {
+      name: 'doors-apart',
+      comment: 'The two protocol doors share the core below them, never each other.',
+      severity: 'error',
+      from: { path: '^src/ui_message/' },
+      to: { path: '^src/agui/' },
+    },
+    {
+      name: 'doors-apart',
+      severity: 'error',
+      from: { path: '^src/agui/' },
+      to: { path: '^src/ui_message/' },
+    },
+    {
       name: 'http-framework-only-in-transport',
       comment: '@adonisjs/core/http only in src/http, src/agent_stream.ts, src/define_config.ts.',
       severity: 'error',
@@ -91,10 +124,10 @@ module.exports = {
     {
       name: 'ai-sdk-only-in-its-folder',
       comment:
-        'The AI SDK (`ai`, an optional peer) is imported only by src/ai_sdk (the `/ai-sdk` subpath): the package root never loads it.',
+        'The AI SDK (`ai`, an optional peer) is loaded only by src/ai_sdk (the `/ai-sdk` subpath); elsewhere (the useChat door) its types only: the package root never loads it.',
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/ai_sdk/' },
-      to: { path: '(^|node_modules/)(ai|@ai-sdk/[^/]+)/' },
+      to: { path: '(^|node_modules/)(ai|@ai-sdk/[^/]+)/', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'ai-sdk-is-a-leaf',

@@ -19,15 +19,16 @@ import { RedisNotifier } from '../src/follow/notifiers/redis.js'
 import { formatCursor, parseCursor } from '../src/core/cursor.js'
 import { baselineReader, BaselineWriter, now } from './baseline.js'
 import { instrumentCommits, percentile, play, type Plan } from './script.js'
+import { benchUiMessage } from './ui_message.js'
 
 const QUICK = process.env.BENCH_QUICK === '1'
 /**
- * `BENCH_ONLY=<part>` runs one part alone: `db` (the sink and AG-UI rows per database),
- * `viewers` (many talking runs, many viewers), `admin` (the admin queue), `resumable` (the
- * `resumable-stream` rows). Unset: every part.
+ * `BENCH_ONLY=<part>` runs one part alone: `db` (the sink, AG-UI and useChat rows per database),
+ * `usechat` (the useChat rows alone), `viewers` (many talking runs, many viewers), `admin` (the
+ * admin queue), `resumable` (the `resumable-stream` rows). Unset: every part.
  */
 const ONLY = process.env.BENCH_ONLY
-const wants = (part: 'db' | 'viewers' | 'admin' | 'resumable') => !ONLY || ONLY === part
+const wants = (part: 'db' | 'usechat' | 'viewers' | 'admin' | 'resumable') => !ONLY || ONLY === part
 const DBS = (process.env.BENCH_DBS ?? 'pg,sqlite,mysql').split(',').map((s) => s.trim())
 const TMP = new URL('./tmp/', import.meta.url)
 mkdirSync(TMP, { recursive: true })
@@ -495,6 +496,19 @@ async function benchDatabase(dialect: string) {
     await http.close()
   }
 
+  step('useChat')
+  // 7. The same kind of turn through the UI message stream door, beside resumable-stream.
+  rows.push(
+    ...(await benchUiMessage(db, {
+      label,
+      frames: SIZES.replay,
+      resumes: SIZES.reattach,
+      redisUrl: REDIS_URL,
+      redisPrefix: REDIS_PREFIX,
+      redis: await redisUp(),
+    }))
+  )
+
   await sink.shutdown()
   await db.manager.closeAll()
 }
@@ -736,11 +750,31 @@ async function benchAdmin(dialect: string) {
   })
 }
 
+/** The useChat rows alone (`BENCH_ONLY=usechat`), on a fresh database. */
+async function benchUseChatOnly(dialect: string) {
+  process.env.DB = dialect
+  const db = createDatabase()
+  await resetTables(db)
+  const label = { pg: 'PostgreSQL', sqlite: 'SQLite', mysql: 'MariaDB' }[dialect] ?? dialect
+  rows.push(
+    ...(await benchUiMessage(db, {
+      label,
+      frames: SIZES.replay,
+      resumes: SIZES.reattach,
+      redisUrl: REDIS_URL,
+      redisPrefix: REDIS_PREFIX,
+      redis: await redisUp(),
+    }))
+  )
+  await db.manager.closeAll()
+}
+
 const started = Date.now()
 if (wants('db')) await benchMemory(DBS[0])
 for (const dialect of DBS) {
   process.stderr.write(`bench: ${dialect}...\n`)
   if (wants('db')) await benchDatabase(dialect)
+  if (ONLY === 'usechat') await benchUseChatOnly(dialect)
   if (wants('viewers')) {
     step('many viewers')
     await benchManyViewers(dialect)

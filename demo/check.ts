@@ -10,6 +10,7 @@ import { type HttpAgent, buildResumeArray, type Message } from '@ag-ui/client'
 import { PREFIX, startDemo, type Demo } from './server.js'
 import { cuttingFetch, parseSse } from './cutting_fetch.js'
 import { ReattachingAgent } from './reattaching_agent.js'
+import { useChatScenario, type UseChatReport } from './usechat_check.js'
 
 export interface CheckOptions {
   /** Where each step is printed. Default `console.log`. */
@@ -30,6 +31,8 @@ export interface CheckReport {
   /** How the door answered the client's resume of the approval the admin had decided. */
   approvalResume: 'refused' | 'accepted'
   refusalCode?: string
+  /** The same scenario through the useChat door (`usechat_check.ts`). */
+  useChat?: UseChatReport
 }
 
 class CheckFailed extends Error {}
@@ -365,7 +368,10 @@ export async function runCheck(options: CheckOptions = {}): Promise<CheckReport>
   let timer: NodeJS.Timeout | undefined
   try {
     return await Promise.race([
-      scenario(demo, log),
+      (async () => {
+        const report = await scenario(demo, log)
+        return { ...report, useChat: await useChatScenario(demo, log) }
+      })(),
       new Promise<never>((_, reject) => {
         timer = setTimeout(
           () => reject(new CheckFailed(`timed out after ${timeoutMs} ms; last step: ${lastStep}`)),

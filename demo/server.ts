@@ -13,6 +13,7 @@ import { defineConfig } from '../src/define_config.js'
 import type { LanguageModel } from 'ai'
 import { demoAgent, openAiModel, scriptedDemoModel } from './agent.js'
 import type { AgentStream } from '../src/agent_stream.js'
+import { bundleUseChat } from './bundle.js'
 
 /** The repository is the app root: Lucid finds the package's own `database/migrations`. */
 const APP_ROOT = new URL('../', import.meta.url)
@@ -48,6 +49,8 @@ export interface Demo {
   /** `http://127.0.0.1:<port>` */
   url: string
   chatUrl: string
+  /** The `useChat` page (AI SDK UI message stream door). */
+  useChatUrl: string
   adminUrl: string
   app: ApplicationService
   agentStream: AgentStream
@@ -165,6 +168,15 @@ export async function startDemo(options: DemoOptions = {}): Promise<Demo> {
       }
     router.get('/', file('chat.html', 'text/html; charset=utf-8'))
     router.get('/chat.js', file('chat.js', 'text/javascript; charset=utf-8'))
+    // The useChat page: React + @ai-sdk/react, bundled with esbuild now (about a second).
+    const useChatScript = await bundleUseChat()
+    router.get('/usechat', file('usechat.html', 'text/html; charset=utf-8'))
+    router.get('/usechat.js', async ({ response }: any) => {
+      response.header('Content-Type', 'text/javascript; charset=utf-8')
+      response.header('Cache-Control', 'no-store')
+      response.header('X-Content-Type-Options', 'nosniff')
+      return response.send(useChatScript)
+    })
     router.get('/favicon.ico', ({ response }) => response.status(204).send(''))
     // `start` runs the providers' `ready` hooks: the package's sweeper starts there.
     await app.start(async () => {
@@ -185,11 +197,13 @@ export async function startDemo(options: DemoOptions = {}): Promise<Demo> {
   const demo: Demo = {
     url,
     chatUrl: `${url}/`,
+    useChatUrl: `${url}/usechat`,
     adminUrl: `${url}${PREFIX}/admin`,
     app,
     agentStream: agentStream!,
     stop: async () => {
       agentStream!.agui.closeAll()
+      agentStream!.uiMessage.closeAll()
       http!.closeAllConnections()
       await new Promise((resolve) => http!.close(resolve))
       // A segment still writing gets a few seconds to end (it parks or finishes on its own).
@@ -201,6 +215,7 @@ export async function startDemo(options: DemoOptions = {}): Promise<Demo> {
     },
   }
   print(`Chat:  ${demo.chatUrl}`)
+  print(`useChat: ${demo.useChatUrl}`)
   print(`Admin: ${demo.adminUrl}`)
   return demo
 }

@@ -8,6 +8,8 @@ import type { RunDriver } from './runner/driver.js'
 import type { AgentRunner } from './runner/contract.js'
 import type { AgUiDoor } from './agui/door/index.js'
 import { AgUiController } from './http/agui_controller.js'
+import { UiMessageController } from './http/ui_message_controller.js'
+import type { UiMessageDoor } from './ui_message/door/index.js'
 import { registerRoutes, type RoutesOptions } from './http/routes.js'
 import type { Router, RouteGroup } from '@adonisjs/core/http'
 import { DEFAULTS } from './defaults.js'
@@ -29,6 +31,9 @@ export class AgentStream {
   /** The AG-UI door and its controller (mounted by the routes). */
   readonly door: AgUiDoor
   readonly agui: AgUiController
+  /** The AI SDK UI message stream door (`useChat`) and its controller. */
+  readonly uiMessageDoor: UiMessageDoor
+  readonly uiMessage: UiMessageController
   #stopSweeper: (() => void) | null = null
 
   constructor(
@@ -51,6 +56,11 @@ export class AgentStream {
       principal: config.principal,
       heartbeatMs: config.agui.heartbeatMs,
       abortOnDisconnect: config.agui.abortOnDisconnect,
+    })
+    this.uiMessageDoor = stack.uiMessage
+    this.uiMessage = new UiMessageController(this.uiMessageDoor, {
+      principal: config.principal,
+      heartbeatMs: config.agui.heartbeatMs,
     })
   }
 
@@ -88,6 +98,7 @@ export class AgentStream {
     this.#stopSweeper?.()
     this.#stopSweeper = null
     this.agui.closeAll()
+    this.uiMessage.closeAll()
     return this.sink.shutdown()
   }
 }

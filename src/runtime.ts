@@ -6,6 +6,7 @@ import type { ApproverPolicy } from './parking/types.js'
 import { RunDriver } from './runner/driver.js'
 import type { AgentRunner } from './runner/contract.js'
 import { AgUiDoor, AgUiRunStore, type AgUiDoorOptions } from './agui/door/index.js'
+import { UiMessageDoor } from './ui_message/door/index.js'
 
 export interface RuntimeOptions extends LucidSinkOptions {
   /** The host's agent. */
@@ -29,9 +30,10 @@ export type ParkingOptions = RuntimeOptions
  * transaction; a suspension the service leaves with nothing pending is resumed by the driver,
  * which listens for its ready notices (parking never calls the runner).
  *
- * Returns `{ sink, parking, driver, service, door }`: `parking` is the {@link ParkingStore},
+ * Returns `{ sink, parking, driver, service, door, uiMessage }`: `parking` is the {@link ParkingStore},
  * `service` the {@link ParkingService}, `door` the {@link AgUiDoor} (protocol logic, no HTTP: serve
- * it with the AdonisJS routes or `createAgUiFetchHandler`). Nothing here needs AdonisJS's HTTP
+ * it with the AdonisJS routes or `createAgUiFetchHandler`), `uiMessage` the {@link UiMessageDoor}
+ * (the AI SDK UI message stream, for `useChat`), on the same run rows. Nothing here needs AdonisJS's HTTP
  * layer: only a Lucid `Database`.
  */
 export function createRuntime(db: Database, options: RuntimeOptions) {
@@ -53,7 +55,15 @@ export function createRuntime(db: Database, options: RuntimeOptions) {
   service.onReady(({ runId, park }) => driver.tryResume(runId, park))
   const runs = new AgUiRunStore(() => sink.client, sink.tables)
   const door = new AgUiDoor(sink, driver, service, runs, options.agui)
-  return { sink, parking, driver, service, door }
+  // The same projection opt-ins (`agui.reasoning`, `toolErrorText`, `custom`) and body cap.
+  const { reasoning, toolErrorText, custom, maxBodyBytes } = options.agui ?? {}
+  const uiMessage = new UiMessageDoor(sink, driver, service, runs, {
+    reasoning,
+    toolErrorText,
+    custom,
+    maxBodyBytes,
+  })
+  return { sink, parking, driver, service, door, uiMessage }
 }
 
 /** {@link createRuntime} under its former name. */

@@ -22,6 +22,8 @@ test.group('Routes: native stream, decisions, names', () => {
       'agentStream.agui.run',
       'agentStream.agui.reattach',
       'agentStream.agui.attach',
+      'agentStream.chat.send',
+      'agentStream.chat.resume',
       'agentStream.runs.start',
       'agentStream.runs.stream',
       'agentStream.runs.cancel',

@@ -1,6 +1,7 @@
 import type { Router } from '@adonisjs/core/http'
 import type { RouteGroup } from '@adonisjs/core/http'
 import type { AgUiController } from './agui_controller.js'
+import type { UiMessageController } from './ui_message_controller.js'
 import type { ParkingService } from '../parking/service.js'
 import { AdminController } from './admin/admin_controller.js'
 import { takesBody } from './body_guard.js'
@@ -11,6 +12,7 @@ import { StreamController, type StreamRoutesDeps } from './stream_controller.js'
 export interface RoutedAgentStream extends StreamRoutesDeps {
   parking: ParkingService
   agui: AgUiController
+  uiMessage: UiMessageController
 }
 
 export interface RoutesOptions {
@@ -28,6 +30,8 @@ export interface RoutesOptions {
  * | POST | `/agui` | `agui.run` (AG-UI `RunAgentInput` in, SSE out) |
  * | GET | `/agui/runs/:runId` | `agui.reattach` (`Last-Event-ID` or `?after=`) |
  * | GET | `/agui/threads/:threadId` | `agui.attach` (the thread's current run, same cursors) |
+ * | POST | `/chat` | `chat.send` (`useChat`'s body in, the AI SDK UI message stream out) |
+ * | GET | `/chat/:chatId/stream` | `chat.resume` (the chat's active turn; 204 when none) |
  * | POST | `/runs` | `runs.start` (native: `{ message, threadId?, runId? }`) |
  * | GET | `/runs/:runId/stream` | `runs.stream` (native SSE frames, `?after=`/`Last-Event-ID`) |
  * | POST | `/runs/:runId/cancel` | `runs.cancel` |
@@ -82,6 +86,14 @@ export function registerRoutes(
         .as('agui.run')
       router.get('/agui/runs/:runId', (ctx) => agui.reattach(ctx)).as('agui.reattach')
       router.get('/agui/threads/:threadId', (ctx) => agui.attach(ctx)).as('agui.attach')
+      const chat = agentStream.uiMessage
+      router
+        .post(
+          '/chat',
+          json((ctx) => chat.chat(ctx))
+        )
+        .as('chat.send')
+      router.get('/chat/:chatId/stream', (ctx) => chat.resume(ctx)).as('chat.resume')
       router
         .post(
           '/runs',

@@ -109,3 +109,10 @@ export function toStoredRow(row: RawRow): StoredRow {
     superseded: row.superseded === true || row.superseded === 1 || row.superseded === '1',
   }
 }
+
+/**
+ * A stream as the door sees it at one read: its row's head, and `createdAt` (epoch ms) naming
+ * this incarnation of the stream (a stream purged and opened again under the same id is another
+ * one: what was learnt of the first is never used for the second).
+ */
+export type StreamState = StreamHead & { createdAt: number }

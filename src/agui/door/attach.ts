@@ -5,6 +5,7 @@ import { parseDoorPosition, type DoorPosition } from './position.js'
 import { invalidCursor, notFound } from './refusals.js'
 import type { DoorDeps, DoorReply } from './reply.js'
 import { serveRun } from './serve.js'
+import { streamGoesOn } from '../../runner/door_runs.js'
 
 /**
  * Re-attach to an AG-UI run after `after` (the SSE `Last-Event-ID` or `?after=`): the run from
@@ -58,7 +59,7 @@ export async function attachThread(
   while (true) {
     const end = await deps.sink.segmentEnd(run.streamRunId, run.afterSeq)
     if (end === null) break
-    if (!(await continued(deps, run.streamRunId, end))) break
+    if (!(await streamGoesOn(deps, run.streamRunId, end))) break
     // In the door's own namespace: no client can have taken it (see `continuationRunId`).
     const runId = continuationRunId(run.streamRunId, end)
     const next = {
@@ -77,23 +78,4 @@ export async function attachThread(
     run = found
   }
   return reattach(deps, run.runId, after, principal, signal)
-}
-
-/**
- * Whether the stream goes on after the segment that ended at `end`: reopened, ended again
- * later, or decided and about to be resumed (its answers are stored after the end, nothing is
- * pending and it was not cancelled), so a reader waits for the continuation instead of being
- * served the decided interrupt again.
- */
-async function continued(deps: DoorDeps, streamRunId: string, end: number) {
-  const head = await deps.sink.head(streamRunId)
-  if (head?.status === 'open') return true
-  if ((await deps.sink.segmentEnd(streamRunId, end)) !== null) return true
-  // Not reopened yet: the park was claimed by a replica about to resume it, or decided and
-  // waiting for a claim (the sweeper's, if no replica took it). A resumed park has reopened
-  // the stream, which the checks above see; a cancelled one never continues.
-  const suspension = await deps.parking.newestInStream(streamRunId)
-  if (suspension?.status === 'claimed') return true
-  const pending = await deps.parking.list({ streamRunId, perPage: 1 })
-  return suspension?.status === 'parked' && pending.length === 0
 }

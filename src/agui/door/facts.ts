@@ -1,4 +1,4 @@
-import type { StreamHead } from '../../store/stream_store.js'
+import type { StreamState } from '../../store/rows.js'
 import { DEFAULTS } from '../../defaults.js'
 
 /** Where an AG-UI run's segment ends, as the door serves it. */
@@ -16,12 +16,7 @@ export interface SegmentBounds {
   parkedAt?: number
 }
 
-/**
- * A stream as the door sees it at one read: its row's head, and `createdAt` (epoch ms) naming
- * this incarnation of the stream (a stream purged and opened again under the same id is another
- * one: what was learnt of the first is never used for the second).
- */
-export type StreamState = StreamHead & { createdAt: number }
+export type { StreamState } from '../../store/rows.js'
 
 /**
  * Facts about streams that this replica learnt and that cannot change, so a re-attach asks the

@@ -6,38 +6,17 @@ import { replayInto, WHOLE } from './replay.js'
 import type { DoorDeps, DoorReply } from './reply.js'
 import type { AgUiRun } from './runs.js'
 import { serveRun } from './serve.js'
+import { startRun as startDoorRun, type NewRun } from '../../runner/door_runs.js'
 
-/** What a new run records; the rest (its own stream, from seq 0) is implied. */
-export type NewRun = Omit<AgUiRun, 'createdAt' | 'streamRunId' | 'afterSeq' | 'kind' | 'resumeHash'>
+export type { NewRun }
 
-/**
- * Record a new run (its own stream) and start it, for `POST /agui` and the native route alike.
- * Returns the recorded run, or `null`, changing nothing, when the run id is taken, by a run or
- * by a stream the host opened itself (not a client's to take over).
- */
-export async function startRun(
+/** See `startRun` in `runner/door_runs.ts`. */
+export const startRun = (
   deps: DoorDeps,
   run: NewRun,
   input: unknown,
   principal: Principal | null
-) {
-  if (await deps.sink.has(run.runId)) return null
-  const recorded = {
-    ...run,
-    streamRunId: run.runId,
-    afterSeq: 0,
-    kind: 'start' as const,
-    resumeHash: null,
-  }
-  if (!(await deps.runs.insert(recorded))) return null
-  try {
-    await deps.driver.start({ runId: run.runId, threadId: run.threadId, input, principal })
-  } catch (error) {
-    await deps.runs.remove(run.runId)
-    throw error
-  }
-  return recorded
-}
+) => startDoorRun(deps, run, input, principal)
 
 /**
  * A new AG-UI run: its own stream. The runner's input is `{ message, context }`, plus, with

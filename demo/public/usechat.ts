@@ -1,0 +1,166 @@
+/**
+ * The demo's `useChat` page: React, `useChat` from `@ai-sdk/react` with the AI SDK's own
+ * `DefaultChatTransport`, against the package's UI message stream door (`<prefix>/chat`).
+ * Bundled with esbuild when the demo starts (`demo/bundle.ts`); no JSX, so it type-checks with
+ * the package. The chat id lives in the URL (`?chat=`), so a reload resumes the same chat:
+ * `resume: true` asks `GET <prefix>/chat/<id>/stream` for the turn in flight.
+ */
+import { createElement as h, useState, type ReactNode } from 'react'
+import { createRoot } from 'react-dom/client'
+import { useChat } from '@ai-sdk/react'
+import {
+  DefaultChatTransport,
+  lastAssistantMessageIsCompleteWithApprovalResponses,
+  type UIMessage,
+} from 'ai'
+
+const params = new URLSearchParams(location.search)
+const chatId = params.get('chat') ?? crypto.randomUUID()
+if (!params.has('chat')) history.replaceState(null, '', `?chat=${chatId}`)
+const api = document.body.dataset.api ?? '/agent/chat'
+
+type Part = UIMessage['parts'][number] & Record<string, any>
+
+function Questions({ part, answer }: { part: Part; answer: (output: unknown) => void }) {
+  const request = part.input as { preamble?: string; questions: any[] }
+  const [values, setValues] = useState<Record<string, string>>({})
+  return h(
+    'form',
+    {
+      'className': 'questions',
+      'aria-label': 'Questions',
+      'onSubmit': (event: { preventDefault(): void }) => {
+        event.preventDefault()
+        const answers: Record<string, string[]> = {}
+        for (const [id, value] of Object.entries(values)) if (value) answers[id] = [value]
+        answer({ answers })
+      },
+    },
+    h('p', null, request.preamble ?? 'Questions'),
+    ...request.questions.map((q) =>
+      h(
+        'label',
+        { key: q.id },
+        `${q.prompt} `,
+        q.options.length > 0
+          ? h(
+              'select',
+              {
+                name: q.id,
+                value: values[q.id] ?? q.defaults?.[0] ?? '',
+                onChange: (e: any) => setValues({ ...values, [q.id]: e.target.value }),
+              },
+              ...q.options.map((o: any) => h('option', { key: o.value, value: o.value }, o.label))
+            )
+          : h('input', {
+              name: q.id,
+              onChange: (e: any) => setValues({ ...values, [q.id]: e.target.value }),
+            })
+      )
+    ),
+    h('button', { type: 'submit' }, 'Answer')
+  )
+}
+
+function App() {
+  const [input, setInput] = useState('')
+  const chat = useChat({
+    id: chatId,
+    resume: true,
+    transport: new DefaultChatTransport({ api }),
+    // addToolApprovalResponse sends the answer on its own once every approval has one.
+    sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+  })
+  const { messages, status, error } = chat
+
+  function partView(part: Part, key: number): ReactNode {
+    if (part.type === 'text') return h('span', { key, className: 'text' }, part.text)
+    if (part.type === 'dynamic-tool' && part.toolName === 'elicitation') {
+      if (part.state !== 'input-available')
+        return h('p', { key, className: 'answered' }, 'Answered.')
+      return h(Questions, {
+        key,
+        part,
+        answer: async (output) => {
+          await chat.addToolOutput({
+            tool: 'elicitation',
+            toolCallId: part.toolCallId,
+            output,
+          } as any)
+          await chat.sendMessage()
+        },
+      })
+    }
+    if (!part.type.startsWith('tool-')) return null
+    const name = part.type.slice(5)
+    const state = String(part.state)
+    return h(
+      'div',
+      { key, 'className': 'tool', 'data-state': state },
+      h('code', null, `${name}(${JSON.stringify(part.input ?? {})})`),
+      ' ',
+      state === 'output-available' ? `-> ${JSON.stringify(part.output)}` : null,
+      state === 'output-denied' ? h('em', null, 'denied') : null,
+      state === 'approval-requested'
+        ? h(
+            'span',
+            { className: 'approval' },
+            h(
+              'button',
+              {
+                onClick: () =>
+                  chat.addToolApprovalResponse({ id: part.approval.id, approved: true }),
+              },
+              'Approve'
+            ),
+            h(
+              'button',
+              {
+                onClick: () =>
+                  chat.addToolApprovalResponse({ id: part.approval.id, approved: false }),
+              },
+              'Reject'
+            )
+          )
+        : null
+    )
+  }
+
+  return h(
+    'main',
+    null,
+    h('header', null, h('h1', null, 'useChat demo'), h('span', { id: 'status' }, status)),
+    h(
+      'div',
+      { id: 'log' },
+      ...messages.map((m) =>
+        h(
+          'div',
+          { 'key': m.id, 'className': m.role, 'data-id': m.id },
+          ...(m.parts as Part[]).map(partView)
+        )
+      )
+    ),
+    error ? h('p', { role: 'alert' }, error.message) : null,
+    h(
+      'form',
+      {
+        onSubmit: (event: { preventDefault(): void }) => {
+          event.preventDefault()
+          if (!input.trim()) return
+          void chat.sendMessage({ text: input })
+          setInput('')
+        },
+      },
+      h('input', {
+        'id': 'message',
+        'aria-label': 'Message',
+        'value': input,
+        'onChange': (e: any) => setInput(e.target.value),
+      }),
+      h('button', { type: 'submit', disabled: status !== 'ready' }, 'Send')
+    )
+  )
+}
+
+createRoot(document.getElementById('root')!).render(h(App))

@@ -1,0 +1,138 @@
+import type { QueryClientContract } from '@adonisjs/lucid/types/database'
+import type { TableNames } from './schema.js'
+import { nowMs } from './sql.js'
+import type { StreamState } from './rows.js'
+
+/**
+ * One door run: a segment of a stream that a client started or resumed through a door (AG-UI, or
+ * the AI SDK UI message stream door, which share these rows: one thread is readable through both).
+ */
+export interface AgUiRun {
+  runId: string
+  threadId: string
+  streamRunId: string
+  /** The run reads its stream after this seq (0: from the start). */
+  afterSeq: number
+  kind: 'start' | 'resume'
+  resumeHash: string | null
+  /** Tools the client offered this run (frontend tools), by name. */
+  clientTools?: string[]
+  /** The user message that started the run (`MESSAGES_SNAPSHOT` needs the client's id for it). */
+  inputMessage?: { id: string; content: string } | null
+  ownerId: string | null
+  createdAt: number
+}
+
+const toRun = (row: Record<string, any>): AgUiRun => ({
+  runId: row.run_id,
+  threadId: row.thread_id,
+  streamRunId: row.stream_run_id,
+  afterSeq: Number(row.after_seq),
+  kind: row.kind,
+  resumeHash: row.resume_hash,
+  clientTools: row.client_tools ? (JSON.parse(row.client_tools) as string[]) : [],
+  inputMessage: row.input_message ? JSON.parse(row.input_message) : null,
+  ownerId: row.owner_id,
+  createdAt: Number(row.created_at),
+})
+
+/** The door's table (`agent_agui_runs`), through Lucid. */
+export class AgUiRunStore {
+  constructor(
+    readonly connect: () => QueryClientContract,
+    readonly tables: TableNames
+  ) {}
+
+  async find(runId: string): Promise<AgUiRun | null> {
+    const row = await this.connect().from(this.tables.aguiRuns).where('run_id', runId).first()
+    return row ? toRun(row) : null
+  }
+
+  /**
+   * A run and its stream's row in one read (what a re-attach needs first): `stream` is `null`
+   * when the stream does not exist (never opened, or purged). `null` when there is no such run.
+   */
+  async findWithStream(
+    runId: string
+  ): Promise<{ run: AgUiRun; stream: StreamState | null } | null> {
+    const runs = this.tables.aguiRuns
+    const streams = this.tables.streams
+    const row = await this.connect()
+      .from(runs)
+      .leftJoin(streams, `${streams}.run_id`, `${runs}.stream_run_id`)
+      .select(`${runs}.*`)
+      .select({
+        s_run_id: `${streams}.run_id`,
+        s_last_seq: `${streams}.last_seq`,
+        s_rev: `${streams}.rev`,
+        s_status: `${streams}.status`,
+        s_lease_expires_at: `${streams}.lease_expires_at`,
+        s_created_at: `${streams}.created_at`,
+      })
+      .where(`${runs}.run_id`, runId)
+      .first()
+    if (!row) return null
+    const stream: StreamState | null =
+      row.s_run_id === null || row.s_run_id === undefined
+        ? null
+        : {
+            lastSeq: Number(row.s_last_seq),
+            rev: Number(row.s_rev),
+            status: row.s_status,
+            leaseExpiresAt: row.s_lease_expires_at === null ? null : Number(row.s_lease_expires_at),
+            createdAt: Number(row.s_created_at),
+          }
+    return { run: toRun(row), stream }
+  }
+
+  /** The thread's newest run (the one a new input continues or is refused by). */
+  async latest(threadId: string): Promise<AgUiRun | null> {
+    const row = await this.connect()
+      .from(this.tables.aguiRuns)
+      .where('thread_id', threadId)
+      .orderBy('created_at', 'desc')
+      .orderBy('after_seq', 'desc')
+      .first()
+    return row ? toRun(row) : null
+  }
+
+  /** The thread's runs that started a stream, oldest first. */
+  async streams(threadId: string): Promise<AgUiRun[]> {
+    const rows = await this.connect()
+      .from(this.tables.aguiRuns)
+      .where('thread_id', threadId)
+      .where('kind', 'start')
+      .orderBy('created_at', 'asc')
+      .orderBy('run_id', 'asc')
+    return rows.map(toRun)
+  }
+
+  /** Record a run. Returns false when the run id is taken (a repeat, or a race lost). */
+  async insert(run: Omit<AgUiRun, 'createdAt'>): Promise<boolean> {
+    try {
+      await this.connect()
+        .table(this.tables.aguiRuns)
+        .insert({
+          run_id: run.runId,
+          thread_id: run.threadId,
+          stream_run_id: run.streamRunId,
+          after_seq: run.afterSeq,
+          kind: run.kind,
+          resume_hash: run.resumeHash,
+          client_tools: run.clientTools?.length ? JSON.stringify(run.clientTools) : null,
+          input_message: run.inputMessage ? JSON.stringify(run.inputMessage) : null,
+          owner_id: run.ownerId,
+          created_at: nowMs(),
+        })
+      return true
+    } catch (error) {
+      if (await this.find(run.runId)) return false
+      throw error
+    }
+  }
+
+  /** Forget a run that never got going (its stream could not be opened). */
+  async remove(runId: string) {
+    await this.connect().from(this.tables.aguiRuns).where('run_id', runId).delete()
+  }
+}

@@ -1,0 +1,188 @@
+import { randomUUID } from 'node:crypto'
+import { parseCursor, START, type Cursor } from '../../core/cursor.js'
+import { isRunId } from '../../core/frames.js'
+import type { Principal } from '../../core/run.js'
+import { AgentStreamException, InvalidCursorError, isPackageErrorCode } from '../../errors.js'
+import type { LucidTokenStreamSink } from '../../sink/lucid_sink.js'
+import type { RunDriver } from '../../runner/driver.js'
+import type { ParkingService } from '../../parking/service.js'
+import { startRun } from '../../runner/door_runs.js'
+import type { AgUiRun, AgUiRunStore } from '../../store/door_runs.js'
+import { planDecisions } from './decide.js'
+import { CHAT_LIMITS, userText, validateChatInput, type ChatInput } from './input.js'
+import type { UiDoorDeps, UiDoorReply, UiMessageDoorOptions } from './reply.js'
+import { turnChunks } from './turn.js'
+
+/** The refusals of this door that are not the parking service's errors. */
+const REFUSED = {
+  not_found: { status: 404, message: 'No such chat' },
+  interrupt_pending: {
+    status: 409,
+    message: 'This chat is waiting for a decision: answer its open approvals first.',
+  },
+  no_decision: {
+    status: 422,
+    message: 'The assistant message answers no approval or question set of this chat.',
+  },
+  not_current_turn: {
+    status: 409,
+    message: "The assistant message is not this chat's current turn.",
+  },
+} as const
+
+const refused = (code: keyof typeof REFUSED): UiDoorReply => ({
+  kind: 'refused',
+  code,
+  ...REFUSED[code],
+})
+
+/**
+ * The AI SDK UI message stream door (`ai` 7's protocol, as `useChat` and `DefaultChatTransport`
+ * speak it), protocol logic with no HTTP in it, on the same core as the AG-UI door: the same
+ * run rows (a chat is a thread; each turn a run with its own stream), driver, parking service,
+ * public projection and cursor rule, so one stored run is readable through both doors.
+ *
+ * - `chat` (`POST`): the newest message is the user's: a new turn (a run whose input is
+ *   `{ message, context: [] }`, as the AG-UI door gives); it is the assistant's (the client
+ *   answered approvals with `addToolApprovalResponse`, or a question set with `addToolOutput`):
+ *   each answer decides its parked item once, and the continuation is served.
+ * - `resume` (`GET`): the chat's active turn replayed from its start (what `useChat({ resume:
+ *   true })` expects: `DefaultChatTransport` resets the message at the first `start`), or from a
+ *   cursor (`?after=` / `Last-Event-ID`, the one rule); none when no turn is streaming or
+ *   parked (204).
+ *
+ * The assistant message's id is the turn's stream run id, identical live and on every replay.
+ */
+export class UiMessageDoor {
+  readonly #deps: UiDoorDeps
+
+  constructor(
+    readonly sink: LucidTokenStreamSink,
+    readonly driver: RunDriver,
+    readonly parking: ParkingService,
+    readonly runs: AgUiRunStore,
+    readonly options: UiMessageDoorOptions = {}
+  ) {
+    this.#deps = { sink, driver, parking, runs, options }
+  }
+
+  /**
+   * `POST` a chat request. Refusals (nothing written): 400 `invalid_input`, 413
+   * `body_too_large`, 404 `not_found` (no such chat, or another principal's), 409
+   * `interrupt_pending` (a new message while approvals are open), 409 `not_current_turn`, 422
+   * `no_decision`, and the parking service's errors with their status and code.
+   */
+  async chat(
+    body: unknown,
+    principal: Principal | null,
+    signal?: AbortSignal
+  ): Promise<UiDoorReply> {
+    try {
+      return await this.#chat(body, principal, signal)
+    } catch (error) {
+      const answer = asRefusal(error)
+      if (answer) return answer
+      throw error
+    }
+  }
+
+  async #chat(body: unknown, principal: Principal | null, signal?: AbortSignal) {
+    const input = await validateChatInput(
+      body,
+      this.options.maxBodyBytes ?? CHAT_LIMITS.maxBodyBytes
+    )
+    const latest = await this.runs.latest(input.id)
+    if (latest && latest.ownerId !== (principal?.id ?? null)) return refused('not_found')
+    const last = input.messages[input.messages.length - 1]
+    if (last.role === 'assistant') {
+      if (!latest) return refused('not_found')
+      return this.#decide(input, latest, principal, signal)
+    }
+    const message = userText(last)
+    const open = latest ? await this.parking.pendingOf(latest.streamRunId) : []
+    if (open.length > 0) return refused('interrupt_pending')
+    const runId = randomUUID()
+    const started = await startRun(
+      this.#deps,
+      { runId, threadId: input.id, ownerId: principal?.id ?? null, clientTools: [] },
+      { message, context: [] },
+      principal
+    )
+    // A fresh UUID is never taken: `null` would mean a host stream of that id.
+    if (!started) return refused('not_found')
+    return this.#serve(runId, START, signal)
+  }
+
+  /** Apply the decisions the client's assistant message carries, then serve what follows. */
+  async #decide(
+    input: ChatInput,
+    latest: AgUiRun,
+    principal: Principal | null,
+    signal?: AbortSignal
+  ): Promise<UiDoorReply> {
+    const stream = latest.streamRunId
+    const last = input.messages[input.messages.length - 1]
+    if (last.id !== stream) return refused('not_current_turn')
+    const pending = await this.parking.pendingOf(stream)
+    const plan = await planDecisions(this.#deps, stream, last, pending, principal)
+    if (plan.length === 0) return refused('no_decision')
+    // One at a time, in order: a race lost at the first changes nothing; the service's error
+    // (409 decided first, 410 lapsed, 403, 404) is the answer.
+    for (const step of plan) await step.apply()
+    return this.#serve(stream, { seq: Math.max(...plan.map((step) => step.seq)) }, signal)
+  }
+
+  /**
+   * `GET` the chat's active turn, from the start (or `after`). 404 for another principal's chat,
+   * 400 `invalid_cursor` for a cursor the sink never gave, none (204) when nothing is active.
+   */
+  async resume(
+    chatId: string,
+    after: string | undefined,
+    principal: Principal | null,
+    signal?: AbortSignal
+  ): Promise<UiDoorReply> {
+    if (!isRunId(chatId)) return refused('not_found')
+    const latest = await this.runs.latest(chatId)
+    if (!latest) return { kind: 'none' }
+    if (latest.ownerId !== (principal?.id ?? null)) return refused('not_found')
+    let from: Cursor = START
+    try {
+      from = parseCursor(after)
+    } catch (error) {
+      if (error instanceof InvalidCursorError) return invalidCursor()
+      throw error
+    }
+    const stream = latest.streamRunId
+    if (await this.sink.beyondHead(stream, from)) return invalidCursor()
+    if (!(await this.#active(stream))) return { kind: 'none' }
+    return this.#serve(stream, from, signal)
+  }
+
+  /** Whether a turn is streaming, parked, or decided and about to go on. */
+  async #active(streamRunId: string) {
+    const head = await this.sink.head(streamRunId)
+    if (!head) return false
+    if (head.status === 'open') return true
+    const suspension = await this.parking.newestInStream(streamRunId)
+    return suspension?.status === 'parked' || suspension?.status === 'claimed'
+  }
+
+  #serve(streamRunId: string, from: Cursor, signal?: AbortSignal): UiDoorReply {
+    return {
+      kind: 'stream',
+      streamRunId,
+      chunks: turnChunks(this.#deps, streamRunId, from, signal),
+    }
+  }
+}
+
+function invalidCursor(): UiDoorReply {
+  return { kind: 'refused', status: 400, code: 'invalid_cursor', message: 'Invalid cursor' }
+}
+
+/** One of the package's errors (the parking service's, input's) as a refusal. */
+function asRefusal(error: unknown): UiDoorReply | null {
+  if (!(error instanceof AgentStreamException) || !isPackageErrorCode(error.code)) return null
+  return { kind: 'refused', status: error.status, code: error.code, message: error.message }
+}

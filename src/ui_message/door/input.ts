@@ -1,0 +1,105 @@
+import vine from '@vinejs/vine'
+import { RUN_ID } from '../../core/frames.js'
+import { isWellFormedDeep } from '../../core/text.js'
+import { DEPTH_ISSUE, tooDeep } from '../../core/json_depth.js'
+import {
+  AgUiBodyTooLargeError,
+  describeIssues,
+  InvalidAgUiInputError,
+  issuesOf,
+} from '../../errors.js'
+
+/** Limits on a chat request (sizes in bytes, counts in items, text in UTF-16 units). */
+export const CHAT_LIMITS = {
+  /** Cap on the whole body, in bytes (JSON as received); the door's `maxBodyBytes` overrides. */
+  maxBodyBytes: 1_048_576,
+  messages: 500,
+  parts: 1000,
+  /** Characters of the newest user message the run takes as input. */
+  messageChars: 32_768,
+  reasonChars: 2000,
+} as const
+
+const SUBJECT = 'Invalid chat request'
+
+const chatValidator = vine.compile(
+  vine
+    .object({
+      /** The chat: the thread its turns are runs of. */
+      id: vine.string().regex(RUN_ID),
+      messages: vine
+        .array(
+          vine
+            .object({
+              id: vine.string().minLength(1).maxLength(191),
+              role: vine.enum(['system', 'user', 'assistant'] as const),
+              parts: vine.array(vine.any()).maxLength(CHAT_LIMITS.parts),
+            })
+            .allowUnknownProperties()
+        )
+        .minLength(1)
+        .maxLength(CHAT_LIMITS.messages),
+      trigger: vine.enum(['submit-message', 'regenerate-message'] as const).optional(),
+      messageId: vine.string().maxLength(191).optional(),
+    })
+    .allowUnknownProperties()
+)
+
+/** A chat request once validated: what the door reads of it. */
+export type ChatInput = Awaited<ReturnType<typeof chatValidator.validate>>
+export type ChatMessage = ChatInput['messages'][number]
+
+/**
+ * Validate `DefaultChatTransport`'s body (`{ id, messages, trigger, messageId, ...body }`) with
+ * VineJS: the chat id (the run id grammar), counts and sizes. Depth, size and well-formed Unicode
+ * first, as for every body. Unknown keys (the app's own `body`) are ignored.
+ *
+ * @throws InvalidAgUiInputError (400 `invalid_input`, naming the rule), AgUiBodyTooLargeError
+ *   (413 `body_too_large`)
+ */
+export async function validateChatInput(
+  body: unknown,
+  maxBodyBytes: number = CHAT_LIMITS.maxBodyBytes
+): Promise<ChatInput> {
+  if (tooDeep(body)) throw new InvalidAgUiInputError(describeIssues(SUBJECT, [DEPTH_ISSUE]))
+  let size: number
+  try {
+    size = Buffer.byteLength(JSON.stringify(body ?? null))
+  } catch {
+    throw new InvalidAgUiInputError('The body must be JSON')
+  }
+  if (size > maxBodyBytes) throw new AgUiBodyTooLargeError(maxBodyBytes)
+  if (!isWellFormedDeep(body)) {
+    throw new InvalidAgUiInputError(
+      describeIssues(SUBJECT, [{ field: '', rule: 'wellFormedUnicode' }])
+    )
+  }
+  try {
+    return await chatValidator.validate(body)
+  } catch (error) {
+    const issues = issuesOf(error)
+    if (!issues) throw error
+    throw new InvalidAgUiInputError(describeIssues(SUBJECT, issues.slice(0, 1)))
+  }
+}
+
+/** A rule a message's parts break (the value is never quoted). */
+export function invalidPart(field: string, rule: string): InvalidAgUiInputError {
+  return new InvalidAgUiInputError(describeIssues(SUBJECT, [{ field, rule }]))
+}
+
+/** The text of a user message: its `text` parts joined. @throws InvalidAgUiInputError */
+export function userText(message: ChatMessage): string {
+  let text = ''
+  for (const part of message.parts as unknown[]) {
+    const p = part as { type?: unknown; text?: unknown } | null
+    if (p && p.type === 'text') {
+      if (typeof p.text !== 'string') throw invalidPart('messages.*.parts.*.text', 'string')
+      text += p.text
+    }
+  }
+  if (text.length > CHAT_LIMITS.messageChars) {
+    throw invalidPart('messages.*.parts.*.text', 'maxLength')
+  }
+  return text
+}

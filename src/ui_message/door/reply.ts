@@ -1,0 +1,36 @@
+import type { LucidTokenStreamSink } from '../../sink/lucid_sink.js'
+import type { RunDriver } from '../../runner/driver.js'
+import type { ParkingService } from '../../parking/service.js'
+import type { AgUiRunStore } from '../../store/door_runs.js'
+import type { ProjectionRules } from '../../core/projection.js'
+import type { UiChunk } from '../translate/index.js'
+
+/** Options of the UI message stream door: the projection's opt-ins (shared with AG-UI) and a cap. */
+export interface UiMessageDoorOptions extends ProjectionRules {
+  /** Cap on a chat request, in bytes. Default 1048576 (1 MiB). */
+  maxBodyBytes?: number
+}
+
+/** One chunk to send, with its SSE `id:` (the frame's cursor, on a frame's last chunk). */
+export interface UiChunkItem {
+  chunk: UiChunk
+  id?: string
+}
+
+/**
+ * What the door answers, for any transport: a refusal before the stream opens (a 4xx with
+ * `{ code, message }`), nothing to resume (204), or the turn as chunks.
+ */
+export type UiDoorReply =
+  | { kind: 'refused'; status: number; code: string; message: string }
+  | { kind: 'none' }
+  | { kind: 'stream'; chunks: AsyncIterable<UiChunkItem>; streamRunId: string }
+
+/** What every use case of the door works with. */
+export interface UiDoorDeps {
+  sink: LucidTokenStreamSink
+  driver: RunDriver
+  parking: ParkingService
+  runs: AgUiRunStore
+  options: UiMessageDoorOptions
+}

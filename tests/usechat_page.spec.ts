@@ -1,0 +1,154 @@
+import { test } from '@japa/runner'
+import { readFile } from 'node:fs/promises'
+import { randomUUID } from 'node:crypto'
+import type { Page } from 'playwright-core'
+import type { AgentRunner } from '../src/runner/contract.js'
+import { bundleUseChat } from '../demo/bundle.js'
+import { resetTables } from './helpers/db.js'
+import { serveApp } from './helpers/http.js'
+import { launchBrowser } from './helpers/browser.js'
+
+/**
+ * The demo's `useChat` page (React + `useChat` from `@ai-sdk/react`, bundled with esbuild) in
+ * Chromium against the door's routes: the page and its script are served on the app's origin
+ * (Playwright fulfils those two paths), every request acts for alice (`x-user`).
+ */
+async function openPage(runner: AgentRunner) {
+  const served = await serveApp({ runner })
+  await resetTables(await served.app.container.make('lucid.db'))
+  const html = (
+    await readFile(new URL('../demo/public/usechat.html', import.meta.url), 'utf8')
+  ).replace('data-api="/agent/chat"', 'data-api="/chat"')
+  const script = await bundleUseChat()
+  const browser = await launchBrowser()
+  const context = await browser.newContext({ extraHTTPHeaders: { 'x-user': 'alice' } })
+  await context.route(
+    (url) => url.pathname === '/usechat' || url.pathname === '/usechat.js',
+    (route) =>
+      new URL(route.request().url()).pathname === '/usechat'
+        ? route.fulfill({ contentType: 'text/html; charset=utf-8', body: html })
+        : route.fulfill({ contentType: 'text/javascript; charset=utf-8', body: script })
+  )
+  const page = await context.newPage()
+  const errors: string[] = []
+  page.on('pageerror', (error) => errors.push(error.message))
+  await page.goto(`${served.url}/usechat?chat=chat-${randomUUID()}`)
+  return { page, errors }
+}
+
+/**
+ * Reads, says "Revenue " and waits for `gate` (the test opens it: the answer is cut mid-text
+ * for as long as the test needs), says the rest, then asks to send an email and parks.
+ */
+function gatedAgent(gate: Promise<void>): AgentRunner {
+  return {
+    async start(ctx) {
+      const id = `${ctx.runId}.call`
+      await ctx.writer.write({ t: 'event', event: { kind: 'step-start' } })
+      await ctx.writer.write({
+        t: 'event',
+        event: {
+          kind: 'tool-input-available',
+          id: `${id}0`,
+          name: 'search',
+          input: { q: 'numbers' },
+          toolKind: 'read',
+        },
+      })
+      await ctx.writer.write({
+        t: 'event',
+        event: { kind: 'tool-output', id: `${id}0`, output: { revenue: 42 } },
+      })
+      await ctx.writer.write({ t: 'text', v: 'Revenue ' })
+      await ctx.writer.flush?.()
+      await gate
+      await ctx.writer.write({ t: 'text', v: 'was 42. ' })
+      await ctx.writer.write({
+        t: 'event',
+        event: {
+          kind: 'tool-input-available',
+          id: `${id}1`,
+          name: 'send_email',
+          input: { to: 'team' },
+          toolKind: 'action',
+        },
+      })
+      await ctx.writer.write({
+        t: 'approval',
+        runId: ctx.runId,
+        id: `${id}1`,
+        toolName: 'send_email',
+        input: { to: 'team' },
+      })
+      return { status: 'parked', checkpoint: {} }
+    },
+    async resume(ctx) {
+      const [item] = ctx.items
+      if (item.status === 'approved') {
+        await ctx.writer.write({
+          t: 'event',
+          event: { kind: 'tool-output', id: item.id, output: { sent: true } },
+        })
+        await ctx.writer.write({ t: 'text', v: 'Sent. ' })
+      } else await ctx.writer.write({ t: 'text', v: `Not sent (${item.status}). ` })
+      await ctx.writer.write({ t: 'text', v: 'All done.' })
+      return { status: 'finished' }
+    },
+  }
+}
+
+const lastAssistant = (page: Page) => page.locator('.assistant').last()
+const textOf = async (page: Page) =>
+  (await lastAssistant(page).locator('.text').allTextContents()).join('')
+
+async function send(page: Page, text: string) {
+  await page.locator('#status', { hasText: 'ready' }).waitFor()
+  await page.fill('#message', text)
+  await page.getByRole('button', { name: 'Send' }).click()
+}
+
+test.group('useChat page in Chromium', () => {
+  test('a streamed answer, a reload mid-answer, an approval, a denial', async ({ assert }) => {
+    let open = () => {}
+    const gate = new Promise<void>((resolve) => (open = resolve))
+    const { page, errors } = await openPage(gatedAgent(gate))
+    await send(page, 'Send the weekly report')
+    // Streaming: the first words arrive while the agent is still writing.
+    await lastAssistant(page).locator('.text', { hasText: 'Revenue' }).waitFor()
+    const id = await lastAssistant(page).getAttribute('data-id')
+    // A reload mid-answer: useChat({ resume: true }) replays the turn; no text twice, none lost.
+    await page.reload()
+    await lastAssistant(page).locator('.text', { hasText: 'Revenue' }).waitFor()
+    assert.equal(await textOf(page), 'Revenue ')
+    open()
+    await page.getByRole('button', { name: 'Approve' }).waitFor()
+    assert.equal(await lastAssistant(page).getAttribute('data-id'), id)
+    assert.equal(await textOf(page), 'Revenue was 42. ')
+    assert.lengthOf(await page.locator('.assistant').all(), 1)
+    // The approval, from the page.
+    await page.getByRole('button', { name: 'Approve' }).click()
+    await lastAssistant(page).locator('.text', { hasText: 'All done.' }).waitFor()
+    assert.equal(await textOf(page), 'Revenue was 42. Sent. All done.')
+    assert.lengthOf(
+      await lastAssistant(page).locator('.tool[data-state=output-available]').all(),
+      2
+    )
+    // A second turn, denied.
+    await send(page, 'Once more')
+    await page.getByRole('button', { name: 'Reject' }).waitFor()
+    await page.getByRole('button', { name: 'Reject' }).click()
+    await lastAssistant(page).locator('.text', { hasText: 'All done.' }).waitFor()
+    assert.equal(await textOf(page), 'Revenue was 42. Not sent (rejected). All done.')
+    assert.equal(
+      await lastAssistant(page).locator('.tool[data-state=output-denied] em').textContent(),
+      'denied'
+    )
+    assert.deepEqual(errors, [])
+    assert.isNull(
+      await page
+        .getByRole('alert')
+        .textContent({ timeout: 100 })
+        .catch(() => null)
+    )
+  }).timeout(60_000)
+})
