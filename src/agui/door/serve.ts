@@ -6,9 +6,9 @@ import type { AgUiRun } from './runs.js'
 import { withinFrameId, type DoorPosition } from './position.js'
 import { invalidCursor } from './refusals.js'
 import { replayInto } from './replay.js'
-import type { DoorDeps, DoorReply, SseItem } from './reply.js'
+import { sendsSnapshot, type DoorDeps, type DoorReply, type SseItem } from './reply.js'
 import { segmentBounds, type SegmentBounds } from './segment.js'
-import { closingEvents } from './transcript.js'
+import { closingEvents, transcriptPrelude } from './transcript.js'
 
 type Identity = { threadId: string; runId: string }
 
@@ -31,15 +31,17 @@ export async function serveRun(
   deps: DoorDeps,
   run: AgUiRun,
   at: DoorPosition | undefined,
-  signal?: AbortSignal
+  signal?: AbortSignal,
+  { prelude = false }: { prelude?: boolean } = {}
 ): Promise<DoorReply> {
   const translator = new FrameTranslator({
     ...deps.options,
+    messagesSnapshot: prelude || sendsSnapshot(deps.options, run),
     streamRunId: run.streamRunId,
     clientTools: run.clientTools,
   })
   const identity = { threadId: run.threadId, runId: run.runId }
-  const joined = await join(deps, run, translator, identity, at)
+  const joined = await join(deps, run, translator, identity, at, prelude)
   if (!joined) return invalidCursor()
   return {
     kind: 'stream',
@@ -124,7 +126,8 @@ async function join(
   run: AgUiRun,
   translator: FrameTranslator,
   identity: Identity,
-  at: DoorPosition | undefined
+  at: DoorPosition | undefined,
+  prelude: boolean
 ): Promise<Joined | null> {
   const streamRunId = run.streamRunId
   const start: Cursor = { seq: run.afterSeq }
@@ -153,7 +156,10 @@ async function join(
   await replayInto(deps, translator, streamRunId, cursor)
   // The client had the run's error: it gets its start and the error again.
   if (translator.failure) return failed(translator, identity, formatCursor(cursor), bounds)
-  return { items: bare(translator.open(identity)), from: cursor, bounds }
+  const opening = translator.open(identity)
+  // A client with nothing of the thread: what came before this run first, so it is in order.
+  if (prelude && !at) opening.splice(1, 0, await transcriptPrelude(deps, run, translator))
+  return { items: bare(opening), from: cursor, bounds }
 }
 
 function failed(
