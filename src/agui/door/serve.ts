@@ -36,7 +36,7 @@ export async function serveRun(
 ): Promise<DoorReply> {
   const translator = new FrameTranslator({
     ...deps.options,
-    messagesSnapshot: prelude || sendsSnapshot(deps.options, run),
+    messagesSnapshot: sendsSnapshot(deps.options, run),
     streamRunId: run.streamRunId,
     clientTools: run.clientTools,
   })
@@ -158,7 +158,7 @@ async function join(
   if (translator.failure) return failed(translator, identity, formatCursor(cursor), bounds)
   const opening = translator.open(identity)
   // A client with nothing of the thread: what came before this run first, so it is in order.
-  if (prelude && !at) opening.splice(1, 0, await transcriptPrelude(deps, run, translator))
+  if (prelude && !at) opening.splice(1, 0, await transcriptPrelude(deps, run, translator, start))
   return { items: bare(opening), from: cursor, bounds }
 }
 

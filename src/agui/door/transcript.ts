@@ -1,4 +1,5 @@
 import { EventType, type Message } from '@ag-ui/core'
+import type { Cursor } from '../../core/cursor.js'
 import { FrameTranslator, type AgUiEvent } from '../translate/index.js'
 import type { AgUiRun } from './runs.js'
 import { replayInto, WHOLE } from './replay.js'
@@ -57,15 +58,24 @@ export async function closingEvents(
  * The prelude of a re-attach without a cursor (a client that has none of the thread, such as
  * one restoring it after a restart): `MESSAGES_SNAPSHOT` of everything before `run` (earlier
  * streams, this stream's user message, its earlier segments), sent right after `RUN_STARTED` so
- * the replayed events land after it, in order. `translator` has replayed up to the run's start.
+ * the replayed events land after it, in order. `translator` has replayed up to the run's start
+ * (`start`).
  */
 export async function transcriptPrelude(
   deps: DoorDeps,
   run: AgUiRun,
-  translator: FrameTranslator
+  translator: FrameTranslator,
+  start: Cursor
 ): Promise<AgUiEvent> {
+  // A translator that keeps no transcript (the run sends no snapshot at its end) serves the run
+  // as fast as ever: the transcript before it is rebuilt apart, by one that does.
+  let before = translator
+  if (!translator.options.messagesSnapshot) {
+    before = new FrameTranslator({ ...translator.options, messagesSnapshot: true })
+    await replayInto(deps, before, run.streamRunId, start)
+  }
   return {
     type: EventType.MESSAGES_SNAPSHOT,
-    messages: (await threadTranscript(deps, run, translator)) as Message[],
+    messages: (await threadTranscript(deps, run, before)) as Message[],
   }
 }
