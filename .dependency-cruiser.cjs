@@ -136,6 +136,21 @@ module.exports = {
       from: { path: '^src/', pathNot: '^src/ai_sdk/' },
       to: { path: '^src/ai_sdk/' },
     },
+    {
+      name: 'copilotkit-runner-standalone',
+      comment:
+        'src/copilotkit (its own subpath) is an HTTP client of the routes: it loads nothing else of ours.',
+      severity: 'error',
+      from: { path: '^src/copilotkit/' },
+      to: { dependencyTypes: ['local'], pathNot: '^src/copilotkit/' },
+    },
+    {
+      name: 'nothing-imports-copilotkit',
+      comment: 'CopilotKit is an optional peer: only its own subpath loads the runner.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/copilotkit/' },
+      to: { path: '^src/copilotkit/' },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

@@ -19,9 +19,13 @@ process.on('unhandledRejection', () => {})
 
 type Item = { event: WireEvent; id?: string }
 
-/** What a join prelude may hold: the run's start, a state snapshot, re-opened constructs. */
+/**
+ * What a join prelude may hold: the run's start, the thread before the run (a connection without
+ * a cursor), a state snapshot, re-opened constructs.
+ */
 const PRELUDE = new Set([
   'RUN_STARTED',
+  'MESSAGES_SNAPSHOT',
   'STATE_SNAPSHOT',
   'STEP_STARTED',
   'SUBAGENT_STARTED',

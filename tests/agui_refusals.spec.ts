@@ -163,14 +163,18 @@ test.group('AG-UI door: refusals change nothing', () => {
       input(threadId, { resume: [ok(a), { interruptId: b, status: 'approved' }] })
     )
     assert.equal(badStatus.status, 400)
-    // A used run id (the parked run's own).
-    const first = await ctx.agentStream.door.runs.latest(threadId)
+    // A used run id: another thread's (the parked run's own is accepted, see
+    // agui_copilotkit_rules.spec.ts), and the parked run's own on a new input (no resume).
+    const other = await parked(ctx.post)
+    const theirs = await ctx.agentStream.door.runs.latest(other.threadId)
     await assertRefused(
       assert,
       ctx,
-      { ...input(threadId, { resume: [ok(a), ok(b)] }), runId: first!.runId },
+      { ...input(threadId, { resume: [ok(a), ok(b)] }), runId: theirs!.runId },
       'run_id_used'
     )
+    const first = await ctx.agentStream.door.runs.latest(threadId)
+    await assertRefused(assert, ctx, { ...input(threadId), runId: first!.runId }, 'run_id_used')
   })
 
   test('an expired interrupt can only be cancelled; a role approver is not the requester', async ({

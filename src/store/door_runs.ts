@@ -96,6 +96,16 @@ export class AgUiRunStore {
     return row ? toRun(row) : null
   }
 
+  /** The thread's run a resume with this hash recorded (`resumeHash`), or `null`. */
+  async byResume(threadId: string, resumeHash: string): Promise<AgUiRun | null> {
+    const row = await this.connect()
+      .from(this.tables.aguiRuns)
+      .where('thread_id', threadId)
+      .where('resume_hash', resumeHash)
+      .first()
+    return row ? toRun(row) : null
+  }
+
   /** The thread's runs that started a stream, oldest first. */
   async streams(threadId: string): Promise<AgUiRun[]> {
     const rows = await this.connect()

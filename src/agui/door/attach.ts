@@ -9,7 +9,9 @@ import { streamGoesOn } from '../../runner/door_runs.js'
 
 /**
  * Re-attach to an AG-UI run after `after` (the SSE `Last-Event-ID` or `?after=`): the run from
- * its `RUN_STARTED`, a join prelude, then the rest. 404 when there is no such run (or it is
+ * its `RUN_STARTED`, a join prelude, then the rest. Without `after`, the prelude starts with a
+ * `MESSAGES_SNAPSHOT` of the thread before this run (its user message included), so a client
+ * restoring the thread gets it in order. 404 when there is no such run (or it is
  * someone else's); 400 `invalid_cursor` for an id the door did not mint (`position.ts`) or one
  * past the stream's stored head (never given by any replica: followed, it would wait for frames
  * that may never come, and skip those that do).
@@ -36,7 +38,8 @@ export async function reattach(
     const at = 'k' in position ? { seq: position.seq, offset: 0 } : position.cursor
     if (await deps.sink.beyondHead(run.streamRunId, at, stream)) return invalidCursor()
   }
-  return serveRun(deps, run, position, signal, stream)
+  // Without a cursor the client has nothing: the transcript before this run comes first.
+  return serveRun(deps, run, position, signal, { prelude: position === undefined, stream })
 }
 
 /**

@@ -76,10 +76,18 @@ export class AgUiDoor {
     const { latest, pending } = thread
     const hash = input.resume?.length ? resumeHash(input.threadId, input.resume) : null
     const used = await this.runs.find(input.runId)
-    if (used) {
-      if (hash && used.resumeHash === hash && used.ownerId === owner)
-        return serveRun(this.#deps, used, undefined, signal)
-      return refusal('run_id_used')
+    // A resume under the id of a run of the thread's current stream: the id CopilotKit's
+    // `useInterrupt` resolve() sends (the input runId of the run that ended with the interrupt,
+    // so after one resume, still the first run's). Same rules; the resume is recorded under an
+    // id of its own (`resume.ts`), so each id still re-attaches to its own run.
+    if (used && hash && used.resumeHash === hash && used.ownerId === owner)
+      return serveRun(this.#deps, used, undefined, signal)
+    const reused = hash !== null && used !== null && reusable(used, latest, owner)
+    if (used && !reused) return refusal('run_id_used')
+    if (reused) {
+      // The same resume again under the same reused id: its run is replayed, nothing runs twice.
+      const same = await this.runs.byResume(input.threadId, hash)
+      if (same && same.ownerId === owner) return serveRun(this.#deps, same, undefined, signal)
     }
     if (!input.resume?.length) {
       if (pending.length > 0) return refusal('interrupt_pending')
@@ -90,9 +98,9 @@ export class AgUiDoor {
       if (latest && hash && latest.resumeHash === hash)
         return serveRun(this.#deps, latest, undefined, signal)
       const settled = await settledElsewhere(this.#deps, input.threadId, input.resume)
-      return refusal(settledRefusal(settled, 'no_pending_interrupt'))
+      return refusal(settledRefusal(settled, reused ? 'run_id_used' : 'no_pending_interrupt'))
     }
-    return resume(this.#deps, input, hash!, latest!, pending, principal, signal)
+    return resume(this.#deps, input, hash!, latest!, pending, principal, signal, reused)
   }
 
   /**
@@ -134,4 +142,18 @@ export class AgUiDoor {
   ): Promise<DoorReply> {
     return attachThread(this.#deps, threadId, after, principal, signal)
   }
+}
+
+/**
+ * Whether a resume may name `used`, a recorded run: any AG-UI run of the thread's current stream
+ * (the one parked, an earlier segment's, one a repeat of this resume already went on from), of
+ * the same principal. The resume's own rules (every open interrupt, decide once) still apply.
+ */
+function reusable(used: AgUiRun, latest: AgUiRun | null, owner: string | null) {
+  return (
+    latest !== null &&
+    used.ownerId === owner &&
+    used.threadId === latest.threadId &&
+    used.streamRunId === latest.streamRunId
+  )
 }

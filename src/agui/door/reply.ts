@@ -7,7 +7,10 @@ import type { DoorFacts } from './facts.js'
 import type { AgUiRunStore } from './runs.js'
 
 /** Options of the AG-UI door: the translator's, plus input and connection settings. */
-export interface AgUiDoorOptions extends Omit<TranslatorOptions, 'streamRunId'> {
+export interface AgUiDoorOptions extends Omit<
+  TranslatorOptions,
+  'streamRunId' | 'messagesSnapshot'
+> {
   /** Cap on a `RunAgentInput` body, in bytes. Default 1048576 (1 MiB). */
   maxBodyBytes?: number
   /** Cancel the run when its client disconnects (off: it runs on, re-attach later). Default false. */
@@ -19,11 +22,15 @@ export interface AgUiDoorOptions extends Omit<TranslatorOptions, 'streamRunId'> 
    */
   frontendTools?: boolean
   /**
-   * Send `MESSAGES_SNAPSHOT` before each `RUN_FINISHED`: the thread's whole transcript (each
-   * run's user message, under the client's id, and what the agent wrote). The 1.0 client drops
-   * local messages a snapshot leaves out. Default false.
+   * Send `MESSAGES_SNAPSHOT` before `RUN_FINISHED`: the thread's whole transcript (each run's
+   * user message, under the client's id, and what the agent wrote). The 1.0 client drops local
+   * messages a snapshot leaves out. `true`: before each `RUN_FINISHED`; `'resumes'`: only in a
+   * run that continues a park (a resume, or the continuation of an answer given elsewhere),
+   * where a client may hold a tool message of its own for the approved call (CopilotKit's
+   * `useInterrupt` adds `{"approved":true}` and keeps the first result per call) that the
+   * snapshot replaces with the real result; `false`: never. Default `'resumes'`.
    */
-  messagesSnapshot?: boolean
+  messagesSnapshot?: boolean | 'resumes'
   /**
    * Keep the translator's state every this many rows of a stream this replica translates, so a
    * re-attach translates only what follows the nearest checkpoint. Default 256.
@@ -59,4 +66,13 @@ export interface DoorDeps {
   checkpoints?: TranslatorCheckpoints
   /** What this replica learnt of streams that cannot change (`facts.ts`). */
   facts?: DoorFacts
+}
+
+/**
+ * Whether `run` sends `MESSAGES_SNAPSHOT` before its `RUN_FINISHED` (`messagesSnapshot`,
+ * default `'resumes'`).
+ */
+export function sendsSnapshot(options: AgUiDoorOptions, run: { kind: 'start' | 'resume' }) {
+  const setting = options.messagesSnapshot ?? 'resumes'
+  return setting === true || (setting === 'resumes' && run.kind === 'resume')
 }

@@ -1,7 +1,7 @@
 import type { Principal } from '../../core/run.js'
 import type { PendingItem } from '../../parking/types.js'
 import { validateDecision, validateReply } from '../../parking/replies.js'
-import { decodeAgUiId, encodeAgUiId } from '../ids.js'
+import { continuationRunId, decodeAgUiId, encodeAgUiId } from '../ids.js'
 import { replyCheck } from './reply_check.js'
 import type { AgUiInput, AgUiResumeEntry } from './input.js'
 import { refusal, refusalOf, type AgUiRefusalCode } from './refusals.js'
@@ -29,6 +29,12 @@ export function interruptId(item: PendingItem) {
 /**
  * A resume (AG-UI interrupts rules 1-8): every rule is checked first (nothing written), then the
  * run is recorded and the answers applied; the continuation is served as a new AG-UI run.
+ *
+ * `reused`: the input names the interrupted run's own id (CopilotKit's `useInterrupt`
+ * resolve() does, CopilotKit issue #6999). The continuation is then recorded, and announced in
+ * its `RUN_STARTED`, under the id the door gives the continuation of that park
+ * (`continuationRunId`, the one an admin decision's continuation gets too): a re-attach by the
+ * interrupted run's id still serves the interrupted run, by the new id the continuation.
  */
 export async function resume(
   deps: DoorDeps,
@@ -37,7 +43,8 @@ export async function resume(
   latest: AgUiRun,
   pending: PendingItem[],
   principal: Principal | null,
-  signal?: AbortSignal
+  signal?: AbortSignal,
+  reused = false
 ): Promise<DoorReply> {
   const byId = new Map(pending.map((item) => [interruptId(item), item]))
   const seen = new Set<string>()
@@ -59,7 +66,7 @@ export async function resume(
   const afterSeq = await deps.sink.segmentEnd(latest.streamRunId, lastAsked)
   if (afterSeq === null) return refusal('run_active')
   const run: Omit<AgUiRun, 'createdAt'> = {
-    runId: input.runId,
+    runId: reused ? continuationRunId(latest.streamRunId, afterSeq) : input.runId,
     threadId: input.threadId,
     streamRunId: latest.streamRunId,
     afterSeq,
@@ -77,7 +84,7 @@ export async function resume(
     }
   } catch (error) {
     // Only a race gets here (every rule was checked): someone decided first.
-    if (applied === 0) await deps.runs.remove(input.runId)
+    if (applied === 0) await deps.runs.remove(run.runId)
     // Answers apply one item at a time: a race lost after the first leaves that one decided.
     if (applied > 0) return refusal('decision_conflict')
     const code = refusalOf(error)

@@ -6,10 +6,10 @@ import type { AgUiRun } from './runs.js'
 import { withinFrameId, type DoorPosition } from './position.js'
 import { invalidCursor } from './refusals.js'
 import { checkpointTrail, replayInto } from './replay.js'
-import type { DoorDeps, DoorReply, SseItem } from './reply.js'
+import { sendsSnapshot, type DoorDeps, type DoorReply, type SseItem } from './reply.js'
 import { segmentBounds, type SegmentBounds } from './segment.js'
 import type { StreamState } from './facts.js'
-import { closingEvents } from './transcript.js'
+import { closingEvents, transcriptPrelude } from './transcript.js'
 
 type Identity = { threadId: string; runId: string }
 
@@ -35,16 +35,20 @@ export async function serveRun(
   run: AgUiRun,
   at: DoorPosition | undefined,
   signal?: AbortSignal,
-  /** The stream's row as the caller just read it (else `join` reads it). */
-  stream?: StreamState | null
+  /**
+   * `prelude`: start with the thread's transcript before this run (a client with nothing);
+   * `stream`: the stream's row as the caller just read it (else `join` reads it).
+   */
+  { prelude = false, stream }: { prelude?: boolean; stream?: StreamState | null } = {}
 ): Promise<DoorReply> {
   const translator = new FrameTranslator({
     ...deps.options,
+    messagesSnapshot: sendsSnapshot(deps.options, run),
     streamRunId: run.streamRunId,
     clientTools: run.clientTools,
   })
   const identity = { threadId: run.threadId, runId: run.runId }
-  const joined = await join(deps, run, translator, identity, at, stream)
+  const joined = await join(deps, run, translator, identity, at, prelude, stream)
   if (!joined) return invalidCursor()
   return {
     kind: 'stream',
@@ -138,6 +142,7 @@ async function join(
   translator: FrameTranslator,
   identity: Identity,
   at: DoorPosition | undefined,
+  prelude: boolean,
   stream?: StreamState | null
 ): Promise<Joined | null> {
   const streamRunId = run.streamRunId
@@ -169,7 +174,10 @@ async function join(
   await replayInto(deps, translator, streamRunId, cursor, stream)
   // The client had the run's error: it gets its start and the error again.
   if (translator.failure) return failed(translator, identity, formatCursor(cursor), bounds)
-  return { items: bare(translator.open(identity)), from: cursor, bounds, stream }
+  const opening = translator.open(identity)
+  // A client with nothing of the thread: what came before this run first, so it is in order.
+  if (prelude && !at) opening.splice(1, 0, await transcriptPrelude(deps, run, translator, start))
+  return { items: bare(opening), from: cursor, bounds, stream }
 }
 
 function failed(

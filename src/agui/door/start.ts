@@ -52,7 +52,7 @@ export async function startFromInput(
     threadId: input.threadId,
     ownerId: principal?.id ?? null,
     clientTools: tools.map((tool) => tool.name),
-    inputMessage: userMessage(deps, input, message),
+    inputMessage: userMessage(input, message),
   }
   const started = await startRun(
     deps,
@@ -77,9 +77,12 @@ export async function startFromInput(
   return serveRun(deps, { ...started, createdAt: 0 }, undefined, signal)
 }
 
-/** The fresh user message's id and text (for `MESSAGES_SNAPSHOT`). */
-function userMessage(deps: DoorDeps, input: AgUiInput, text: string | null) {
-  if (text === null || !deps.options.messagesSnapshot) return null
+/**
+ * The fresh user message's id and text (for `MESSAGES_SNAPSHOT`: a resume's, a re-attach's
+ * prelude), kept whatever `messagesSnapshot` says, so a thread restored later has it.
+ */
+function userMessage(input: AgUiInput, text: string | null) {
+  if (text === null) return null
   const message = input.messages.findLast((m) => m.role === 'user')
   return message ? { id: message.id, content: text } : null
 }

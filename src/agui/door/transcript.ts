@@ -1,8 +1,9 @@
 import { EventType, type Message } from '@ag-ui/core'
+import type { Cursor } from '../../core/cursor.js'
 import { FrameTranslator, type AgUiEvent } from '../translate/index.js'
 import type { AgUiRun } from './runs.js'
 import { replayInto, WHOLE } from './replay.js'
-import type { DoorDeps } from './reply.js'
+import { sendsSnapshot, type DoorDeps } from './reply.js'
 
 /**
  * The thread's transcript up to `run`'s stream (`MESSAGES_SNAPSHOT`): for each stream of the
@@ -24,14 +25,18 @@ export async function threadTranscript(deps: DoorDeps, run: AgUiRun, current: Fr
       messages.push(...current.messages())
       break
     }
-    const earlier = new FrameTranslator({ ...deps.options, streamRunId: stream.streamRunId })
+    const earlier = new FrameTranslator({
+      ...deps.options,
+      messagesSnapshot: true,
+      streamRunId: stream.streamRunId,
+    })
     await replayInto(deps, earlier, stream.streamRunId, WHOLE)
     messages.push(...earlier.messages())
   }
   return messages
 }
 
-/** `close()`'s events, with `MESSAGES_SNAPSHOT` before `RUN_FINISHED` when configured. */
+/** `close()`'s events, with `MESSAGES_SNAPSHOT` before `RUN_FINISHED` when configured ({@link sendsSnapshot}). */
 export async function closingEvents(
   deps: DoorDeps,
   run: AgUiRun,
@@ -39,7 +44,7 @@ export async function closingEvents(
   identity: { threadId: string; runId: string }
 ): Promise<AgUiEvent[]> {
   const events = translator.close(identity)
-  if (deps.options.messagesSnapshot && events.at(-1)?.type === 'RUN_FINISHED') {
+  if (sendsSnapshot(deps.options, run) && events.at(-1)?.type === 'RUN_FINISHED') {
     const snapshot: AgUiEvent = {
       type: EventType.MESSAGES_SNAPSHOT,
       messages: (await threadTranscript(deps, run, translator)) as Message[],
@@ -47,4 +52,30 @@ export async function closingEvents(
     events.splice(events.length - 1, 0, snapshot)
   }
   return events
+}
+
+/**
+ * The prelude of a re-attach without a cursor (a client that has none of the thread, such as
+ * one restoring it after a restart): `MESSAGES_SNAPSHOT` of everything before `run` (earlier
+ * streams, this stream's user message, its earlier segments), sent right after `RUN_STARTED` so
+ * the replayed events land after it, in order. `translator` has replayed up to the run's start
+ * (`start`).
+ */
+export async function transcriptPrelude(
+  deps: DoorDeps,
+  run: AgUiRun,
+  translator: FrameTranslator,
+  start: Cursor
+): Promise<AgUiEvent> {
+  // A translator that keeps no transcript (the run sends no snapshot at its end) serves the run
+  // as fast as ever: the transcript before it is rebuilt apart, by one that does.
+  let before = translator
+  if (!translator.options.messagesSnapshot) {
+    before = new FrameTranslator({ ...translator.options, messagesSnapshot: true })
+    await replayInto(deps, before, run.streamRunId, start)
+  }
+  return {
+    type: EventType.MESSAGES_SNAPSHOT,
+    messages: (await threadTranscript(deps, run, before)) as Message[],
+  }
 }

@@ -1,0 +1,68 @@
+import { test } from '@japa/runner'
+import { randomUUID } from 'node:crypto'
+import { HttpAgent } from '@ag-ui/client'
+import { lastValueFrom, toArray } from 'rxjs'
+import { AgentStreamRunner } from '../src/copilotkit/index.js'
+import { scriptedAgent } from '../src/testing/scripted_agent.js'
+import { resetTables } from './helpers/db.js'
+import { serveApp } from './helpers/http.js'
+import { assertConforms, type WireEvent } from './helpers/agui.js'
+
+/**
+ * `adonis-agent-stream/copilotkit` without CopilotKit: the runner's `run()` / `connect()` /
+ * `isRunning()` against the routes, with the official `HttpAgent` as the agent CopilotKit would
+ * hand it. The suite with CopilotKit itself is `npm run test:copilotkit`.
+ */
+test.group('CopilotKit runner (adonis-agent-stream/copilotkit)', () => {
+  test('run() drives /agui; connect() re-attaches from the store; 404 is an empty thread', async ({
+    assert,
+  }) => {
+    const served = await serveApp({ runner: scriptedAgent({ steps: ['read', 'approval'] }) })
+    await resetTables(await served.app.container.make('lucid.db'))
+    const url = `${served.url}/agui`
+    const runner = new AgentStreamRunner({ url, headers: { 'x-user': 'alice' } })
+    const threadId = `t-${randomUUID()}`
+
+    const agent = new HttpAgent({ url, threadId, headers: { 'x-user': 'alice' } })
+    agent.messages.push({ id: 'u1', role: 'user', content: 'Send the weekly report' })
+    const input = { threadId, runId: randomUUID(), messages: agent.messages }
+    const running = runner.run({ threadId, agent, input })
+    assert.isTrue(await runner.isRunning({ threadId }))
+    assert.throws(() => runner.run({ threadId, agent, input }), 'Thread already running')
+    const ran: WireEvent[] = await lastValueFrom(running.pipe(toArray()))
+    await assertConforms(assert, ran)
+    assert.equal(ran.at(-1)!.outcome?.type, 'interrupt')
+    assert.isFalse(await runner.isRunning({ threadId }))
+
+    // A new runner (a restarted runtime): the thread from the store, in order.
+    const restarted = new AgentStreamRunner({ url: () => url })
+    const restored: WireEvent[] = await lastValueFrom(
+      restarted.connect({ threadId, headers: { 'x-user': 'alice' } }).pipe(toArray())
+    )
+    await assertConforms(assert, restored)
+    // Text the live run sent in several deltas is replayed from one stored row: one delta.
+    const kinds = (events: WireEvent[]) =>
+      events
+        .map((e) => e.type)
+        .filter((t, i, all) => t !== 'TEXT_MESSAGE_CONTENT' || all[i - 1] !== t)
+    assert.deepEqual(kinds(restored), ['RUN_STARTED', 'MESSAGES_SNAPSHOT', ...kinds(ran.slice(1))])
+    assert.deepEqual((restored[1].messages as any[])[0], {
+      id: 'u1',
+      role: 'user',
+      content: 'Send the weekly report',
+    })
+
+    // No such thread, or another person's: empty.
+    const none = await lastValueFrom(
+      restarted
+        .connect({ threadId: `t-${randomUUID()}`, headers: { 'x-user': 'alice' } })
+        .pipe(toArray())
+    )
+    assert.deepEqual(none, [])
+    const theirs = await lastValueFrom(
+      restarted.connect({ threadId, headers: { 'x-user': 'bob' } }).pipe(toArray())
+    )
+    assert.deepEqual(theirs, [])
+    assert.isFalse(await runner.stop({ threadId }))
+  })
+})
