@@ -3,6 +3,7 @@ import type { RouteGroup } from '@adonisjs/core/http'
 import type { AgUiController } from './agui_controller.js'
 import type { ParkingService } from '../parking/service.js'
 import { AdminController } from './admin/admin_controller.js'
+import { RunsController } from './admin/runs_controller.js'
 import { takesBody } from './body_guard.js'
 import { DecisionsController } from './decisions_controller.js'
 import { StreamController, type StreamRoutesDeps } from './stream_controller.js'
@@ -33,6 +34,7 @@ export interface RoutesOptions {
  * | POST | `/runs/:runId/cancel` | `runs.cancel` |
  * | POST | `/items/:runId/:itemId/approve\|reject\|answer` | `items.approve` ... |
  * | GET | `/admin`, `/admin/items` | `admin.page`, `admin.items` |
+ * | GET | `/admin/runs`, `/admin/runs/:runId` | `admin.runs`, `admin.run` (runs by status, a run's timeline) |
  * | POST | `/admin/items/:runId/:itemId/:action` | `admin.decide` |
  *
  * The JSON routes (every POST but the admin form) take `application/json` only (415
@@ -62,6 +64,11 @@ export function registerRoutes(
     base: prefix,
     authorize: config.admin,
     principal: config.principal,
+  })
+  const runs = new RunsController(agentStream.sink, agentStream.parking, {
+    base: prefix,
+    authorize: config.admin,
+    rules: config.agui,
   })
   const agui = agentStream.agui
   const group = router
@@ -108,6 +115,8 @@ export function registerRoutes(
         .as('items.answer')
       router.get('/admin', (ctx) => admin.page(ctx)).as('admin.page')
       router.get('/admin/items', (ctx) => admin.items(ctx)).as('admin.items')
+      router.get('/admin/runs', (ctx) => runs.list(ctx)).as('admin.runs')
+      router.get('/admin/runs/:runId', (ctx) => runs.show(ctx)).as('admin.run')
       router
         .post(
           '/admin/items/:runId/:itemId/:action',

@@ -148,5 +148,7 @@ export function toPending(item: ItemRow, row: Record<string, any>): PendingItem 
     decidedBy: row.decided_by,
     decidedVia: row.decided_via,
     reason: row.reason,
+    decidedAt:
+      row.decided_at === null || row.decided_at === undefined ? null : iso(Number(row.decided_at)),
   }
 }

@@ -48,6 +48,8 @@ export interface PendingItem {
   decidedBy?: string | null
   decidedVia?: string | null
   reason?: string | null
+  /** ISO-8601 instant it was decided (or expired, or cancelled); `null` while pending. */
+  decidedAt?: string | null
 }
 
 /** Decides whether `principal` may decide an item. The default: see `defaultApproverPolicy`. */

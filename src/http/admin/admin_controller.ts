@@ -5,6 +5,7 @@ import { DateTime } from 'luxon'
 import type { ParkingService } from '../../parking/service.js'
 import { asHttpError } from '../decisions_controller.js'
 import { resolvePrincipal, type AdminAuthorizer, type PrincipalResolver } from '../principal.js'
+import { adminAllowed, adminHeaders } from './guard.js'
 import { answersFromForm, validateDecisionForm } from './form.js'
 import { renderItems, renderPage, type PageContext } from './page.js'
 import { DEPTH_ISSUE, tooDeep } from '../../core/json_depth.js'
@@ -98,10 +99,8 @@ export class AdminController {
     return back(action === 'answer' ? 'answered' : action === 'approve' ? 'approved' : 'rejected')
   }
 
-  async #allowed(ctx: HttpContext) {
-    if (this.options.authorize && (await this.options.authorize(ctx))) return true
-    ctx.response.status(403).type('html').send('<p>Forbidden</p>')
-    return false
+  #allowed(ctx: HttpContext) {
+    return adminAllowed(ctx, this.options.authorize)
   }
 
   #csrf(ctx: HttpContext) {
@@ -144,11 +143,6 @@ export class AdminController {
   }
 
   #headers(ctx: HttpContext, nonce: string) {
-    ctx.response.header(
-      'Content-Security-Policy',
-      `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`
-    )
-    ctx.response.header('X-Content-Type-Options', 'nosniff')
-    ctx.response.header('Cache-Control', 'no-store')
+    adminHeaders(ctx, nonce)
   }
 }

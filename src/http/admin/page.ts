@@ -4,10 +4,10 @@ import type { PendingItem } from '../../parking/types.js'
 import { optionToken, questionField } from './form.js'
 
 /** Every attribute value goes through this: text, never markup. */
-const e = (value: unknown) => string.escapeHTML(String(value ?? ''))
+export const e = (value: unknown) => string.escapeHTML(String(value ?? ''))
 
 /** The bidi formatting characters: embeddings, overrides, isolates and marks (UAX #9). */
-const BIDI_CONTROLS = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g
+export const BIDI_CONTROLS = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g
 
 /**
  * Every value shown as text goes through this: escaped, in its own `<bdi>` (a bidi isolate with
@@ -15,7 +15,7 @@ const BIDI_CONTROLS = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g
  * visible marker (`[U+202E]`) instead of acting: a title with a right-to-left override renders
  * in the order it was written, and the person sees that it held one.
  */
-const t = (value: unknown) =>
+export const t = (value: unknown) =>
   `<bdi>${e(value).replace(
     BIDI_CONTROLS,
     (c) =>
