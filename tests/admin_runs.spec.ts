@@ -60,7 +60,8 @@ const runner: AgentRunner = {
         t: 'approval',
         runId: child.runId,
         id: 'h-1',
-        toolName: `${HTML}${BIDI}${LONG}`,
+        // The longest a tool name may be (it keys an approvals column of 191 characters).
+        toolName: `${HTML}${BIDI}`.padEnd(191, 'z'),
         input: { body: HTML },
       })
       return { status: 'parked', checkpoint: { step: 'hostile' } }
