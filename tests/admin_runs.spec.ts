@@ -231,7 +231,7 @@ test.group('Admin runs in Chromium', () => {
       [runId]
     )
     assert.equal(await page.locator('table.runs .status').innerText(), 'failed')
-    await page.locator('table.runs a').click()
+    await page.locator('table.runs td:first-child a').click()
     await page.locator('svg.timeline').waitFor()
     assert.equal(await page.locator('dd .status').innerText(), 'failed')
     const failure = page.locator('svg.timeline g.lane.main g.failure')

@@ -115,7 +115,7 @@ export function renderRunsPage(ctx: RunsPageContext, runs: RunSummary[]) {
         (run) => `<tr data-run="${e(run.runId)}">
 <td><a href="${e(runHref(ctx.base, run.runId))}"><code>${t(run.runId)}</code></a></td>
 <td><span class="status ${e(run.status)}">${e(run.status)}</span></td>
-<td><code>${t(run.threadId)}</code></td>
+<td><a href="${e(runsHref(ctx.base, { thread: run.threadId }))}"><code>${t(run.threadId)}</code></a></td>
 <td>${e(when(run.createdAt))}</td>
 <td>${e(when(run.endedAt ?? run.updatedAt))}</td></tr>`
       )
