@@ -164,6 +164,9 @@ test.group('Admin runs in Chromium', () => {
       await page.setViewportSize({ width: 1040, height: 800 })
       await page.locator('.figure').screenshot({ path: process.env.SCREENSHOT_TIMELINE })
     }
+    if (process.env.SCREENSHOT_RUN) {
+      await page.screenshot({ path: process.env.SCREENSHOT_RUN, fullPage: true })
+    }
     assert.equal(await page.locator('dd .status').innerText(), 'finished')
     // Two lanes: the run and its sub-agent.
     assert.equal(await svg.locator('g.lane').count(), 2)

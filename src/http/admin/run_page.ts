@@ -136,12 +136,14 @@ function decisions(story: RunStory) {
       const decided = item.decidedAt ? DateTime.fromISO(item.decidedAt).toMillis() : null
       return `<tr class="park" data-item="${e(item.itemId)}">
 <td>${t(itemLabel(item))}</td><td><code>${t(item.runId)}</code></td><td>${t(item.park)}</td>
-<td>${e(when(asked))}</td><td>${t(item.status)}</td><td>${t(item.decidedBy ?? '-')}</td><td>${t(item.decidedVia ?? '-')}</td>
-<td>${e(decided === null ? 'waiting' : when(decided))}</td><td>${e(decided === null ? '-' : humanDuration(decided - asked))}</td><td>${t(item.reason ?? '')}</td></tr>`
+<td>${e(clock(asked))}</td><td>${t(item.status)}</td><td>${t(item.decidedBy ?? '-')}</td><td>${t(item.decidedVia ?? '-')}</td>
+<td>${e(decided === null ? 'waiting' : clock(decided))}</td><td>${e(decided === null ? '-' : humanDuration(decided - asked))}</td><td>${t(item.reason ?? '')}</td></tr>`
     })
     .join('\n')
-  return `<table class="decisions"><caption>Parks and decisions, in stream order</caption>
-<thead><tr><th scope="col">Asked</th><th scope="col">Parked run</th><th scope="col">Park</th><th scope="col">At (UTC)</th><th scope="col">Status</th><th scope="col">Decided by</th><th scope="col">Via</th><th scope="col">Decided at (UTC)</th><th scope="col">Waited</th><th scope="col">Reason</th></tr></thead>
+  const cols = ['what', 'run', 'park', 'time', 'status', 'who', 'via', 'time', 'waited', 'why']
+  return `<table class="decisions"><caption>Parks and decisions, in stream order (times UTC)</caption>
+<colgroup>${cols.map((c) => `<col class="${c}">`).join('')}</colgroup>
+<thead><tr><th scope="col">Asked</th><th scope="col">Parked run</th><th scope="col">Park</th><th scope="col">Asked at</th><th scope="col">Status</th><th scope="col">Decided by</th><th scope="col">Via</th><th scope="col">Decided at</th><th scope="col">Waited</th><th scope="col">Reason</th></tr></thead>
 <tbody>${rows}</tbody></table>`
 }
 

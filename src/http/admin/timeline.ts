@@ -202,8 +202,11 @@ const WIDTH = 960
 const LABELS = 180
 const RIGHT = 24
 const TOP = 34
-const LANE = 78
+const LANE = 90
 const PLOT = WIDTH - LABELS - RIGHT
+/** A label under a point: centred, or kept inside the plot near its edges. */
+const anchorAt = (at: number) =>
+  at > WIDTH - RIGHT - 140 ? 'end' : at < LABELS + 140 ? 'start' : 'middle'
 
 /** The SVG picture of a story (see the module's comment). `id` prefixes the element ids. */
 export function renderTimeline(story: RunStory, id = 'timeline'): string {
@@ -270,7 +273,7 @@ export function renderTimeline(story: RunStory, id = 'timeline'): string {
       if (item.status !== 'pending') {
         out.push(
           `<path class="decision" d="M${f(x(decided))} ${bar + 18} l5 8 h-10 z"/>`,
-          `<text x="${f(x(decided))}" y="${bar + 38}" text-anchor="middle" class="who" unicode-bidi="isolate">${svgText(decisionText(item), 44)}</text>`
+          `<text x="${f(x(decided))}" y="${bar + 38 + (n % 2) * 13}" text-anchor="${anchorAt(x(decided))}" class="who" unicode-bidi="isolate">${svgText(decisionText(item), 44)}</text>`
         )
       }
       out.push(`</g>`)
@@ -280,7 +283,7 @@ export function renderTimeline(story: RunStory, id = 'timeline'): string {
       out.push(
         `<g class="${mark.kind}"><title>${svgText(`${mark.label} at ${clock(mark.at)} UTC`)}</title>`,
         `<path d="M${f(cx - 6)} ${bar - 6} l12 12 m0 -12 l-12 12" class="cross"/>`,
-        `<text x="${f(cx)}" y="${bar + 30}" text-anchor="middle" class="mark" unicode-bidi="isolate">${svgText(mark.label, 30)}</text></g>`
+        `<text x="${f(cx)}" y="${bar + 30}" text-anchor="${anchorAt(cx)}" class="mark" unicode-bidi="isolate">${svgText(mark.label, 30)}</text></g>`
       )
     }
     out.push(`</g>`)
