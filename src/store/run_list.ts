@@ -64,18 +64,23 @@ export class RunList {
     readonly tables: TableNames
   ) {}
 
-  /** The SQL expression of {@link RunStatus} for the streams row `s`. */
+  /**
+   * The SQL expression of {@link RunStatus} for the streams row `s`. The row before the end
+   * marker is read by a scalar subquery on the primary key (one probe per run shown): as an
+   * EXISTS, PostgreSQL hashed every error row of the frames table for each page instead.
+   */
   get #statusSql() {
     const { suspensions: p, frames: f } = this.tables
-    const beforeEnd = `select 1 from ${f} f where f.run_id = s.run_id and f.seq = s.last_seq - 1`
     return `case
   when s.status = 'open' then 'running'
   when s.status = 'failed' then 'failed'
   when exists (select 1 from ${p} p where p.stream_run_id = s.run_id and p.status = 'parked') then 'parked'
   when exists (select 1 from ${p} p where p.stream_run_id = s.run_id and p.status in ('open', 'claimed')) then 'running'
-  when exists (${beforeEnd} and f.kind = 'error') then 'failed'
-  when exists (${beforeEnd} and f.kind = 'event' and f.body like '%"event":{"kind":"cancelled"}%') then 'cancelled'
-  else 'finished'
+  else coalesce((select case
+      when f.kind = 'error' then 'failed'
+      when f.kind = 'event' and f.body like '%"event":{"kind":"cancelled"}%' then 'cancelled'
+      else 'finished' end
+    from ${f} f where f.run_id = s.run_id and f.seq = s.last_seq - 1), 'finished')
 end`
   }
 
