@@ -299,11 +299,9 @@ test.group('Admin runs in Chromium', () => {
     const served = await setup()
     const { sink } = served.agentStream
     const ids: string[] = []
-    for (let i = 0; i < 130; i++) {
+    for (let i = 0; i < 110; i++) {
       const id = `many-${String(i).padStart(3, '0')}`
-      const writer = await sink.open(id)
-      await writer.write({ t: 'text', v: `run ${i}` })
-      await writer.end()
+      await (await sink.open(id)).end()
       ids.push(id)
     }
     const page = await (
@@ -329,9 +327,9 @@ test.group('Admin runs in Chromium', () => {
       await page.waitForLoadState()
       assert.isBelow(pages, 10)
     }
-    assert.lengthOf(seen, 130)
+    assert.lengthOf(seen, 110)
     assert.sameMembers(seen, ids)
-    assert.equal(new Set(seen).size, 130)
+    assert.equal(new Set(seen).size, 110)
     // Newest first: the order of the rows (created_at, then run id, descending).
     const created = new Map<string, number>()
     for (const id of ids) created.set(id, (await sink.head(id))!.createdAt)
