@@ -52,6 +52,13 @@ module.exports = {
       to: { path: '^src/(runner|agui|http)/' },
     },
     {
+      name: 'story-reads-only',
+      comment: "A run's story reads through the sink and parking: never the runner, a door or HTTP.",
+      severity: 'error',
+      from: { path: '^src/story/' },
+      to: { path: '^src/(runner|agui|http)/' },
+    },
+    {
       name: 'agui-translate-pure',
       comment: 'The translator is pure: core, errors, ids and itself.',
       severity: 'error',

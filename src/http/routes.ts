@@ -4,6 +4,7 @@ import type { AgUiController } from './agui_controller.js'
 import type { UiMessageController } from './ui_message_controller.js'
 import type { ParkingService } from '../parking/service.js'
 import { AdminController } from './admin/admin_controller.js'
+import { RunsController } from './admin/runs_controller.js'
 import { takesBody } from './body_guard.js'
 import { DecisionsController } from './decisions_controller.js'
 import { StreamController, type StreamRoutesDeps } from './stream_controller.js'
@@ -39,6 +40,7 @@ export interface RoutesOptions {
  * | GET | `/admin`, `/admin/history` | `admin.page`, `admin.history` (queue, decided items) |
  * | GET | `/admin/items`, `/admin/items/:runId/:itemId` | `admin.items` (live part), `admin.item` |
  * | GET | `/admin/events` | `admin.events` (SSE: the queue changed) |
+ * | GET | `/admin/runs`, `/admin/runs/:runId` | `admin.runs`, `admin.run` (runs by status, a run's timeline) |
  * | POST | `/admin/items/:runId/:itemId/:action` | `admin.decide` |
  *
  * The JSON routes (every POST but the admin form) take `application/json` only (415
@@ -73,6 +75,11 @@ export function registerRoutes(
     replay: (runId, range) => sink.replay(runId, range),
     observe: (listener) => sink.tail.observe(listener),
     pollMs: sink.options.pollIntervalMs,
+  })
+  const runs = new RunsController(agentStream.sink, agentStream.parking, {
+    base: prefix,
+    authorize: config.admin,
+    rules: config.agui,
   })
   const agui = agentStream.agui
   const group = router
@@ -130,6 +137,8 @@ export function registerRoutes(
       router.get('/admin/items/:runId/:itemId', (ctx) => admin.item(ctx)).as('admin.item')
       router.get('/admin/history', (ctx) => admin.history(ctx)).as('admin.history')
       router.get('/admin/events', (ctx) => admin.events(ctx)).as('admin.events')
+      router.get('/admin/runs', (ctx) => runs.list(ctx)).as('admin.runs')
+      router.get('/admin/runs/:runId', (ctx) => runs.show(ctx)).as('admin.run')
       router
         .post(
           '/admin/items/:runId/:itemId/:action',

@@ -48,7 +48,7 @@ export interface PendingItem {
   decidedBy?: string | null
   decidedVia?: string | null
   reason?: string | null
-  /** When it was decided (ISO), for decided items. */
+  /** ISO-8601 instant it was decided (or expired, or cancelled); `null` while pending. */
   decidedAt?: string | null
   /** Approvals: the arguments a person edited before approving (they ran instead of `input`). */
   editedInput?: unknown

@@ -16,6 +16,11 @@ export interface StoredRow {
   body: string
   componentId: string | null
   superseded: boolean
+  /**
+   * When the row was inserted (epoch milliseconds; a coalesced text row: its first text), when
+   * the read brought it (`StreamStore.page`): for tools that place rows in time (the timeline).
+   */
+  createdAt?: number
 }
 
 /** A row to insert; the store allocates its seq. */
@@ -97,6 +102,7 @@ export interface RawRow {
   body: string
   component_id: string | null
   superseded: unknown
+  created_at?: unknown
 }
 
 /** A frames row as a driver returns it, parsed. */
@@ -107,6 +113,9 @@ export function toStoredRow(row: RawRow): StoredRow {
     body: row.body,
     componentId: row.component_id,
     superseded: row.superseded === true || row.superseded === 1 || row.superseded === '1',
+    ...(row.created_at === undefined || row.created_at === null
+      ? {}
+      : { createdAt: int(row.created_at) }),
   }
 }
 

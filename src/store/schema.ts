@@ -67,6 +67,9 @@ export function createStreamTables(
       table.bigInteger('ended_at').nullable()
       table.index(['status', 'lease_expires_at'])
       table.index(['ended_at'])
+      // The admin's runs list, newest first, a keyset page at a time (`store/run_list.ts`). A
+      // schema created before it has no such index: the list still works, sorting instead.
+      table.index(['created_at', 'run_id'])
     })
     .createTable(tables.frames, (table) => {
       if (mysql) binaryUtf8(table)

@@ -212,7 +212,7 @@ export class StreamStore {
     const found: (Omit<RawRow, 'body'> & { size: unknown; body: string | null })[] =
       await this.client
         .from(this.tables.frames)
-        .select('seq', 'kind', 'component_id', 'superseded')
+        .select('seq', 'kind', 'component_id', 'superseded', 'created_at')
         .select(this.client.knexRawQuery('octet_length(body) as size'))
         .select(
           this.client.knexRawQuery('case when octet_length(body) <= ? then body end as body', [

@@ -69,6 +69,8 @@ export interface Shell {
   main: string
   /** A notice shown above the content (plain text; escaped here), announced to screen readers. */
   notice?: string
+  /** A view's own stylesheet, after the console's (trusted code of the package, never data). */
+  styles?: string
   /** The page's own script (trusted code of the package, never data; data goes through `scriptJson`). */
   script?: string
 }
@@ -149,7 +151,7 @@ export function renderShell(shell: Shell) {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${plain(shell.title)} · Agent console</title>
-<style nonce="${e(shell.nonce)}">${STYLES}</style></head><body>
+<style nonce="${e(shell.nonce)}">${STYLES}${shell.styles ?? ''}</style></head><body>
 <header class="top"><p class="brand">Agent console</p><nav class="sections" aria-label="Sections">${nav}</nav></header>
 <main id="main">${notice}${shell.main}</main>
 ${script}

@@ -1,0 +1,134 @@
+import { randomBytes } from 'node:crypto'
+import vine from '@vinejs/vine'
+import { DateTime } from 'luxon'
+import type { HttpContext } from '@adonisjs/core/http'
+import { RUN_ID, isRunId, type StreamFrame } from '../../core/frames.js'
+import { publicFrame, type ProjectionRules } from '../../core/projection.js'
+import { describeIssues, issuesOf } from '../../errors.js'
+import type { ParkingService } from '../../parking/service.js'
+import type { LucidTokenStreamSink } from '../../sink/lucid_sink.js'
+import { RUN_STATUSES, RunList, type RunStatus } from '../../store/run_list.js'
+import { gatherStory } from '../../story/index.js'
+import type { AdminAuthorizer } from '../principal.js'
+import { adminAllowed, adminHeaders } from './access.js'
+import { renderRunPage, type TranscriptEntry } from './run_page.js'
+import { RUN_AGES, renderRunsPage, type RunsPageContext, type RunsQuery } from './runs_page.js'
+
+/** Runs per page of the list. */
+const PAGE_SIZE = 50
+/** Entries of a transcript the run view shows at most (the rest: `agent-stream:inspect`). */
+const TRANSCRIPT_LIMIT = 5000
+
+const runsQuery = vine.compile(
+  vine.object({
+    status: vine.enum(RUN_STATUSES).optional(),
+    thread: vine.string().regex(RUN_ID).optional(),
+    age: vine.enum(Object.keys(RUN_AGES)).optional(),
+    tool: vine.string().maxLength(191).optional(),
+    before: vine
+      .string()
+      .regex(/^[0-9]{1,15}~[A-Za-z0-9_:.-]{1,191}$/)
+      .optional(),
+  })
+)
+
+/** Empty fields of a GET form are no filter. */
+function present(qs: Record<string, unknown>) {
+  const out: Record<string, unknown> = {}
+  for (const key of ['status', 'thread', 'age', 'tool', 'before']) {
+    if (qs[key] !== undefined && qs[key] !== '') out[key] = qs[key]
+  }
+  return out
+}
+
+/**
+ * The admin's runs: a list by status (running, parked, finished, failed, cancelled; derived
+ * from the rows, `store/run_list.ts`) with filters and keyset pages, and a run view with its
+ * timeline (the story `agent-stream:inspect` prints, drawn) and its transcript (stored frames
+ * through the sink's replay and the public projection, as the doors read them). The same gate
+ * and headers as the admin page: 403 unless the app's `admin` hook allows, a strict CSP, every
+ * value escaped and isolated from bidi controls.
+ */
+export class RunsController {
+  readonly runs: RunList
+
+  constructor(
+    readonly sink: LucidTokenStreamSink,
+    readonly parking: ParkingService,
+    readonly options: { base: string; authorize?: AdminAuthorizer; rules: ProjectionRules }
+  ) {
+    this.runs = new RunList(() => sink.client, sink.store.tables)
+  }
+
+  /** `GET <base>/admin/runs`: the list. A filter that breaks a rule is 400, naming it. */
+  async list(ctx: HttpContext) {
+    if (!(await adminAllowed(ctx, this.options.authorize))) return
+    const page: RunsPageContext = {
+      base: this.options.base,
+      nonce: randomBytes(16).toString('base64'),
+      query: {},
+    }
+    adminHeaders(ctx, page.nonce)
+    let query: RunsQuery
+    try {
+      query = await runsQuery.validate(present(ctx.request.qs()))
+    } catch (error) {
+      const issues = issuesOf(error)
+      if (!issues) throw error
+      page.problem = describeIssues('Invalid filter', issues, '(query)')
+      ctx.response.status(400)
+      return ctx.response.type('html').send(renderRunsPage(page, []))
+    }
+    page.query = query
+    const before = query.before?.split('~')
+    const runs = await this.runs.list({
+      status: query.status as RunStatus | undefined,
+      threadId: query.thread,
+      tool: query.tool,
+      since: query.age ? DateTime.now().toMillis() - RUN_AGES[query.age] : undefined,
+      before: before ? { createdAt: Number(before[0]), runId: before[1] } : undefined,
+      limit: PAGE_SIZE + 1,
+    })
+    if (runs.length > PAGE_SIZE) {
+      runs.length = PAGE_SIZE
+      const last = runs.at(-1)!
+      page.next = `${last.createdAt}~${last.runId}`
+    }
+    return ctx.response.type('html').send(renderRunsPage(page, runs))
+  }
+
+  /** `GET <base>/admin/runs/:runId`: the run view; 404 for a run with no stream. */
+  async show(ctx: HttpContext) {
+    if (!(await adminAllowed(ctx, this.options.authorize))) return
+    const nonce = randomBytes(16).toString('base64')
+    adminHeaders(ctx, nonce)
+    const runId = ctx.params.runId
+    const run = isRunId(runId) ? await this.runs.find(runId) : null
+    const story = run ? await gatherStory(this.sink, this.parking, run.runId) : null
+    if (!run || !story) {
+      return ctx.response.status(404).type('html').send('<p>No such run.</p>')
+    }
+    const transcript: TranscriptEntry[] = []
+    let truncated = false
+    // The one read path (`sink.replay`) and the one public projection, as the doors read a run.
+    for await (const item of this.sink.replay(run.runId, { until: { seq: story.head.lastSeq } })) {
+      if (transcript.length >= TRANSCRIPT_LIMIT) {
+        truncated = true
+        break
+      }
+      if (item.t === 'end') {
+        transcript.push({ t: 'end' })
+        continue
+      }
+      const shown = publicFrame(item as StreamFrame, this.options.rules)
+      if (shown) transcript.push(shown)
+    }
+    const page = renderRunPage(
+      { base: this.options.base, nonce, truncated },
+      run,
+      story,
+      transcript
+    )
+    return ctx.response.type('html').send(page)
+  }
+}

@@ -1,0 +1,57 @@
+import type { StoredRow } from '../store/rows.js'
+import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
+import type { ParkingService } from '../parking/service.js'
+import type { PendingItem } from '../parking/types.js'
+
+/** The stream's row as `LucidTokenStreamSink.head` reads it (times in epoch milliseconds). */
+export type StoryHead = NonNullable<Awaited<ReturnType<LucidTokenStreamSink['head']>>>
+
+/**
+ * A run's story: what `agent-stream:inspect` prints and the admin run view draws. Its stream's
+ * head, every stored row in seq order (raw, as stored, each with its time), and every item it
+ * parked on (pending and decided, its sub-agents' included), oldest first. Server-side only:
+ * rows are unprojected (a view that shows them to a person passes frames through the public
+ * projection).
+ */
+export interface RunStory {
+  head: StoryHead
+  rows: StoredRow[]
+  parked: PendingItem[]
+}
+
+/** Items per parking read. */
+const PARKED_PAGE = 100
+
+/**
+ * Gather a run's story (see {@link RunStory}): the head, the rows up to the head's last seq
+ * through the sink's stored-rows read, the parked items through the parking service's listing.
+ *
+ * @returns `null` when the run has no stream (never opened, or purged)
+ * @throws InvalidRunIdError for an id outside the run id grammar
+ */
+export async function gatherStory(
+  sink: LucidTokenStreamSink,
+  parking: ParkingService,
+  runId: string
+): Promise<RunStory | null> {
+  const head = await sink.head(runId)
+  if (!head) return null
+  const rows: StoredRow[] = []
+  for await (const page of sink.storedRows(runId, { toSeq: head.lastSeq })) rows.push(...page)
+  const parked: PendingItem[] = []
+  for (const status of ['pending', 'decided'] as const) {
+    for (let page = 1; ; page++) {
+      const items = await parking.list({
+        streamRunId: runId,
+        status,
+        page,
+        perPage: PARKED_PAGE,
+      })
+      parked.push(...items)
+      if (items.length < PARKED_PAGE) break
+    }
+  }
+  // The listing is newest first per status: the story reads in stream order.
+  parked.sort((a, b) => a.streamSeq - b.streamSeq || (a.runId < b.runId ? -1 : 1))
+  return { head, rows, parked }
+}
