@@ -150,6 +150,7 @@ export function renderShell(shell: Shell) {
   const script = shell.script ? `<script nonce="${e(shell.nonce)}">${shell.script}</script>` : ''
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
 <title>${plain(shell.title)} · Agent console</title>
 <style nonce="${e(shell.nonce)}">${STYLES}${shell.styles ?? ''}</style></head><body>
 <header class="top"><p class="brand">Agent console</p><nav class="sections" aria-label="Sections">${nav}</nav></header>

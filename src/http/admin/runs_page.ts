@@ -32,6 +32,7 @@ export interface RunsPageContext {
 
 /** The CSS of the runs pages (one nonce'd `<style>`; the strict CSP allows nothing inline else). */
 export const RUNS_CSS = `
+main{overflow-wrap:anywhere}table{table-layout:fixed}th,td{overflow-wrap:anywhere}
 .status{display:inline-block;padding:0 .4rem;border-radius:3px;font-size:.85em;background:#e8eef9;color:#10325f}
 .status.failed{background:#fde7e7;color:#8a0000}.status.cancelled{background:#eee;color:#333}
 .status.parked{background:#fff3d6;color:#5c3b00}.status.finished{background:#e3f4e3;color:#164d16}
