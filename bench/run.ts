@@ -30,6 +30,9 @@ const QUICK = process.env.BENCH_QUICK === '1'
 const ONLY = process.env.BENCH_ONLY
 const wants = (part: 'db' | 'usechat' | 'viewers' | 'admin' | 'resumable') => !ONLY || ONLY === part
 const DBS = (process.env.BENCH_DBS ?? 'pg,sqlite,mysql').split(',').map((s) => s.trim())
+/** A dialect's name in the table. */
+const labelOf = (dialect: string) =>
+  ({ pg: 'PostgreSQL', sqlite: 'SQLite', mysql: 'MariaDB' })[dialect] ?? dialect
 const TMP = new URL('./tmp/', import.meta.url)
 mkdirSync(TMP, { recursive: true })
 process.env.SQLITE_FILE = fileURLToPath(new URL('bench.sqlite3', TMP))
@@ -165,7 +168,7 @@ async function benchDatabase(dialect: string) {
   process.env.DB = dialect
   const db = createDatabase()
   await resetTables(db)
-  const label = { pg: 'PostgreSQL', sqlite: 'SQLite', mysql: 'MariaDB' }[dialect] ?? dialect
+  const label = labelOf(dialect)
   const sink = new LucidTokenStreamSink(db, { coalesceWindowMs: 40 })
   const committed = instrumentCommits(sink)
 
@@ -498,16 +501,7 @@ async function benchDatabase(dialect: string) {
 
   step('useChat')
   // 7. The same kind of turn through the UI message stream door, beside resumable-stream.
-  rows.push(
-    ...(await benchUiMessage(db, {
-      label,
-      frames: SIZES.replay,
-      resumes: SIZES.reattach,
-      redisUrl: REDIS_URL,
-      redisPrefix: REDIS_PREFIX,
-      redis: await redisUp(),
-    }))
-  )
+  rows.push(...(await useChatRows(db, label)))
 
   await sink.shutdown()
   await db.manager.closeAll()
@@ -576,7 +570,7 @@ async function benchMemory(dialect: string) {
   const perReader = (process.memoryUsage().heapUsed - before) / iterators.length
   rows.push({
     metric: `heap per idle reader (${SIZES.idle} readers, ${streams} streams), bytes`,
-    db: { pg: 'PostgreSQL', sqlite: 'SQLite', mysql: 'MariaDB' }[dialect] ?? dialect,
+    db: labelOf(dialect),
     ours: fmt(perReader, 0),
     baseline: 'n/a',
     target: 'bounded, reported',
@@ -603,7 +597,7 @@ const VIEWERS = viewersSize
 /** Many talking runs, many viewers over HTTP: one replica, and two replicas on PostgreSQL. */
 async function benchManyViewers(dialect: string) {
   const { benchViewers } = await import('./viewers.js')
-  const label = { pg: 'PostgreSQL', sqlite: 'SQLite', mysql: 'MariaDB' }[dialect] ?? dialect
+  const label = labelOf(dialect)
   const scenario = `${VIEWERS.runs} runs x ${VIEWERS.viewersPerRun} SSE viewers (AG-UI over HTTP), ${VIEWERS.tokensPerSecond} tokens/s`
   const counts = process.env.BENCH_REPLICAS ? [Number(process.env.BENCH_REPLICAS)] : null
   for (const replicas of counts ?? (dialect === 'pg' ? [1, 2] : [1])) {
@@ -739,7 +733,7 @@ const ADMIN = QUICK ? { items: 10_000, requests: 5 } : { items: 10_000, requests
 /** The admin console's queue with 10,000 pending items: its first page (bench/admin_queue.ts). */
 async function benchAdmin(dialect: string) {
   const { benchAdminQueue } = await import('./admin_queue.js')
-  const label = { pg: 'PostgreSQL', sqlite: 'SQLite', mysql: 'MariaDB' }[dialect] ?? dialect
+  const label = labelOf(dialect)
   const result = await benchAdminQueue(dialect, ADMIN)
   rows.push({
     metric: `admin queue, ${ADMIN.items} pending items: first page (${result.rowsShown} rows, counts per filter), server time p50 / p99 ms (loopback round trip p50)`,
@@ -750,22 +744,25 @@ async function benchAdmin(dialect: string) {
   })
 }
 
+/** The useChat rows (bench/ui_message.ts) on `db`, beside resumable-stream when Redis is up. */
+async function useChatRows(db: ReturnType<typeof createDatabase>, label: string) {
+  return benchUiMessage(db, {
+    label,
+    frames: SIZES.replay,
+    resumes: SIZES.reattach,
+    redisUrl: REDIS_URL,
+    redisPrefix: REDIS_PREFIX,
+    redis: await redisUp(),
+  })
+}
+
 /** The useChat rows alone (`BENCH_ONLY=usechat`), on a fresh database. */
 async function benchUseChatOnly(dialect: string) {
   process.env.DB = dialect
   const db = createDatabase()
   await resetTables(db)
-  const label = { pg: 'PostgreSQL', sqlite: 'SQLite', mysql: 'MariaDB' }[dialect] ?? dialect
-  rows.push(
-    ...(await benchUiMessage(db, {
-      label,
-      frames: SIZES.replay,
-      resumes: SIZES.reattach,
-      redisUrl: REDIS_URL,
-      redisPrefix: REDIS_PREFIX,
-      redis: await redisUp(),
-    }))
-  )
+  const label = labelOf(dialect)
+  rows.push(...(await useChatRows(db, label)))
   await db.manager.closeAll()
 }
 
