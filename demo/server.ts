@@ -168,6 +168,7 @@ export async function startDemo(options: DemoOptions = {}): Promise<Demo> {
       }
     router.get('/', file('chat.html', 'text/html; charset=utf-8'))
     router.get('/chat.js', file('chat.js', 'text/javascript; charset=utf-8'))
+    router.get('/demo.css', file('demo.css', 'text/css; charset=utf-8'))
     // The useChat page: React + @ai-sdk/react, bundled with esbuild now (about a second).
     const useChatScript = await bundleUseChat()
     router.get('/usechat', file('usechat.html', 'text/html; charset=utf-8'))
