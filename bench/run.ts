@@ -461,15 +461,21 @@ async function benchDatabase(dialect: string) {
     step('agui')
     // 6. The same run through the AG-UI door over loopback HTTP: replay throughput, re-attach.
     const http = await serveDoor(db, sink, id)
-    const t0 = now()
-    const replayed = await fetch(`${http.url}/${id}`)
-    const body = await replayed.text()
-    const replaySeconds = (now() - t0) / 1000
-    const aguiEvents = body.split('\n\n').filter((block) => block.includes('data: ')).length
+    // The first replay is also the process's first use of the door (its code not yet
+    // optimized): reported beside the steady state, the median of the next five.
+    const rates: number[] = []
+    let aguiEvents = 0
+    for (let round = 0; round < 6; round++) {
+      const t0 = now()
+      const body = await (await fetch(`${http.url}/${id}`)).text()
+      const replaySeconds = (now() - t0) / 1000
+      aguiEvents = body.split('\n\n').filter((block) => block.includes('data: ')).length
+      rates.push(aguiEvents / replaySeconds)
+    }
     rows.push({
-      metric: `replay of the same run as AG-UI SSE over HTTP, events/s (${aguiEvents} events)`,
+      metric: `replay of the same run as AG-UI SSE over HTTP, events/s (${aguiEvents} events; median of 5 after a first, cold one)`,
       db: label,
-      ours: fmt(aguiEvents / replaySeconds, 0),
+      ours: `${fmt(percentile(rates.slice(1), 50), 0)} (first: ${fmt(rates[0], 0)})`,
       baseline: 'n/a',
       target: '>= 100,000',
     })

@@ -56,7 +56,7 @@ export const DEFAULTS = Object.freeze({
    */
   readerBytes: 1_048_576,
   /** Rows of a re-attaching reader's first store read (it wants its first frame fast). */
-  firstPageSize: 64,
+  firstPageSize: 16,
   /** Run ids per heads query. */
   headsBatch: 500,
   /** SSE comment line (`: ping`) after this long without a write. */
@@ -80,11 +80,11 @@ export const DEFAULTS = Object.freeze({
    * this many rows of a stream it translated, so a re-attach translates only what follows the
    * nearest one.
    */
-  checkpointEvery: 256,
+  checkpointEvery: 64,
   /** ...for this many streams at most (the least recently used go first)... */
   checkpointStreams: 256,
   /** ...and this many per stream at most (past it, every other one goes: the spacing doubles). */
-  checkpointsPerStream: 64,
+  checkpointsPerStream: 256,
   /**
    * Facts the AG-UI door keeps per replica about streams it served (where a segment ended, an
    * AG-UI run's bounds as of a stream revision): this many of each at most.
