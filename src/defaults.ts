@@ -59,6 +59,11 @@ export const DEFAULTS = Object.freeze({
   firstPageSize: 16,
   /** Run ids per heads query. */
   headsBatch: 500,
+  /**
+   * Rows per stream when a tail reads the streams woken together in one read (a stream with
+   * more is read on alone). Few: a wake-up usually means a row or two.
+   */
+  tailBatchRows: 8,
   /** SSE comment line (`: ping`) after this long without a write. */
   heartbeatMs: 15_000,
   /** How often each replica expires lapsed items and resumes ready suspensions. */

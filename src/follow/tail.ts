@@ -1,7 +1,15 @@
 import type { StreamFrame } from '../core/frames.js'
 import type { CommitResult, StreamStore } from '../store/stream_store.js'
+import { DEFAULTS } from '../defaults.js'
 import { Feed } from './feed.js'
 import type { Notifier } from './notifiers/notifier.js'
+
+/** A followed stream to read up to a revision. */
+interface Woken {
+  runId: string
+  feed: Feed
+  rev: number
+}
 
 export interface TailOptions {
   /** Deliveries kept per followed stream for readers that keep up. */
@@ -35,6 +43,8 @@ export class Tail {
   #feeds = new Map<string, Feed>()
   #refreshing = new Map<string, Promise<void>>()
   #dirty = new Set<string>()
+  /** Streams woken with a newer rev since the last turn of the event loop, and that rev. */
+  #due = new Map<string, number>()
   #polling: Promise<void> | null = null
   /** Notifiers started, and the linger timers of those outliving the last followed stream. */
   #started = new Set<Notifier>()
@@ -213,13 +223,82 @@ export class Tail {
       void this.#check(runId).catch(() => {})
     } else if (rev > feed.rev) {
       // The commit that bumped the stream to `rev` was visible before its notification, so
-      // once this read is done the feed has it.
-      void this.refresh(runId)
-        .then(() => {
-          feed.rev = Math.max(feed.rev, rev)
-        })
-        .catch(() => {})
+      // once this read is done the feed has it. Wake-ups heard in one turn of the event loop
+      // (a group commit elsewhere notifies every stream it carried at once) share one read.
+      if (this.#due.size === 0) setImmediate(() => this.#readDue())
+      this.#due.set(runId, Math.max(this.#due.get(runId) ?? -1, rev))
     }
+  }
+
+  /** Read the streams woken since the last turn of the event loop (see {@link readMany}). */
+  #readDue() {
+    const due = this.#due
+    this.#due = new Map()
+    const woken: Woken[] = []
+    for (const [runId, rev] of due) {
+      const feed = this.#feeds.get(runId)
+      if (feed && !feed.missing && rev > feed.rev) woken.push({ runId, feed, rev })
+    }
+    void this.#readMany(woken).catch(() => {})
+  }
+
+  /**
+   * Read several followed streams' new rows, each feed then at its `rev`: those no read is busy
+   * with in one store read ({@link StreamStore.pages}), the others (and one alone) through
+   * {@link refresh}. A stream left out of the shared read, whose page came back full, or that
+   * was woken again meanwhile, is read on by `refresh`. Rejects when a read failed (the rev of
+   * a stream whose read failed stays, so the next poll reads it again).
+   */
+  async #readMany(woken: Woken[]): Promise<void> {
+    const alone: Promise<void>[] = []
+    const batch: Woken[] = []
+    for (const entry of woken) {
+      if (this.#refreshing.has(entry.runId) || !entry.feed.initialized) {
+        alone.push(this.#refreshTo(entry))
+      } else {
+        batch.push(entry)
+      }
+    }
+    if (batch.length === 1) alone.push(this.#refreshTo(batch[0]))
+    if (batch.length < 2) {
+      await Promise.all(alone)
+      return
+    }
+    const requests = batch.map(({ runId, feed }) => ({ runId, fromSeq: feed.head.seq }))
+    const read = this.store
+      .pages(requests, DEFAULTS.tailBatchRows, this.options.windowBytes)
+      .then((pages) => {
+        for (const { runId, feed, rev } of batch) {
+          const page = pages.get(runId)
+          if (!page) continue
+          feed.apply(page.rows)
+          if (!page.more) feed.rev = Math.max(feed.rev, rev)
+        }
+        return pages
+      })
+      .catch(() => {
+        this.#failedAt = Date.now()
+        return null
+      })
+    for (const entry of batch) {
+      // Busy until its rows are in: a wake-up meanwhile waits for this, then reads on.
+      const done = read.then((pages) => {
+        this.#refreshing.delete(entry.runId)
+        const page = pages?.get(entry.runId)
+        if (page && !page.more && !this.#dirty.has(entry.runId)) return
+        return this.#refreshTo(entry)
+      })
+      this.#refreshing.set(entry.runId, done)
+      alone.push(done)
+    }
+    await Promise.all(alone)
+  }
+
+  /** {@link refresh}, then the feed is at `rev` (when the read succeeded). */
+  #refreshTo({ runId, feed, rev }: Woken) {
+    return this.refresh(runId).then(() => {
+      feed.rev = Math.max(feed.rev, rev)
+    })
   }
 
   /** Read a followed stream's new rows into its feed. One read at a time per stream. */
@@ -278,7 +357,7 @@ export class Tail {
       this.#failedAt = Date.now()
       throw error
     }
-    const reads: Promise<void>[] = []
+    const changed: Woken[] = []
     for (const runId of runIds) {
       const feed = this.#feeds.get(runId)
       if (!feed) continue
@@ -289,17 +368,10 @@ export class Tail {
       }
       // A head older than what a hand-over already applied says nothing new about the status.
       if (head.rev >= feed.rev) feed.setStatus(head.status)
-      if (head.rev !== feed.rev) {
-        const rev = head.rev
-        // The rev is recorded only once the read succeeded: a failed read is retried next poll.
-        reads.push(
-          this.refresh(runId).then(() => {
-            feed.rev = Math.max(feed.rev, rev)
-          })
-        )
-      }
+      // The rev is recorded only once the read succeeded: a failed read is retried next poll.
+      if (head.rev !== feed.rev) changed.push({ runId, feed, rev: head.rev })
     }
-    await Promise.all(reads)
+    await this.#readMany(changed)
     if (Date.now() - this.#failedAt < (this.options.lapseGraceMs ?? 0)) return
     for (const runId of this.store.lapsed(heads)) {
       await this.options.onLapsed(runId).catch(() => {})

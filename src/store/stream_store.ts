@@ -207,6 +207,8 @@ export class StreamStore {
     limit: number,
     maxBytes: number
   ): Promise<{ rows: StoredRow[]; more: boolean }> {
+    // Seqs start at 1: from 0 a page would be one row short of `limit` and say no more follow.
+    fromSeq = Math.max(1, fromSeq)
     // (Capped to a 32-bit integer: SQL compares it with a size.)
     const small = Math.min(Math.floor(maxBytes / limit), 2 ** 31 - 1)
     const found: (Omit<RawRow, 'body'> & { size: unknown; body: string | null })[] =
@@ -246,6 +248,86 @@ export class StreamStore {
       rows: page.filter((row) => row.body !== null).map((row) => toStoredRow(row as RawRow)),
       more: taken < found.length || found.length === limit,
     }
+  }
+
+  /**
+   * The new rows of several streams in one read (a tail woken for many streams by one commit):
+   * for each `{ runId, fromSeq }`, its rows from `fromSeq` (inclusive), at most `limit`, in seq
+   * order, as {@link page} reads one stream. The bodies it brings stay within `maxBytes` in all
+   * (UTF-8 bytes, as SQL counts them): a stream whose rows would take the read past it is left
+   * out (absent from the result: read it with {@link page}, which takes large rows one page at a
+   * time). `more` per stream: rows may follow (it reached `limit`).
+   *
+   * Each stream's range is bounded on both sides (seqs are gap-free), as in {@link page}, so the
+   * read stays on the primary key: one index range per stream.
+   */
+  async pages(
+    requests: { runId: string; fromSeq: number }[],
+    limit: number,
+    maxBytes: number
+  ): Promise<Map<string, { rows: StoredRow[]; more: boolean }>> {
+    const out = new Map<string, { rows: StoredRow[]; more: boolean }>()
+    if (requests.length === 0) return out
+    const small = Math.min(Math.floor(maxBytes / (limit * requests.length)), 2 ** 31 - 1)
+    type Found = Omit<RawRow, 'body'> & { run_id: string; size: unknown; body: string | null }
+    const found: Found[] = await this.client
+      .from(this.tables.frames)
+      .select('run_id', 'seq', 'kind', 'component_id', 'superseded', 'created_at')
+      .select(this.client.knexRawQuery('octet_length(body) as size'))
+      .select(
+        this.client.knexRawQuery('case when octet_length(body) <= ? then body end as body', [small])
+      )
+      .where((query) => {
+        for (const request of requests) {
+          // (From seq 1 at the least, as in `page`.)
+          const fromSeq = Math.max(1, request.fromSeq)
+          query.orWhere((range) =>
+            range.where('run_id', request.runId).whereBetween('seq', [fromSeq, fromSeq + limit - 1])
+          )
+        }
+      })
+      .orderBy('seq', 'asc')
+    const byStream = new Map<string, Found[]>()
+    for (const row of found) {
+      const rows = byStream.get(row.run_id)
+      if (rows) rows.push(row)
+      else byStream.set(row.run_id, [row])
+    }
+    let bytes = 0
+    const taken: [string, Found[]][] = []
+    for (const { runId } of requests) {
+      const rows = byStream.get(runId) ?? []
+      const size = rows.reduce((sum, row) => sum + int(row.size), 0)
+      if (bytes + size > maxBytes) continue
+      bytes += size
+      taken.push([runId, rows])
+    }
+    const missing = taken.flatMap(([runId, rows]) =>
+      rows.filter((row) => row.body === null).map((row) => [runId, int(row.seq)] as const)
+    )
+    if (missing.length > 0) {
+      const bodies = new Map<string, string>()
+      const read = await this.client
+        .from(this.tables.frames)
+        .select('run_id', 'seq', 'body')
+        .where((query) => {
+          for (const [runId, seq] of missing) {
+            query.orWhere((row) => row.where('run_id', runId).where('seq', seq))
+          }
+        })
+      for (const row of read) bodies.set(`${row.run_id}\n${int(row.seq)}`, row.body)
+      for (const [runId, rows] of taken) {
+        for (const row of rows) row.body ??= bodies.get(`${runId}\n${int(row.seq)}`) ?? null
+      }
+    }
+    for (const [runId, rows] of taken) {
+      out.set(runId, {
+        // A row deleted in between (a purge) is left out; its readers end.
+        rows: rows.filter((row) => row.body !== null).map((row) => toStoredRow(row as RawRow)),
+        more: rows.length === limit,
+      })
+    }
+    return out
   }
 
   /** Seq of the first segment end after `afterSeq` (where that segment ended), or `null`. */

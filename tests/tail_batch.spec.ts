@@ -1,0 +1,163 @@
+import { test } from '@japa/runner'
+import { LucidTokenStreamSink } from '../src/sink/lucid_sink.js'
+import { DEFAULTS } from '../src/defaults.js'
+import type { StreamFrame } from '../src/core/frames.js'
+import { collect, runId, setupSink, sleep } from './helpers/sink.js'
+
+const strip = ({ cursor: _, ...frame }: any) => frame
+
+/**
+ * Two sinks on one database, neither woken by the other but by an explicit poll: what one
+ * writes reaches the other's readers only through its tail's reads, which are counted.
+ */
+async function twoReplicas(options: { windowBytes?: number } = {}) {
+  const { sink, db } = await setupSink({ notifier: 'poll', pollIntervalMs: 60_000, ...options })
+  const other = new LucidTokenStreamSink(db, { notifier: 'poll', pollIntervalMs: 60_000 })
+  const calls = { page: 0, pages: [] as number[] }
+  const page = sink.store.page.bind(sink.store)
+  const pages = sink.store.pages.bind(sink.store)
+  sink.store.page = (...args) => {
+    calls.page++
+    return page(...args)
+  }
+  sink.store.pages = (requests, ...rest) => {
+    calls.pages.push(requests.length)
+    return pages(requests, ...rest)
+  }
+  return { sink, other, calls, db }
+}
+
+test.group('Tail: streams woken together share a read', () => {
+  test('twenty streams changed on another replica are read in one store read', async ({
+    assert,
+  }) => {
+    const { sink, other, calls } = await twoReplicas()
+    const ids = Array.from({ length: 20 }, () => runId('batch'))
+    const writers = await Promise.all(ids.map((id) => other.open(id)))
+    const readers = ids.map((id) => collect(sink.subscribe(id)))
+    await sleep(100)
+    calls.page = 0
+    calls.pages = []
+    await Promise.all(
+      writers.map(async (writer, i) => {
+        await writer.write({ t: 'event', event: { kind: 'title', title: `run ${i}` } })
+        await writer.write({ t: 'text', v: `text of ${i}` })
+        await writer.end()
+      })
+    )
+    await sink.tail.poll()
+    const got = await Promise.all(readers)
+    for (const [i, frames] of got.entries()) {
+      assert.deepEqual(frames.map(strip), [
+        { t: 'event', event: { kind: 'title', title: `run ${i}` } },
+        { t: 'text', v: `text of ${i}` },
+      ])
+    }
+    assert.deepEqual(calls.pages, [20])
+    assert.equal(calls.page, 0)
+    await other.shutdown()
+  })
+
+  test('a stream with more rows than a shared read takes, or rows past its bytes, is read on alone; every reader gets every frame in order', async ({
+    assert,
+  }) => {
+    const { sink, other, calls } = await twoReplicas({ windowBytes: 4096 })
+    const small = runId('small')
+    const many = runId('many')
+    const large = runId('large')
+    const ids = [small, many, large]
+    const writers = await Promise.all(ids.map((id) => other.open(id)))
+    const readers = ids.map((id) => collect(sink.subscribe(id)))
+    await sleep(100)
+    calls.page = 0
+    calls.pages = []
+    const expected: StreamFrame[][] = [[], [], []]
+    const write = async (i: number, frame: StreamFrame) => {
+      expected[i].push(frame)
+      await writers[i].write(frame)
+    }
+    await write(0, { t: 'event', event: { kind: 'title', title: 'small' } })
+    for (let n = 0; n < DEFAULTS.tailBatchRows * 3; n++) {
+      await write(1, { t: 'component', name: 'row', data: { n } })
+    }
+    // Past the shared read's budget (4096 bytes for the three): left out, read alone.
+    await write(2, { t: 'component', name: 'card', data: { pad: 'x'.repeat(3000) } })
+    await write(2, { t: 'component', name: 'card', data: { pad: 'y'.repeat(3000) } })
+    for (const writer of writers) await writer.end()
+    await sink.tail.poll()
+    const got = await Promise.all(readers)
+    for (const [i, frames] of got.entries()) assert.deepEqual(frames.map(strip), expected[i])
+    assert.deepEqual(calls.pages, [3])
+    // `many` read on past its first rows, `large` read alone (a page each at least).
+    assert.isAtLeast(calls.page, 2)
+    await other.shutdown()
+  })
+
+  test('pages(): each stream from its seq, at most limit rows, bodies within the budget', async ({
+    assert,
+  }) => {
+    const { sink } = await setupSink()
+    const a = runId('a')
+    const b = runId('b')
+    const c = runId('c')
+    for (const id of [a, b, c]) {
+      const writer = await sink.open(id)
+      for (let n = 1; n <= 5; n++) {
+        const pad = id === c ? 'z'.repeat(500) : ''
+        await writer.write({ t: 'component', name: 'row', data: { n, pad } })
+      }
+      await writer.end()
+    }
+    const read = await sink.store.pages(
+      [
+        { runId: a, fromSeq: 2 },
+        { runId: b, fromSeq: 5 },
+        { runId: c, fromSeq: 1 },
+      ],
+      3,
+      1000
+    )
+    const ns = (id: string) =>
+      read.get(id)!.rows.map((row) => (row.kind === 'end' ? 'end' : JSON.parse(row.body).data.n))
+    assert.deepEqual(ns(a), [2, 3, 4])
+    assert.isTrue(read.get(a)!.more)
+    assert.deepEqual(ns(b), [5, 'end'])
+    assert.isFalse(read.get(b)!.more)
+    // Three rows of over 500 bytes each would pass 1000 bytes: left out.
+    assert.isFalse(read.has(c))
+    // Rows over the per-row share (2000 / 4 rows) but within the budget: their bodies come in a
+    // second read.
+    const roomy = await sink.store.pages([{ runId: c, fromSeq: 4 }], 4, 2000)
+    assert.deepEqual(
+      roomy.get(c)!.rows.map((row) => (row.kind === 'end' ? 'end' : JSON.parse(row.body).data.n)),
+      [4, 5, 'end']
+    )
+    assert.isFalse(roomy.get(c)!.more)
+  })
+
+  test('a stream read from its start takes whole pages: a burst of more than a page before the first read all arrives', async ({
+    assert,
+  }) => {
+    // Seqs start at 1: a page "from seq 0" was one row short and said no more rows followed,
+    // so a follower of a new stream stopped there and its reader waited for good.
+    const { sink, db } = await setupSink({ notifier: 'poll', pollIntervalMs: 60_000, pageSize: 4 })
+    const other = new LucidTokenStreamSink(db, { notifier: 'poll', pollIntervalMs: 60_000 })
+    const id = runId('burst')
+    const writer = await other.open(id)
+    const reader = collect(sink.subscribe(id))
+    await sleep(100)
+    const frames: StreamFrame[] = []
+    for (let n = 0; n < 10; n++) frames.push({ t: 'component', name: 'row', data: { n } })
+    for (const frame of frames) await writer.write(frame)
+    await writer.end()
+    await sink.tail.poll()
+    assert.deepEqual((await reader).map(strip), frames)
+    const page = await sink.store.page(id, 0, 4, 1_000_000)
+    assert.deepEqual(
+      page.rows.map((row) => row.seq),
+      [1, 2, 3, 4]
+    )
+    assert.isTrue(page.more)
+    await other.shutdown()
+  })
+})
