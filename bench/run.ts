@@ -47,6 +47,7 @@ const SIZES = QUICK
       viewers: [1, 10, 100],
       replay: 2000,
       reattach: 40,
+      coldReattach: 10,
       idle: 200,
     }
   : {
@@ -56,6 +57,7 @@ const SIZES = QUICK
       viewers: [1, 10, 100],
       replay: 10_000,
       reattach: 200,
+      coldReattach: 40,
       idle: 1000,
     }
 
@@ -467,7 +469,8 @@ async function benchDatabase(dialect: string) {
     let aguiEvents = 0
     for (let round = 0; round < 6; round++) {
       const t0 = now()
-      const body = await (await fetch(`${http.url}/${id}`)).text()
+      const replayed = await fetch(`${http.url}/${id}`)
+      const body = await replayed.text()
       const replaySeconds = (now() - t0) / 1000
       aguiEvents = body.split('\n\n').filter((block) => block.includes('data: ')).length
       rates.push(aguiEvents / replaySeconds)
@@ -480,21 +483,7 @@ async function benchDatabase(dialect: string) {
       target: '>= 100,000',
     })
     const firsts: number[] = []
-    for (let i = 0; i < SIZES.reattach; i++) {
-      const after = String(1 + Math.floor(Math.random() * (SIZES.replay - 1)))
-      const t = now()
-      const response = await fetch(`${http.url}/${id}?after=${after}`)
-      const reader = response.body!.getReader()
-      let text = ''
-      // The first event after the join prelude: a frame the client did not have.
-      while (!/"type":"(TOOL_CALL|TEXT_MESSAGE)_[A-Z]+"/.test(text)) {
-        const chunk = await reader.read()
-        if (chunk.done) break
-        text += new TextDecoder().decode(chunk.value)
-      }
-      firsts.push(now() - t)
-      await reader.cancel()
-    }
+    for (let i = 0; i < SIZES.reattach; i++) firsts.push(await reattachOnce(http.url, id))
     rows.push({
       metric: 're-attach over HTTP (AG-UI, random cursor) -> first new event, p50 / p99 ms',
       db: label,
@@ -503,6 +492,22 @@ async function benchDatabase(dialect: string) {
       target: 'p50 <= 5, p99 <= 20',
     })
     await http.close()
+    // A replica that never served the run (just started, or another one behind the balancer):
+    // no checkpoint in its memory, so its first re-attach replays the run up to the cursor.
+    const colds: number[] = []
+    for (let i = 0; i < SIZES.coldReattach; i++) {
+      const fresh = await serveDoor(db, sink, id, false)
+      colds.push(await reattachOnce(fresh.url, id))
+      await fresh.close()
+    }
+    rows.push({
+      metric:
+        'same, first re-attach on a replica that never served the run (no checkpoint in memory), p50 / p99 ms',
+      db: label,
+      ours: `${fmt(percentile(colds, 50), 2)} / ${fmt(percentile(colds, 99), 2)}`,
+      baseline: 'n/a',
+      target: '(reported)',
+    })
   }
 
   step('useChat')
@@ -514,10 +519,36 @@ async function benchDatabase(dialect: string) {
 }
 
 /**
- * The AG-UI door on a bare node:http server (no framework around it): GET /<runId>?after= is
- * the re-attach route's work (door + SSE writer).
+ * One AG-UI re-attach at a random cursor of the stored run: request -> the first event after the
+ * join prelude (a frame the client did not have), in milliseconds.
  */
-async function serveDoor(db: Database, sink: LucidTokenStreamSink, streamRunId: string) {
+async function reattachOnce(url: string, id: string) {
+  const after = String(1 + Math.floor(Math.random() * (SIZES.replay - 1)))
+  const t = now()
+  const response = await fetch(`${url}/${id}?after=${after}`)
+  const reader = response.body!.getReader()
+  let text = ''
+  while (!/"type":"(TOOL_CALL|TEXT_MESSAGE)_[A-Z]+"/.test(text)) {
+    const chunk = await reader.read()
+    if (chunk.done) break
+    text += new TextDecoder().decode(chunk.value)
+  }
+  const took = now() - t
+  await reader.cancel()
+  return took
+}
+
+/**
+ * The AG-UI door on a bare node:http server (no framework around it): GET /<runId>?after= is
+ * the re-attach route's work (door + SSE writer). A new door each time: a replica of its own,
+ * with nothing in memory. `insertRun`: store the AG-UI run's row (once per run).
+ */
+async function serveDoor(
+  db: Database,
+  sink: LucidTokenStreamSink,
+  streamRunId: string,
+  insertRun = true
+) {
   const { createParking } = await import('../src/runtime.js')
   const { AgUiRunStore } = await import('../src/agui/door/runs.js')
   const { AgUiDoor } = await import('../src/agui/door/door.js')
@@ -530,15 +561,16 @@ async function serveDoor(db: Database, sink: LucidTokenStreamSink, streamRunId: 
     },
   })
   const runs = new AgUiRunStore(() => db.connection(), tableNames())
-  await runs.insert({
-    runId: streamRunId,
-    threadId: streamRunId,
-    streamRunId,
-    afterSeq: 0,
-    kind: 'start',
-    resumeHash: null,
-    ownerId: null,
-  })
+  if (insertRun)
+    await runs.insert({
+      runId: streamRunId,
+      threadId: streamRunId,
+      streamRunId,
+      afterSeq: 0,
+      kind: 'start',
+      resumeHash: null,
+      ownerId: null,
+    })
   const served = await serveReattach(new AgUiDoor(sink, stack.driver, stack.service, runs, {}))
   return {
     url: served.url,
