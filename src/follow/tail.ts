@@ -325,6 +325,8 @@ export class Tail {
                 throw error
               })
             feed.apply(page.rows)
+            // The event loop turns between pages (a synchronous driver would hold it).
+            if (page.more) await new Promise((resolve) => setImmediate(resolve))
           } while (page.more && this.#feeds.has(runId))
         } while (this.#dirty.has(runId))
       } finally {

@@ -221,5 +221,7 @@ export async function* storedRows(
     if (rows.length > 0) yield rows
     if (!more || rows.length === 0) return
     from = rows.at(-1)!.seq + 1
+    // The event loop turns between pages (see `replayStored`).
+    await new Promise((resolve) => setImmediate(resolve))
   }
 }

@@ -89,6 +89,7 @@ export async function* follow(
         seenPartial,
         pageBytes
       )
+      const fromStore = batch === null
       if (batch === null) {
         // A reader whose client went away reads no more (its consumer may not have stopped yet).
         if (signal?.aborted) return
@@ -109,6 +110,15 @@ export async function* follow(
           else cursor = delivery.to
           const item = deliveryItem(delivery, cursor, items)
           if (item) yield item
+        }
+        // Let the event loop turn between store pages (as `replayStored` does): with a
+        // synchronous driver (better-sqlite3) reading a long stream page after page would
+        // otherwise hold the process (other requests, this response's corked writes, a client
+        // that went away) until the reader caught up with the feed.
+        if (fromStore) {
+          await new Promise((resolve) => setImmediate(resolve))
+          // Meanwhile the sink may have shut down, or the client gone.
+          if (feed.closed || signal?.aborted) return
         }
         continue
       }
