@@ -38,6 +38,7 @@ mkdirSync(TMP, { recursive: true })
 process.env.SQLITE_FILE = fileURLToPath(new URL('bench.sqlite3', TMP))
 
 const { createDatabase, resetTables } = await import('../tests/helpers/db.js')
+const { seedStream } = await import('../tests/helpers/seed.js')
 
 const SIZES = QUICK
   ? {
@@ -364,65 +365,7 @@ async function benchDatabase(dialect: string) {
   // 5. Replay of a stored run, and re-attach -> first frame.
   {
     const id = runId('replay')
-    const at = Date.now()
-    await db
-      .connection()
-      .table('agent_streams')
-      .insert({
-        run_id: id,
-        last_seq: SIZES.replay + 1,
-        rev: 1,
-        status: 'ended',
-        lease_expires_at: null,
-        created_at: at,
-        updated_at: at,
-        ended_at: at,
-      })
-    const batch: object[] = []
-    for (let s = 1; s <= SIZES.replay + 1; s++) {
-      const end = s === SIZES.replay + 1
-      const text = !end && s % 5 === 0
-      batch.push({
-        run_id: id,
-        seq: s,
-        kind: end ? 'end' : text ? 'text' : 'event',
-        body: end
-          ? ''
-          : text
-            ? `Some text of row ${s}. `.repeat(4)
-            : JSON.stringify(
-                s % 5 === 1
-                  ? {
-                      t: 'event',
-                      event: {
-                        kind: 'tool-input-available',
-                        id: `call_${s}`,
-                        name: 'search',
-                        input: { q: s },
-                        toolKind: 'read',
-                      },
-                    }
-                  : {
-                      t: 'event',
-                      event: {
-                        kind: 'tool-output',
-                        id: `call_${s - (s % 5) + 1}`,
-                        output: { rows: [s, s + 1], ok: true },
-                      },
-                    }
-              ),
-        component_id: null,
-        superseded: false,
-        created_at: at,
-      })
-      if (batch.length === 500 || end) {
-        await db
-          .connection()
-          .insertQuery()
-          .table('agent_stream_frames')
-          .multiInsert(batch.splice(0))
-      }
-    }
+    await seedStream(db, id, SIZES.replay, true)
     const started = now()
     let events = 0
     let bytes = 0

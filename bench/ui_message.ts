@@ -23,6 +23,7 @@ import { serveChunks } from '../src/http/sse.js'
 import { UI_MESSAGE_STREAM_HEADER, uiMessageSse } from '../src/http/ui_message_encoding.js'
 import { now } from './baseline.js'
 import { percentile } from './script.js'
+import { seedStream } from '../tests/helpers/seed.js'
 
 export interface UiBenchRow {
   metric: string
@@ -38,51 +39,7 @@ const ms = (values: number[]) =>
 
 /** A turn in flight: `frames` stored frames (text and tool calls), its writer's lease held. */
 async function seedTurn(db: Database, id: string, frames: number) {
-  const at = Date.now()
-  await db
-    .connection()
-    .table('agent_streams')
-    .insert({
-      run_id: id,
-      last_seq: frames,
-      rev: 1,
-      status: 'open',
-      lease_expires_at: at + 3_600_000,
-      created_at: at,
-      updated_at: at,
-      ended_at: null,
-    })
-  const batch: object[] = []
-  for (let s = 1; s <= frames; s++) {
-    const text = s % 5 === 0
-    const call = `call_${s - (s % 5) + 1}`
-    batch.push({
-      run_id: id,
-      seq: s,
-      kind: text ? 'text' : 'event',
-      body: text
-        ? `Some text of row ${s}. `.repeat(4)
-        : JSON.stringify({
-            t: 'event',
-            event:
-              s % 5 === 1
-                ? {
-                    kind: 'tool-input-available',
-                    id: call,
-                    name: 'search',
-                    input: { q: s },
-                    toolKind: 'read',
-                  }
-                : { kind: 'tool-output', id: call, output: { rows: [s, s + 1], ok: true } },
-          }),
-      component_id: null,
-      superseded: false,
-      created_at: at,
-    })
-    if (batch.length === 500 || s === frames) {
-      await db.connection().insertQuery().table('agent_stream_frames').multiInsert(batch.splice(0))
-    }
-  }
+  await seedStream(db, id, frames, false)
   await new AgUiRunStore(() => db.connection(), tableNames()).insert({
     runId: id,
     threadId: id,

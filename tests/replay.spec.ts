@@ -1,6 +1,6 @@
 import { test } from '@japa/runner'
-import type { Database } from '@adonisjs/lucid/database'
 import { collect, runId, setupSink } from './helpers/sink.js'
+import { seedStream } from './helpers/seed.js'
 
 test.group('sink.replay', () => {
   test('yields what segments() yields for stored rows, from after up to until', async ({
@@ -36,43 +36,6 @@ test.group('sink.replay', () => {
 })
 
 test.group('Long reads let the event loop turn', () => {
-  /** An open stream of `rows` stored event rows (inserted directly: quick on every database). */
-  async function seedOpenStream(db: Database, id: string, rows: number) {
-    const at = Date.now()
-    await db
-      .connection()
-      .table('agent_streams')
-      .insert({
-        run_id: id,
-        last_seq: rows,
-        rev: 1,
-        status: 'open',
-        lease_expires_at: at + 3_600_000,
-        created_at: at,
-        updated_at: at,
-        ended_at: null,
-      })
-    const batch: object[] = []
-    for (let seq = 1; seq <= rows; seq++) {
-      batch.push({
-        run_id: id,
-        seq,
-        kind: 'event',
-        body: JSON.stringify({ t: 'event', event: { kind: 'title', title: `${seq}` } }),
-        component_id: null,
-        superseded: false,
-        created_at: at,
-      })
-      if (batch.length === 500 || seq === rows) {
-        await db
-          .connection()
-          .insertQuery()
-          .table('agent_stream_frames')
-          .multiInsert(batch.splice(0))
-      }
-    }
-  }
-
   test('a reader far behind reads page after page, and the process turns between pages (subscribe, segments, replay)', async ({
     assert,
   }) => {
@@ -82,7 +45,7 @@ test.group('Long reads let the event loop turn', () => {
     const { sink, db } = await setupSink()
     const id = runId('long')
     const rows = 3000
-    await seedOpenStream(db, id, rows)
+    await seedStream(db, id, rows, false)
     const reads = {
       subscribe: () => sink.subscribe(id),
       segments: () => sink.segments(id),
