@@ -64,6 +64,12 @@ export const DEFAULTS = Object.freeze({
    * more is read on alone). Few: a wake-up usually means a row or two.
    */
   tailBatchRows: 8,
+  /**
+   * ...and streams per such read: more woken at once are read in several, one after the other
+   * (a query's OR list stays short: SQLite caps an expression's depth at 1000, MariaDB slows
+   * down faster than the list grows).
+   */
+  tailBatchStreams: 100,
   /** SSE comment line (`: ping`) after this long without a write. */
   heartbeatMs: 15_000,
   /** How often each replica expires lapsed items and resumes ready suspensions. */

@@ -68,6 +68,7 @@ test.group('Long reads let the event loop turn', () => {
     setImmediate(() => (atTurn = taken))
     for await (const page of sink.storedRows(id)) taken += page.length
     assert.equal(taken, rows)
+    assert.isAtLeast(atTurn, 0, 'storedRows: the process never turned')
     assert.isBelow(atTurn, rows / 2, `storedRows: the process turned after ${atTurn} of ${rows}`)
     await db.from('agent_streams').where('run_id', id).update({ status: 'ended' })
   })

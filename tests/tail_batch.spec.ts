@@ -27,6 +27,16 @@ async function twoReplicas(options: { windowBytes?: number } = {}) {
   return { sink, other, calls, db }
 }
 
+/**
+ * Until every stream's feed on `sink` is ready and its reader waits on it (caught up: it reads
+ * nothing more from the store by itself).
+ */
+async function ready(sink: LucidTokenStreamSink, ids: string[]) {
+  await Promise.all(ids.map((id) => sink.tail.follow(id)))
+  for (const id of ids) sink.tail.unfollow(id)
+  await sleep(20)
+}
+
 test.group('Tail: streams woken together share a read', () => {
   test('twenty streams changed on another replica are read in one store read', async ({
     assert,
@@ -35,7 +45,7 @@ test.group('Tail: streams woken together share a read', () => {
     const ids = Array.from({ length: 20 }, () => runId('batch'))
     const writers = await Promise.all(ids.map((id) => other.open(id)))
     const readers = ids.map((id) => collect(sink.subscribe(id)))
-    await sleep(100)
+    await ready(sink, ids)
     calls.page = 0
     calls.pages = []
     await Promise.all(
@@ -68,7 +78,7 @@ test.group('Tail: streams woken together share a read', () => {
     const ids = [small, many, large]
     const writers = await Promise.all(ids.map((id) => other.open(id)))
     const readers = ids.map((id) => collect(sink.subscribe(id)))
-    await sleep(100)
+    await ready(sink, ids)
     calls.page = 0
     calls.pages = []
     const expected: StreamFrame[][] = [[], [], []]
@@ -160,4 +170,70 @@ test.group('Tail: streams woken together share a read', () => {
     assert.isTrue(page.more)
     await other.shutdown()
   })
+
+  test('1,100 streams woken at once are read 100 at a time (SQLite caps a query at depth 1000), and a lapsed writer among them still fails', async ({
+    assert,
+  }) => {
+    const { sink, db } = await setupSink({ notifier: 'poll', pollIntervalMs: 60_000 })
+    const sizes: number[] = []
+    const pages = sink.store.pages.bind(sink.store)
+    sink.store.pages = (requests, ...rest) => {
+      sizes.push(requests.length)
+      return pages(requests, ...rest)
+    }
+    const ids = Array.from({ length: 1100 }, () => runId('many'))
+    const at = Date.now()
+    const row = (id: string, seq: number) => ({
+      run_id: id,
+      seq,
+      kind: 'component',
+      // Every other stream's second row is larger than a shared read takes in its first query.
+      body: JSON.stringify({
+        t: 'component',
+        name: 'row',
+        data: { seq, pad: 'p'.repeat(seq === 2 && id.endsWith('0') ? 2000 : 1) },
+      }),
+      component_id: null,
+      superseded: false,
+      created_at: at,
+    })
+    const insert = async (table: string, make: (id: string) => object) => {
+      for (let i = 0; i < ids.length; i += 250) {
+        await db
+          .connection()
+          .insertQuery()
+          .table(table)
+          .multiInsert(ids.slice(i, i + 250).map(make))
+      }
+    }
+    await insert('agent_streams', (id) => ({
+      run_id: id,
+      last_seq: 1,
+      rev: 1,
+      status: 'open',
+      lease_expires_at: at + 3_600_000,
+      created_at: at,
+      updated_at: at,
+      ended_at: null,
+    }))
+    await insert('agent_stream_frames', (id) => row(id, 1))
+    for (const id of ids) await sink.tail.follow(id)
+    // Another replica writes a row to each; the writer of the first one died (its lease lapsed).
+    await insert('agent_stream_frames', (id) => row(id, 2))
+    await db.from('agent_streams').update({ last_seq: 2, rev: 2 })
+    await db
+      .from('agent_streams')
+      .where('run_id', ids[0])
+      .update({ lease_expires_at: at - 1 })
+    sizes.length = 0
+    await sink.tail.poll()
+    assert.deepEqual(sizes, [...Array.from({ length: 11 }, () => 100)])
+    // Each got its new row (the lapsed one also its failure: an error frame and an end).
+    for (const id of ids.slice(1)) assert.equal(sink.tail.windowLength(id), 1, id)
+    assert.equal(sink.tail.windowLength(ids[0]), 3)
+    const lapsed = await db.from('agent_streams').where('run_id', ids[0]).first()
+    assert.equal(lapsed.status, 'failed')
+    for (const id of ids) sink.tail.unfollow(id)
+    await db.from('agent_streams').update({ status: 'ended', lease_expires_at: null })
+  }).timeout(120_000)
 })

@@ -264,34 +264,51 @@ export class Tail {
       await Promise.all(alone)
       return
     }
-    const requests = batch.map(({ runId, feed }) => ({ runId, fromSeq: feed.head.seq }))
-    const read = this.store
-      .pages(requests, DEFAULTS.tailBatchRows, this.options.windowBytes)
-      .then((pages) => {
-        for (const { runId, feed, rev } of batch) {
-          const page = pages.get(runId)
-          if (!page) continue
-          feed.apply(page.rows)
-          if (!page.more) feed.rev = Math.max(feed.rev, rev)
-        }
-        return pages
-      })
-      .catch(() => {
-        this.#failedAt = Date.now()
-        return null
-      })
-    for (const entry of batch) {
-      // Busy until its rows are in: a wake-up meanwhile waits for this, then reads on.
-      const done = read.then((pages) => {
-        this.#refreshing.delete(entry.runId)
-        const page = pages?.get(entry.runId)
-        if (page && !page.more && !this.#dirty.has(entry.runId)) return
-        return this.#refreshTo(entry)
-      })
-      this.#refreshing.set(entry.runId, done)
-      alone.push(done)
+    // Shared reads of `tailBatchStreams` streams each, one after the other.
+    let previous: Promise<unknown> = Promise.resolve()
+    for (let i = 0; i < batch.length; i += DEFAULTS.tailBatchStreams) {
+      const chunk = batch.slice(i, i + DEFAULTS.tailBatchStreams)
+      const read = previous.then(() => this.#readShared(chunk))
+      previous = read
+      for (const entry of chunk) {
+        // Busy until its rows are in: a wake-up meanwhile waits for this, then reads on.
+        const done = read.then((pages) => {
+          this.#refreshing.delete(entry.runId)
+          const page = pages?.get(entry.runId)
+          if (page && !page.more && !this.#dirty.has(entry.runId)) return
+          return this.#refreshTo(entry)
+        })
+        this.#refreshing.set(entry.runId, done)
+        alone.push(done)
+      }
     }
     await Promise.all(alone)
+  }
+
+  /**
+   * One shared read of some woken streams, applied to their feeds (each then at its `rev` unless
+   * its page came back full); `null` when it failed. Never rejects.
+   */
+  async #readShared(chunk: Woken[]) {
+    // From the head's own row (a text row may have grown): the rows after it, `tailBatchRows`.
+    const requests = chunk.map(({ runId, feed }) => ({ runId, fromSeq: feed.head.seq }))
+    try {
+      const pages = await this.store.pages(
+        requests,
+        DEFAULTS.tailBatchRows + 1,
+        this.options.windowBytes
+      )
+      for (const { runId, feed, rev } of chunk) {
+        const page = pages.get(runId)
+        if (!page) continue
+        feed.apply(page.rows)
+        if (!page.more) feed.rev = Math.max(feed.rev, rev)
+      }
+      return pages
+    } catch {
+      this.#failedAt = Date.now()
+      return null
+    }
   }
 
   /** {@link refresh}, then the feed is at `rev` (when the read succeeded). */

@@ -243,10 +243,11 @@ export class StreamStore {
       for (const row of read) bodies.set(int(row.seq), row.body)
       for (const row of page) row.body ??= bodies.get(int(row.seq)) ?? null
     }
+    // A row deleted in between (a purge): the page stops before it (no gap), and its readers end.
+    const kept = untilMissing(page)
     return {
-      // A row deleted in between (a purge) is left out; its readers end.
-      rows: page.filter((row) => row.body !== null).map((row) => toStoredRow(row as RawRow)),
-      more: taken < found.length || found.length === limit,
+      rows: kept.map((row) => toStoredRow(row as RawRow)),
+      more: kept.length < page.length || taken < found.length || found.length === limit,
     }
   }
 
@@ -259,7 +260,8 @@ export class StreamStore {
    * time). `more` per stream: rows may follow (it reached `limit`).
    *
    * Each stream's range is bounded on both sides (seqs are gap-free), as in {@link page}, so the
-   * read stays on the primary key: one index range per stream.
+   * read stays on the primary key: one index range per stream. One OR term per stream: give it
+   * at most `DEFAULTS.tailBatchStreams` streams (SQLite caps an expression's depth at 1000).
    */
   async pages(
     requests: { runId: string; fromSeq: number }[],
@@ -302,29 +304,32 @@ export class StreamStore {
       bytes += size
       taken.push([runId, rows])
     }
-    const missing = taken.flatMap(([runId, rows]) =>
-      rows.filter((row) => row.body === null).map((row) => [runId, int(row.seq)] as const)
-    )
+    // The bodies of larger rows, in a second read: one OR term per stream, as in the first.
+    const missing = taken
+      .map(([runId, rows]) => [runId, rows.filter((row) => row.body === null)] as const)
+      .filter(([, rows]) => rows.length > 0)
     if (missing.length > 0) {
       const bodies = new Map<string, string>()
       const read = await this.client
         .from(this.tables.frames)
         .select('run_id', 'seq', 'body')
         .where((query) => {
-          for (const [runId, seq] of missing) {
-            query.orWhere((row) => row.where('run_id', runId).where('seq', seq))
+          for (const [runId, rows] of missing) {
+            const seqs = rows.map((row) => int(row.seq))
+            query.orWhere((row) => row.where('run_id', runId).whereIn('seq', seqs))
           }
         })
       for (const row of read) bodies.set(`${row.run_id}\n${int(row.seq)}`, row.body)
-      for (const [runId, rows] of taken) {
-        for (const row of rows) row.body ??= bodies.get(`${runId}\n${int(row.seq)}`) ?? null
+      for (const [runId, rows] of missing) {
+        for (const row of rows) row.body = bodies.get(`${runId}\n${int(row.seq)}`) ?? null
       }
     }
     for (const [runId, rows] of taken) {
+      // A row deleted in between (a purge): the page stops before it (no gap); its readers end.
+      const kept = untilMissing(rows)
       out.set(runId, {
-        // A row deleted in between (a purge) is left out; its readers end.
-        rows: rows.filter((row) => row.body !== null).map((row) => toStoredRow(row as RawRow)),
-        more: rows.length === limit,
+        rows: kept.map((row) => toStoredRow(row as RawRow)),
+        more: kept.length < rows.length || rows.length === limit,
       })
     }
     return out
@@ -483,4 +488,10 @@ export class StreamStore {
     }
     return result
   }
+}
+
+/** The rows before the first whose body is missing (deleted between two reads). */
+function untilMissing<T extends { body: string | null }>(rows: T[]): T[] {
+  const missing = rows.findIndex((row) => row.body === null)
+  return missing === -1 ? rows : rows.slice(0, missing)
 }
