@@ -99,6 +99,14 @@ module.exports = {
       to: { path: IO_PACKAGES },
     },
     {
+      name: 'checkpoints-below-doors',
+      comment:
+        'Translator checkpoints (src/checkpoints) serve both doors: core, defaults, the sink and itself; no door, no I/O of its own.',
+      severity: 'error',
+      from: { path: '^src/checkpoints/' },
+      to: { dependencyTypes: ['local'], pathNot: `${CORE}|^src/(sink|checkpoints)/` },
+    },
+    {
       name: 'doors-apart',
       comment: 'The two protocol doors share the core below them, never each other.',
       severity: 'error',

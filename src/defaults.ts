@@ -87,9 +87,9 @@ export const DEFAULTS = Object.freeze({
    */
   maxItemsPerSegment: 1000,
   /**
-   * AG-UI re-attach checkpoints (per replica, in memory): the translator's state is kept every
-   * this many rows of a stream it translated, so a re-attach translates only what follows the
-   * nearest one.
+   * Re-attach checkpoints of both doors (`src/checkpoints`, per replica, in memory): the
+   * translator's state is kept every this many rows of a stream it translated, so a re-attach
+   * (AG-UI) or a resume at a cursor (useChat) translates only what follows the nearest one.
    */
   checkpointEvery: 64,
   /** ...for this many streams at most (the least recently used go first)... */

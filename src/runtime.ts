@@ -55,13 +55,15 @@ export function createRuntime(db: Database, options: RuntimeOptions) {
   service.onReady(({ runId, park }) => driver.tryResume(runId, park))
   const runs = new AgUiRunStore(() => sink.client, sink.tables)
   const door = new AgUiDoor(sink, driver, service, runs, options.agui)
-  // The same projection opt-ins (`agui.reasoning`, `toolErrorText`, `custom`) and body cap.
-  const { reasoning, toolErrorText, custom, maxBodyBytes } = options.agui ?? {}
+  // The same projection opt-ins (`agui.reasoning`, `toolErrorText`, `custom`), body cap and
+  // checkpoint spacing.
+  const { reasoning, toolErrorText, custom, maxBodyBytes, checkpointEvery } = options.agui ?? {}
   const uiMessage = new UiMessageDoor(sink, driver, service, runs, {
     reasoning,
     toolErrorText,
     custom,
     maxBodyBytes,
+    checkpointEvery,
   })
   return { sink, parking, driver, service, door, uiMessage }
 }

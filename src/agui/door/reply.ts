@@ -33,7 +33,8 @@ export interface AgUiDoorOptions extends Omit<
   messagesSnapshot?: boolean | 'resumes'
   /**
    * Keep the translator's state every this many rows of a stream this replica translates, so a
-   * re-attach translates only what follows the nearest checkpoint. Default 256.
+   * re-attach translates only what follows the nearest checkpoint. Default
+   * `DEFAULTS.checkpointEvery` (64); the runtime gives the useChat door the same.
    */
   checkpointEvery?: number
 }

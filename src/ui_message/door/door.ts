@@ -2,12 +2,14 @@ import { randomUUID } from 'node:crypto'
 import { parseCursor, START, type Cursor } from '../../core/cursor.js'
 import { isRunId } from '../../core/frames.js'
 import type { Principal } from '../../core/run.js'
+import { TranslatorCheckpoints } from '../../checkpoints/index.js'
 import { AgentStreamException, InvalidCursorError, isPackageErrorCode } from '../../errors.js'
 import type { LucidTokenStreamSink } from '../../sink/lucid_sink.js'
 import type { RunDriver } from '../../runner/driver.js'
 import type { ParkingService } from '../../parking/service.js'
 import { startRun } from '../../runner/door_runs.js'
 import type { AgUiRun, AgUiRunStore } from '../../store/door_runs.js'
+import type { StreamState } from '../../store/rows.js'
 import { planDecisions } from './decide.js'
 import { CHAT_LIMITS, userText, validateChatInput, type ChatInput } from './input.js'
 import type { UiDoorDeps, UiDoorReply, UiMessageDoorOptions } from './reply.js'
@@ -63,7 +65,14 @@ export class UiMessageDoor {
     readonly runs: AgUiRunStore,
     readonly options: UiMessageDoorOptions = {}
   ) {
-    this.#deps = { sink, driver, parking, runs, options }
+    this.#deps = {
+      sink,
+      driver,
+      parking,
+      runs,
+      options,
+      checkpoints: new TranslatorCheckpoints<string>(options.checkpointEvery),
+    }
   }
 
   /**
@@ -155,24 +164,30 @@ export class UiMessageDoor {
     }
     const stream = latest.streamRunId
     if (await this.sink.beyondHead(stream, from)) return invalidCursor()
-    if (!(await this.#active(stream))) return { kind: 'none' }
-    return this.#serve(stream, from, signal)
+    const head = await this.sink.head(stream)
+    if (!(await this.#active(stream, head))) return { kind: 'none' }
+    return this.#serve(stream, from, signal, head)
   }
 
-  /** Whether a turn is streaming, parked, or decided and about to go on. */
-  async #active(streamRunId: string) {
-    const head = await this.sink.head(streamRunId)
+  /** Whether a turn is streaming, parked, or decided and about to go on (`head`: its row). */
+  async #active(streamRunId: string, head: StreamState | null) {
     if (!head) return false
     if (head.status === 'open') return true
     const suspension = await this.parking.newestInStream(streamRunId)
     return suspension?.status === 'parked' || suspension?.status === 'claimed'
   }
 
-  #serve(streamRunId: string, from: Cursor, signal?: AbortSignal): UiDoorReply {
+  /** The turn from `from`; `stream`: its row as just read (else `turnChunks` reads it). */
+  #serve(
+    streamRunId: string,
+    from: Cursor,
+    signal?: AbortSignal,
+    stream?: StreamState | null
+  ): UiDoorReply {
     return {
       kind: 'stream',
       streamRunId,
-      chunks: turnChunks(this.#deps, streamRunId, from, signal),
+      chunks: turnChunks(this.#deps, streamRunId, from, signal, stream),
     }
   }
 }

@@ -3,12 +3,19 @@ import type { RunDriver } from '../../runner/driver.js'
 import type { ParkingService } from '../../parking/service.js'
 import type { AgUiRunStore } from '../../store/door_runs.js'
 import type { ProjectionRules } from '../../core/projection.js'
+import type { TranslatorCheckpoints } from '../../checkpoints/index.js'
 import type { UiChunk } from '../translate/index.js'
 
 /** Options of the UI message stream door: the projection's opt-ins (shared with AG-UI) and a cap. */
 export interface UiMessageDoorOptions extends ProjectionRules {
   /** Cap on a chat request, in bytes. Default 1048576 (1 MiB). */
   maxBodyBytes?: number
+  /**
+   * Keep the translator's state every this many rows of a turn this replica translates, so a
+   * resume at a cursor translates only what follows the nearest checkpoint. Default
+   * `DEFAULTS.checkpointEvery` (64).
+   */
+  checkpointEvery?: number
 }
 
 /** One chunk to send, with its SSE `id:` (the frame's cursor, on a frame's last chunk). */
@@ -33,4 +40,9 @@ export interface UiDoorDeps {
   parking: ParkingService
   runs: AgUiRunStore
   options: UiMessageDoorOptions
+  /**
+   * This replica's translator checkpoints (`UiMessageTranslator.checkpoint()`): a resume at a
+   * cursor replays only what follows the nearest.
+   */
+  checkpoints?: TranslatorCheckpoints<string>
 }

@@ -68,13 +68,20 @@ export class UiMessageTranslator {
     return this.#s.failed
   }
 
-  /** The state, to resume a translation elsewhere (JSON-safe). */
-  snapshot(): string {
+  /**
+   * What this translator knows after the frames pushed so far, as JSON a translator with the
+   * same rules can resume from ({@link restore}): the useChat door's re-attach checkpoints
+   * (`src/checkpoints`). Small: the open parts and flags, plus one entry per tool call the
+   * client has a part for (kept for the run's life: a result or an approval's answer may come
+   * any time later, and a result for a call it has no part of would break the client's message).
+   */
+  checkpoint(): string {
     return JSON.stringify(this.#s)
   }
 
-  restore(snapshot: string) {
-    this.#s = JSON.parse(snapshot)
+  /** Continue from a {@link checkpoint}, as if the frames before it had been pushed here. */
+  restore(checkpoint: string) {
+    this.#s = JSON.parse(checkpoint)
   }
 
   /** The chunks of one stored frame, delivered at `at` (its cursor). */

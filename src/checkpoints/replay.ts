@@ -1,0 +1,70 @@
+import { parseCursor, type Cursor } from '../core/cursor.js'
+import type { DeliveredFrame } from '../core/frames.js'
+import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
+import type { SegmentEnd, SupersededFrame } from '../sink/replay.js'
+import { rowFingerprint, type Checkpointable, type TranslatorCheckpoints } from './store.js'
+import { CheckpointTrail } from './trail.js'
+
+/** An item of the sink's one replay path, as a door's translator takes it. */
+export type ReplayItem = DeliveredFrame | SupersededFrame | SegmentEnd
+
+/** A silent replay into a translator (see {@link replayFromCheckpoint}). */
+export interface CheckpointedReplay<S> {
+  sink: Pick<LucidTokenStreamSink, 'replay'>
+  /** This replica's checkpoints of the door; none: the stream is replayed from its start. */
+  checkpoints?: TranslatorCheckpoints<S>
+  /** The translator's key ({@link checkpointKey} of the stream, incarnation and options). */
+  key: string
+  /** A fresh translator, which `take` feeds. */
+  translator: Checkpointable<S>
+  /** What the door's replay reads besides frames (the sink's `replay` options). */
+  read?: { appendedEnds?: boolean; superseded?: boolean }
+  /** Feed one item (a frame or a segment end, at `at`) to the translator, emitting nothing. */
+  take: (item: ReplayItem, at: Cursor) => void
+}
+
+/**
+ * Feed a stream's stored items up to `until` (inclusive; inside a text row when it has an
+ * offset) to a fresh translator through `take`: what a door's re-attach rebuilds the
+ * translator's state from, through the sink's one replay path.
+ *
+ * With checkpoints, it starts from the nearest one at or before `until` and reads only what
+ * follows, leaving new checkpoints on the way: a re-attach costs the rows after a checkpoint,
+ * not the whole stream. The read starts at the checkpoint's own row: a checkpoint whose row is
+ * not the stored one any more is discarded (with its stream's others, never served) and the
+ * stream is replayed from its start.
+ */
+export async function replayFromCheckpoint<S>(
+  replay: CheckpointedReplay<S>,
+  streamRunId: string,
+  until: Cursor
+): Promise<void> {
+  const { checkpoints, key, translator, take } = replay
+  // The last whole row `until` covers (a cursor inside a text row covers the rows before it).
+  const found = checkpoints?.nearest(key, until.offset === undefined ? until.seq : until.seq - 1)
+  const items = replay.sink.replay(streamRunId, {
+    ...replay.read,
+    after: found ? { seq: found.seq - 1 } : undefined,
+    until,
+  })
+  const trail = checkpoints ? new CheckpointTrail(checkpoints, key, translator) : null
+  let pending = found
+  for await (const item of items) {
+    const at = parseCursor(item.cursor)
+    if (pending) {
+      // The checkpoint's own row, as stored now: served from only when it is the same row.
+      if (at.seq !== pending.seq || rowFingerprint(item) !== pending.row) break
+      translator.restore(pending.state)
+      pending = null
+      trail?.after(item, at)
+      continue
+    }
+    trail?.before(at)
+    take(item, at)
+    trail?.after(item, at)
+  }
+  if (!pending) return
+  // Not the stored row (or none): never served from. Nothing was taken yet: start over.
+  checkpoints!.discard(key)
+  return replayFromCheckpoint(replay, streamRunId, until)
+}

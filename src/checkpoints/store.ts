@@ -1,0 +1,133 @@
+import { DEFAULTS } from '../defaults.js'
+
+/**
+ * A translator whose state can be kept and taken up again: what {@link TranslatorCheckpoints}
+ * keeps for either door. `checkpoint()` shares nothing with the translator (a later push leaves
+ * it as it was); `restore(state)` continues as if the frames before it had been pushed here, and
+ * copies it (the kept state stays as it was: it is restored again and again).
+ */
+export interface Checkpointable<S> {
+  checkpoint(): S
+  restore(state: S): void
+}
+
+/** One stream's checkpoints, by the whole row they follow, ascending. */
+interface Stream<S> {
+  seqs: number[]
+  states: S[]
+  /** The fingerprint of the row each follows ({@link rowFingerprint}). */
+  rows: string[]
+}
+
+/** A checkpoint found: the row it follows, the state, and that row's fingerprint. */
+export interface FoundCheckpoint<S> {
+  seq: number
+  state: S
+  row: string
+}
+
+/**
+ * What a checkpoint remembers of the row it follows, to tell that the stored row is still that
+ * one before it is served from (`replay.ts`): the item the replay yielded for the row, its
+ * cursor and content (whether a component was superseded since does not count: a translator
+ * translates it the same either way). A 32-bit FNV-1a hash of that JSON plus its length.
+ */
+export function rowFingerprint(item: object): string {
+  const json = JSON.stringify({ ...item, superseded: undefined })
+  let hash = 0x811c9dc5
+  for (let i = 0; i < json.length; i++) {
+    hash ^= json.charCodeAt(i)
+    hash = Math.imul(hash, 0x01000193)
+  }
+  return `${json.length}:${(hash >>> 0).toString(16)}`
+}
+
+/**
+ * The cache key of a translator's checkpoints: its stream, the stream's incarnation (its row's
+ * `createdAt`, when known: a stream purged and opened again under the same id is another
+ * stream) and the options that shape the translator's state (JSON).
+ */
+export function checkpointKey(
+  streamRunId: string,
+  incarnation: number | undefined,
+  options: object
+) {
+  return `${streamRunId}\n${incarnation ?? ''}\n${JSON.stringify(options)}`
+}
+
+/**
+ * A translator's state at points of the streams this replica translated (in memory), so a
+ * re-attach replays only what follows the nearest checkpoint before its cursor, not the whole
+ * stream: its cost no longer grows with the run's length. One per door (each door's translator
+ * has its own state shape `S`); the rules are the same for both:
+ *
+ * A checkpoint is taken only at a row that is final (a later row exists: a text row grows in
+ * place only while it is the last; `trail.ts`), keyed by {@link checkpointKey}. Each remembers
+ * the row it follows ({@link rowFingerprint}); one whose row no longer matches the stored one is
+ * discarded with every checkpoint of its stream, never served (`replay.ts`). A purged stream's
+ * are dropped with the least recently used. Bounded: `streams` streams, `perStream` each (past
+ * it every other one goes, so the spacing doubles).
+ */
+export class TranslatorCheckpoints<S> {
+  #streams = new Map<string, Stream<S>>()
+
+  constructor(
+    readonly every: number = DEFAULTS.checkpointEvery,
+    readonly streams: number = DEFAULTS.checkpointStreams,
+    readonly perStream: number = DEFAULTS.checkpointsPerStream
+  ) {}
+
+  /** The nearest checkpoint at or before row `seq`, or `null`. */
+  nearest(key: string, seq: number): FoundCheckpoint<S> | null {
+    const stream = this.#streams.get(key)
+    if (!stream) return null
+    // Recently used streams go last: the first entry is the one to evict.
+    this.#streams.delete(key)
+    this.#streams.set(key, stream)
+    let found = -1
+    for (let i = stream.seqs.length - 1; i >= 0; i--) {
+      if (stream.seqs[i] <= seq) {
+        found = i
+        break
+      }
+    }
+    if (found === -1) return null
+    return { seq: stream.seqs[found], state: stream.states[found], row: stream.rows[found] }
+  }
+
+  /** Forget every checkpoint of a stream (one of them did not match the stored rows). */
+  discard(key: string) {
+    this.#streams.delete(key)
+  }
+
+  /**
+   * Whether a translator that has translated every row up to `seq` (and knows a later row
+   * exists) should leave a checkpoint there: `every` rows past the last one.
+   */
+  due(key: string, seq: number) {
+    const stream = this.#streams.get(key)
+    const last = stream?.seqs.at(-1) ?? 0
+    return seq - last >= this.every
+  }
+
+  /** Keep `translator`'s state after row `seq` (a final row), whose fingerprint is `row`. */
+  save(key: string, seq: number, row: string, translator: Checkpointable<S>) {
+    let stream = this.#streams.get(key)
+    if (!stream) {
+      if (this.#streams.size >= this.streams) {
+        this.#streams.delete(this.#streams.keys().next().value!)
+      }
+      stream = { seqs: [], states: [], rows: [] }
+      this.#streams.set(key, stream)
+    }
+    if (seq <= (stream.seqs.at(-1) ?? 0)) return
+    stream.seqs.push(seq)
+    stream.states.push(translator.checkpoint())
+    stream.rows.push(row)
+    if (stream.seqs.length > this.perStream) {
+      stream.seqs = stream.seqs.filter((_, i) => i % 2 === 1)
+      stream.states = stream.states.filter((_, i) => i % 2 === 1)
+      stream.rows = stream.rows.filter((_, i) => i % 2 === 1)
+    }
+  }
+}
