@@ -97,6 +97,11 @@ export const DEFAULTS = Object.freeze({
   /** ...and this many per stream at most (past it, every other one goes: the spacing doubles). */
   checkpointsPerStream: 256,
   /**
+   * ...and this many bytes of translator state in all, per door (64 MiB; UTF-8 bytes of the
+   * states' JSON): a state grows with its run (a useChat turn keeps every tool call it saw).
+   */
+  checkpointBytes: 67_108_864,
+  /**
    * Facts the AG-UI door keeps per replica about streams it served (where a segment ended, an
    * AG-UI run's bounds as of a stream revision): this many of each at most.
    */

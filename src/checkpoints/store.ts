@@ -17,6 +17,22 @@ interface Stream<S> {
   states: S[]
   /** The fingerprint of the row each follows ({@link rowFingerprint}). */
   rows: string[]
+  /** Each state's size ({@link stateBytes}), and their sum. */
+  sizes: number[]
+  bytes: number
+}
+
+/**
+ * What a kept state weighs: the UTF-8 bytes of its JSON (an estimate of the memory it holds; a
+ * translator's state can grow with its run, a useChat turn's with its tool calls).
+ */
+function stateBytes(state: unknown) {
+  if (typeof state === 'string') return Buffer.byteLength(state, 'utf8')
+  // (Maps and sets, which JSON writes as `{}`, as the arrays of what they hold.)
+  const json = JSON.stringify(state, (_, value) =>
+    value instanceof Map || value instanceof Set ? [...value] : value
+  )
+  return Buffer.byteLength(json ?? '', 'utf8')
 }
 
 /** A checkpoint found: the row it follows, the state, and that row's fingerprint. */
@@ -66,16 +82,25 @@ export function checkpointKey(
  * the row it follows ({@link rowFingerprint}); one whose row no longer matches the stored one is
  * discarded with every checkpoint of its stream, never served (`replay.ts`). A purged stream's
  * are dropped with the least recently used. Bounded: `streams` streams, `perStream` each (past
- * it every other one goes, so the spacing doubles).
+ * it every other one goes, so the spacing doubles), and `maxBytes` in all (UTF-8 bytes of the
+ * states' JSON: past it the least recently used streams go, then the stream just saved to thins
+ * out; a state larger than `maxBytes` is not kept).
  */
 export class TranslatorCheckpoints<S> {
   #streams = new Map<string, Stream<S>>()
+  #bytes = 0
 
   constructor(
     readonly every: number = DEFAULTS.checkpointEvery,
     readonly streams: number = DEFAULTS.checkpointStreams,
-    readonly perStream: number = DEFAULTS.checkpointsPerStream
+    readonly perStream: number = DEFAULTS.checkpointsPerStream,
+    readonly maxBytes: number = DEFAULTS.checkpointBytes
   ) {}
+
+  /** What the kept states weigh in all (see `maxBytes`), in bytes. */
+  get bytes() {
+    return this.#bytes
+  }
 
   /** The nearest checkpoint at or before row `seq`, or `null`. */
   nearest(key: string, seq: number): FoundCheckpoint<S> | null {
@@ -97,6 +122,9 @@ export class TranslatorCheckpoints<S> {
 
   /** Forget every checkpoint of a stream (one of them did not match the stored rows). */
   discard(key: string) {
+    const stream = this.#streams.get(key)
+    if (!stream) return
+    this.#bytes -= stream.bytes
     this.#streams.delete(key)
   }
 
@@ -113,21 +141,40 @@ export class TranslatorCheckpoints<S> {
   /** Keep `translator`'s state after row `seq` (a final row), whose fingerprint is `row`. */
   save(key: string, seq: number, row: string, translator: Checkpointable<S>) {
     let stream = this.#streams.get(key)
+    if (stream && seq <= (stream.seqs.at(-1) ?? 0)) return
+    const state = translator.checkpoint()
+    const size = stateBytes(state)
+    if (size > this.maxBytes) return
     if (!stream) {
-      if (this.#streams.size >= this.streams) {
-        this.#streams.delete(this.#streams.keys().next().value!)
-      }
-      stream = { seqs: [], states: [], rows: [] }
+      if (this.#streams.size >= this.streams) this.discard(this.#streams.keys().next().value!)
+      stream = { seqs: [], states: [], rows: [], sizes: [], bytes: 0 }
       this.#streams.set(key, stream)
     }
-    if (seq <= (stream.seqs.at(-1) ?? 0)) return
     stream.seqs.push(seq)
-    stream.states.push(translator.checkpoint())
+    stream.states.push(state)
     stream.rows.push(row)
-    if (stream.seqs.length > this.perStream) {
-      stream.seqs = stream.seqs.filter((_, i) => i % 2 === 1)
-      stream.states = stream.states.filter((_, i) => i % 2 === 1)
-      stream.rows = stream.rows.filter((_, i) => i % 2 === 1)
+    stream.sizes.push(size)
+    stream.bytes += size
+    this.#bytes += size
+    if (stream.seqs.length > this.perStream) this.#thin(stream)
+    // Over the budget: the least recently used streams go first, then this one thins out.
+    for (const other of [...this.#streams.keys()]) {
+      if (this.#bytes <= this.maxBytes) return
+      if (other !== key) this.discard(other)
     }
+    while (this.#bytes > this.maxBytes && stream.seqs.length > 1) this.#thin(stream)
+  }
+
+  /** Keep every other checkpoint of a stream, the newest among them (its spacing doubles). */
+  #thin(stream: Stream<S>) {
+    const last = stream.seqs.length - 1
+    const keeps = (_: unknown, i: number) => (last - i) % 2 === 0
+    const kept = stream.sizes.filter(keeps).reduce((sum, size) => sum + size, 0)
+    this.#bytes -= stream.bytes - kept
+    stream.bytes = kept
+    stream.seqs = stream.seqs.filter(keeps)
+    stream.states = stream.states.filter(keeps)
+    stream.rows = stream.rows.filter(keeps)
+    stream.sizes = stream.sizes.filter(keeps)
   }
 }
