@@ -10,12 +10,14 @@ import type { UiChunkItem, UiDoorDeps } from './reply.js'
  * A turn (one assistant message: a run's whole stream, every segment of it) as UI message
  * chunks, from `from` on: `start` with the message id (the stream's run id), then each frame's
  * chunks, read through the sink's one read path (stored, then live; a component a later one
- * replaced is sent as live readers got it, the later one replacing it in place by its id). The
- * stream before `from` is replayed silently into the translator first, so part ids and open
- * parts are what they were: from the nearest of this replica's checkpoints at or before `from` (`deps.checkpoints`, the
- * rules both doors share: `src/checkpoints`), so a resume costs the rows after a checkpoint, not
- * the whole turn; what is served leaves checkpoints too. `stream`: the stream's row as the caller
- * just read it (its incarnation keys the checkpoints; else it is read here).
+ * replaced is sent as live readers got it, the later one replacing it in place by its id).
+ *
+ * The stream before `from` is replayed silently into the translator first, so part ids and open
+ * parts are what they were: from the nearest of this replica's checkpoints at or before `from`
+ * (`deps.checkpoints`, the rules both doors share: `src/checkpoints`), so a resume costs the
+ * rows after a checkpoint, not the whole turn; what is served leaves checkpoints too. `stream`:
+ * the stream's row as the caller just read it (its incarnation keys the checkpoints; else it is
+ * read here).
  *
  * At a segment end the turn goes on when the stream does (decided and resuming, or reopened:
  * `streamGoesOn`), else it ends with `finish` (parked on an item nobody answered yet, finished,
