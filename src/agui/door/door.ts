@@ -47,7 +47,11 @@ export class AgUiDoor {
       parking,
       runs,
       options,
-      checkpoints: new TranslatorCheckpoints(options.checkpointEvery),
+      checkpoints: TranslatorCheckpoints.of(
+        sink,
+        options.checkpointEvery,
+        options.storedCheckpointEvery
+      ),
       facts: new DoorFacts(),
     }
   }

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto'
 import { parseCursor, START, type Cursor } from '../../core/cursor.js'
 import { isRunId } from '../../core/frames.js'
 import type { Principal } from '../../core/run.js'
-import { TranslatorCheckpoints } from '../../checkpoints/index.js'
+import { StoredCheckpoints, TranslatorCheckpoints } from '../../checkpoints/index.js'
+import { CheckpointRows } from '../../store/checkpoint_rows.js'
 import { AgentStreamException, InvalidCursorError, isPackageErrorCode } from '../../errors.js'
 import type { LucidTokenStreamSink } from '../../sink/lucid_sink.js'
 import type { RunDriver } from '../../runner/driver.js'
@@ -71,7 +72,7 @@ export class UiMessageDoor {
       parking,
       runs,
       options,
-      checkpoints: new TranslatorCheckpoints<string>(options.checkpointEvery),
+      checkpoints: checkpointsOf(sink, options),
     }
   }
 
@@ -200,4 +201,21 @@ function invalidCursor(): UiDoorReply {
 function asRefusal(error: unknown): UiDoorReply | null {
   if (!(error instanceof AgentStreamException) || !isPackageErrorCode(error.code)) return null
   return { kind: 'refused', status: error.status, code: error.code, message: error.message }
+}
+
+/**
+ * The door's translator checkpoints (`UiMessageTranslator.checkpoint()`, already JSON), stored on
+ * `sink`'s database too unless `storedCheckpointEvery` is 0.
+ */
+function checkpointsOf(sink: LucidTokenStreamSink, options: UiMessageDoorOptions) {
+  const checkpoints = new TranslatorCheckpoints<string>(options.checkpointEvery)
+  if (options.storedCheckpointEvery !== 0) {
+    checkpoints.stored = new StoredCheckpoints(
+      new CheckpointRows(() => sink.client, sink.tables),
+      { encode: (state) => state, decode: (text) => text },
+      'ui-message',
+      { every: options.storedCheckpointEvery, onError: sink.onError }
+    )
+  }
+  return checkpoints
 }
