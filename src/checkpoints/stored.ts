@@ -19,6 +19,9 @@ export function parseCheckpointKey(key: string) {
   }
 }
 
+/** Writes of one key waiting behind the one in flight, at most (a checkpoint past it is skipped). */
+const QUEUED = 16
+
 /** A stored checkpoint as the table holds it (`src/store/checkpoint_rows.ts` implements the rows). */
 export interface StoredCheckpointRow {
   seq: number
@@ -70,7 +73,7 @@ export interface StoredCheckpointOptions {
  * stream re-attaches from the nearest stored one instead of the stream's start.
  *
  * Nothing here slows or breaks serving: writes go in the background (never awaited by a
- * request; at most one in flight per key, a checkpoint offered meanwhile is skipped), every
+ * request; one at a time per key, a few waiting at most), every
  * failure is swallowed, and a missing table (a schema migrated before it) turns them off for
  * the process after its first error, with one warning through `onError`. A stored row's key is
  * a SHA-256 of the door, {@link CHECKPOINT_FORMAT} and the options that shape the state; its
@@ -80,7 +83,7 @@ export class StoredCheckpoints<S> {
   readonly every: number
   readonly maxBytes: number
   #off = false
-  #writes = new Map<string, Promise<void>>()
+  #writes = new Map<string, { done: Promise<void>; waiting: number }>()
   #hashes = new Map<string, string>()
 
   constructor(
@@ -118,10 +121,13 @@ export class StoredCheckpoints<S> {
     }
   }
 
-  /** Store `state` after row `seq` (fingerprint `row`), in the background. */
+  /**
+   * Store `state` after row `seq` (fingerprint `row`), in the background, after the key's
+   * writes in flight (one at a time per key; past {@link QUEUED} waiting, it is skipped).
+   */
   offer(key: string, seq: number, row: string, state: S) {
     const ref = this.on ? this.#ref(key) : null
-    if (!ref || this.#writes.has(key)) return
+    if (!ref || (this.#writes.get(key)?.waiting ?? 0) >= QUEUED) return
     let text: string
     try {
       text = this.codec.encode(state)
@@ -129,31 +135,36 @@ export class StoredCheckpoints<S> {
       return
     }
     if (Buffer.byteLength(text, 'utf8') > this.maxBytes) return
-    this.#run(key, () =>
+    this.#queue(key, () =>
       this.rows.save(ref.runId, ref.hash, ref.incarnation, { seq, row, state: text })
     )
   }
 
-  /** Delete the stored checkpoints of `key`, in the background (after the write in flight). */
+  /** Delete the stored checkpoints of `key`, in the background (after its writes in flight). */
   discard(key: string) {
     const ref = this.on ? this.#ref(key) : null
-    if (!ref) return
-    const before = this.#writes.get(key) ?? Promise.resolve()
-    this.#run(key, () => before.then(() => this.rows.discard(ref.runId, ref.hash)))
+    if (ref) this.#queue(key, () => this.rows.discard(ref.runId, ref.hash))
   }
 
   /** Resolves once no write is in flight (tests, the benchmark). */
   async settled() {
-    while (this.#writes.size > 0) await Promise.all(this.#writes.values())
+    while (this.#writes.size > 0) await Promise.all([...this.#writes.values()].map((w) => w.done))
   }
 
-  #run(key: string, write: () => Promise<void>) {
-    const done: Promise<void> = write()
+  /** Run `write` after the key's writes in flight; its failure is swallowed ({@link #failed}). */
+  #queue(key: string, write: () => Promise<void>) {
+    const before = this.#writes.get(key)
+    const entry = { done: Promise.resolve(), waiting: (before?.waiting ?? 0) + 1 }
+    entry.done = (before?.done ?? Promise.resolve())
+      .then(() => {
+        entry.waiting = 0
+        return this.on ? write() : undefined
+      })
       .catch((error) => this.#failed(error))
       .finally(() => {
-        if (this.#writes.get(key) === done) this.#writes.delete(key)
+        if (this.#writes.get(key) === entry) this.#writes.delete(key)
       })
-    this.#writes.set(key, done)
+    this.#writes.set(key, entry)
   }
 
   /** The stored row's stream, incarnation and key; `null` without an incarnation. */

@@ -56,6 +56,11 @@ export class AgUiDoor {
     }
   }
 
+  /** Resolves once this door's stored checkpoint writes in flight are done (tests, benchmarks). */
+  async checkpointWrites() {
+    await this.#deps.checkpoints?.stored?.settled()
+  }
+
   /**
    * `POST`: a new run (the newest user message is its input) or a resume (`resume[]` answers
    * every open interrupt of the thread). `signal` ends the stream when the client goes away.

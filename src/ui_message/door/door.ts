@@ -72,8 +72,13 @@ export class UiMessageDoor {
       parking,
       runs,
       options,
-      checkpoints: checkpointsOf(sink, options),
+      checkpoints: uiMessageCheckpoints(sink, options),
     }
+  }
+
+  /** Resolves once this door's stored checkpoint writes in flight are done (tests, benchmarks). */
+  async checkpointWrites() {
+    await this.#deps.checkpoints?.stored?.settled()
   }
 
   /**
@@ -207,7 +212,7 @@ function asRefusal(error: unknown): UiDoorReply | null {
  * The door's translator checkpoints (`UiMessageTranslator.checkpoint()`, already JSON), stored on
  * `sink`'s database too unless `storedCheckpointEvery` is 0.
  */
-function checkpointsOf(sink: LucidTokenStreamSink, options: UiMessageDoorOptions) {
+export function uiMessageCheckpoints(sink: LucidTokenStreamSink, options: UiMessageDoorOptions) {
   const checkpoints = new TranslatorCheckpoints<string>(options.checkpointEvery)
   if (options.storedCheckpointEvery !== 0) {
     checkpoints.stored = new StoredCheckpoints(
