@@ -49,6 +49,8 @@ export type { AgUiFetchHandlerOptions } from './src/http/fetch_handler.js'
 
 // What the published migration stub imports (stubs/make/migration/agent_stream_tables.stub).
 export {
+  createCheckpointsTable,
+  dropCheckpointsTable,
   createDoorTables,
   createParkingTables,
   addQueueIndexes,

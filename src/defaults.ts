@@ -102,6 +102,15 @@ export const DEFAULTS = Object.freeze({
    */
   checkpointBytes: 67_108_864,
   /**
+   * Stored checkpoints (the `checkpoints` table): an in-memory checkpoint that crosses a
+   * multiple of this many rows is also stored, in the background, so a replica that never
+   * served a stream (restarted, or another one behind the load balancer) re-attaches near too.
+   * A re-attach reads the stored nearest when its in-memory one is missing or this far back.
+   */
+  storedCheckpointEvery: 1024,
+  /** ...and a state above this many bytes (UTF-8 of its JSON; 256 KiB) is not stored. */
+  storedCheckpointBytes: 262_144,
+  /**
    * Facts the AG-UI door keeps per replica about streams it served (where a segment ended, an
    * AG-UI run's bounds as of a stream revision): this many of each at most.
    */

@@ -56,14 +56,16 @@ export function createRuntime(db: Database, options: RuntimeOptions) {
   const runs = new AgUiRunStore(() => sink.client, sink.tables)
   const door = new AgUiDoor(sink, driver, service, runs, options.agui)
   // The same projection opt-ins (`agui.reasoning`, `toolErrorText`, `custom`), body cap and
-  // checkpoint spacing.
-  const { reasoning, toolErrorText, custom, maxBodyBytes, checkpointEvery } = options.agui ?? {}
+  // checkpoint spacings.
+  const { reasoning, toolErrorText, custom, maxBodyBytes, checkpointEvery, storedCheckpointEvery } =
+    options.agui ?? {}
   const uiMessage = new UiMessageDoor(sink, driver, service, runs, {
     reasoning,
     toolErrorText,
     custom,
     maxBodyBytes,
     checkpointEvery,
+    storedCheckpointEvery,
   })
   return { sink, parking, driver, service, door, uiMessage }
 }

@@ -27,6 +27,7 @@ test.group('In an AdonisJS app', (group) => {
     const app = await setupApp()
     const db = await app.container.make('lucid.db')
     for (const table of [
+      'agent_stream_checkpoints',
       'agent_agui_runs',
       'agent_elicitations',
       'agent_approvals',
@@ -45,12 +46,13 @@ test.group('In an AdonisJS app', (group) => {
   }) => {
     const app = await setupApp()
     const runner = await migrate(app, 'up')
-    // Every migration the package ships ran (the tables, then the queue's indexes).
+    // Every migration the package ships ran (the tables, the queue's indexes, the checkpoints).
     const shipped = readdirSync(new URL('../database/migrations/', import.meta.url))
     assert.lengthOf(Object.keys(runner.migratedFiles), shipped.length)
     const db = await app.container.make('lucid.db')
     assert.isTrue(await db.connection().schema.hasTable('agent_streams'))
     assert.isTrue(await db.connection().schema.hasTable('agent_stream_frames'))
+    assert.isTrue(await db.connection().schema.hasTable('agent_stream_checkpoints'))
 
     const agentStream = await app.container.make('agentStream')
     const id = runId()
@@ -61,6 +63,7 @@ test.group('In an AdonisJS app', (group) => {
 
     await migrate(app, 'down')
     assert.isFalse(await db.connection().schema.hasTable('agent_streams'))
+    assert.isFalse(await db.connection().schema.hasTable('agent_stream_checkpoints'))
   })
 
   test('agent-stream:purge deletes streams past the TTL (and --dry-run deletes nothing)', async ({

@@ -227,6 +227,7 @@ test.group('node ace configure adonis-agent-stream', (group) => {
       'agent_approvals',
       'agent_elicitations',
       'agent_agui_runs',
+      'agent_stream_checkpoints',
     ])
 
     // The provider works on those tables with the published config.

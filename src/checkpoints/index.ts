@@ -1,5 +1,6 @@
 /**
- * Translator checkpoints, shared by both doors (per replica, in memory): the store and its key
+ * Translator checkpoints, shared by both doors (per replica, in memory, and stored in the
+ * database every `DEFAULTS.storedCheckpointEvery` rows: stored.ts): the store and its key
  * (store.ts), the trail a served or replayed stream leaves them on (trail.ts), and the replay
  * that starts from the nearest one (replay.ts). Translator-agnostic: a door gives a
  * {@link Checkpointable} translator and how it takes an item.
@@ -12,4 +13,13 @@ export {
   type FoundCheckpoint,
 } from './store.js'
 export { CheckpointTrail } from './trail.js'
+export {
+  CHECKPOINT_FORMAT,
+  parseCheckpointKey,
+  StoredCheckpoints,
+  type CheckpointRowStore,
+  type StateCodec,
+  type StoredCheckpointOptions,
+  type StoredCheckpointRow,
+} from './stored.js'
 export { replayFromCheckpoint, type CheckpointedReplay, type ReplayItem } from './replay.js'

@@ -32,16 +32,31 @@ export interface CheckpointedReplay<S> {
  * follows, leaving new checkpoints on the way: a re-attach costs the rows after a checkpoint,
  * not the whole stream. The read starts at the checkpoint's own row: a checkpoint whose row is
  * not the stored one any more is discarded (with its stream's others, never served) and the
- * stream is replayed from its start.
+ * stream is replayed from its start. Stored checkpoints (`checkpoints.stored`) are read when
+ * this replica has none near: the nearer of the two is used, verified the same way (a stored
+ * one that does not match is deleted with its stream's others), and kept in memory.
  */
 export async function replayFromCheckpoint<S>(
   replay: CheckpointedReplay<S>,
   streamRunId: string,
-  until: Cursor
+  until: Cursor,
+  useStored = true
 ): Promise<void> {
   const { checkpoints, key, translator, take } = replay
   // The last whole row `until` covers (a cursor inside a text row covers the rows before it).
-  const found = checkpoints?.nearest(key, until.offset === undefined ? until.seq : until.seq - 1)
+  const last = until.offset === undefined ? until.seq : until.seq - 1
+  let found = checkpoints?.nearest(key, last) ?? null
+  let fromStore = false
+  const stored = useStored ? checkpoints?.stored : null
+  // None in memory, or far back (this replica did not serve the stream, or not lately): the
+  // stored nearest, when it is nearer.
+  if (stored?.on && (!found || last - found.seq >= stored.every)) {
+    const far = await stored.nearest(key, last)
+    if (far && (!found || far.seq > found.seq)) {
+      found = far
+      fromStore = true
+    }
+  }
   const items = replay.sink.replay(streamRunId, {
     ...replay.read,
     after: found ? { seq: found.seq - 1 } : undefined,
@@ -55,6 +70,7 @@ export async function replayFromCheckpoint<S>(
       // The checkpoint's own row, as stored now: served from only when it is the same row.
       if (at.seq !== pending.seq || rowFingerprint(item) !== pending.row) break
       translator.restore(pending.state)
+      if (fromStore) checkpoints!.keep(key, pending.seq, pending.row, pending.state)
       pending = null
       trail?.after(item, at)
       continue
@@ -64,7 +80,9 @@ export async function replayFromCheckpoint<S>(
     trail?.after(item, at)
   }
   if (!pending) return
-  // Not the stored row (or none): never served from. Nothing was taken yet: start over.
+  // Not the stored row (or none): never served from, in memory or stored. Nothing was taken
+  // yet: start over, from memory only (the stored ones' deletion runs in the background).
   checkpoints!.discard(key)
-  return replayFromCheckpoint(replay, streamRunId, until)
+  checkpoints!.stored?.discard(key)
+  return replayFromCheckpoint(replay, streamRunId, until, false)
 }

@@ -1,4 +1,5 @@
 import { DEFAULTS } from '../defaults.js'
+import type { StoredCheckpoints } from './stored.js'
 
 /**
  * A translator whose state can be kept and taken up again: what {@link TranslatorCheckpoints}
@@ -85,10 +86,15 @@ export function checkpointKey(
  * it every other one goes, so the spacing doubles), and `maxBytes` in all (UTF-8 bytes of the
  * states' JSON: past it the least recently used streams go, then the stream just saved to thins
  * out; a state larger than `maxBytes` is not kept).
+ *
+ * With {@link stored} (the door sets it), a checkpoint that crosses a multiple of its `every`
+ * rows is also stored in the database, in the background: any replica then re-attaches near.
  */
 export class TranslatorCheckpoints<S> {
   #streams = new Map<string, Stream<S>>()
   #bytes = 0
+  /** The door's stored checkpoints (`stored.ts`), when it keeps them. */
+  stored: StoredCheckpoints<S> | null = null
 
   constructor(
     readonly every: number = DEFAULTS.checkpointEvery,
@@ -140,29 +146,43 @@ export class TranslatorCheckpoints<S> {
 
   /** Keep `translator`'s state after row `seq` (a final row), whose fingerprint is `row`. */
   save(key: string, seq: number, row: string, translator: Checkpointable<S>) {
-    let stream = this.#streams.get(key)
-    if (stream && seq <= (stream.seqs.at(-1) ?? 0)) return
+    const last = this.#streams.get(key)?.seqs.at(-1) ?? 0
+    if (seq <= last) return
     const state = translator.checkpoint()
+    if (!this.keep(key, seq, row, state)) return
+    if (this.stored?.crosses(last, seq)) this.stored.offer(key, seq, row, state)
+  }
+
+  /**
+   * Keep `state` after row `seq` (fingerprint `row`; a stored checkpoint read back, or a
+   * translator's), in its place among the stream's. Returns whether it was kept.
+   */
+  keep(key: string, seq: number, row: string, state: S): boolean {
+    let stream = this.#streams.get(key)
+    if (stream?.seqs.includes(seq)) return false
     const size = stateBytes(state)
-    if (size > this.maxBytes) return
+    if (size > this.maxBytes) return false
     if (!stream) {
       if (this.#streams.size >= this.streams) this.discard(this.#streams.keys().next().value!)
       stream = { seqs: [], states: [], rows: [], sizes: [], bytes: 0 }
       this.#streams.set(key, stream)
     }
-    stream.seqs.push(seq)
-    stream.states.push(state)
-    stream.rows.push(row)
-    stream.sizes.push(size)
+    let at = stream.seqs.length
+    while (at > 0 && stream.seqs[at - 1] > seq) at--
+    stream.seqs.splice(at, 0, seq)
+    stream.states.splice(at, 0, state)
+    stream.rows.splice(at, 0, row)
+    stream.sizes.splice(at, 0, size)
     stream.bytes += size
     this.#bytes += size
     if (stream.seqs.length > this.perStream) this.#thin(stream)
     // Over the budget: the least recently used streams go first, then this one thins out.
     for (const other of [...this.#streams.keys()]) {
-      if (this.#bytes <= this.maxBytes) return
+      if (this.#bytes <= this.maxBytes) return true
       if (other !== key) this.discard(other)
     }
     while (this.#bytes > this.maxBytes && stream.seqs.length > 1) this.#thin(stream)
+    return true
   }
 
   /** Keep every other checkpoint of a stream, the newest among them (its spacing doubles). */

@@ -116,6 +116,11 @@ export class LucidTokenStreamSink implements TokenStreamSink {
     return { pageSize: this.options.pageSize, pageBytes: this.options.readerBytes }
   }
 
+  /** The `onError` of the options, if any: what the doors warn through too. */
+  get onError(): ((error: unknown) => void) | undefined {
+    return this.#onError
+  }
+
   /** The Lucid client the tables live on (parking and door rows share it). */
   get client(): QueryClientContract {
     return this.store.client

@@ -17,6 +17,8 @@ export interface TableNames {
   elicitations: string
   /** One row per AG-UI run a client started or resumed: its thread, stream and start. */
   aguiRuns: string
+  /** Translator states of the doors at points of a stream, so any replica re-attaches near. */
+  checkpoints: string
 }
 
 export const DEFAULT_TABLES: TableNames = {
@@ -26,6 +28,7 @@ export const DEFAULT_TABLES: TableNames = {
   approvals: 'agent_approvals',
   elicitations: 'agent_elicitations',
   aguiRuns: 'agent_agui_runs',
+  checkpoints: 'agent_stream_checkpoints',
 }
 
 /** Resolve partial table names against the defaults. */
@@ -257,6 +260,43 @@ export function createDoorTables(
 /** Drop what {@link createDoorTables} created. */
 export function dropDoorTables(schema: Knex.SchemaBuilder, tables: TableNames = DEFAULT_TABLES) {
   return schema.dropTableIfExists(tables.aguiRuns)
+}
+
+/**
+ * The doors' stored translator checkpoints (added after the first release: a schema created
+ * before it gets it from a migration of its own, and serves from in-memory checkpoints until
+ * then). One row per checkpoint: the state (the door's JSON) after row `seq` of a stream, whose
+ * fingerprint is `row`; `key` is a SHA-256 hex of the door, its state format and the options
+ * that shape the state (never the stream id); `incarnation` the stream row's `created_at` (a
+ * stream purged and opened again under the same id is another stream).
+ */
+export function createCheckpointsTable(
+  schema: Knex.SchemaBuilder,
+  dialect: string,
+  tables: TableNames = DEFAULT_TABLES
+) {
+  const mysql = dialect === 'mysql' || dialect === 'mysql2'
+  return schema.createTable(tables.checkpoints, (table) => {
+    if (mysql) binaryUtf8(table)
+    table.string('run_id', 191).notNullable()
+    table.string('key', 64).notNullable()
+    table.integer('seq').notNullable()
+    table.bigInteger('incarnation').notNullable()
+    table.string('row', 64).notNullable()
+    if (mysql) table.text('state', 'mediumtext').notNullable()
+    else table.text('state').notNullable()
+    table.bigInteger('created_at').notNullable()
+    // The nearest at or before a seq: one index read, backwards.
+    table.primary(['run_id', 'key', 'seq'])
+  })
+}
+
+/** Drop what {@link createCheckpointsTable} created. */
+export function dropCheckpointsTable(
+  schema: Knex.SchemaBuilder,
+  tables: TableNames = DEFAULT_TABLES
+) {
+  return schema.dropTableIfExists(tables.checkpoints)
 }
 
 /** MySQL: every character kept (utf8mb4), ids compared byte for byte (`_bin`, case-sensitive). */

@@ -2,6 +2,7 @@ import type { QueryClientContract, TransactionClientContract } from '@adonisjs/l
 import { affectedRows as affected, inTransaction, nowMs as now } from './sql.js'
 import type { TableNames } from './schema.js'
 import { DEFAULTS } from '../defaults.js'
+import { deleteStreamCheckpoints } from './checkpoint_rows.js'
 import { commitInTransaction } from './commit.js'
 import { commitGroupInTransaction, groupable, type GroupMember } from './commit_group.js'
 import { GroupCommits } from './group_commits.js'
@@ -25,6 +26,8 @@ export * from './rows.js'
 export class StreamStore {
   #client: QueryClientContract | null = null
   #groups: GroupCommits | null
+  /** The checkpoints table is missing (a schema migrated before it): removals skip it. */
+  #noCheckpoints = false
 
   constructor(
     /** Opens the Lucid client on first use (so a sink nobody uses opens no connection). */
@@ -407,7 +410,7 @@ export class StreamStore {
   }
 
   /**
-   * Delete one stream and its frames; with `endedBefore`, only if it is still ended (or failed)
+   * Delete one stream, its frames and its stored translator checkpoints; with `endedBefore`, only if it is still ended (or failed)
    * since before then. Returns whether it was deleted.
    */
   async remove(runId: string, endedBefore?: number): Promise<boolean> {
@@ -419,6 +422,8 @@ export class StreamStore {
       const deleted = affected(await query.delete())
       if (deleted === 0) return false
       await trx.from(this.tables.frames).where('run_id', runId).delete()
+      if (!this.#noCheckpoints)
+        this.#noCheckpoints = !(await deleteStreamCheckpoints(trx, this.tables, runId))
       await notify(runId)
       return true
     })

@@ -7,7 +7,9 @@ import { Database } from '@adonisjs/lucid/database'
 import { defineConfig } from '@adonisjs/lucid'
 import type { ConnectionConfig } from '@adonisjs/lucid/types/database'
 import {
+  createCheckpointsTable,
   createDoorTables,
+  dropCheckpointsTable,
   createParkingTables,
   addQueueIndexes,
   dropDoorTables,
@@ -92,6 +94,7 @@ export function createDatabase(connection: ConnectionConfig = connectionConfig()
 /** Drop and create the package's tables, through the one table definition. */
 export async function resetTables(db: Database, tables: TableNames = tableNames()) {
   const client = db.connection()
+  await dropCheckpointsTable(client.schema, tables)
   await dropDoorTables(client.schema, tables)
   await dropParkingTables(client.schema, tables)
   await dropStreamTables(client.schema, tables)
@@ -99,4 +102,5 @@ export async function resetTables(db: Database, tables: TableNames = tableNames(
   await createParkingTables(client.schema, client.dialect.name, tables)
   await addQueueIndexes(client.schema, tables)
   await createDoorTables(client.schema, client.dialect.name, tables)
+  await createCheckpointsTable(client.schema, client.dialect.name, tables)
 }

@@ -47,9 +47,18 @@ export class AgUiDoor {
       parking,
       runs,
       options,
-      checkpoints: new TranslatorCheckpoints(options.checkpointEvery),
+      checkpoints: TranslatorCheckpoints.of(
+        sink,
+        options.checkpointEvery,
+        options.storedCheckpointEvery
+      ),
       facts: new DoorFacts(),
     }
+  }
+
+  /** Resolves once this door's stored checkpoint writes in flight are done (tests, benchmarks). */
+  async checkpointWrites() {
+    await this.#deps.checkpoints?.stored?.settled()
   }
 
   /**

@@ -37,6 +37,12 @@ export interface AgUiDoorOptions extends Omit<
    * `DEFAULTS.checkpointEvery` (64); the runtime gives the useChat door the same.
    */
   checkpointEvery?: number
+  /**
+   * Also store a checkpoint in the database (the `checkpoints` table) each time the kept ones
+   * cross a multiple of this many rows, so a replica that never served a stream re-attaches
+   * near too. 0: never. Default `DEFAULTS.storedCheckpointEvery` (1024).
+   */
+  storedCheckpointEvery?: number
 }
 
 /**

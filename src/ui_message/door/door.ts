@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto'
 import { parseCursor, START, type Cursor } from '../../core/cursor.js'
 import { isRunId } from '../../core/frames.js'
 import type { Principal } from '../../core/run.js'
-import { TranslatorCheckpoints } from '../../checkpoints/index.js'
+import { StoredCheckpoints, TranslatorCheckpoints } from '../../checkpoints/index.js'
+import { CheckpointRows } from '../../store/checkpoint_rows.js'
 import { AgentStreamException, InvalidCursorError, isPackageErrorCode } from '../../errors.js'
 import type { LucidTokenStreamSink } from '../../sink/lucid_sink.js'
 import type { RunDriver } from '../../runner/driver.js'
@@ -71,8 +72,13 @@ export class UiMessageDoor {
       parking,
       runs,
       options,
-      checkpoints: new TranslatorCheckpoints<string>(options.checkpointEvery),
+      checkpoints: uiMessageCheckpoints(sink, options),
     }
+  }
+
+  /** Resolves once this door's stored checkpoint writes in flight are done (tests, benchmarks). */
+  async checkpointWrites() {
+    await this.#deps.checkpoints?.stored?.settled()
   }
 
   /**
@@ -200,4 +206,21 @@ function invalidCursor(): UiDoorReply {
 function asRefusal(error: unknown): UiDoorReply | null {
   if (!(error instanceof AgentStreamException) || !isPackageErrorCode(error.code)) return null
   return { kind: 'refused', status: error.status, code: error.code, message: error.message }
+}
+
+/**
+ * The door's translator checkpoints (`UiMessageTranslator.checkpoint()`, already JSON), stored on
+ * `sink`'s database too unless `storedCheckpointEvery` is 0.
+ */
+export function uiMessageCheckpoints(sink: LucidTokenStreamSink, options: UiMessageDoorOptions) {
+  const checkpoints = new TranslatorCheckpoints<string>(options.checkpointEvery)
+  if (options.storedCheckpointEvery !== 0) {
+    checkpoints.stored = new StoredCheckpoints(
+      new CheckpointRows(() => sink.client, sink.tables),
+      { encode: (state) => state, decode: (text) => text },
+      'ui-message',
+      { every: options.storedCheckpointEvery, onError: sink.onError }
+    )
+  }
+  return checkpoints
 }

@@ -16,6 +16,12 @@ export interface UiMessageDoorOptions extends ProjectionRules {
    * `DEFAULTS.checkpointEvery` (64).
    */
   checkpointEvery?: number
+  /**
+   * Also store a checkpoint in the database (the `checkpoints` table) each time the kept ones
+   * cross a multiple of this many rows, so a replica that never served a stream re-attaches
+   * near too. 0: never. Default `DEFAULTS.storedCheckpointEvery` (1024).
+   */
+  storedCheckpointEvery?: number
 }
 
 /** One chunk to send, with its SSE `id:` (the frame's cursor, on a frame's last chunk). */

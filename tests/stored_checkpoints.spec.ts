@@ -1,0 +1,340 @@
+import { test } from '@japa/runner'
+import fc from 'fast-check'
+import { AgUiDoor, type DoorReply, type SseItem } from '../src/agui/door/index.js'
+import { STATE_CODEC } from '../src/agui/door/checkpoints.js'
+import { FrameTranslator, type AgUiEvent } from '../src/agui/translate/index.js'
+import { START, parseCursor, type Cursor } from '../src/core/cursor.js'
+import type { StreamFrame } from '../src/core/frames.js'
+import type { LucidSinkWriter } from '../src/sink/writer.js'
+import { scriptedAgent } from '../src/testing/scripted_agent.js'
+import { uiMessageCheckpoints } from '../src/ui_message/door/door.js'
+import type { UiChunkItem, UiDoorDeps } from '../src/ui_message/door/reply.js'
+import { turnChunks } from '../src/ui_message/door/turn.js'
+import { dropCheckpointsTable } from '../src/store/schema.js'
+import { setupRunner } from './helpers/parking.js'
+import { runId } from './helpers/sink.js'
+
+/**
+ * Stored translator checkpoints (the `checkpoints` table): a door that never served a stream (a
+ * restarted replica, another one behind the load balancer) re-attaches from the nearest stored
+ * checkpoint, not the stream's start, and serves exactly what a translation from the start
+ * serves; one whose row changed is deleted and never served; a purge deletes a stream's; a
+ * missing table leaves re-attach working, from memory.
+ */
+
+const SPACING = { checkpointEvery: 2, storedCheckpointEvery: 8 }
+
+async function setup(onError?: (error: unknown) => void) {
+  const stack = await setupRunner(scriptedAgent(), { onError })
+  const newDoor = (options: object = SPACING) =>
+    new AgUiDoor(stack.sink, stack.driver, stack.service, stack.door.runs, options)
+  /** What the replays into translators read, in rows (the silent part of a re-attach, up to a cursor). */
+  const reads = { rows: 0 }
+  const replay = stack.sink.replay.bind(stack.sink)
+  stack.sink.replay = ((id: string, options: any = {}) => {
+    const items = replay(id, options)
+    if (options.growing || !(options.until?.seq < Number.MAX_SAFE_INTEGER)) return items
+    return (async function* () {
+      for await (const item of items) {
+        reads.rows++
+        yield item
+      }
+    })()
+  }) as typeof stack.sink.replay
+  return { ...stack, newDoor, reads }
+}
+
+async function writeSome(writer: LucidSinkWriter, count: number) {
+  for (let i = 0; i < count; i++) {
+    await writer.write({ t: 'text', v: `word ${i}. ` })
+    await writer.flush()
+    await writer.write({
+      t: 'event',
+      event: {
+        kind: 'tool-input-available',
+        id: `c${i}`,
+        name: 'search',
+        input: { i },
+        toolKind: 'read',
+      },
+    })
+    await writer.write({ t: 'event', event: { kind: 'tool-output', id: `c${i}`, output: i } })
+  }
+}
+
+async function served(reply: DoorReply) {
+  if (reply.kind === 'refused') return reply.status
+  const out: SseItem[] = []
+  for await (const item of reply.events) out.push(item)
+  return out
+}
+
+/** A run of `units` x 3 rows, recorded as one AG-UI run; `warm` served it whole (storing). */
+async function longRun(stack: Awaited<ReturnType<typeof setup>>, units: number) {
+  const id = runId('stored')
+  const writer = await stack.sink.open(id)
+  await writeSome(writer, units)
+  await writer.end()
+  const run = `${id}-r0`
+  await stack.door.runs.insert({
+    runId: run,
+    threadId: id,
+    streamRunId: id,
+    afterSeq: 0,
+    kind: 'start',
+    resumeHash: null,
+    ownerId: null,
+  })
+  const warm = stack.newDoor()
+  await served(await warm.reattach(run, undefined, null))
+  await warm.checkpointWrites()
+  return { id, run, last: (await stack.sink.head(id))!.lastSeq }
+}
+
+const storedOf = (stack: Awaited<ReturnType<typeof setup>>, id: string) =>
+  stack.db.connection().from('agent_stream_checkpoints').where('run_id', id).orderBy('seq')
+
+test.group('Stored checkpoints: AG-UI door', () => {
+  test('a door that never served the run re-attaches from a stored checkpoint at any cursor', async ({
+    assert,
+  }) => {
+    const stack = await setup()
+    const { id, run, last } = await longRun(stack, 40)
+    const rows = await storedOf(stack, id)
+    assert.isAbove(rows.length, 5)
+    let read = 0
+    let cursors = 0
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: last - 1 }), async (seq) => {
+        // A fresh door (nothing in memory) and one that translates from the start.
+        const fromStart = await served(
+          await stack
+            .newDoor({ checkpointEvery: 2, storedCheckpointEvery: 0 })
+            .reattach(run, String(seq), null)
+        )
+        stack.reads.rows = 0
+        const fresh = stack.newDoor()
+        const got = await served(await fresh.reattach(run, String(seq), null))
+        await fresh.checkpointWrites()
+        assert.deepEqual(got, fromStart, String(seq))
+        // From the nearest stored one (every 8 rows, at a final row): a few rows, not `seq`.
+        assert.isAtMost(stack.reads.rows, 12, String(seq))
+        read += stack.reads.rows
+        cursors += seq
+      }),
+      { numRuns: 25 }
+    )
+    assert.isBelow(read, cursors / 4)
+  }).timeout(120_000)
+
+  test('a stored checkpoint whose row changed is deleted and never served', async ({ assert }) => {
+    const stack = await setup()
+    const { id, run, last } = await longRun(stack, 12)
+    const rows = await storedOf(stack, id)
+    const kept = rows.at(-2)
+    assert.exists(kept)
+    // The row it follows is not what it was any more (same stream, same incarnation).
+    const frame = await stack.db
+      .connection()
+      .from('agent_stream_frames')
+      .where('run_id', id)
+      .where('seq', kept.seq)
+      .first()
+    const body =
+      frame.kind === 'text'
+        ? 'rewritten. '
+        : JSON.stringify({ t: 'event', event: { kind: 'title', title: 'rewritten' } })
+    await stack.db
+      .connection()
+      .from('agent_stream_frames')
+      .where('run_id', id)
+      .where('seq', kept.seq)
+      .update({ body })
+    const at = String(Math.min(last - 1, kept.seq + 1))
+    const fromStart = await served(
+      await stack.newDoor({ storedCheckpointEvery: 0 }).reattach(run, at, null)
+    )
+    stack.reads.rows = 0
+    const fresh = stack.newDoor()
+    const got = await served(await fresh.reattach(run, at, null))
+    await fresh.checkpointWrites()
+    assert.deepEqual(got, fromStart)
+    // It read the changed row, then started over from the start.
+    assert.isAbove(stack.reads.rows, kept.seq)
+    const now = await storedOf(stack, id)
+    assert.isFalse(now.some((row: any) => row.seq === kept.seq && row.row === kept.row))
+    // Another fresh door is served the same (from what was stored since, or the start).
+    assert.deepEqual(await served(await stack.newDoor().reattach(run, at, null)), fromStart)
+  }).timeout(60_000)
+
+  test('a purge deletes the stream checkpoints', async ({ assert }) => {
+    const stack = await setup()
+    const { id } = await longRun(stack, 8)
+    const other = await longRun(stack, 8)
+    assert.isAbove((await storedOf(stack, id)).length, 0)
+    await stack.db
+      .connection()
+      .from('agent_streams')
+      .where('run_id', id)
+      .update({ ended_at: Date.now() - 10_000 })
+    await stack.db
+      .connection()
+      .from('agent_streams')
+      .where('run_id', other.id)
+      .update({ ended_at: Date.now() + 60_000 })
+    assert.equal(await stack.sink.purge({ olderThanMs: 1000 }), 1)
+    assert.lengthOf(await storedOf(stack, id), 0)
+    assert.isAbove((await storedOf(stack, other.id)).length, 0)
+  }).timeout(60_000)
+
+  test('a missing table: re-attach works from memory; one warning, then no more tries', async ({
+    assert,
+  }) => {
+    const errors: unknown[] = []
+    const stack = await setup((error) => errors.push(error))
+    await dropCheckpointsTable(stack.db.connection().schema)
+    const { run, last } = await longRun(stack, 10)
+    assert.lengthOf(errors, 1)
+    assert.match(String((errors[0] as Error).message), /checkpoints table does not exist/)
+    const door = stack.newDoor()
+    for (const seq of [5, 17, last - 1, 9]) {
+      const fromStart = await served(
+        await stack.newDoor({ storedCheckpointEvery: 0 }).reattach(run, String(seq), null)
+      )
+      assert.deepEqual(await served(await door.reattach(run, String(seq), null)), fromStart)
+      await door.checkpointWrites()
+    }
+    // This door warned once too; nothing after its first failure.
+    assert.lengthOf(errors, 2)
+    // A purge does not trip on the missing table.
+    await stack.db
+      .connection()
+      .from('agent_streams')
+      .update({ ended_at: Date.now() - 10_000 })
+    assert.isAbove(await stack.sink.purge({ olderThanMs: 1000 }), 0)
+  }).timeout(60_000)
+})
+
+test.group('Stored checkpoints: useChat door', () => {
+  async function chunksFrom(deps: UiDoorDeps, id: string, from: Cursor) {
+    const out: UiChunkItem[] = []
+    for await (const item of turnChunks(deps, id, from)) out.push(item)
+    return out
+  }
+
+  test('a door that never served the turn resumes from a stored checkpoint at any cursor', async ({
+    assert,
+  }) => {
+    const stack = await setup()
+    const depsOf = (checkpoints: UiDoorDeps['checkpoints']): UiDoorDeps => ({
+      sink: stack.sink,
+      driver: stack.driver,
+      parking: stack.service,
+      runs: stack.door.runs,
+      options: {},
+      checkpoints,
+    })
+    const id = runId('uc-stored')
+    const writer = await stack.sink.open(id)
+    await writeSome(writer, 40)
+    await writer.end()
+    const cursors: string[] = []
+    for await (const item of stack.sink.replay(id)) cursors.push(item.cursor)
+    const warm = uiMessageCheckpoints(stack.sink, SPACING)
+    await chunksFrom(depsOf(warm), id, START)
+    await warm.stored!.settled()
+    assert.isAbove((await storedOf(stack, id)).length, 5)
+    let read = 0
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: cursors.length - 2 }), async (index) => {
+        const cursor = parseCursor(cursors[index])
+        const fromStart = await chunksFrom(depsOf(undefined), id, cursor)
+        stack.reads.rows = 0
+        const fresh = uiMessageCheckpoints(stack.sink, SPACING)
+        assert.deepEqual(await chunksFrom(depsOf(fresh), id, cursor), fromStart, cursors[index])
+        await fresh.stored!.settled()
+        assert.isAtMost(stack.reads.rows, 12, cursors[index])
+        read += stack.reads.rows
+      }),
+      { numRuns: 20 }
+    )
+    assert.isBelow(read, 20 * 12)
+  }).timeout(120_000)
+})
+
+test.group('Stored checkpoints: the AG-UI state codec', () => {
+  const frame: fc.Arbitrary<StreamFrame | 'end'> = fc.oneof(
+    fc.constantFrom('Hi ', 'déjà 🙂 ').map((v): StreamFrame => ({ t: 'text', v })),
+    fc
+      .record({ n: fc.integer({ min: 0, max: 2 }), kind: fc.constantFrom(0, 1, 2, 3) })
+      .map(({ n, kind }): StreamFrame => {
+        const id = `call_${n}`
+        if (kind === 0)
+          return {
+            t: 'event',
+            event: { kind: 'tool-input-start', id, name: 'f', toolKind: 'read' },
+          }
+        if (kind === 1)
+          return { t: 'event', event: { kind: 'tool-input-delta', id, delta: '{"a":' } }
+        if (kind === 2)
+          return {
+            t: 'event',
+            event: { kind: 'tool-input-available', id, name: 'f', input: { n }, toolKind: 'read' },
+          }
+        return { t: 'event', event: { kind: 'tool-output', id, output: { n } } }
+      }),
+    fc
+      .record({ c: fc.integer({ min: 0, max: 1 }), n: fc.nat(5) })
+      .map(({ c, n }): StreamFrame => ({ t: 'component', name: 'card', id: `k${c}`, data: { n } })),
+    fc.constantFrom<StreamFrame>(
+      { t: 'event', event: { kind: 'step-start' } },
+      { t: 'event', event: { kind: 'step-finish' } },
+      { t: 'event', event: { kind: 'title', title: 'T' } },
+      { t: 'event', event: { kind: 'subagent-start', runId: 'child_1', name: 'helper' } },
+      { t: 'event', event: { kind: 'subagent-finish', runId: 'child_1' } },
+      { t: 'event', event: { kind: 'reasoning', text: 'hmm' } }
+    ),
+    fc.constant('end' as const)
+  )
+
+  test('state -> JSON -> state translates every following frame the same', async ({ assert }) => {
+    fc.assert(
+      fc.property(
+        fc.array(frame, { maxLength: 30 }),
+        fc.array(frame, { maxLength: 30 }),
+        (before, after) => {
+          const options = { streamRunId: 'run_codec', messagesSnapshot: true, reasoning: true }
+          const feed = (
+            translator: FrameTranslator,
+            frames: (StreamFrame | 'end')[],
+            from: number
+          ) => {
+            const events: AgUiEvent[] = []
+            frames.forEach((f, i) => {
+              if (f === 'end') events.push(...translator.endSegment())
+              else events.push(...translator.push(f, { seq: from + i }))
+            })
+            return events
+          }
+          const first = new FrameTranslator(options)
+          feed(first, before, 1)
+          const state = first.checkpoint()
+          const json = STATE_CODEC.encode(state)
+          const back = new FrameTranslator(options)
+          back.restore(STATE_CODEC.decode(json))
+          const kept = new FrameTranslator(options)
+          kept.restore(state)
+          assert.equal(STATE_CODEC.encode(STATE_CODEC.decode(json)), json)
+          assert.deepEqual(
+            feed(back, after, before.length + 1),
+            feed(kept, after, before.length + 1)
+          )
+          // The same state (as JSON: a key holding `undefined` is no key).
+          assert.equal(STATE_CODEC.encode(back.checkpoint()), STATE_CODEC.encode(kept.checkpoint()))
+          assert.deepEqual(back.messages(), kept.messages())
+        }
+      ),
+      { numRuns: 300 }
+    )
+  })
+})
