@@ -182,9 +182,26 @@ test.group('Stored checkpoints: AG-UI door', () => {
       .from('agent_streams')
       .where('run_id', other.id)
       .update({ ended_at: Date.now() + 60_000 })
+    // What a write racing a removal leaves: rows of a stream that is gone, and of an earlier
+    // incarnation of one that exists.
+    const [kept] = await storedOf(stack, other.id)
+    const orphan = (stream: string, incarnation: number) => ({
+      ...kept,
+      run_id: stream,
+      incarnation,
+      seq: 999_999,
+    })
+    await stack.db
+      .connection()
+      .insertQuery()
+      .table('agent_stream_checkpoints')
+      .multiInsert([orphan('gone-stream', 1), orphan(other.id, 1)])
     assert.equal(await stack.sink.purge({ olderThanMs: 1000 }), 1)
     assert.lengthOf(await storedOf(stack, id), 0)
-    assert.isAbove((await storedOf(stack, other.id)).length, 0)
+    assert.lengthOf(await storedOf(stack, 'gone-stream'), 0)
+    const left = await storedOf(stack, other.id)
+    assert.isAbove(left.length, 0)
+    assert.isFalse(left.some((row: any) => Number(row.seq) === 999_999))
   }).timeout(60_000)
 
   test('a missing table: re-attach works from memory; one warning, then no more tries', async ({

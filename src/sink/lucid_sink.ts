@@ -345,7 +345,8 @@ export class LucidTokenStreamSink implements TokenStreamSink {
   }
 
   /**
-   * Delete streams that ended (or failed) more than `ttlMs` ago, in batches. Open streams are
+   * Delete streams that ended (or failed) more than `ttlMs` ago, in batches, with their frames and
+   * stored translator checkpoints (and any checkpoint left without its stream). Open streams are
    * never purged. Readers still attached to a purged stream end.
    *
    * @returns the number of streams removed
@@ -366,6 +367,8 @@ export class LucidTokenStreamSink implements TokenStreamSink {
       }
       if (runIds.length < batch) break
     }
+    // Checkpoints a write stored while their stream was being removed (never served).
+    await this.store.removeOrphanCheckpoints(batch)
     if (removed > 0 && this.tail.followed > 0) await this.tail.poll()
     return removed
   }

@@ -1,3 +1,4 @@
+import type { Knex } from 'knex'
 import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type { TableNames } from './schema.js'
 import { nowMs as now } from './sql.js'
@@ -110,4 +111,50 @@ export function isMissingTable(error: unknown): boolean {
   const { code, errno, message } = error as { code?: unknown; errno?: unknown; message?: unknown }
   if (code === '42P01' || code === 'ER_NO_SUCH_TABLE' || errno === 1146) return true
   return typeof message === 'string' && /no such table/i.test(message)
+}
+
+/**
+ * Delete stored checkpoints whose stream is gone, or was purged and opened again since (no
+ * stream row of their incarnation): what a checkpoint write racing a stream's removal left
+ * behind. Never served (a read matches the incarnation), only taking room. Up to `limit`
+ * (stream, incarnation) pairs at a time, until none is left. Returns how many rows went; 0 when
+ * the table does not exist (see {@link isMissingTable}).
+ *
+ * @throws any other error of the queries
+ */
+export async function deleteOrphanCheckpoints(
+  client: QueryClientContract,
+  tables: TableNames,
+  limit: number
+): Promise<number> {
+  let deleted = 0
+  try {
+    while (true) {
+      const orphans: { run_id: string; incarnation: unknown }[] = await client
+        .knexQuery()
+        .select('c.run_id', 'c.incarnation')
+        .from({ c: tables.checkpoints })
+        .whereNotExists(function (this: Knex.QueryBuilder) {
+          this.select(1)
+            .from({ s: tables.streams })
+            .whereRaw('?? = ??', ['s.run_id', 'c.run_id'])
+            .whereRaw('?? = ??', ['s.created_at', 'c.incarnation'])
+        })
+        .groupBy('c.run_id', 'c.incarnation')
+        .limit(limit)
+      for (const orphan of orphans) {
+        deleted += Number(
+          await client
+            .from(tables.checkpoints)
+            .where('run_id', orphan.run_id)
+            .where('incarnation', Number(orphan.incarnation))
+            .delete()
+        )
+      }
+      if (orphans.length < limit) return deleted
+    }
+  } catch (error) {
+    if (isMissingTable(error)) return deleted
+    throw error
+  }
 }

@@ -2,7 +2,7 @@ import type { QueryClientContract, TransactionClientContract } from '@adonisjs/l
 import { affectedRows as affected, inTransaction, nowMs as now } from './sql.js'
 import type { TableNames } from './schema.js'
 import { DEFAULTS } from '../defaults.js'
-import { deleteStreamCheckpoints } from './checkpoint_rows.js'
+import { deleteOrphanCheckpoints, deleteStreamCheckpoints } from './checkpoint_rows.js'
 import { commitInTransaction } from './commit.js'
 import { commitGroupInTransaction, groupable, type GroupMember } from './commit_group.js'
 import { GroupCommits } from './group_commits.js'
@@ -410,8 +410,8 @@ export class StreamStore {
   }
 
   /**
-   * Delete one stream, its frames and its stored translator checkpoints; with `endedBefore`, only if it is still ended (or failed)
-   * since before then. Returns whether it was deleted.
+   * Delete one stream, its frames and its stored translator checkpoints; with `endedBefore`,
+   * only if it is still ended (or failed) since before then. Returns whether it was deleted.
    */
   async remove(runId: string, endedBefore?: number): Promise<boolean> {
     return this.#withTransaction(async (trx, notify) => {
@@ -427,6 +427,15 @@ export class StreamStore {
       await notify(runId)
       return true
     })
+  }
+
+  /**
+   * Delete stored translator checkpoints left without their stream (a write that raced its
+   * removal), `limit` streams at a time; see `deleteOrphanCheckpoints`. Returns the rows deleted.
+   */
+  async removeOrphanCheckpoints(limit: number): Promise<number> {
+    if (this.#noCheckpoints) return 0
+    return deleteOrphanCheckpoints(this.client, this.tables, limit)
   }
 
   /**
