@@ -441,7 +441,8 @@ async function benchDatabase(dialect: string) {
     // A replica that never served the run (just started, or another one behind the balancer):
     // no checkpoint in its memory, so its first re-attach starts from the nearest stored one
     // (BENCH_STORED_CHECKPOINTS=0: none, it replays the run up to the cursor).
-    const stored = process.env.BENCH_STORED_CHECKPOINTS === '0' ? { storedCheckpointEvery: 0 } : {}
+    const noStored = process.env.BENCH_STORED_CHECKPOINTS === '0'
+    const stored = noStored ? { storedCheckpointEvery: 0 } : {}
     const colds: number[] = []
     for (let i = 0; i < SIZES.coldReattach; i++) {
       const fresh = await serveDoor(db, sink, id, false, stored)
@@ -449,8 +450,7 @@ async function benchDatabase(dialect: string) {
       await fresh.close()
     }
     rows.push({
-      metric:
-        'same, first re-attach on a replica that never served the run (no checkpoint in memory; from a stored one), p50 / p99 ms',
+      metric: `same, first re-attach on a replica that never served the run (no checkpoint in memory; ${noStored ? 'stored ones off: the run replayed up to the cursor' : 'from a stored one'}), p50 / p99 ms`,
       db: label,
       ours: `${fmt(percentile(colds, 50), 2)} / ${fmt(percentile(colds, 99), 2)}`,
       baseline: 'n/a',
