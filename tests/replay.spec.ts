@@ -72,4 +72,27 @@ test.group('Long reads let the event loop turn', () => {
     assert.isBelow(atTurn, rows / 2, `storedRows: the process turned after ${atTurn} of ${rows}`)
     await db.from('agent_streams').where('run_id', id).update({ status: 'ended' })
   })
+
+  test('a reader far behind reads pages growing from a small first one (16, 32, ... up to pageSize)', async ({
+    assert,
+  }) => {
+    // Its first frame comes fast, and one whose client leaves early leaves little read for nothing.
+    const { sink, db } = await setupSink()
+    const id = runId('growing')
+    await seedStream(db, id, 2000, false)
+    const limits: number[] = []
+    const page = sink.store.page.bind(sink.store)
+    sink.store.page = (run, fromSeq, limit, maxBytes) => {
+      limits.push(limit)
+      return page(run, fromSeq, limit, maxBytes)
+    }
+    for (const read of [() => sink.subscribe(id), () => sink.replay(id, { growing: true })]) {
+      limits.length = 0
+      const iterator = (read() as AsyncIterable<unknown>)[Symbol.asyncIterator]()
+      for (let taken = 0; taken < 2000; taken++) await iterator.next()
+      await iterator.return?.()
+      assert.deepEqual(limits.slice(0, 6), [16, 32, 64, 128, 256, 500])
+    }
+    await db.from('agent_streams').where('run_id', id).update({ status: 'ended' })
+  })
 })

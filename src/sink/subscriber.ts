@@ -96,7 +96,9 @@ export async function* follow(
         // Behind the feed's window: the sink's one store read.
         const read = await readPage(store, runId, cursor, page, pageBytes, retry)
         batch = read.deliveries
-        page = pageSize
+        // Each next read twice as large, up to pageSize (as a replay's pages grow): a client that
+        // leaves early leaves little read for nothing.
+        page = Math.min(page * 2, pageSize)
         // Ahead of this replica's tail: have it catch up, so the end is noticed promptly.
         const last = read.deliveries.at(-1)
         if (last && compareCursors(last.to, feed.head) > 0) tail.wake(runId)
