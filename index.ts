@@ -46,6 +46,8 @@ export { createRuntime } from './src/runtime.js'
 export type { RuntimeOptions } from './src/runtime.js'
 export { createAgUiFetchHandler } from './src/http/fetch_handler.js'
 export type { AgUiFetchHandlerOptions } from './src/http/fetch_handler.js'
+export { createUiMessageFetchHandler } from './src/http/ui_message_fetch_handler.js'
+export type { UiMessageFetchHandlerOptions } from './src/http/ui_message_fetch_handler.js'
 
 // What the published migration stub imports (stubs/make/migration/agent_stream_tables.stub).
 export {

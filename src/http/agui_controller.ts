@@ -5,6 +5,7 @@ import { cursorOf } from './cursor_of.js'
 import type { AgUiDoor, DoorReply } from '../agui/door/index.js'
 import { serveAgUiEvents } from './sse.js'
 import { mediaTypeRefusal } from './media_type.js'
+import { refusalBody } from './refusal.js'
 
 /**
  * The AG-UI routes as an AdonisJS controller (the routes helper mounts it): `run` for
@@ -28,9 +29,7 @@ export class AgUiController {
   run(ctx: HttpContext) {
     const refused = mediaTypeRefusal(ctx.request.header('content-type'))
     if (refused) {
-      return ctx.response
-        .status(refused.status)
-        .json({ code: refused.code, message: refused.message })
+      return ctx.response.status(refused.status).json(refusalBody(refused))
     }
     return this.#handle(
       ctx,
@@ -76,7 +75,7 @@ export class AgUiController {
 
   async #serve(ctx: HttpContext, reply: DoorReply, controller: AbortController, drives: boolean) {
     if (reply.kind === 'refused') {
-      return ctx.response.status(reply.status).json({ code: reply.code, message: reply.message })
+      return ctx.response.status(reply.status).json(refusalBody(reply))
     }
     this.#open.add(controller)
     const streamRunId = reply.streamRunId

@@ -1,5 +1,6 @@
 import { EventEncoder, AGUI_MEDIA_TYPE } from '@ag-ui/encoder'
 import type { SseItem } from '../agui/door/index.js'
+import { SSE_CONTENT_TYPE } from './stream_headers.js'
 
 /** How one event is written on the wire. */
 export type Chunk = string | Uint8Array
@@ -13,7 +14,7 @@ export function wantsProtobuf(accept: string | null | undefined) {
 
 /** The response's content type for what the client accepts. */
 export function agUiContentType(protobuf: boolean) {
-  return protobuf ? AGUI_MEDIA_TYPE : 'text/event-stream; charset=utf-8'
+  return protobuf ? AGUI_MEDIA_TYPE : SSE_CONTENT_TYPE
 }
 
 /**

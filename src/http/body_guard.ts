@@ -2,6 +2,7 @@ import type { HttpContext } from '@adonisjs/core/http'
 import type { NextFn } from '@adonisjs/core/types/http'
 import { TOO_DEEP_BODY, tooDeep } from '../core/json_depth.js'
 import { mediaTypeRefusal } from './media_type.js'
+import { refusalBody } from './refusal.js'
 
 type Handler = (ctx: HttpContext) => unknown
 
@@ -38,10 +39,7 @@ export default class AgentStreamBodyGuard {
     if (kind === 'json') {
       const refused = mediaTypeRefusal(ctx.request.header('content-type'))
       if (refused) {
-        return ctx.response.status(refused.status).json({
-          code: refused.code,
-          message: refused.message,
-        })
+        return ctx.response.status(refused.status).json(refusalBody(refused))
       }
     }
     const request = ctx.request

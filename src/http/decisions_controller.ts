@@ -2,6 +2,7 @@ import type { HttpContext } from '@adonisjs/core/http'
 import { AgentStreamException, InvalidDecisionError, isPackageErrorCode } from '../errors.js'
 import { DEPTH_ISSUE, tooDeep } from '../core/json_depth.js'
 import { mediaTypeRefusal } from './media_type.js'
+import { refusalBody } from './refusal.js'
 import type { ParkingService } from '../parking/service.js'
 import { resolvePrincipal, type PrincipalResolver } from './principal.js'
 
@@ -51,9 +52,7 @@ export class DecisionsController {
   ) {
     const refused = mediaTypeRefusal(ctx.request.header('content-type'))
     if (refused) {
-      return ctx.response
-        .status(refused.status)
-        .json({ code: refused.code, message: refused.message })
+      return ctx.response.status(refused.status).json(refusalBody(refused))
     }
     const principal = await resolvePrincipal(ctx, this.options.principal)
     try {
@@ -61,7 +60,7 @@ export class DecisionsController {
     } catch (error) {
       const answer = asHttpError(error)
       if (!answer) throw error
-      return ctx.response.status(answer.status).json({ code: answer.code, message: answer.message })
+      return ctx.response.status(answer.status).json(refusalBody(answer))
     }
   }
 }

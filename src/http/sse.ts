@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { SseItem } from '../agui/door/index.js'
 import { DEFAULTS } from '../defaults.js'
 import { agUiChunks, agUiContentType, wantsProtobuf, type Chunk } from './agui_encoding.js'
+import { SSE_CONTENT_TYPE, STREAM_HEADERS } from './stream_headers.js'
 
 export interface SseOptions {
   /** A comment line (`: ping`) after this long without a write, in milliseconds. Default 15000. */
@@ -33,9 +34,8 @@ export async function serveChunks(
   }
   res.writeHead(200, {
     ...held,
-    'Content-Type': options.contentType ?? 'text/event-stream; charset=utf-8',
-    'Cache-Control': 'no-cache, no-transform',
-    'X-Accel-Buffering': 'no',
+    'Content-Type': options.contentType ?? SSE_CONTENT_TYPE,
+    ...STREAM_HEADERS,
     'Connection': 'keep-alive',
   })
   res.flushHeaders()

@@ -12,6 +12,7 @@ import { isWellFormedDeep } from '../core/text.js'
 import { describeIssues, issuesOf } from '../errors.js'
 import { DEPTH_ISSUE, tooDeep } from '../core/json_depth.js'
 import { mediaTypeRefusal } from './media_type.js'
+import { refusalBody } from './refusal.js'
 import { resolvePrincipal, type PrincipalResolver } from './principal.js'
 import { cursorOf } from './cursor_of.js'
 import { serveChunks } from './sse.js'
@@ -50,9 +51,7 @@ export class StreamController {
   async start(ctx: HttpContext) {
     const refused = mediaTypeRefusal(ctx.request.header('content-type'))
     if (refused) {
-      return ctx.response
-        .status(refused.status)
-        .json({ code: refused.code, message: refused.message })
+      return ctx.response.status(refused.status).json(refusalBody(refused))
     }
     const invalid = (issues: { field: string; rule: string }[]) =>
       ctx.response.status(422).json({

@@ -3,6 +3,7 @@ import type { Principal } from '../core/run.js'
 import type { UiDoorReply, UiMessageDoor } from '../ui_message/door/index.js'
 import { cursorOf } from './cursor_of.js'
 import { mediaTypeRefusal } from './media_type.js'
+import { refusalBody } from './refusal.js'
 import { resolvePrincipal, type PrincipalResolver } from './principal.js'
 import { serveChunks } from './sse.js'
 import { UI_MESSAGE_STREAM_HEADER, uiMessageSse } from './ui_message_encoding.js'
@@ -25,9 +26,7 @@ export class UiMessageController {
   chat(ctx: HttpContext) {
     const refused = mediaTypeRefusal(ctx.request.header('content-type'))
     if (refused) {
-      return ctx.response
-        .status(refused.status)
-        .json({ code: refused.code, message: refused.message })
+      return ctx.response.status(refused.status).json(refusalBody(refused))
     }
     return this.#handle(ctx, (principal, signal) =>
       this.door.chat(ctx.request.body(), principal, signal)
@@ -53,7 +52,7 @@ export class UiMessageController {
     const principal = await resolvePrincipal(ctx, this.options.principal)
     const reply = await answer(principal, controller.signal)
     if (reply.kind === 'refused') {
-      return ctx.response.status(reply.status).json({ code: reply.code, message: reply.message })
+      return ctx.response.status(reply.status).json(refusalBody(reply))
     }
     if (reply.kind === 'none') return ctx.response.noContent()
     this.#open.add(controller)

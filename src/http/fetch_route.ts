@@ -1,0 +1,54 @@
+import { requestCursor } from '../core/cursor.js'
+import type { Principal } from '../core/run.js'
+
+/** The options every Fetch-API handler of the package takes. */
+export interface FetchHandlerOptions {
+  /** Where the handler's routes live, e.g. `/agent/agui` (no trailing slash). Default `''`. */
+  basePath?: string
+  /** Who a request acts for (the app's auth). Default: nobody (`null`). */
+  principal?: (request: Request) => Principal | null | Promise<Principal | null>
+  /** A `: ping` comment after this long without an event, in milliseconds. Default 15000. */
+  heartbeatMs?: number
+}
+
+/** What a Fetch-API handler reads of a request before its routes: the path, the cursor. */
+export interface FetchRoute {
+  /** The path under `basePath`, trailing slashes dropped: `''` for `basePath` itself. */
+  path: string
+  /** The re-attach cursor (`?after=` wins over `Last-Event-ID`; the one rule, `requestCursor`). */
+  after: string | undefined
+}
+
+/**
+ * The path of `request` under `basePath` (trailing slashes ignored on both), and its cursor;
+ * `null` when the path is not under `basePath` (the handler answers 404 `not_found`).
+ */
+export function fetchRoute(request: Request, basePath = ''): FetchRoute | null {
+  const base = basePath.replace(/\/+$/, '')
+  const url = new URL(request.url)
+  if (!url.pathname.startsWith(base)) return null
+  const path = url.pathname.slice(base.length).replace(/\/+$/, '')
+  // `/agentx` is not under `/agent`.
+  if (path !== '' && !path.startsWith('/')) return null
+  return {
+    path,
+    after: requestCursor(url.searchParams.get('after'), request.headers.get('last-event-id')),
+  }
+}
+
+/** Who `request` acts for: the handler's `principal` option, else nobody. */
+export async function fetchPrincipal(
+  request: Request,
+  options: FetchHandlerOptions
+): Promise<Principal | null> {
+  return (await options.principal?.(request)) ?? null
+}
+
+/** A path segment (an id) decoded; `null` for a malformed escape (`%zz`): no such route. */
+export function pathSegment(raw: string): string | null {
+  try {
+    return decodeURIComponent(raw)
+  } catch {
+    return null
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * The one shape of a refusal before a stream opens, on every route of both transports (the
+ * AdonisJS controllers and the Fetch-API handlers): a 4xx status and the JSON body
+ * `{ code, message }`, nothing else (a door's reply carries more fields; they stay inside).
+ */
+
+/** A refusal: its HTTP status (4xx) and what the body says. */
+export interface Refusal {
+  status: number
+  code: string
+  message: string
+}
+
+/** A path no route of the handler serves: 404 `not_found`. */
+export const NO_SUCH_ROUTE: Readonly<Refusal> = Object.freeze({
+  status: 404,
+  code: 'not_found',
+  message: 'No such route',
+})
+
+/** A route asked with another method: 405 `method_not_allowed`. */
+export const METHOD_NOT_ALLOWED: Readonly<Refusal> = Object.freeze({
+  status: 405,
+  code: 'method_not_allowed',
+  message: 'Method not allowed',
+})
+
+/** The JSON body of a refusal: `{ code, message }`, whatever else `refusal` carries. */
+export function refusalBody(refusal: Refusal): { code: string; message: string } {
+  return { code: refusal.code, message: refusal.message }
+}
+
+/** A refusal as a Fetch-API `Response`: `refusal.status`, `application/json` {@link refusalBody}. */
+export function refusalResponse(refusal: Refusal): Response {
+  return Response.json(refusalBody(refusal), { status: refusal.status })
+}
