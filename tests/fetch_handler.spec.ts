@@ -1,40 +1,21 @@
 import { test } from '@japa/runner'
 import { randomUUID } from 'node:crypto'
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { HttpAgent, buildResumeArray } from '@ag-ui/client'
-import { createRuntime } from '../src/runtime.js'
 import { createAgUiFetchHandler } from '../src/http/fetch_handler.js'
 import { scriptedAgent } from '../src/testing/scripted_agent.js'
+import { createRuntime } from '../src/runtime.js'
 import { createDatabase, resetTables } from './helpers/db.js'
-import { toNode } from './helpers/fetch_node.js'
+import { serveRuntime } from './helpers/fetch_node.js'
 import { assertConforms, parseSse, recordingFetch } from './helpers/agui.js'
 
 process.on('unhandledRejection', () => {})
 
-async function serveBare() {
-  const db = createDatabase()
-  await resetTables(db)
-  // No AdonisJS app, router or HTTP layer: a Lucid database and the runtime.
-  const runtime = createRuntime(db, { runner: scriptedAgent({ steps: ['read', 'approval'] }) })
-  const handle = createAgUiFetchHandler(runtime.door, {
-    basePath: '/agui',
-    principal: (request) => {
-      const user = request.headers.get('x-user')
-      return user ? { id: user } : null
-    },
-  })
-  const server = http.createServer(toNode(handle))
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  const close = async () => {
-    server.closeAllConnections()
-    await new Promise((resolve) => server.close(resolve))
-    await runtime.driver.settled()
-    await runtime.sink.shutdown()
-    await db.manager.closeAll()
-  }
-  return { url, close }
+/** The AG-UI door's Fetch handler on a bare `node:http` server (see `serveRuntime`). */
+function serveBare() {
+  return serveRuntime(
+    { runner: scriptedAgent({ steps: ['read', 'approval'] }) },
+    (runtime, principal) => createAgUiFetchHandler(runtime.door, { basePath: '/agui', principal })
+  )
 }
 
 test.group('AG-UI door outside AdonisJS: the Fetch-API handler on node:http', () => {

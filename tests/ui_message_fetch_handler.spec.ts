@@ -1,45 +1,23 @@
 import { test } from '@japa/runner'
 import { randomUUID } from 'node:crypto'
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import type { UIMessageChunk } from 'ai'
-import { createRuntime } from '../src/runtime.js'
 import { createUiMessageFetchHandler } from '../src/http/ui_message_fetch_handler.js'
 import { scriptedAgent, type ScriptedAgentOptions } from '../src/testing/scripted_agent.js'
-import { createDatabase, resetTables } from './helpers/db.js'
-import { toNode } from './helpers/fetch_node.js'
+import { serveRuntime } from './helpers/fetch_node.js'
 import { headlessChat, textOf, toolParts } from './helpers/ui_chat.js'
 
 process.on('unhandledRejection', () => {})
 
 const MAX_BODY = 16_384
 
-/** The useChat door on a bare `node:http` server: no AdonisJS app, router or HTTP layer. */
+/** The useChat door's Fetch handler on a bare `node:http` server (see `serveRuntime`). */
 async function serveBare(options: ScriptedAgentOptions) {
-  const db = createDatabase()
-  await resetTables(db)
-  const runtime = createRuntime(db, {
-    runner: scriptedAgent(options),
-    agui: { maxBodyBytes: MAX_BODY },
-  })
-  const handle = createUiMessageFetchHandler(runtime.uiMessage, {
-    basePath: '/agent',
-    principal: (request) => {
-      const user = request.headers.get('x-user')
-      return user ? { id: user } : null
-    },
-  })
-  const server = http.createServer(toNode(handle))
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  const close = async () => {
-    server.closeAllConnections()
-    await new Promise((resolve) => server.close(resolve))
-    await runtime.driver.settled()
-    await runtime.sink.shutdown()
-    await db.manager.closeAll()
-  }
-  return { url, base: `${url}/agent`, runtime, close }
+  const served = await serveRuntime(
+    { runner: scriptedAgent(options), agui: { maxBodyBytes: MAX_BODY } },
+    (runtime, principal) =>
+      createUiMessageFetchHandler(runtime.uiMessage, { basePath: '/agent', principal })
+  )
+  return { ...served, base: `${served.url}/agent` }
 }
 
 /** One SSE block of a UI message stream: its `id:` (when it has one) and its data. */
