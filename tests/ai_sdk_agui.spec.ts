@@ -1,14 +1,10 @@
 import { test } from '@japa/runner'
 import { randomUUID } from 'node:crypto'
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { HttpAgent, buildResumeArray } from '@ag-ui/client'
 import { tool, jsonSchema } from 'ai'
-import { createRuntime } from '../src/runtime.js'
 import { createAgUiFetchHandler } from '../src/http/fetch_handler.js'
 import { aiSdkAgent } from '../src/ai_sdk/index.js'
-import { createDatabase, resetTables } from './helpers/db.js'
-import { toNode } from './helpers/fetch_node.js'
+import { serveRuntime } from './helpers/fetch_node.js'
 import { assertConforms, recordingFetch } from './helpers/agui.js'
 import { finish, scriptedModel, text, toolCall } from './helpers/ai_sdk.js'
 
@@ -39,25 +35,11 @@ test.group('AI SDK runner | served through the AG-UI door', () => {
         return { sent: true }
       },
     })
-    const db = createDatabase()
-    await resetTables(db)
-    const runtime = createRuntime(db, {
-      runner: aiSdkAgent({ model, tools: { send_email: sendEmail } }),
-    })
-    const handle = createAgUiFetchHandler(runtime.door, {
-      basePath: '/agui',
-      principal: (request) => ({ id: request.headers.get('x-user') ?? 'nobody' }),
-    })
-    const server = http.createServer(toNode(handle))
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-    cleanup(async () => {
-      server.closeAllConnections()
-      await new Promise((resolve) => server.close(resolve))
-      await runtime.driver.settled()
-      await runtime.sink.shutdown()
-      await db.manager.closeAll()
-    })
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    const { url, close } = await serveRuntime(
+      { runner: aiSdkAgent({ model, tools: { send_email: sendEmail } }) },
+      (served, principal) => createAgUiFetchHandler(served.door, { basePath: '/agui', principal })
+    )
+    cleanup(close)
     const recorder = recordingFetch()
     const client = new HttpAgent({
       url: `${url}/agui`,
