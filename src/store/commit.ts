@@ -3,6 +3,7 @@ import { StreamClosedError } from '../errors.js'
 import type { TableNames } from './schema.js'
 import { affectedRows as affected, nowMs as now } from './sql.js'
 import {
+  frameRecord,
   APPENDED_END,
   int,
   toStoredRow,
@@ -92,18 +93,7 @@ export async function commitInTransaction(
     await trx
       .insertQuery()
       .table(ctx.tables.frames)
-      .multiInsert(
-        inserts.map((row) => ({
-          run_id: runId,
-          seq: row.seq,
-          kind: row.kind,
-          body: row.body,
-          component_id: row.componentId ?? null,
-          superseded: false,
-          commit_token: plan.token ?? null,
-          created_at: at,
-        }))
-      )
+      .multiInsert(inserts.map((row) => frameRecord(runId, row, plan.token, at)))
     await supersede(trx, ctx.tables, runId, inserts)
   }
 

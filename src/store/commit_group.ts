@@ -2,7 +2,14 @@ import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { StreamClosedError } from '../errors.js'
 import type { TableNames } from './schema.js'
 import { nowMs as now } from './sql.js'
-import { int, type CommitPlan, type CommitResult, type NewRow, type StoredRow } from './rows.js'
+import {
+  frameRecord,
+  int,
+  type CommitPlan,
+  type CommitResult,
+  type NewRow,
+  type StoredRow,
+} from './rows.js'
 
 /** What the group's transaction needs of its store. */
 export interface GroupContext {
@@ -116,18 +123,7 @@ export async function commitGroupInTransaction(
     await trx
       .insertQuery()
       .table(frames)
-      .multiInsert(
-        inserts.map((row) => ({
-          run_id: row.runId,
-          seq: row.seq,
-          kind: row.kind,
-          body: row.body,
-          component_id: row.componentId ?? null,
-          superseded: false,
-          commit_token: row.token ?? null,
-          created_at: at,
-        }))
-      )
+      .multiInsert(inserts.map((row) => frameRecord(row.runId, row, row.token, at)))
   }
   if (moved.length > 0) await moveHeads(trx, ctx, moved, at)
   if (notified.length > 0) await ctx.notify(trx, notified)

@@ -105,6 +105,28 @@ export interface RawRow {
   created_at?: unknown
 }
 
+/**
+ * A new frames row as inserted (the columns `createStreamTables` defines): row `row` of stream
+ * `runId`, written by the commit with token `token` at `at` (epoch milliseconds).
+ */
+export function frameRecord(
+  runId: string,
+  row: { seq: number; kind: RowKind; body: string; componentId?: string | null },
+  token: string | null | undefined,
+  at: number
+) {
+  return {
+    run_id: runId,
+    seq: row.seq,
+    kind: row.kind,
+    body: row.body,
+    component_id: row.componentId ?? null,
+    superseded: false,
+    commit_token: token ?? null,
+    created_at: at,
+  }
+}
+
 /** A frames row as a driver returns it, parsed. */
 export function toStoredRow(row: RawRow): StoredRow {
   return {

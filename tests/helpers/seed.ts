@@ -1,11 +1,12 @@
 import type { Database } from '@adonisjs/lucid/database'
+import { frameRecord, type RowKind } from '../../src/store/rows.js'
 
 /**
  * The stored frame at `seq` of a seeded agent turn: text every fifth row, a tool call
  * (`tool-input-available`) and its outputs between; as a frames row's `kind` and `body`.
  */
 function turnRow(seq: number) {
-  if (seq % 5 === 0) return { kind: 'text', body: `Some text of row ${seq}. `.repeat(4) }
+  if (seq % 5 === 0) return { kind: 'text' as RowKind, body: `Some text of row ${seq}. `.repeat(4) }
   const event =
     seq % 5 === 1
       ? { kind: 'tool-input-available', id: `call_${seq}`, name: 'search', input: { q: seq } }
@@ -15,7 +16,7 @@ function turnRow(seq: number) {
           output: { rows: [seq, seq + 1], ok: true },
         }
   return {
-    kind: 'event',
+    kind: 'event' as RowKind,
     body: JSON.stringify({
       t: 'event',
       event: seq % 5 === 1 ? { ...event, toolKind: 'read' } : event,
@@ -47,8 +48,8 @@ export async function seedStream(db: Database, id: string, frames: number, ended
     })
   const batch: object[] = []
   for (let seq = 1; seq <= last; seq++) {
-    const row = seq > frames ? { kind: 'end', body: '' } : turnRow(seq)
-    batch.push({ run_id: id, seq, ...row, component_id: null, superseded: false, created_at: at })
+    const row = seq > frames ? { kind: 'end' as RowKind, body: '' } : turnRow(seq)
+    batch.push(frameRecord(id, { seq, ...row }, null, at))
     if (batch.length === 500 || seq === last) {
       await db.connection().insertQuery().table('agent_stream_frames').multiInsert(batch.splice(0))
     }
