@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { StreamFrame } from '../core/frames.js'
 import type { CommitResult, StreamStore } from '../store/stream_store.js'
 import { DEFAULTS } from '../defaults.js'
@@ -343,7 +344,7 @@ export class Tail {
               })
             feed.apply(page.rows)
             // The event loop turns between pages (a synchronous driver would hold it).
-            if (page.more) await new Promise((resolve) => setImmediate(resolve))
+            if (page.more) await nextTurn()
           } while (page.more && this.#feeds.has(runId))
         } while (this.#dirty.has(runId))
       } finally {

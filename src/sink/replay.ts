@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import { compareCursors, formatCursor, type Cursor } from '../core/cursor.js'
 import { codePointStart } from '../core/text.js'
 import type { DeliveredFrame } from '../core/frames.js'
@@ -194,7 +195,7 @@ export async function* replayStored(
     // Let the event loop turn between pages: with a synchronous driver (better-sqlite3) a long
     // replay would otherwise hold the process (other requests, this response's own socket
     // writes, a client that went away) until its last page.
-    await new Promise((resolve) => setImmediate(resolve))
+    await nextTurn()
     next ??= read(cursor)
   }
 }
@@ -222,6 +223,6 @@ export async function* storedRows(
     if (!more || rows.length === 0) return
     from = rows.at(-1)!.seq + 1
     // The event loop turns between pages (see `replayStored`).
-    await new Promise((resolve) => setImmediate(resolve))
+    await nextTurn()
   }
 }

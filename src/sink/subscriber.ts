@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { Tail } from '../follow/tail.js'
 import type { Delivery } from '../follow/feed.js'
 import type { StreamStore } from '../store/stream_store.js'
@@ -118,7 +119,7 @@ export async function* follow(
         // otherwise hold the process (other requests, this response's corked writes, a client
         // that went away) until the reader caught up with the feed.
         if (fromStore) {
-          await new Promise((resolve) => setImmediate(resolve))
+          await nextTurn()
           // Meanwhile the sink may have shut down, or the client gone.
           if (feed.closed || signal?.aborted) return
         }

@@ -190,6 +190,24 @@ export class StreamStore {
   }
 
   /**
+   * A read of frames rows with each row's size (`size`, UTF-8 bytes as SQL counts them) and its
+   * body only when at most `small` bytes (else `body` is null: a second read brings the bodies
+   * a page keeps), so a read never brings more bodies than it may keep. For {@link page} and
+   * {@link pages}, which add the rows to read.
+   */
+  #sizedRows(small: number) {
+    // (Capped to a 32-bit integer: SQL compares it with a size.)
+    const cap = Math.min(Math.floor(small), 2 ** 31 - 1)
+    return this.client
+      .from(this.tables.frames)
+      .select('seq', 'kind', 'component_id', 'superseded', 'created_at')
+      .select(this.client.knexRawQuery('octet_length(body) as size'))
+      .select(
+        this.client.knexRawQuery('case when octet_length(body) <= ? then body end as body', [cap])
+      )
+  }
+
+  /**
    * One page of rows from `fromSeq` (inclusive), in seq order: at most `limit` rows, and no more
    * than `maxBytes` of bodies (UTF-8 bytes, as SQL counts them): a page stops before the row that
    * would take it past `maxBytes`. The first two rows are read whatever their size (a row is at
@@ -212,21 +230,10 @@ export class StreamStore {
   ): Promise<{ rows: StoredRow[]; more: boolean }> {
     // Seqs start at 1: from 0 a page would be one row short of `limit` and say no more follow.
     fromSeq = Math.max(1, fromSeq)
-    // (Capped to a 32-bit integer: SQL compares it with a size.)
-    const small = Math.min(Math.floor(maxBytes / limit), 2 ** 31 - 1)
-    const found: (Omit<RawRow, 'body'> & { size: unknown; body: string | null })[] =
-      await this.client
-        .from(this.tables.frames)
-        .select('seq', 'kind', 'component_id', 'superseded', 'created_at')
-        .select(this.client.knexRawQuery('octet_length(body) as size'))
-        .select(
-          this.client.knexRawQuery('case when octet_length(body) <= ? then body end as body', [
-            small,
-          ])
-        )
-        .where('run_id', runId)
-        .whereBetween('seq', [fromSeq, fromSeq + limit - 1])
-        .orderBy('seq', 'asc')
+    const found: SizedRow[] = await this.#sizedRows(maxBytes / limit)
+      .where('run_id', runId)
+      .whereBetween('seq', [fromSeq, fromSeq + limit - 1])
+      .orderBy('seq', 'asc')
     let taken = 0
     let bytes = 0
     for (const row of found) {
@@ -273,15 +280,9 @@ export class StreamStore {
   ): Promise<Map<string, { rows: StoredRow[]; more: boolean }>> {
     const out = new Map<string, { rows: StoredRow[]; more: boolean }>()
     if (requests.length === 0) return out
-    const small = Math.min(Math.floor(maxBytes / (limit * requests.length)), 2 ** 31 - 1)
-    type Found = Omit<RawRow, 'body'> & { run_id: string; size: unknown; body: string | null }
-    const found: Found[] = await this.client
-      .from(this.tables.frames)
-      .select('run_id', 'seq', 'kind', 'component_id', 'superseded', 'created_at')
-      .select(this.client.knexRawQuery('octet_length(body) as size'))
-      .select(
-        this.client.knexRawQuery('case when octet_length(body) <= ? then body end as body', [small])
-      )
+    type Found = SizedRow & { run_id: string }
+    const found: Found[] = await this.#sizedRows(maxBytes / (limit * requests.length))
+      .select('run_id')
       .where((query) => {
         for (const request of requests) {
           // (From seq 1 at the least, as in `page`.)
@@ -503,6 +504,9 @@ export class StreamStore {
     return result
   }
 }
+
+/** A frames row read with its size, its body only when small ({@link StreamStore.page}). */
+type SizedRow = Omit<RawRow, 'body'> & { size: unknown; body: string | null }
 
 /** The rows before the first whose body is missing (deleted between two reads). */
 function untilMissing<T extends { body: string | null }>(rows: T[]): T[] {
