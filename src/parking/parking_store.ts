@@ -131,6 +131,10 @@ export class ParkingStore {
   newestInStream(...args: Parameters<Reads['newestInStream']>) {
     return this.#reads.newestInStream(...args)
   }
+  /** The stream's row and what follows a segment end, in one snapshot. */
+  streamAfter(...args: Parameters<Reads['streamAfter']>) {
+    return this.#reads.streamAfter(...args)
+  }
   /** The run's newest suspension, whatever its status. */
   latestSuspension(...args: Parameters<Reads['latestSuspension']>) {
     return this.#reads.latestSuspension(...args)

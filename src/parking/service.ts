@@ -88,6 +88,16 @@ export class ParkingService {
   }
 
   /**
+   * The stream's row (`stream`), its first segment end after `afterSeq` (`nextEnd`), its newest
+   * suspension's status (`suspension`) and its pending items (`pending`), read in one statement
+   * (one snapshot, so no step of a resume falls between two reads), or `null` when the stream
+   * does not exist.
+   */
+  streamAfter(streamRunId: string, afterSeq?: number) {
+    return this.store.streamAfter(streamRunId, afterSeq)
+  }
+
+  /**
    * Whether `principal` may decide `item` (the approver policy over the item's approver, its
    * requester, kind and run). Never throws for a refusal: resolves false.
    */

@@ -1,5 +1,6 @@
 import type { Principal } from '../core/run.js'
 import { nowMs as now } from '../store/sql.js'
+import type { StreamState } from '../store/rows.js'
 import {
   ITEM_KINDS,
   LIVE,
@@ -19,6 +20,20 @@ export interface SuspensionRow {
   principal: Principal | null
   /** `open`, `parked`, `claimed`, `resumed`, `cancelled` or `abandoned`. */
   status: string
+}
+
+/**
+ * A stream as {@link ParkingReads.streamAfter} reads it, in one snapshot: its row, its next
+ * segment end after a seq, its newest suspension's status and how many items it waits for.
+ */
+export interface StreamAfter {
+  stream: StreamState
+  /** The first segment end after the seq asked about (`null`: none yet, or none asked). */
+  nextEnd: number | null
+  /** The newest suspension's status (see {@link SuspensionRow}), `null` when it never parked. */
+  suspension: string | null
+  /** Pending items (approvals and elicitations) of the stream. */
+  pending: number
 }
 
 /** A filter for {@link ParkingReads.list}: `page` from 1. */
@@ -103,6 +118,55 @@ export class ParkingReads {
     return row
       ? { runId: row.run_id as string, park: Number(row.park), status: row.status as string }
       : null
+  }
+
+  /**
+   * The stream's row, its first segment end after `afterSeq` (none asked: `null`), its newest
+   * suspension's status and its pending items, in ONE statement: one snapshot on every
+   * database. Reads made one after another can straddle a resume's steps (the stream reopened,
+   * then the suspension marked resumed, then the stream ended again) and see none of them: the
+   * stream still ended, the suspension already resumed. `null` when the stream does not exist.
+   */
+  async streamAfter(streamRunId: string, afterSeq?: number): Promise<StreamAfter | null> {
+    const { streams, frames, suspensions, approvals, elicitations } = this.rows.tables
+    const client = this.rows.client
+    const pending = (table: string) =>
+      `(select count(*) from ${table} i where i.stream_run_id = s.run_id and i.status = 'pending')`
+    const query = client
+      .knexQuery()
+      .from({ s: streams })
+      .select('s.last_seq', 's.rev', 's.status', 's.lease_expires_at', 's.created_at')
+      .select(
+        client.knexRawQuery(
+          `(select p.status from ${suspensions} p where p.stream_run_id = s.run_id
+  order by p.updated_at desc, p.park desc limit 1) as suspension`
+        )
+      )
+      .select(client.knexRawQuery(`${pending(approvals)} + ${pending(elicitations)} as pending`))
+      .where('s.run_id', streamRunId)
+    if (afterSeq !== undefined) {
+      query.select(
+        client.knexRawQuery(
+          `(select min(f.seq) from ${frames} f where f.run_id = s.run_id and f.kind = 'end'
+  and f.body = '' and f.seq > ?) as next_end`,
+          [afterSeq]
+        )
+      )
+    }
+    const row = (await query.first()) as Record<string, any> | undefined
+    if (!row) return null
+    return {
+      stream: {
+        lastSeq: Number(row.last_seq),
+        rev: Number(row.rev),
+        status: row.status,
+        leaseExpiresAt: row.lease_expires_at === null ? null : Number(row.lease_expires_at),
+        createdAt: Number(row.created_at),
+      },
+      nextEnd: row.next_end === null || row.next_end === undefined ? null : Number(row.next_end),
+      suspension: row.suspension ?? null,
+      pending: Number(row.pending),
+    }
   }
 
   /** The run's newest suspension, whatever its status. */

@@ -45,21 +45,20 @@ export async function startRun(
  * Whether the stream goes on after the segment that ended at `end`: reopened, ended again
  * later, or decided and about to be resumed (its answers are stored after the end, nothing is
  * pending and it was not cancelled), so a reader waits for the continuation instead of being
- * served the decided park again.
+ * served the decided park again. Read in one snapshot (`ParkingService.streamAfter`): a resume
+ * reopens the stream, then marks its suspension resumed, and two reads apart could see the
+ * stream still ended and the suspension already resumed.
  */
 export async function streamGoesOn(
-  deps: { sink: LucidTokenStreamSink; parking: ParkingService },
+  deps: { parking: ParkingService },
   streamRunId: string,
   end: number
 ) {
-  const head = await deps.sink.head(streamRunId)
-  if (head?.status === 'open') return true
-  if ((await deps.sink.segmentEnd(streamRunId, end)) !== null) return true
+  const after = await deps.parking.streamAfter(streamRunId, end)
+  if (!after) return false
+  if (after.stream.status === 'open' || after.nextEnd !== null) return true
   // Not reopened yet: the park was claimed by a replica about to resume it, or decided and
-  // waiting for a claim (the sweeper's, if no replica took it). A resumed park has reopened
-  // the stream, which the checks above see; a cancelled one never continues.
-  const suspension = await deps.parking.newestInStream(streamRunId)
-  if (suspension?.status === 'claimed') return true
-  const pending = await deps.parking.list({ streamRunId, perPage: 1 })
-  return suspension?.status === 'parked' && pending.length === 0
+  // waiting for a claim (the sweeper's, if no replica took it). A cancelled one never continues.
+  if (after.suspension === 'claimed') return true
+  return after.suspension === 'parked' && after.pending === 0
 }

@@ -170,17 +170,15 @@ export class UiMessageDoor {
     }
     const stream = latest.streamRunId
     if (await this.sink.beyondHead(stream, from)) return invalidCursor()
-    const head = await this.sink.head(stream)
-    if (!(await this.#active(stream, head))) return { kind: 'none' }
-    return this.#serve(stream, from, signal, head)
-  }
-
-  /** Whether a turn is streaming, parked, or decided and about to go on (`head`: its row). */
-  async #active(streamRunId: string, head: StreamState | null) {
-    if (!head) return false
-    if (head.status === 'open') return true
-    const suspension = await this.parking.newestInStream(streamRunId)
-    return suspension?.status === 'parked' || suspension?.status === 'claimed'
+    // A turn is active when it streams, is parked, or decided and about to go on. Read in one
+    // snapshot: a resume reopens the stream, then marks its suspension resumed, and two reads
+    // apart could see the stream still ended and the suspension already resumed.
+    const now = await this.parking.streamAfter(stream)
+    const active =
+      now !== null &&
+      (now.stream.status === 'open' || now.suspension === 'parked' || now.suspension === 'claimed')
+    if (!active) return { kind: 'none' }
+    return this.#serve(stream, from, signal, now.stream)
   }
 
   /** The turn from `from`; `stream`: its row as just read (else `turnChunks` reads it). */
