@@ -31,7 +31,7 @@ function parkingRounds(): AgentRunner {
 }
 
 /**
- * A resume reopens the stream, then marks its suspension resumed. A reader that reads the stream
+ * A resume reopens the stream and marks its suspension resumed. A reader that reads the stream
  * row and the suspension apart could see the stream still ended and the suspension already
  * resumed, and take a run that goes on for one that stopped (the AG-UI door then served the
  * decided park again, the useChat door answered "no active turn"). Readers here run back to

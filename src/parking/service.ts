@@ -15,11 +15,14 @@ import type {
   QueueWatermark,
 } from './parking_store.js'
 import { ReadyNotices, type ReadyListener } from './ready.js'
-import { cancelFrames, settlementFrames } from './settlement_frames.js'
+import { cancelFrames, deniedCalls, settlementFrames } from './settlement_frames.js'
 import { normalizeReply, validateAnswer, validateDecision, validateReply } from './replies.js'
 import type { ApproverPolicy, PendingItem } from './types.js'
 import type { Principal } from '../core/run.js'
 import { DEFAULTS } from '../defaults.js'
+
+/** How many times a cancel reads again after a decision changed what it denies. */
+const CANCEL_ATTEMPTS = 5
 
 /**
  * The default approver policy: `approver: 'requester'` (or absent) lets only the person the run
@@ -225,6 +228,16 @@ export class ParkingService {
    * @throws ParkedItemNotFoundError, DecisionForbiddenError, DecisionConflictError
    */
   async cancel(runId: string, decider: Decider) {
+    // A decision committing between the read and the cancel's commit (its own denial written)
+    // changes what the cancel denies: it reads again, a few times, then reports the conflict.
+    for (let attempt = 1; ; attempt++) {
+      const outcome = await this.#cancelOnce(runId, decider)
+      if (outcome !== 'changed') return outcome
+      if (attempt === CANCEL_ATTEMPTS) throw new DecisionConflictError()
+    }
+  }
+
+  async #cancelOnce(runId: string, decider: Decider) {
     const own = await this.store.latestSuspension(runId)
     const streamRunId = own?.streamRunId ?? runId
     const live = await this.store.liveInStream(streamRunId)
@@ -253,15 +266,27 @@ export class ParkingService {
     if (live.some((suspension) => suspension.status !== 'parked')) {
       throw new DecisionConflictError()
     }
-    const frames = cancelFrames(items)
-    await this.sink.append(streamRunId, {
-      frames,
-      evenIfClosed: true,
-      within: async (trx) => {
-        const won = await this.store.cancel(trx, streamRunId, decider.principal?.id ?? null)
-        if (!won) throw new DecisionConflictError()
-      },
-    })
+    const calls = deniedCalls(items)
+    let changed = false
+    try {
+      await this.sink.append(streamRunId, {
+        frames: cancelFrames(calls),
+        evenIfClosed: true,
+        within: async (trx) => {
+          const won = await this.store.cancel(
+            trx,
+            streamRunId,
+            decider.principal?.id ?? null,
+            calls
+          )
+          if (won === 'changed') changed = true
+          if (won !== true) throw new DecisionConflictError()
+        },
+      })
+    } catch (error) {
+      if (changed) return 'changed' as const
+      throw error
+    }
     return { status: 'cancelled' as const }
   }
 

@@ -65,18 +65,23 @@ export function settlementFrames(
 }
 
 /**
- * The frames a cancel writes: `tool-output-denied` (cancelled) for every call of the segment
- * that will not run now (pending, or approved but never resumed), so the conversation stays
- * valid for a next model call, then `cancelled`. PURE.
+ * The calls a cancel denies: the segment's approvals that will not run now (pending, or
+ * approved but never resumed), by item id, in the items' order. PURE.
  */
-export function cancelFrames(items: PendingItem[]): StreamFrame[] {
-  return [
-    ...items
-      .filter(
-        (item) =>
-          item.kind === 'approval' && (item.status === 'pending' || item.status === 'approved')
-      )
-      .map((item) => cancelledCall(item.itemId)),
-    { t: 'event', event: { kind: 'cancelled' } },
-  ]
+export function deniedCalls(items: Pick<PendingItem, 'kind' | 'status' | 'itemId'>[]): string[] {
+  return items
+    .filter(
+      (item) =>
+        item.kind === 'approval' && (item.status === 'pending' || item.status === 'approved')
+    )
+    .map((item) => item.itemId)
+}
+
+/**
+ * The frames a cancel writes: `tool-output-denied` (cancelled) for every call of the segment
+ * that will not run now ({@link deniedCalls}), so the conversation stays valid for a next model
+ * call, then `cancelled`. PURE.
+ */
+export function cancelFrames(calls: string[]): StreamFrame[] {
+  return [...calls.map((id) => cancelledCall(id)), { t: 'event', event: { kind: 'cancelled' } }]
 }

@@ -1,4 +1,4 @@
-import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { affectedRows as affected, commitChecked, endedUnder, nowMs as now } from '../store/sql.js'
 import type { ItemSettling } from './store_settling.js'
 import {
@@ -111,10 +111,14 @@ export class SuspensionClaims {
 
   /**
    * The claimer started the resume: the segment is done with (the stream's lease takes over).
-   * Returns whether its claim still held.
+   * Inside the stream's reopen (`client`: its transaction). Returns whether its claim still held.
    */
-  async markResumed(streamRunId: string, claimer: string) {
-    const done = await this.rows.client
+  async markResumed(
+    streamRunId: string,
+    claimer: string,
+    client: QueryClientContract | TransactionClientContract = this.rows.client
+  ) {
+    const done = await client
       .from(this.rows.tables.suspensions)
       .where('stream_run_id', streamRunId)
       .where('status', 'claimed')

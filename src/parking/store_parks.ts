@@ -4,7 +4,7 @@ import { DateTime } from 'luxon'
 import type { StreamFrame } from '../core/frames.js'
 import type { RunMeta } from '../core/run.js'
 import { InvalidFrameError } from '../errors.js'
-import { nowMs as now } from '../store/sql.js'
+import { affectedRows as affected, nowMs as now } from '../store/sql.js'
 import { ITEM_KINDS, json, type ParkingTables } from './store_rows.js'
 
 export type ParkFrame = Extract<StreamFrame, { t: 'approval' | 'elicitation' }>
@@ -164,12 +164,13 @@ export class SuspensionParks {
 
   /**
    * The run ended without parking: its open suspensions are abandoned, their items cancelled.
-   * Returns the ids of the calls they asked approval for that will not run now (pending, or
-   * approved while the segment still wrote), in stream order.
+   * Returns the ids of the calls they asked approval for that will not run now (pending and
+   * cancelled here, or approved while the segment still wrote), in stream order. A call someone
+   * rejected (or that expired) meanwhile is not among them: that decision wrote its own denial.
    *
-   * Safe to repeat after a failure (a database outage): every call is read before anything is
-   * written, and added to `calls` (the caller's list, kept across attempts), so a retry after
-   * some suspensions were already abandoned still returns theirs.
+   * Safe to repeat after a failure (a database outage): each call is added to `calls` (the
+   * caller's list, kept across attempts) as soon as it is known to be denied, so a retry after
+   * some were already cancelled still returns theirs.
    */
   async abandon(streamRunId: string, calls: string[] = []): Promise<string[]> {
     const client = this.rows.client
@@ -178,18 +179,41 @@ export class SuspensionParks {
       .select('run_id', 'park')
       .where('stream_run_id', streamRunId)
       .where('status', 'open')
-    const asked: { id: string; seq: number }[] = []
+    const asked: { runId: string; park: number; id: string; seq: number; status: string }[] = []
     for (const row of open) {
       const rows = await client
         .from(this.#tables.approvals)
-        .select('item_id', 'stream_seq')
+        .select('item_id', 'stream_seq', 'status')
         .where('run_id', row.run_id)
         .where('park', row.park)
         .whereIn('status', ['pending', 'approved'])
-      for (const call of rows) asked.push({ id: call.item_id, seq: Number(call.stream_seq) })
+      for (const call of rows) {
+        asked.push({
+          runId: row.run_id,
+          park: Number(row.park),
+          id: call.item_id,
+          seq: Number(call.stream_seq),
+          status: call.status,
+        })
+      }
     }
-    for (const { id } of asked.sort((a, b) => a.seq - b.seq)) {
-      if (!calls.includes(id)) calls.push(id)
+    for (const call of asked.sort((a, b) => a.seq - b.seq)) {
+      // Each pending call is cancelled on its own, if still pending: a decision committed since
+      // the read wins, and only an approval (the call will not run now either) is denied here.
+      const approval = () =>
+        client
+          .from(this.#tables.approvals)
+          .where('run_id', call.runId)
+          .where('park', call.park)
+          .where('item_id', call.id)
+      let denied = call.status === 'approved'
+      if (!denied) {
+        const update = { status: 'cancelled', decided_via: 'system', decided_at: now() }
+        const won = affected(await approval().where('status', 'pending').update(update)) === 1
+        const row = won ? null : await approval().select('status').first()
+        denied = won || row?.status === 'approved'
+      }
+      if (denied && !calls.includes(call.id)) calls.push(call.id)
     }
     for (const row of open) {
       for (const kind of ITEM_KINDS) {

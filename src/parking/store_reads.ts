@@ -123,9 +123,9 @@ export class ParkingReads {
   /**
    * The stream's row, its first segment end after `afterSeq` (none asked: `null`), its newest
    * suspension's status and its pending items, in ONE statement: one snapshot on every
-   * database. Reads made one after another can straddle a resume's steps (the stream reopened,
-   * then the suspension marked resumed, then the stream ended again) and see none of them: the
-   * stream still ended, the suspension already resumed. `null` when the stream does not exist.
+   * database. Reads made one after another can straddle a resume's steps (the stream reopened
+   * with its suspension marked resumed, then ended again) and see none of them: the stream
+   * still ended, the suspension already resumed. `null` when the stream does not exist.
    */
   async streamAfter(streamRunId: string, afterSeq?: number): Promise<StreamAfter | null> {
     const { streams, frames, suspensions, approvals, elicitations } = this.rows.tables

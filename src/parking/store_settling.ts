@@ -72,20 +72,41 @@ export class ItemSettling {
 
   /**
    * Cancel the segment a stream parked on: every run that parked in it (its suspensions) and
-   * every pending item. Inside the stream commit. Returns false (nothing changed) when one of
-   * them is not parked (still writing, resuming) or nothing is pending any more: the cancel lost.
+   * every pending item. Inside the stream commit (after its row lock, which decisions take too).
+   * `calls` are the calls the cancel's frames deny, read before the commit: when the segment's
+   * pending or approved calls are no longer exactly those (a decision committed in between,
+   * with its own frames), nothing changes and it returns `'changed'`: read again and retry.
+   * Returns false (nothing changed) when one of them is not parked (still writing, resuming)
+   * or nothing is pending any more: the cancel lost.
    */
-  async cancel(trx: TransactionClientContract, streamRunId: string, by: string | null) {
-    const { suspensions } = this.rows.tables
+  async cancel(
+    trx: TransactionClientContract,
+    streamRunId: string,
+    by: string | null,
+    calls: string[]
+  ): Promise<boolean | 'changed'> {
+    const { suspensions, approvals } = this.rows.tables
     const live = await trx
       .from(suspensions)
-      .select('status')
+      .select('status', 'run_id', 'park')
       .where('stream_run_id', streamRunId)
       .whereIn('status', LIVE)
     if (live.length === 0 || live.some((row: { status: string }) => row.status !== 'parked')) {
       return false
     }
     if ((await this.pendingInStream(trx, streamRunId)) === 0) return false
+    const held: string[] = []
+    for (const row of live) {
+      const rows = await trx
+        .from(approvals)
+        .select('item_id')
+        .where('run_id', row.run_id)
+        .where('park', row.park)
+        .whereIn('status', ['pending', 'approved'])
+      held.push(...rows.map((call: { item_id: string }) => call.item_id))
+    }
+    const sorted = (ids: string[]) => JSON.stringify([...ids].sort())
+    if (sorted(held) !== sorted(calls)) return 'changed'
     const at = now()
     const done = await trx
       .from(suspensions)

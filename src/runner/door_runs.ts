@@ -46,8 +46,8 @@ export async function startRun(
  * later, or decided and about to be resumed (its answers are stored after the end, nothing is
  * pending and it was not cancelled), so a reader waits for the continuation instead of being
  * served the decided park again. Read in one snapshot (`ParkingService.streamAfter`): a resume
- * reopens the stream, then marks its suspension resumed, and two reads apart could see the
- * stream still ended and the suspension already resumed.
+ * reopens the stream and marks its suspension resumed, and two reads apart could see the stream
+ * from before (still ended) and the suspension from after (resumed).
  */
 export async function streamGoesOn(
   deps: { parking: ParkingService },

@@ -24,6 +24,9 @@ export interface DriverOptions {
   onError?: (error: unknown) => void
 }
 
+/** Thrown inside a resume's reopen when its claim no longer holds: the reopen is undone. */
+class ClaimLapsed extends Error {}
+
 /** Whether a value survives JSON (the checkpoint is stored as JSON text). */
 function isJson(value: unknown) {
   try {
@@ -77,8 +80,9 @@ export class RunDriver {
   }
 
   /**
-   * Resume a claimed segment in the same stream: mark it resumed (so no other replica takes
-   * it), reopen the stream, call `resume` once with the checkpoint and every settled item of the
+   * Resume a claimed segment in the same stream: reopen the stream and mark the segment
+   * resumed (so no other replica takes it) in one commit, if this replica's claim still holds
+   * (else `null`, nothing changed), then call `resume` once with the checkpoint and every settled item of the
    * runs that parked in it (as the run that parked, or as the segment's run when several did).
    */
   async resume(claimed: ClaimedSuspension): Promise<RunOutcome | null> {
@@ -89,12 +93,19 @@ export class RunDriver {
       parentRunId: claimed.parentRunId,
       principal: claimed.principal,
     }
-    // Reopen first, then take the suspension: a crash in between leaves it claimed, and the
-    // claim lapses into claimable again (never resumed-but-not-running).
-    const writer = await this.sink.open(claimed.streamRunId, meta)
-    if (!(await this.parking.markResumed(claimed.streamRunId, this.replicaId))) {
-      writer.release()
-      return null
+    // The reopen and the suspension marked resumed commit together, only while this replica's
+    // claim holds: a claim that lapsed (a stalled replica, another one resumed it since) leaves
+    // the stream as it is, never reopened with nobody writing.
+    let writer: LucidSinkWriter
+    try {
+      writer = await this.sink.open(claimed.streamRunId, meta, async (trx) => {
+        if (!(await this.parking.markResumed(claimed.streamRunId, this.replicaId, trx))) {
+          throw new ClaimLapsed()
+        }
+      })
+    } catch (error) {
+      if (error instanceof ClaimLapsed) return null
+      throw error
     }
     // The top run may park again after a child's continuation: it parks under its own meta.
     writer.adopt({ ...meta, runId: claimed.streamRunId, parentRunId: null })

@@ -1,5 +1,5 @@
 import type { Database } from '@adonisjs/lucid/database'
-import type { QueryClientContract } from '@adonisjs/lucid/types/database'
+import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { DateTime } from 'luxon'
 import { InvalidRunIdError } from '../errors.js'
 import { notifierFactory } from '../follow/notifiers/index.js'
@@ -132,14 +132,17 @@ export class LucidTokenStreamSink implements TokenStreamSink {
    *
    * @param meta the run that writes, when it is not the stream's own run (a delegated child), and
    *   the thread and principal parking rows record
+   * @param within writes committed with the (re)open, or none: what it throws undoes the reopen
+   *   and is rethrown (a resume marks its suspension resumed here, only while its claim holds)
    * @throws InvalidRunIdError for an id outside `[A-Za-z0-9_:.-]{1,191}`
    */
   async open(
     runId: string,
-    meta: Partial<Omit<RunMeta, 'streamRunId'>> = {}
+    meta: Partial<Omit<RunMeta, 'streamRunId'>> = {},
+    within?: (trx: TransactionClientContract) => Promise<void>
   ): Promise<LucidSinkWriter> {
     assertRunId(runId)
-    const lastSeq = await this.store.open(runId, this.options.leaseMs)
+    const lastSeq = await this.store.open(runId, this.options.leaseMs, within)
     const writer = new LucidSinkWriter(runId, this.store, this.tail, {
       coalesceWindowMs: this.options.coalesceWindowMs,
       maxTextRowChars: this.options.maxTextRowChars,

@@ -68,10 +68,14 @@ export class StreamStore {
   }
 
   /**
-   * Create the stream, or reopen an ended or failed one (its sequence continues).
-   * Returns the last seq.
+   * Create the stream, or reopen an ended or failed one (its sequence continues); `within` runs
+   * in the reopen's transaction (a throw undoes the reopen and is rethrown). Returns the last seq.
    */
-  async open(runId: string, leaseMs: number): Promise<number> {
+  async open(
+    runId: string,
+    leaseMs: number,
+    within?: (trx: TransactionClientContract) => Promise<void>
+  ): Promise<number> {
     const at = now()
     await this.client
       .knexQuery()
@@ -98,6 +102,9 @@ export class StreamStore {
           updated_at: at,
           ended_at: null,
         })
+      // The caller's own writes (a resume marking its suspension resumed): all or nothing with
+      // the reopen, which a throw here undoes.
+      if (within) await within(trx)
       const row = await trx.from(this.tables.streams).where('run_id', runId).first()
       await notify(runId, int(row.rev))
       return int(row.last_seq)

@@ -38,7 +38,8 @@ export async function gatherStory(
   if (!head) return null
   const rows: StoredRow[] = []
   for await (const page of sink.storedRows(runId, { toSeq: head.lastSeq })) rows.push(...page)
-  const parked: PendingItem[] = []
+  // By item: one decided between the two listings is in both, and its decided row is the newer.
+  const byItem = new Map<string, PendingItem>()
   for (const status of ['pending', 'decided'] as const) {
     for (let page = 1; ; page++) {
       const items = await parking.list({
@@ -47,11 +48,13 @@ export async function gatherStory(
         page,
         perPage: PARKED_PAGE,
       })
-      parked.push(...items)
+      for (const item of items)
+        byItem.set(`${item.runId}\u0000${item.park}\u0000${item.itemId}`, item)
       if (items.length < PARKED_PAGE) break
     }
   }
   // The listing is newest first per status: the story reads in stream order.
+  const parked = [...byItem.values()]
   parked.sort((a, b) => a.streamSeq - b.streamSeq || (a.runId < b.runId ? -1 : 1))
   return { head, rows, parked }
 }

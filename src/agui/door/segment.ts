@@ -38,11 +38,14 @@ async function compute(
 ): Promise<SegmentBounds> {
   const end = await endAfter(deps, streamRunId, stream, afterSeq)
   if (end === null) return { end }
-  // Reopened (it goes on), or went on to a later segment: the usual end.
-  if (stream.status === 'open') return { end }
-  if ((await endAfter(deps, streamRunId, stream, end)) !== null) return { end }
-  const newest = await deps.parking.newestInStream(streamRunId)
-  if (newest?.status !== 'cancelled') return { end }
+  // Reopened after this end (as of the row read): it goes on, the usual end.
+  if (stream.status === 'open' && end <= stream.lastSeq) return { end }
+  // Else whether the park at `end` was cancelled, in one snapshot (`streamAfter`): the stream
+  // reopened or a later end, or the newest suspension cancelled, read apart, could mix the
+  // states before and after a whole continuation (and take a later park's cancel for this one).
+  const after = await deps.parking.streamAfter(streamRunId, end)
+  if (!after || after.stream.status === 'open' || after.nextEnd !== null) return { end }
+  if (after.suspension !== 'cancelled') return { end }
   // Only appended frames follow the park (decisions, then the cancel): read them to its end.
   let cancelled = false
   for await (const item of deps.sink.replay(streamRunId, {

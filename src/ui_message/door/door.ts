@@ -171,8 +171,8 @@ export class UiMessageDoor {
     const stream = latest.streamRunId
     if (await this.sink.beyondHead(stream, from)) return invalidCursor()
     // A turn is active when it streams, is parked, or decided and about to go on. Read in one
-    // snapshot: a resume reopens the stream, then marks its suspension resumed, and two reads
-    // apart could see the stream still ended and the suspension already resumed.
+    // snapshot: a resume reopens the stream and marks its suspension resumed, and two reads
+    // apart could see the stream from before (still ended) and the suspension from after.
     const now = await this.parking.streamAfter(stream)
     const active =
       now !== null &&
