@@ -1,6 +1,7 @@
 import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { affectedRows as affected, nowMs as now } from '../store/sql.js'
-import { ITEM_KINDS, LIVE, json, type ItemRow, type ParkingTables } from './store_rows.js'
+import { ITEM_KINDS, LIVE, json, toItem, type ItemRow, type ParkingTables } from './store_rows.js'
+import { deniedCalls } from './settlement_frames.js'
 import type { ItemStatus } from './types.js'
 
 /** How one item is settled (what {@link ItemSettling.settle} stores). */
@@ -95,16 +96,13 @@ export class ItemSettling {
       return false
     }
     if ((await this.pendingInStream(trx, streamRunId)) === 0) return false
-    const held: string[] = []
+    // The calls it would deny now, by the same rule as the frames (`deniedCalls`).
+    const items: ItemRow[] = []
     for (const row of live) {
-      const rows = await trx
-        .from(approvals)
-        .select('item_id')
-        .where('run_id', row.run_id)
-        .where('park', row.park)
-        .whereIn('status', ['pending', 'approved'])
-      held.push(...rows.map((call: { item_id: string }) => call.item_id))
+      const rows = await trx.from(approvals).where('run_id', row.run_id).where('park', row.park)
+      items.push(...rows.map((item: Record<string, any>) => toItem('approval', item)))
     }
+    const held = deniedCalls(items)
     const sorted = (ids: string[]) => JSON.stringify([...ids].sort())
     if (sorted(held) !== sorted(calls)) return 'changed'
     const at = now()
