@@ -128,6 +128,8 @@ async function allPages(route: Route, user: string, limit: number) {
     if (page.status !== 200) throw new Error(`${route.path}: ${page.status} ${page.text}`)
     pages.push(page.json[route.key])
     cursor = page.json.next
+    // A cursor that never ends would be a bug of the list: fail instead of looping.
+    if (pages.length > 100) throw new Error(`${route.path}: more pages than items`)
   } while (cursor !== null)
   return pages
 }
