@@ -14,7 +14,7 @@ export interface ThreadSummary {
   title: string | null
   /** When its first run started. */
   createdAt: number
-  /** When its newest run started (a new message, or a resume through a door): the list's order. */
+  /** When its newest run started (a new message, an AG-UI resume): the list's order. */
   updatedAt: number
   /** What its newest run is doing (`RunStatus`, the runs list's one rule). */
   status: RunStatus
