@@ -4,7 +4,16 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import ts from 'typescript'
-import { allBlocks, blocksOf, type DocBlock } from './helpers/doc_blocks.js'
+import { readFile } from 'node:fs/promises'
+import { dirname } from 'node:path'
+import {
+  allBlocks,
+  anchorsOf,
+  blocksOf,
+  docFiles,
+  linksOf,
+  type DocBlock,
+} from './helpers/doc_blocks.js'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 const COMPAT = join(ROOT, 'compat/copilotkit')
@@ -119,4 +128,26 @@ test.group('Docs: every TypeScript block of the README and docs/ type-checks', (
       'CopilotKit is installed by npm run test:copilotkit, which runs this test again'
     )
     .timeout(120_000)
+})
+
+test.group('Docs: every link of the README and docs/ lands', () => {
+  test('each relative link names a file that exists, and a heading of it', async ({ assert }) => {
+    const broken: string[] = []
+    let checked = 0
+    for (const file of await docFiles(ROOT)) {
+      const text = await readFile(join(ROOT, file), 'utf8')
+      for (const link of linksOf(text)) {
+        checked++
+        const [path, anchor] = link.split('#')
+        const target = path ? join(dirname(join(ROOT, file)), path) : join(ROOT, file)
+        if (!existsSync(target)) {
+          broken.push(`${file}: ${link} (no such file)`)
+        } else if (anchor && !anchorsOf(await readFile(target, 'utf8')).has(anchor)) {
+          broken.push(`${file}: ${link} (no such heading)`)
+        }
+      }
+    }
+    assert.isAbove(checked, 40)
+    assert.deepEqual(broken, [])
+  })
 })

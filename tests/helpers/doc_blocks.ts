@@ -48,3 +48,31 @@ export async function allBlocks(root: string) {
   }
   return blocks
 }
+
+/** GitHub's anchor for a heading: lower case, punctuation but `-` and `_` dropped, spaces as `-`. */
+export function anchorOf(heading: string) {
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\- _]/gu, '')
+    .replace(/ /g, '-')
+}
+
+/** The anchors of a Markdown text's headings (outside code fences). */
+export function anchorsOf(text: string) {
+  const anchors = new Set<string>()
+  let fenced = false
+  for (const line of text.split('\n')) {
+    if (line.startsWith('```')) fenced = !fenced
+    const heading = /^#{1,6} (.+)$/.exec(line)
+    if (heading && !fenced) anchors.add(anchorOf(heading[1]))
+  }
+  return anchors
+}
+
+/** Every relative link target (`path`, `path#anchor`, `#anchor`) of a Markdown text. */
+export function linksOf(text: string) {
+  return [...text.matchAll(/\]\(([^)\s]+)\)/g)]
+    .map((match) => match[1])
+    .filter((target) => !/^[a-z]+:/.test(target))
+}
