@@ -94,25 +94,19 @@ test.group('Docs: every TypeScript block of the README and docs/ type-checks', (
     )
     assert.isAbove(blocks.length, 10)
     assert.deepEqual(await typeCheck(blocks), [])
-  }).timeout(120_000)
+  }).timeout(300_000)
 
   test('a block that does not type-check is reported with its file and line', async ({
     assert,
   }) => {
     const blocks = blocksOf(
       'example.md',
-      [
-        'text',
-        '```ts',
-        "import { defineConfig } from 'adonis-agent-stream'",
-        'defineConfig({ runner: 42 })',
-        '```',
-      ].join('\n')
+      ['text', '```ts', "const port: number = '3333'", '```'].join('\n')
     )
     const errors = await typeCheck(blocks)
     assert.lengthOf(errors, 1)
-    assert.match(errors[0], /^example\.md:4: /)
-  }).timeout(120_000)
+    assert.match(errors[0], /^example\.md:3: /)
+  }).timeout(300_000)
 
   test("the blocks that import CopilotKit, against the compat suite's install", async ({
     assert,
@@ -127,7 +121,7 @@ test.group('Docs: every TypeScript block of the README and docs/ type-checks', (
       !existsSync(join(COMPAT, 'node_modules/@copilotkit')) && !process.env.DOCS_COPILOTKIT,
       'CopilotKit is installed by npm run test:copilotkit, which runs this test again'
     )
-    .timeout(120_000)
+    .timeout(300_000)
 })
 
 test.group('Docs: every link of the README and docs/ lands', () => {
