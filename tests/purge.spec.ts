@@ -158,7 +158,9 @@ test.group('agent-stream:purge', () => {
     }
     assert.equal((await fetch(`${stack.url}/admin/runs/run-new`, { headers: ADMIN })).status, 200)
     // The AG-UI door and the chat door no longer know the purged run and chat.
-    const reattach = await fetch(`${stack.url}/agui/runs/run-old`, { headers: { 'x-user': 'alice' } })
+    const reattach = await fetch(`${stack.url}/agui/runs/run-old`, {
+      headers: { 'x-user': 'alice' },
+    })
     assert.equal(reattach.status, 404)
     await reattach.text()
   }).timeout(60_000)

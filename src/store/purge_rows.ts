@@ -70,11 +70,11 @@ export async function purgeStreams(
   if (runIds.length === 0) return { removed: [], checkpoints }
   const stream = trx.knexQuery().from(tables.streams).whereIn('run_id', runIds)
   await duePurge(stream, tables, endedBefore).delete()
-  const kept = new Set(
-    (await trx.from(tables.streams).select('run_id').whereIn('run_id', runIds)).map(
-      (row: { run_id: string }) => row.run_id
-    )
-  )
+  const left: { run_id: string }[] = await trx
+    .from(tables.streams)
+    .select('run_id')
+    .whereIn('run_id', runIds)
+  const kept = new Set(left.map((row) => row.run_id))
   // Gone now: removed here, or by another purge or a close meanwhile (their rows go too).
   const removed = runIds.filter((runId) => !kept.has(runId))
   if (removed.length === 0) return { removed, checkpoints }
@@ -120,7 +120,9 @@ export async function deleteOrphanRows(
             .whereIn('stream_run_id', orphans)
             .where('created_at', '<', before)
             .whereNotExists((q) =>
-              q.from(tables.streams).whereRaw('?? = ??', [`${tables.streams}.run_id`, `${table}.stream_run_id`])
+              q
+                .from(tables.streams)
+                .whereRaw('?? = ??', [`${tables.streams}.run_id`, `${table}.stream_run_id`])
             )
             .delete()
         )
