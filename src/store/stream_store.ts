@@ -419,15 +419,12 @@ export class StreamStore {
   }
 
   /**
-   * Delete one stream, its frames and its stored translator checkpoints; with `endedBefore`,
-   * only if it is still ended (or failed) since before then. Returns whether it was deleted.
+   * Delete one stream, its frames and its stored translator checkpoints (`close`; a purge removes
+   * more, see {@link purge}). Returns whether it was deleted.
    */
-  async remove(runId: string, endedBefore?: number): Promise<boolean> {
+  async remove(runId: string): Promise<boolean> {
     return this.#withTransaction(async (trx, notify) => {
       const query = trx.from(this.tables.streams).where('run_id', runId)
-      if (endedBefore !== undefined) {
-        query.whereIn('status', ['ended', 'failed']).where('ended_at', '<', endedBefore)
-      }
       const deleted = affected(await query.delete())
       if (deleted === 0) return false
       await trx.from(this.tables.frames).where('run_id', runId).delete()
