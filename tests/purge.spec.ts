@@ -6,6 +6,7 @@ import { tableNames } from '../src/store/schema.js'
 import { scriptedAgent } from '../src/testing/scripted_agent.js'
 import { resetTables } from './helpers/db.js'
 import { postJson, readResponse, runInput, serveApp } from './helpers/http.js'
+import { setupParking } from './helpers/parking.js'
 
 /**
  * `agent-stream:purge` on the three databases: a purged stream leaves no row in any table of the
@@ -211,5 +212,43 @@ test.group('agent-stream:purge', () => {
       command.assertLog('[ red(error) ] --batch-size must be a whole number from 1 to 10000')
     }
     assert.deepEqual(await stack.count([chat]), before)
+  })
+
+  test('batches: a bounded number of streams per transaction, the same few statements each', async ({
+    assert,
+  }) => {
+    const stack = await setupParking({ steps: ['reasoning', 'read'] })
+    const runIds = ['b1', 'b2', 'b3', 'b4', 'b5']
+    for (const runId of runIds) await (await stack.driver.start({ runId })).done
+    await stack.driver.settled()
+    const queries: { sql: string; bindings: unknown[] }[] = []
+    stack.db
+      .connection()
+      .getWriteClient()
+      .on('query', (query: { sql: string; bindings?: unknown[] }) =>
+        queries.push({ sql: query.sql, bindings: query.bindings ?? [] })
+      )
+    assert.equal(await stack.sink.purge({ olderThanMs: -1000, batchSize: 2 }), 5)
+
+    // Each transaction: from its BEGIN to its COMMIT.
+    const transactions: (typeof queries)[] = []
+    let inside = false
+    for (const query of queries) {
+      if (/^(begin|start transaction)/i.test(query.sql)) {
+        inside = true
+        transactions.push([])
+      } else if (/^commit/i.test(query.sql)) inside = false
+      else if (inside) transactions.at(-1)!.push(query)
+    }
+    assert.lengthOf(transactions, 3)
+    for (const statements of transactions) {
+      // As many statements for a batch of 2 streams as for 1, whatever their frames: no loop per row.
+      assert.equal(statements.length, transactions[0].length)
+      assert.isBelow(statements.length, 16)
+      for (const { bindings } of statements)
+        assert.isAtMost(bindings.filter((b) => runIds.includes(b as string)).length, 2)
+    }
+    const left = await stack.db.from('agent_stream_frames').whereIn('run_id', runIds)
+    assert.lengthOf(left, 0)
   })
 })
