@@ -37,6 +37,7 @@ export class AgentStream {
   #stopSweeper: (() => void) | null = null
   #drain: () => Promise<void>
   #shutdown: Promise<void> | null = null
+  #closing = new AbortController()
 
   constructor(
     db: Database,
@@ -96,6 +97,11 @@ export class AgentStream {
     return this.sink.purge(options)
   }
 
+  /** Aborted once the shutdown ends open responses (the admin page's events route listens). */
+  get closing(): AbortSignal {
+    return this.#closing.signal
+  }
+
   /** Whether this replica drains (a graceful shutdown began): it starts and resumes nothing. */
   get draining() {
     return this.driver.draining
@@ -118,6 +124,7 @@ export class AgentStream {
       await this.sink.shutdown()
       this.agui.closeAll()
       this.uiMessage.closeAll()
+      this.#closing.abort()
     })()
     return this.#shutdown
   }

@@ -266,6 +266,24 @@ test.group('Graceful shutdown: a replica drains on SIGTERM', () => {
     await db.manager.closeAll()
   })
 
+  test("shutdown ends the admin page's open event stream (it would run on for a minute)", async ({
+    assert,
+  }) => {
+    const served = await setup()
+    const headers = { 'x-admin': 'yes', 'x-user': 'alice' }
+    const page = await fetch(`${served.url}/admin`, { headers })
+    const cookie = page.headers
+      .getSetCookie()
+      .map((line) => line.split(';')[0])
+      .join('; ')
+    const events = await fetch(`${served.url}/admin/events`, { headers: { ...headers, cookie } })
+    assert.equal(events.status, 200)
+    const body = events.text()
+    await served.agentStream.shutdown()
+    // Ended: the body resolves (its queue events are the live queue's business).
+    assert.match(await body, /^retry: 1000\n\n/)
+  })
+
   test('shutdown.drain is a duration, validated', ({ assert }) => {
     assert.throws(
       () => defineConfig({ shutdown: { drain: 'soon' } }),
