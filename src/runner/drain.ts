@@ -9,14 +9,13 @@ export const SHUTDOWN_OUTCOME: Readonly<RunOutcome> = Object.freeze({
 /**
  * A replica's graceful shutdown as the run driver sees it, in two steps: `begin()` (it starts
  * and resumes nothing more), then `expire()` once the drain time is up (the segments still
- * running stop: {@link stopped} resolves to {@link SHUTDOWN_OUTCOME}).
+ * running stop: each one's {@link Drain.watch} resolves to {@link SHUTDOWN_OUTCOME}).
  */
 export class Drain {
   #draining = false
   #expired = false
-  #expire!: (outcome: RunOutcome) => void
-  /** Resolves once the drain time is up, to the outcome a segment still running ends with. */
-  readonly stopped: Promise<RunOutcome> = new Promise((resolve) => (this.#expire = resolve))
+  /** The segments running now, each told when the drain time is up. */
+  #segments = new Set<() => void>()
 
   /** Whether the replica drains: no new run, no resume. */
   get draining() {
@@ -35,6 +34,19 @@ export class Drain {
   expire() {
     this.#draining = true
     this.#expired = true
-    this.#expire(SHUTDOWN_OUTCOME)
+    for (const stop of this.#segments) stop()
+    this.#segments.clear()
+  }
+
+  /**
+   * Watch one segment: `stopped` resolves to {@link SHUTDOWN_OUTCOME} once the drain time is up;
+   * `done()` when the segment ended (nothing is kept for it after).
+   */
+  watch(): { stopped: Promise<RunOutcome>; done: () => void } {
+    let stop!: () => void
+    const stopped = new Promise<RunOutcome>((resolve) => (stop = () => resolve(SHUTDOWN_OUTCOME)))
+    if (this.#expired) stop()
+    else this.#segments.add(stop)
+    return { stopped, done: () => this.#segments.delete(stop) }
   }
 }

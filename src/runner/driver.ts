@@ -255,12 +255,13 @@ export class RunDriver {
     // records the failure when the database is back).
     writer.onLost = () => controller.abort()
     const segment = { stopped: false }
+    const drain = this.#drain.watch()
     let outcome: RunOutcome
     try {
       const running = call(this.#context(meta, writer, input, controller.signal, segment))
       // Stopped by a drain: what the runner still does (or throws) no longer counts.
       running.catch(() => {})
-      outcome = await Promise.race([running, this.#drain.stopped])
+      outcome = await Promise.race([running, drain.stopped])
       if (outcome === SHUTDOWN_OUTCOME) {
         segment.stopped = true
         controller.abort()
@@ -268,6 +269,7 @@ export class RunDriver {
     } catch {
       outcome = { status: 'failed' }
     } finally {
+      drain.done()
       this.#running.delete(meta.streamRunId)
     }
     if (writer.lost) outcome = { status: 'failed' }
