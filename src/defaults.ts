@@ -81,6 +81,13 @@ export const DEFAULTS = Object.freeze({
   sweepIntervalMs: 5000,
   /** A claimed suspension not started within this long is claimable again. */
   claimLeaseMs: 30_000,
+  /**
+   * A graceful shutdown (`shutdown.drain`): how long runs in flight on the replica get to
+   * finish before their agent is aborted and their streams end `replica_shutdown`.
+   */
+  drainMs: 5000,
+  /** `Retry-After` (seconds) of the 503 `replica_shutdown` refusal of a draining replica. */
+  retryAfterSeconds: 1,
   /** Parked items per page of `ParkingService.list`, and its most. */
   parkedPerPage: 20,
   parkedPerPageMax: 100,

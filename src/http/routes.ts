@@ -16,6 +16,8 @@ export interface RoutedAgentStream extends StreamRoutesDeps {
   parking: ParkingService
   agui: AgUiController
   uiMessage: UiMessageController
+  /** Aborted when the replica shuts down (`AgentStream.closing`): the admin's SSE ends. */
+  closing?: AbortSignal
 }
 
 export interface RoutesOptions {
@@ -79,6 +81,7 @@ export function registerRoutes(
     replay: (runId, range) => sink.replay(runId, range),
     observe: (listener) => sink.tail.observe(listener),
     pollMs: sink.options.pollIntervalMs,
+    closing: agentStream.closing,
   })
   const runs = new RunsController(agentStream.sink, agentStream.parking, {
     base: prefix,
