@@ -271,8 +271,14 @@ test.group('Parking | park atomically, decide once, resume', () => {
     })
     // Nothing parked any more: a conflict for its owner, a 404 for a stranger.
     await roles.driver.settled()
-    await assert.rejects(() => roles.service.cancel(theirs, { principal: alice }), DecisionConflictError)
-    await assert.rejects(() => roles.service.cancel(theirs, { principal: bob }), ParkedItemNotFoundError)
+    await assert.rejects(
+      () => roles.service.cancel(theirs, { principal: alice }),
+      DecisionConflictError
+    )
+    await assert.rejects(
+      () => roles.service.cancel(theirs, { principal: bob }),
+      ParkedItemNotFoundError
+    )
   })
 
   test('after expiresAt: refused as lapsed; the sweeper settles it expired and the run resumes', async ({
