@@ -58,6 +58,8 @@ export {
   createParkingTables,
   addQueueIndexes,
   dropQueueIndexes,
+  addThreadListIndex,
+  dropThreadListIndex,
   createStreamTables,
   dropDoorTables,
   dropParkingTables,
