@@ -33,7 +33,8 @@ export type { AgentRunner, ResumeContext, RunContext, RunOutcome } from './src/r
 export { FAILURE_SENTENCES } from './src/runner/contract.js'
 export type { Principal } from './src/core/run.js'
 export type { ApproverPolicy } from './src/parking/types.js'
-export type { PrincipalResolver, AdminAuthorizer } from './src/http/principal.js'
+export { defaultApproverPolicy } from './src/parking/policy.js'
+export type { PrincipalResolver, AdminAuthorizer, DisplayName } from './src/http/principal.js'
 
 // Every error class, keyed by its code (`errors.E_DECISION_CONFLICT`), as AdonisJS packages do.
 export { errors } from './src/errors.js'

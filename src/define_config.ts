@@ -6,7 +6,7 @@ import type { LucidSinkOptions } from './sink/lucid_sink.js'
 import type { AgentRunner } from './runner/contract.js'
 import type { ApproverPolicy } from './parking/types.js'
 import type { AgUiDoorOptions } from './agui/door/index.js'
-import type { AdminAuthorizer, PrincipalResolver } from './http/principal.js'
+import type { AdminAuthorizer, DisplayName, PrincipalResolver } from './http/principal.js'
 import { DEFAULTS } from './defaults.js'
 
 /** A duration in milliseconds, or a string such as `'50ms'`, `'15s'`, `'7d'`. */
@@ -61,13 +61,23 @@ export interface AgentStreamConfig {
   groupCommit?: boolean
   /** The host's agent: `start` and `resume` (see `AgentRunner`). */
   runner?: AgentRunner
-  /** Who may decide a parked item. Default: the requester, or a role the decider has. */
+  /**
+   * Who may decide a parked item, on every door and in the admin console. Default
+   * (`defaultApproverPolicy`): the requester for `approver: 'requester'`, else a principal
+   * holding the approver's role; an admin decides only what this allows.
+   */
   approverPolicy?: ApproverPolicy
   /** How often each replica expires lapsed items and resumes ready suspensions. Default `5s`. */
   sweepInterval?: Duration
-  /** Who an HTTP request acts for. Default: `ctx.auth.user` as `{ id }` when present. */
+  /**
+   * Who an HTTP request acts for, `{ id, roles? }` (roles are what a role approver checks).
+   * Default: `ctx.auth.user` as `{ id }` (no roles) when present.
+   */
   principal?: PrincipalResolver
-  /** Who may use the admin page. Default: nobody (every admin request gets 403). */
+  /**
+   * Who may use the admin page (it shows every person's items). Default: nobody (every admin
+   * request gets 403). Seeing is not deciding: `approverPolicy` decides.
+   */
   admin?: AdminAuthorizer
   /**
    * A graceful shutdown (SIGTERM, `app.terminate()`): runs in flight on the replica get `drain`
@@ -76,6 +86,12 @@ export interface AgentStreamConfig {
    * and resumes with 503 `replica_shutdown` and `Retry-After`.
    */
   shutdown?: { drain?: Duration }
+  /**
+   * The name the admin console shows for a principal id (requesters, deciders), beside the id.
+   * Asked once per id per request, shown as text (escaped), never as markup; a throw or a
+   * non-string shows the id. Default: the id.
+   */
+  displayName?: DisplayName
   /** The AG-UI door. */
   agui?: AgUiDoorOptions & {
     /** A comment line after this long without an event. Default `15s`. */
@@ -91,6 +107,7 @@ export type ResolvedAgentStreamConfig = Omit<LucidSinkOptions, 'onError' | 'park
   drainMs?: number
   principal?: PrincipalResolver
   admin?: AdminAuthorizer
+  displayName?: DisplayName
   agui: AgUiDoorOptions & { heartbeatMs: number }
 }
 
@@ -136,6 +153,7 @@ export function defineConfig(config: AgentStreamConfig): ConfigProvider<Resolved
     drainMs: ms('shutdown.drain', config.shutdown?.drain, 0),
     principal: config.principal,
     admin: config.admin,
+    displayName: config.displayName,
     agui: {
       ...config.agui,
       heartbeatMs: ms('agui.heartbeat', config.agui?.heartbeat, 10) ?? DEFAULTS.heartbeatMs,

@@ -108,6 +108,16 @@ test.group('AG-UI door: refusals change nothing', () => {
     assert.equal(await ctx.snapshot(), before)
   })
 
+  test('a resume on a thread with nothing pending: no_pending_interrupt', async ({ assert }) => {
+    const ctx = await setup(scriptedAgent({ steps: ['read'] }))
+    const threadId = `t-${randomUUID()}`
+    const done = await ctx.post(input(threadId))
+    assert.equal(done.events.at(-1)!.type, 'RUN_FINISHED')
+    await ctx.agentStream.driver.settled()
+    const resume = [{ interruptId: 'int-x', status: 'resolved', payload: { approved: true } }]
+    await assertRefused(assert, ctx, input(threadId, { resume }), 'no_pending_interrupt')
+  })
+
   test('a new message while interrupts are pending: interrupt_pending', async ({ assert }) => {
     const ctx = await setup(scriptedAgent({ steps: ['approval'] }))
     const { threadId } = await parked(ctx.post)
@@ -126,12 +136,14 @@ test.group('AG-UI door: refusals change nothing', () => {
       payload: { approved: true },
     })
     const [a, b] = interrupts.map((i) => i.id as string)
-    await assertRefused(
-      assert,
-      ctx,
-      input(`t-${randomUUID()}`, { resume: [ok(a)] }),
-      'no_pending_interrupt'
-    )
+    // A resume on a thread that does not exist: the 404 of another person's thread.
+    const before = await ctx.snapshot()
+    const nowhere = await ctx.post(input(`t-${randomUUID()}`, { resume: [ok(a)] }))
+    const foreign = await ctx.post(input(threadId, { resume: [ok(a), ok(b)] }), 'mallory')
+    assert.equal(nowhere.status, 404)
+    assert.equal(foreign.status, 404)
+    assert.equal(nowhere.text, foreign.text)
+    assert.equal(await ctx.snapshot(), before)
     await assertRefused(
       assert,
       ctx,

@@ -173,6 +173,54 @@ test.group('node ace configure adonis-agent-stream', (group) => {
     assert.equal(await fs.contents('adonisrc.ts'), adonisrc)
   })
 
+  test('the published config shows who decides: principal with roles, admin, approverPolicy, displayName; each example works uncommented', async ({
+    assert,
+    fs,
+    cleanup,
+  }) => {
+    await runConfigure(await bootApp(fs, cleanup))
+    await installPackage(fs)
+    const published = await fs.contents('config/agent_stream.ts')
+    for (const key of ['principal', 'admin', 'approverPolicy', 'displayName']) {
+      assert.match(published, new RegExp(`^  // ${key}: `, 'm'), key)
+    }
+    assert.include(published, 'roles: user.role ? [user.role] : []')
+    assert.include(published, 'defaultApproverPolicy(principal, item) ||')
+    // Every example, uncommented, beside what it names (the model, the agent, the import).
+    const uncommented = published
+      .replace(/^( {2,})\/\/ /gm, '$1')
+      .replace(
+        `import { defineConfig } from 'adonis-agent-stream'`,
+        [
+          `import { defineConfig, defaultApproverPolicy } from 'adonis-agent-stream'`,
+          `const User = { find: async (id) => ({ fullName: 'User ' + id }) }`,
+          `class MyAgent { async start() { return { status: 'finished' } } async resume() { return { status: 'finished' } } }`,
+        ].join('\n')
+      )
+    await fs.create('config/agent_stream_examples.ts', uncommented)
+    const { default: provider } = await import(
+      new URL('config/agent_stream_examples.ts', fs.baseUrl).href
+    )
+    const config = await provider.resolver({})
+    const ctx = (user: object | null) => ({ auth: { user } }) as any
+    const admin = await config.principal(ctx({ id: 7, role: 'admin' }))
+    assert.deepEqual(admin, { id: '7', roles: ['admin'] })
+    assert.deepEqual(await config.principal(ctx({ id: 8, role: null })), { id: '8', roles: [] })
+    assert.isNull(await config.principal(ctx(null)))
+    assert.isTrue(await config.admin(ctx({ id: 7, role: 'admin' })))
+    assert.isFalse(await config.admin(ctx({ id: 8, role: null })))
+    const item = {
+      approver: 'requester',
+      requester: { id: '9' },
+      kind: 'approval' as const,
+      runId: 'r',
+    }
+    assert.isTrue(await config.approverPolicy(admin, item))
+    assert.isTrue(await config.approverPolicy({ id: '9', roles: [] }, item))
+    assert.isFalse(await config.approverPolicy({ id: '8', roles: [] }, item))
+    assert.equal(await config.displayName('7'), 'User 7')
+  })
+
   test('the published migration creates the tables on SQLite; the published config boots the provider', async ({
     assert,
     fs,

@@ -220,36 +220,65 @@ test.group('Parking | park atomically, decide once, resume', () => {
     void sink
   })
 
-  test('who may decide: the requester, or the role; everyone else 403, nothing changes', async ({
+  test('who may decide: the requester, or the role; a stranger gets 404 like a missing item, whoever may see it 403; nothing changes', async ({
     assert,
   }) => {
     const { driver, service, db } = await setupParking({ steps: ['approval'] })
     const mine = await parked(driver)
     const before = await snapshot(db)
+    // Someone who may neither see nor decide alice's item: the same error as a missing one.
     await assert.rejects(
       () => service.approve(mine, `${mine}.call0`, { principal: bob }),
-      DecisionForbiddenError
+      ParkedItemNotFoundError
+    )
+    await assert.rejects(
+      () => service.reject(mine, `${mine}.call0`, { principal: bob }),
+      ParkedItemNotFoundError
     )
     await assert.rejects(
       () => service.approve(mine, `${mine}.call0`, { principal: null }),
-      DecisionForbiddenError
+      ParkedItemNotFoundError
     )
-    await assert.rejects(() => service.cancel(mine, { principal: bob }), DecisionForbiddenError)
+    await assert.rejects(() => service.cancel(mine, { principal: bob }), ParkedItemNotFoundError)
     await assert.rejects(
       () => service.approve(mine, 'no-such-item', { principal: alice }),
       ParkedItemNotFoundError
+    )
+    // An admin sees every item: the policy's refusal is 403 for them.
+    await assert.rejects(
+      () => service.approve(mine, `${mine}.call0`, { principal: bob, admin: true }),
+      DecisionForbiddenError
+    )
+    await assert.rejects(
+      () => service.cancel(mine, { principal: bob, admin: true }),
+      DecisionForbiddenError
     )
     assert.equal(await snapshot(db), before)
 
     const roles = await setupParking({ steps: ['approval'], approver: 'finance' }, {}, false)
     const theirs = await parked(roles.driver)
+    // Alice's own run: she sees the item, the policy refuses her (no finance role): 403.
     await assert.rejects(
       () => roles.service.approve(theirs, `${theirs}.call0`, { principal: alice }),
       DecisionForbiddenError
     )
+    await assert.rejects(
+      () => roles.service.approve(theirs, `${theirs}.call0`, { principal: bob }),
+      ParkedItemNotFoundError
+    )
     await roles.service.approve(theirs, `${theirs}.call0`, {
       principal: { id: 'carol', roles: ['finance'] },
     })
+    // Nothing parked any more: a conflict for its owner, a 404 for a stranger.
+    await roles.driver.settled()
+    await assert.rejects(
+      () => roles.service.cancel(theirs, { principal: alice }),
+      DecisionConflictError
+    )
+    await assert.rejects(
+      () => roles.service.cancel(theirs, { principal: bob }),
+      ParkedItemNotFoundError
+    )
   })
 
   test('after expiresAt: refused as lapsed; the sweeper settles it expired and the run resumes', async ({

@@ -4,20 +4,23 @@ import { DEPTH_ISSUE, tooDeep } from '../core/json_depth.js'
 import { mediaTypeRefusal } from './media_type.js'
 import { refusalBody } from './refusal.js'
 import type { ParkingService } from '../parking/service.js'
-import { resolvePrincipal, type PrincipalResolver } from './principal.js'
+import { resolvePrincipal, type AdminAuthorizer, type PrincipalResolver } from './principal.js'
+import type { Decider } from '../parking/policy.js'
 
 /**
  * The decision routes (JSON): approve, reject, answer a parked item, cancel a parked run. Each
  * takes `application/json` only (415 `unsupported_media_type` otherwise, also for cancel: a
  * cross-site form decides nothing). The parking service validates every body (VineJS, the depth
  * rule, no unknown field); its typed errors answer as `{ code, message }` with their status: 403
- * not yours to decide, 404 no such item, 409 decided or resuming already, 410 lapsed, 422 a body
- * that does not fit the item.
+ * not yours to decide (to whoever may see the item: the run's own principal, or a request the
+ * app's `admin` hook allows), 404 no such item (also another person's item the policy does not
+ * let you decide: the same answer as a missing one), 409 decided or resuming already, 410
+ * lapsed, 422 a body that does not fit the item.
  */
 export class DecisionsController {
   constructor(
     readonly parking: ParkingService,
-    readonly options: { principal?: PrincipalResolver } = {}
+    readonly options: { principal?: PrincipalResolver; admin?: AdminAuthorizer } = {}
   ) {}
 
   approve(ctx: HttpContext) {
@@ -46,17 +49,15 @@ export class DecisionsController {
     })
   }
 
-  async #decide(
-    ctx: HttpContext,
-    action: (decider: { principal: any; via: string }) => Promise<{ status: string }>
-  ) {
+  async #decide(ctx: HttpContext, action: (decider: Decider) => Promise<{ status: string }>) {
     const refused = mediaTypeRefusal(ctx.request.header('content-type'))
     if (refused) {
       return ctx.response.status(refused.status).json(refusalBody(refused))
     }
     const principal = await resolvePrincipal(ctx, this.options.principal)
     try {
-      return ctx.response.json(await action({ principal, via: 'api' }))
+      const admin = this.options.admin ? await this.options.admin(ctx) : false
+      return ctx.response.json(await action({ principal, via: 'api', admin }))
     } catch (error) {
       const answer = asHttpError(error)
       if (!answer) throw error

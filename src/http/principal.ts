@@ -23,3 +23,9 @@ export async function resolvePrincipal(
 
 /** Whether a request may use the admin page. Default: nobody (403). */
 export type AdminAuthorizer = (ctx: HttpContext) => boolean | Promise<boolean>
+
+/**
+ * The name the admin console shows for a principal id (config `displayName`): asked once per id
+ * per request, shown as text, never as markup.
+ */
+export type DisplayName = (principalId: string) => string | Promise<string>

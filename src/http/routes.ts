@@ -71,12 +71,16 @@ export function registerRoutes(
     principal: config.principal,
     heartbeatMs: config.agui.heartbeatMs,
   })
-  const decisions = new DecisionsController(agentStream.parking, { principal: config.principal })
+  const decisions = new DecisionsController(agentStream.parking, {
+    principal: config.principal,
+    admin: config.admin,
+  })
   const sink = agentStream.sink
   const admin = new AdminController(agentStream.parking, {
     base: prefix,
     authorize: config.admin,
     principal: config.principal,
+    displayName: config.displayName,
     rules: config.agui,
     replay: (runId, range) => sink.replay(runId, range),
     observe: (listener) => sink.tail.observe(listener),
@@ -86,6 +90,7 @@ export function registerRoutes(
   const runs = new RunsController(agentStream.sink, agentStream.parking, {
     base: prefix,
     authorize: config.admin,
+    displayName: config.displayName,
     rules: config.agui,
   })
   const agui = agentStream.agui

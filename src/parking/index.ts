@@ -1,5 +1,6 @@
-export { ParkingService, defaultApproverPolicy } from './service.js'
-export type { Decider } from './service.js'
+export { ParkingService } from './service.js'
+export { defaultApproverPolicy, seesItem } from './policy.js'
+export type { Decider } from './policy.js'
 export { ParkingStore } from './parking_store.js'
 export type { ItemRow, ClaimedSuspension } from './parking_store.js'
 export type { ReadyNotice, ReadyListener } from './ready.js'

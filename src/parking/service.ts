@@ -1,6 +1,5 @@
 import {
   DecisionConflictError,
-  DecisionForbiddenError,
   DecisionLapsedError,
   DecisionMismatchError,
   ParkedItemNotFoundError,
@@ -20,35 +19,20 @@ import { normalizeReply, validateAnswer, validateDecision, validateReply } from 
 import type { ApproverPolicy, PendingItem } from './types.js'
 import type { Principal } from '../core/run.js'
 import { DEFAULTS } from '../defaults.js'
+import { defaultApproverPolicy, refusal, seesItem, type Decider } from './policy.js'
 
 /** How many times a cancel reads again after a decision changed what it denies. */
 const CANCEL_ATTEMPTS = 5
-
-/**
- * The default approver policy: `approver: 'requester'` (or absent) lets only the person the run
- * is for decide; any other approver is a role the deciding principal must have.
- */
-export const defaultApproverPolicy: ApproverPolicy = (principal, item) => {
-  if (!principal) return false
-  if (item.approver === 'requester')
-    return item.requester !== null && principal.id === item.requester.id
-  return principal.roles?.includes(item.approver) ?? false
-}
-
-export interface Decider {
-  principal: Principal | null
-  /** Where the decision came from, recorded with it (`chat`, `admin`, `api`, ...). */
-  via?: string
-}
 
 /**
  * Deciding parked items, once (DESIGN.md invariants 5 and 7): list, approve, reject, answer,
  * cancel. Every settlement writes its frames into the stream in the same transaction as the
  * decision; when the last open item of a suspension is settled, the service emits a ready notice
  * ({@link ParkingService.onReady}): the run driver listens, and exactly one replica claims the
- * suspension and resumes the run. Errors: `ParkedItemNotFoundError` (404), `DecisionForbiddenError` (403),
- * `DecisionMismatchError` / `InvalidDecisionError` (422), `DecisionConflictError` (409),
- * `DecisionLapsedError` (410). A refused call changes nothing.
+ * suspension and resumes the run. Errors: `ParkedItemNotFoundError` (404; also to a
+ * decider the policy refuses who may not see the item, `policy.ts`), `DecisionForbiddenError`
+ * (403, to one who may: their own run, or an admin), `DecisionMismatchError` /
+ * `InvalidDecisionError` (422), `DecisionConflictError` (409), `DecisionLapsedError` (410). A refused call changes nothing.
  */
 export class ParkingService {
   constructor(
@@ -242,7 +226,11 @@ export class ParkingService {
     const streamRunId = own?.streamRunId ?? runId
     const live = await this.store.liveInStream(streamRunId)
     if (live.length === 0) {
-      if (own || (await this.store.newestInStream(streamRunId))) throw new DecisionConflictError()
+      // Nothing parked: a conflict, told only to whoever may see the run (else the 404 of a
+      // missing one: a 409 would say that another person's run exists).
+      const newest = own ?? (await this.store.newestInStream(streamRunId))
+      const parked = newest && (own ?? (await this.store.latestSuspension(newest.runId)))
+      if (parked && seesItem(decider, parked.principal)) throw new DecisionConflictError()
       throw new ParkedItemNotFoundError()
     }
     // All of them, however many (never a page).
@@ -261,7 +249,7 @@ export class ParkingService {
     for (const approver of new Set(pending.map((item) => item.approver))) {
       allowed ||= await may(approver)
     }
-    if (!allowed) throw new DecisionForbiddenError()
+    if (!allowed) throw refusal(decider, live[0].principal)
     // Still running (not parked yet), resuming, resumed or cancelled: the cancel lost.
     if (live.some((suspension) => suspension.status !== 'parked')) {
       throw new DecisionConflictError()
@@ -365,7 +353,8 @@ export class ParkingService {
   /** The item a decision addresses, if the decider may decide it. See {@link #pinned}. */
   async #load(runId: string, itemId: string, decider: Decider, park?: number): Promise<ItemRow> {
     const rows = await this.#pinned(runId, itemId, park, false)
-    if (!(await this.mayDecide(decider.principal, rows[0]))) throw new DecisionForbiddenError()
+    if (!(await this.mayDecide(decider.principal, rows[0])))
+      throw refusal(decider, rows[0].principal)
     if (rows.length > 1) throw new DecisionConflictError('ambiguous')
     return rows[0]
   }

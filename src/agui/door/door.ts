@@ -95,7 +95,9 @@ export class AgUiDoor {
     }
     const owner = principal?.id ?? null
     const thread = await this.thread(input.threadId, principal)
-    if (!thread) return notFound()
+    // A resume names interrupts of a thread that exists: on none, the same 404 as on another
+    // person's thread (deciding must not tell whose threads exist).
+    if (!thread || (!thread.latest && input.resume?.length)) return notFound()
     const { latest, pending } = thread
     const hash = input.resume?.length ? resumeHash(input.threadId, input.resume) : null
     const used = await this.runs.find(input.runId)

@@ -4,18 +4,31 @@ import type { ProjectionRules } from '../../core/projection.js'
 import type { ParkingService } from '../../parking/service.js'
 import type { PendingItem } from '../../parking/types.js'
 import { asHttpError } from '../decisions_controller.js'
-import { resolvePrincipal, type AdminAuthorizer, type PrincipalResolver } from '../principal.js'
+import {
+  resolvePrincipal,
+  type AdminAuthorizer,
+  type DisplayName,
+  type PrincipalResolver,
+} from '../principal.js'
 import { serveChunks } from '../sse.js'
-import { answersFromForm, validateDecisionForm } from './form.js'
+import {
+  answersFromForm,
+  editedInput,
+  INVALID_JSON,
+  UNCHANGED,
+  validateDecisionForm,
+} from './form.js'
 import { NOTICES } from './notices.js'
 import { adminAllowed, adminHeaders, csrfCookie, csrfToken, csrfValid } from './access.js'
 import { e, newNonce, renderShell } from './layout.js'
 import { parseListQuery, queryIssues, storeFilter, type ListQuery } from './filters.js'
-import { renderList, renderListBody, type ListContext } from './list_page.js'
+import { renderList, renderListBody, shownPrincipals, type ListContext } from './list_page.js'
 import { renderItem, renderPanel } from './item_page.js'
 import { renderConversation, type ReplayFrames } from './conversation.js'
 import { QueueLive } from './live.js'
 import { clientScript } from './client_script.js'
+import { PrincipalNames } from './names.js'
+import { deciding } from './who_decides.js'
 import { DEPTH_ISSUE, tooDeep } from '../../core/json_depth.js'
 import { describeIssues } from '../../errors.js'
 
@@ -30,6 +43,8 @@ export interface AdminOptions {
   base: string
   authorize?: AdminAuthorizer
   principal?: PrincipalResolver
+  /** The app's display names for principal ids (config `displayName`). */
+  displayName?: DisplayName
   /** The app's projection opt-ins (`agui.*`): the console shows what a door would send. */
   rules: ProjectionRules
   /** The sink's one read path (`sink.replay`). */
@@ -81,11 +96,14 @@ export class AdminController {
     const nonce = newNonce()
     adminHeaders(ctx, nonce)
     const qs = ctx.request.qs()
-    if (qs.view === 'panel') return ctx.response.type('html').send(await this.#panel())
+    if (qs.view === 'panel') {
+      return ctx.response.type('html').send(await this.#panel(this.#names()))
+    }
     const view = qs.view === 'decided' ? 'decided' : 'pending'
     const query = await this.#query(ctx)
     if (!query) return
-    return ctx.response.type('html').send(renderListBody(await this.#listContext(view, query)))
+    const list = await this.#listContext(view, query, this.#names())
+    return ctx.response.type('html').send(renderListBody(list))
   }
 
   /** `GET /admin/items/:runId/:itemId?park=`: one item in context. */
@@ -119,7 +137,19 @@ export class AdminController {
     )
     const next = item.status === 'pending' ? await this.#nextAfter(item) : null
     const notice = this.#notice(ctx)
-    const main = renderItem({ base: this.options.base, csrf, item, conversation, next, now })
+    const names = await this.#names().load([item.requesterId, item.decidedBy])
+    const principal = await resolvePrincipal(ctx, this.options.principal)
+    if (principal) await names.load([principal.id])
+    const main = renderItem({
+      base: this.options.base,
+      csrf,
+      item,
+      conversation,
+      next,
+      now,
+      names,
+      deciding: await deciding(this.parking, principal, item, names, now.toMillis()),
+    })
     return ctx.response.type('html').send(
       renderShell({
         base: this.options.base,
@@ -129,7 +159,7 @@ export class AdminController {
         notice,
         main: main.replace(
           '<div id="list" data-view="panel"></div>',
-          `<div id="list" data-view="panel">${await this.#panel(`${item.runId}\u0000${item.itemId}\u0000${item.park}`)}</div>`
+          `<div id="list" data-view="panel">${await this.#panel(names, `${item.runId}\u0000${item.itemId}\u0000${item.park}`)}</div>`
         ),
         script: clientScript({
           events: `${this.options.base}/admin/events`,
@@ -207,13 +237,18 @@ export class AdminController {
       return ctx.response.type('html').send('<p>The form expired: reload the page.</p>')
     }
     const principal = await resolvePrincipal(ctx, this.options.principal)
-    const decider = { principal, via: 'admin' }
+    // The admin hook allowed: they see every item (a refusal is 403); the policy decides.
+    const decider = { principal, via: 'admin', admin: true }
     if (!['approve', 'reject', 'answer'].includes(action)) return ctx.response.status(404).send('')
+    let park: number | undefined
     try {
       // The whole form is validated before any item is looked up.
       const decision = await validateDecisionForm(body)
+      park = decision.park
       if (action === 'approve') {
-        const edited = await this.#editedInput(body.input, runId, itemId, decision.park)
+        const edited = await editedInput(body.input, () =>
+          this.parking.findItem(runId, itemId, decision.park)
+        )
         if (edited === INVALID_JSON)
           return back('invalid_json', this.#itemPath(runId, itemId, decision.park))
         await this.parking.approve(runId, itemId, decider, {
@@ -231,27 +266,11 @@ export class AdminController {
     } catch (error) {
       const answer = asHttpError(error)
       if (!answer) throw error
-      return back(answer.code)
+      // Back to the item (it shows why, and what it is now), unless there is none.
+      const to = answer.code === 'E_PARKED_NOT_FOUND' ? queue : this.#itemPath(runId, itemId, park)
+      return back(answer.code, to)
     }
     return back(action === 'answer' ? 'answered' : action === 'approve' ? 'approved' : 'rejected')
-  }
-
-  /**
-   * The input an approve form carries: the parsed JSON when the person changed it, UNCHANGED
-   * when it equals what was asked (or no field was sent), INVALID_JSON when it does not parse.
-   * The service validates an edit like the API's (`validateDecision`: size, depth, Unicode).
-   */
-  async #editedInput(field: unknown, runId: string, itemId: string, park?: number) {
-    if (typeof field !== 'string') return UNCHANGED
-    let parsed: unknown
-    try {
-      parsed = JSON.parse(field)
-    } catch {
-      return INVALID_JSON
-    }
-    const item = await this.parking.findItem(runId, itemId, park)
-    if (item && JSON.stringify(parsed) === JSON.stringify(item.input)) return UNCHANGED
-    return parsed
   }
 
   #itemPath(runId: string, itemId: string, park?: number) {
@@ -301,22 +320,42 @@ export class AdminController {
     }
   }
 
-  async #listContext(view: 'pending' | 'decided', query: ListQuery): Promise<ListContext> {
+  /** This request's display names (each id asked once per request). */
+  #names() {
+    return new PrincipalNames(this.options.displayName)
+  }
+
+  async #listContext(
+    view: 'pending' | 'decided',
+    query: ListQuery,
+    names: PrincipalNames
+  ): Promise<ListContext> {
     const now = DateTime.now()
     const filter = storeFilter(view, query, now.toMillis())
     const [page, counts] = await Promise.all([
       this.parking.queuePage(filter, { order: query.order, after: query.after, limit: PAGE_SIZE }),
       this.parking.queueCounts(filter, now.toMillis()),
     ])
-    return { base: this.options.base, view, query, items: page.items, next: page.next, counts, now }
+    await names.load(shownPrincipals(page.items))
+    return {
+      base: this.options.base,
+      view,
+      query,
+      items: page.items,
+      next: page.next,
+      counts,
+      now,
+      names,
+    }
   }
 
-  async #panel(current?: string) {
+  async #panel(names: PrincipalNames, current?: string) {
     const [page, counts] = await Promise.all([
       this.parking.queuePage({ view: 'pending' }, { order: 'newest', limit: PANEL_SIZE }),
       this.parking.queueWatermark(),
     ])
-    return renderPanel(this.options.base, page.items, counts.pending, current)
+    await names.load(shownPrincipals(page.items))
+    return renderPanel(this.options.base, page.items, counts.pending, names, current)
   }
 
   async #list(ctx: HttpContext, view: 'pending' | 'decided') {
@@ -340,7 +379,7 @@ export class AdminController {
       )
       return ctx.response.redirect().toPath(`${this.options.base}/admin/history?${qs}`)
     }
-    const list = await this.#listContext(view, query)
+    const list = await this.#listContext(view, query, this.#names())
     const fragment = new URLSearchParams(
       Object.entries({ ...ctx.request.qs(), view }).filter(
         ([k, v]) => typeof v === 'string' && k !== 'notice'
@@ -363,6 +402,3 @@ export class AdminController {
     return ctx.response.type('html').send(html)
   }
 }
-
-const UNCHANGED = Symbol('unchanged')
-const INVALID_JSON = Symbol('invalid json')

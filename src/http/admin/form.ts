@@ -96,3 +96,28 @@ export async function validateDecisionForm(body: unknown): Promise<DecisionForm>
     ...(reason ? { reason } : {}),
   }
 }
+
+export const UNCHANGED = Symbol('unchanged')
+export const INVALID_JSON = Symbol('invalid json')
+
+/**
+ * The input an approve form carries: the parsed JSON when the person changed it, UNCHANGED
+ * when it equals what was asked (`asked` reads the stored item; or no field was sent),
+ * INVALID_JSON when it does not parse. The service validates an edit like the API's
+ * (`validateDecision`: size, depth, Unicode).
+ */
+export async function editedInput(
+  field: unknown,
+  asked: () => Promise<{ input?: unknown } | null>
+): Promise<unknown> {
+  if (typeof field !== 'string') return UNCHANGED
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(field)
+  } catch {
+    return INVALID_JSON
+  }
+  const item = await asked()
+  if (item && JSON.stringify(parsed) === JSON.stringify(item.input)) return UNCHANGED
+  return parsed
+}

@@ -3,13 +3,16 @@ import type { PendingItem } from '../../parking/types.js'
 import { optionToken, questionField } from './form.js'
 import { BIDI_CONTROLS, e, plain, t } from './layout.js'
 import { approverText, itemHref, timeLeft, when, whatText } from './list_page.js'
+import type { PrincipalNames } from './names.js'
+import type { Deciding } from './who_decides.js'
 
 /**
  * One item in context: what was asked and by which run, the conversation up to the ask (already
  * rendered through the public projection, `conversation.ts`), the confirmation copy, the input as
  * formatted JSON, and the decision forms: edit-then-approve and reject for an approval (the
  * edited JSON is what the tool receives, validated like the API), the question set's form with
- * every question answerable. Beside it, the queue, updated live.
+ * every question answerable. The forms (and their keys) are shown only to a viewer who may
+ * decide; anyone else reads why not. Beside it, the queue, updated live.
  */
 
 export interface ItemContext {
@@ -20,6 +23,9 @@ export interface ItemContext {
   /** The next item of the queue after this one (newest first), for `n`. */
   next: PendingItem | null
   now: DateTime
+  /** Whether the viewer may decide it (`who_decides.ts`). */
+  deciding: Deciding
+  names: PrincipalNames
 }
 
 function form(ctx: ItemContext, action: string, body: string, label: string) {
@@ -87,12 +93,12 @@ function questionForms(ctx: ItemContext) {
   )
 }
 
-function outcome(item: PendingItem, now: DateTime) {
+function outcome(item: PendingItem, now: DateTime, names: PrincipalNames) {
   const edited =
     item.editedInput !== undefined
       ? `<h3>Input it ran with (edited)</h3><pre class="input" tabindex="0">${t(JSON.stringify(item.editedInput, null, 2))}</pre>`
       : ''
-  return `<p class="decided" role="note"><strong>${t(item.status)}</strong>${item.decidedBy ? ` by <code>${t(item.decidedBy)}</code>` : ''}${item.decidedVia ? ` via ${t(item.decidedVia)}` : ''} ${when(item.decidedAt, now)}${item.reason ? `: ${t(item.reason)}` : ''}</p>${edited}`
+  return `<p class="decided" role="note"><strong>${t(item.status)}</strong>${item.decidedBy ? ` by ${names.html(item.decidedBy)}` : ''}${item.decidedVia ? ` via ${t(item.decidedVia)}` : ''} ${when(item.decidedAt, now)}${item.reason ? `: ${t(item.reason)}` : ''}</p>${edited}`
 }
 
 /** The `<main>` of the item view. */
@@ -109,7 +115,7 @@ export function renderItem(ctx: ItemContext) {
 <dt>Run</dt><dd><code>${t(item.streamRunId)}</code></dd>
 <dt>Parked run</dt><dd><code>${t(item.runId)}</code> (park ${e(item.park)})</dd>
 <dt>Thread</dt><dd><code>${t(item.threadId)}</code></dd>
-<dt>Who may decide</dt><dd>${approverText(item)}</dd>
+<dt>Who may decide</dt><dd>${approverText(item, ctx.names)}</dd>
 <dt>Asked</dt><dd>${when(item.createdAt, ctx.now)}</dd>
 <dt>Time left</dt><dd>${item.status === 'pending' ? timeLeft(item, ctx.now) : '—'}</dd>
 </dl>`
@@ -119,10 +125,12 @@ export function renderItem(ctx: ItemContext) {
       : ''
   const decide =
     item.status !== 'pending'
-      ? outcome(item, ctx.now)
-      : item.kind === 'approval'
-        ? approvalForms(ctx)
-        : questionForms(ctx)
+      ? outcome(item, ctx.now, ctx.names)
+      : !ctx.deciding.may
+        ? `<p class="cannot" id="cannot-decide"><strong>You may not decide this item.</strong> ${ctx.deciding.why}</p>`
+        : item.kind === 'approval'
+          ? approvalForms(ctx)
+          : questionForms(ctx)
   const next = ctx.next
     ? `<a id="next-item" href="${e(itemHref(ctx.base, ctx.next))}">Next item <kbd>n</kbd></a>`
     : '<span class="muted">No next item</span>'
@@ -137,12 +145,18 @@ ${input}
 }
 
 /** The queue beside an item: the first page, compact. */
-export function renderPanel(base: string, items: PendingItem[], total: number, current?: string) {
+export function renderPanel(
+  base: string,
+  items: PendingItem[],
+  total: number,
+  names: PrincipalNames,
+  current?: string
+) {
   if (items.length === 0) return '<p class="empty">Nothing is waiting.</p>'
   return `<p class="total"><strong>${total}</strong> waiting</p><ul class="panel">${items
     .map(
       (item) =>
-        `<li><a href="${e(itemHref(base, item))}"${current === `${item.runId}\u0000${item.itemId}\u0000${item.park}` ? ' aria-current="page"' : ''}>${whatText(item)}</a> <span class="muted">${approverText(item)}</span></li>`
+        `<li><a href="${e(itemHref(base, item))}"${current === `${item.runId}\u0000${item.itemId}\u0000${item.park}` ? ' aria-current="page"' : ''}>${whatText(item)}</a> <span class="muted">${approverText(item, names)}</span></li>`
     )
     .join('')}</ul>`
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import string from '@adonisjs/core/helpers/string'
+import type { Notice } from './notices.js'
 
 /**
  * The admin console's shell, shared by every admin view (queue, item, runs, history): escaping,
@@ -67,8 +68,11 @@ export interface Shell {
   current: NavKey
   /** The `<main>` content, already rendered (escaped by the view). */
   main: string
-  /** A notice shown above the content (plain text; escaped here), announced to screen readers. */
-  notice?: string
+  /**
+   * A notice shown above the content (its text is plain; escaped here), announced to screen
+   * readers: a success as a status, a refusal as an alert in its own style.
+   */
+  notice?: Notice
   /** A view's own stylesheet, after the console's (trusted code of the package, never data). */
   styles?: string
   /** The page's own script (trusted code of the package, never data; data goes through `scriptJson`). */
@@ -90,7 +94,7 @@ h1{font-size:20px;margin:.25rem 0 .75rem}h2{font-size:16px;margin:1rem 0 .5rem}
 a{color:var(--accent)}
 :focus-visible{outline:3px solid var(--accent);outline-offset:2px}
 .notice{background:#e7f3ea;border:1px solid #b5d8bd;padding:.5rem .75rem;border-radius:4px}
-.notice.bad{background:#fbeaea;border-color:#e4b4b4}
+.notice.refused{background:#fbeaea;border:1px solid var(--bad);border-left-width:6px;color:#5f0b0e}
 table{border-collapse:collapse;width:100%}
 th,td{text-align:left;padding:.3rem .5rem;border-bottom:1px solid var(--line);vertical-align:top}
 th{font-weight:600;background:var(--bg2);white-space:nowrap}
@@ -114,7 +118,9 @@ button.danger{color:var(--bad);border-color:var(--bad)}
 .counts{display:flex;flex-wrap:wrap;gap:.25rem .75rem;margin:.25rem 0 .75rem;padding:0;list-style:none;font-size:13px}
 .badge{display:inline-block;padding:0 .4rem;border-radius:9px;background:var(--bg2);border:1px solid var(--line);font-size:12px}
 .live{font-size:12px;color:var(--muted)}
-kbd{font:12px ui-monospace,monospace;border:1px solid var(--line);border-bottom-width:2px;border-radius:3px;padding:0 .3rem;background:#fff}
+kbd{font:12px ui-monospace,monospace;border:1px solid var(--line);border-bottom-width:2px;border-radius:3px;padding:0 .3rem;background:#fff;color:var(--fg)}
+button.primary kbd{background:transparent;color:#fff;border-color:#c9d9f6}button.danger kbd{color:var(--bad)}
+.cannot{background:var(--bg2);border:1px solid var(--line);padding:.5rem .75rem;border-radius:4px}
 bdi{unicode-bidi:isolate}.bidi{color:var(--bad);background:#fee;font:bold .8em monospace}
 .split{display:grid;grid-template-columns:minmax(0,1fr) 18rem;gap:1.5rem}
 @media (max-width:900px){.split{grid-template-columns:1fr}}
@@ -144,9 +150,11 @@ export function renderShell(shell: Shell) {
     (entry) =>
       `<a href="${e(`${shell.base}/admin${entry.path}`)}"${entry.key === shell.current ? ' aria-current="page"' : ''}>${e(entry.label)}</a>`
   ).join('')
-  const notice = shell.notice
-    ? `<p class="notice" role="status">${e(shell.notice)}</p>`
-    : '<p class="sr-only" role="status"></p>'
+  const notice = !shell.notice
+    ? '<p class="sr-only" role="status"></p>'
+    : shell.notice.refused
+      ? `<p class="notice refused" role="alert"><strong>Refused.</strong> ${e(shell.notice.text)}</p>`
+      : `<p class="notice" role="status">${e(shell.notice.text)}</p>`
   const script = shell.script ? `<script nonce="${e(shell.nonce)}">${shell.script}</script>` : ''
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">

@@ -4,6 +4,7 @@ import { QUESTION_SET } from '../../parking/store_queue.js'
 import type { PendingItem } from '../../parking/types.js'
 import { encodeKey, listHref, type ListQuery } from './filters.js'
 import { e, plain, t } from './layout.js'
+import type { PrincipalNames } from './names.js'
 
 /**
  * The queue (pending items, by when asked) and the history (decided ones, by when decided): a
@@ -20,6 +21,7 @@ export interface ListContext {
   next: QueueKey | null
   counts: QueueCounts
   now: DateTime
+  names: PrincipalNames
 }
 
 /** Where a view lives. */
@@ -68,12 +70,16 @@ export function timeLeft(item: PendingItem, now: DateTime) {
   return `<time datetime="${e(item.expiresAt)}">${t(relative(at, now.toMillis()))}</time>`
 }
 
-/** Who may decide an item. */
-export function approverText(item: PendingItem) {
+/** Who may decide an item (by its approver; the requester by display name). */
+export function approverText(item: PendingItem, names: PrincipalNames) {
   return item.approver === 'requester'
-    ? `requester${item.requesterId ? ` <span class="muted">(${t(item.requesterId)})</span>` : ''}`
+    ? `requester${item.requesterId ? ` <span class="muted">(${names.html(item.requesterId)})</span>` : ''}`
     : `role <code>${t(item.approver)}</code>`
 }
+
+/** Every principal id a list of items shows (requesters, deciders), for `PrincipalNames.load`. */
+export const shownPrincipals = (items: PendingItem[]) =>
+  items.flatMap((item) => [item.requesterId, item.decidedBy])
 
 /** What was asked: the tool, or the question set. */
 export const whatText = (item: PendingItem) =>
@@ -90,7 +96,7 @@ function row(ctx: ListContext, item: PendingItem) {
     ctx.view === 'pending'
       ? [
           link,
-          approverText(item),
+          approverText(item, ctx.names),
           `<code>${t(item.threadId)}</code>`,
           when(item.createdAt, ctx.now),
           timeLeft(item, ctx.now),
@@ -99,7 +105,7 @@ function row(ctx: ListContext, item: PendingItem) {
           link,
           t(item.status),
           t(item.decidedVia ?? ''),
-          item.decidedBy ? `<code>${t(item.decidedBy)}</code>` : '<span class="muted">—</span>',
+          item.decidedBy ? ctx.names.html(item.decidedBy) : '<span class="muted">—</span>',
           item.reason ? t(item.reason) : '<span class="muted">—</span>',
           item.editedInput !== undefined ? 'edited input' : '',
           when(item.decidedAt, ctx.now),

@@ -3,6 +3,7 @@ import type { StreamFrame } from '../../core/frames.js'
 import type { RunSummary } from '../../store/run_list.js'
 import type { RunStory } from '../../story/index.js'
 import { e, t } from './layout.js'
+import type { PrincipalNames } from './names.js'
 import { runsHref, shell } from './runs_page.js'
 import { clock, decisionText, humanDuration, itemLabel, renderTimeline } from './timeline.js'
 
@@ -14,6 +15,8 @@ export interface RunPageContext {
   nonce: string
   /** The transcript stopped at this many entries (the rest is left out, and the page says so). */
   truncated?: boolean
+  /** Display names of the principals it shows (deciders). */
+  names: PrincipalNames
 }
 
 const json = (value: unknown) => JSON.stringify(value, null, 2) ?? ''
@@ -128,7 +131,7 @@ export function renderTranscript(entries: TranscriptEntry[]): string {
 }
 
 /** The parks and their decisions, as a table (the timeline's words, for every reader). */
-function decisions(story: RunStory) {
+function decisions(story: RunStory, names: PrincipalNames) {
   if (story.parked.length === 0) return '<p class="empty">The run never parked.</p>'
   const rows = story.parked
     .map((item) => {
@@ -136,7 +139,7 @@ function decisions(story: RunStory) {
       const decided = item.decidedAt ? DateTime.fromISO(item.decidedAt).toMillis() : null
       return `<tr class="park" data-item="${e(item.itemId)}">
 <td>${t(itemLabel(item))}</td><td><code>${t(item.runId)}</code></td><td>${t(item.park)}</td>
-<td>${e(clock(asked))}</td><td>${t(item.status)}</td><td>${t(item.decidedBy ?? '-')}</td><td>${t(item.decidedVia ?? '-')}</td>
+<td>${e(clock(asked))}</td><td>${t(item.status)}</td><td>${item.decidedBy ? names.html(item.decidedBy) : '-'}</td><td>${t(item.decidedVia ?? '-')}</td>
 <td>${e(decided === null ? 'waiting' : clock(decided))}</td><td>${e(decided === null ? '-' : humanDuration(decided - asked))}</td><td>${t(item.reason ?? '')}</td></tr>`
     })
     .join('\n')
@@ -154,21 +157,22 @@ export function renderRunPage(
   story: RunStory,
   transcript: TranscriptEntry[]
 ) {
+  const name = (id: string) => ctx.names.of(id)
   const summary = `<dl>
 <dt>Status</dt><dd><span class="status ${e(run.status)}">${e(run.status)}</span></dd>
 <dt>Thread</dt><dd><a href="${e(runsHref(ctx.base, { thread: run.threadId }))}"><code>${t(run.threadId)}</code></a></dd>
 <dt>Started</dt><dd>${e(when(run.createdAt))} UTC</dd>
 <dt>Ended</dt><dd>${e(when(run.endedAt))}${run.endedAt === null ? '' : ' UTC'}</dd>
 <dt>Frames</dt><dd>${e(story.rows.length)} stored rows (last seq ${e(run.lastSeq)})</dd>
-<dt>Parks</dt><dd>${e(story.parked.length)}: ${t(story.parked.map((item) => decisionText(item)).join('; ') || 'none')}</dd>
+<dt>Parks</dt><dd>${e(story.parked.length)}: ${t(story.parked.map((item) => decisionText(item, undefined, name)).join('; ') || 'none')}</dd>
 </dl>`
   const body = `<p><a href="${e(`${ctx.base}/admin/runs`)}">All runs</a></p>
 <h1>Run <code>${t(run.runId)}</code></h1>
 ${summary}
 <h2 id="timeline-heading">Timeline</h2>
-<div class="figure">${renderTimeline(story)}</div>
+<div class="figure">${renderTimeline(story, 'timeline', name)}</div>
 <h2>Parks and decisions</h2>
-${decisions(story)}
+${decisions(story, ctx.names)}
 <h2>Transcript</h2>
 <div class="transcript">${renderTranscript(transcript)}</div>
 ${ctx.truncated ? '<p class="empty">The transcript is cut here: the run has more frames (see <code>node ace agent-stream:inspect</code>).</p>' : ''}`

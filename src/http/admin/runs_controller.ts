@@ -9,7 +9,8 @@ import type { ParkingService } from '../../parking/service.js'
 import type { LucidTokenStreamSink } from '../../sink/lucid_sink.js'
 import { RUN_STATUSES, RunList, type RunStatus } from '../../store/run_list.js'
 import { gatherStory } from '../../story/index.js'
-import type { AdminAuthorizer } from '../principal.js'
+import type { AdminAuthorizer, DisplayName } from '../principal.js'
+import { PrincipalNames } from './names.js'
 import { adminAllowed, adminHeaders } from './access.js'
 import { renderRunPage, type TranscriptEntry } from './run_page.js'
 import { RUN_AGES, renderRunsPage, type RunsPageContext, type RunsQuery } from './runs_page.js'
@@ -55,7 +56,12 @@ export class RunsController {
   constructor(
     readonly sink: LucidTokenStreamSink,
     readonly parking: ParkingService,
-    readonly options: { base: string; authorize?: AdminAuthorizer; rules: ProjectionRules }
+    readonly options: {
+      base: string
+      authorize?: AdminAuthorizer
+      displayName?: DisplayName
+      rules: ProjectionRules
+    }
   ) {
     this.runs = new RunList(() => sink.client, sink.store.tables)
   }
@@ -123,8 +129,11 @@ export class RunsController {
       const shown = publicFrame(item as StreamFrame, this.options.rules)
       if (shown) transcript.push(shown)
     }
+    const names = await new PrincipalNames(this.options.displayName).load(
+      story.parked.map((item) => item.decidedBy)
+    )
     const page = renderRunPage(
-      { base: this.options.base, nonce, truncated },
+      { base: this.options.base, nonce, truncated, names },
       run,
       story,
       transcript

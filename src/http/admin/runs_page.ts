@@ -46,7 +46,7 @@ svg .park rect{fill:#f2b233;fill-opacity:.55;stroke:#a66f00}svg .park.pending re
 svg .park .label{fill:#5c3b00;font-weight:bold}svg .decision{fill:#1a1a1a}svg .who{fill:#1a1a1a}
 svg .cross{stroke:#c00000;stroke-width:3}svg .failure .mark{fill:#8a0000;font-weight:bold}
 svg .cancel .cross{stroke:#444}svg .cancel .mark{fill:#333}svg .legend text{fill:#333}
-.decisions col.what{width:13%}.decisions col.run{width:19%}.decisions col.park{width:6%}
+.decisions th{white-space:normal;overflow-wrap:break-word}.decisions col.what{width:13%}.decisions col.run{width:19%}.decisions col.park{width:6%}
 .decisions col.time{width:9%}.decisions col.status{width:9%}.decisions col.who{width:9%}
 .decisions col.via{width:7%}.decisions col.waited{width:8%}.decisions col.why{width:11%}
 .transcript{border-left:3px solid #ddd;padding-left:.75rem}

@@ -182,14 +182,21 @@ export function svgId(value: string, max: number): string {
   return svgText(`${points.slice(0, max - 1 - tail).join('')}…${points.slice(-tail).join('')}`)
 }
 
-/** Who decided an item, how, and how long it waited (or that it still waits). */
-export function decisionText(item: PendingItem, now?: number): string {
+/**
+ * Who decided an item (by `name`, the console's display name; the id by default), how, and how
+ * long it waited (or that it still waits).
+ */
+export function decisionText(
+  item: PendingItem,
+  now?: number,
+  name: (principalId: string) => string = (id) => id
+): string {
   const asked = ms(item.createdAt)!
   const decided = ms(item.decidedAt)
   if (item.status === 'pending' || decided === null) {
     return now === undefined ? 'waiting' : `waiting for ${humanDuration(now - asked)}`
   }
-  const who = item.decidedBy ? ` by ${item.decidedBy}` : ''
+  const who = item.decidedBy ? ` by ${name(item.decidedBy)}` : ''
   const via = item.decidedVia ? ` via ${item.decidedVia}` : ''
   return `${item.status}${who}${via} after ${humanDuration(decided - asked)}`
 }
@@ -208,8 +215,15 @@ const PLOT = WIDTH - LABELS - RIGHT
 const anchorAt = (at: number) =>
   at > WIDTH - RIGHT - 140 ? 'end' : at < LABELS + 140 ? 'start' : 'middle'
 
-/** The SVG picture of a story (see the module's comment). `id` prefixes the element ids. */
-export function renderTimeline(story: RunStory, id = 'timeline'): string {
+/**
+ * The SVG picture of a story (see the module's comment). `id` prefixes the element ids; `name`
+ * gives a decider's display name (the id by default).
+ */
+export function renderTimeline(
+  story: RunStory,
+  id = 'timeline',
+  name?: (principalId: string) => string
+): string {
   const model = timelineModel(story)
   const span = Math.max(1, model.end - model.start)
   const x = (at: number) =>
@@ -262,7 +276,7 @@ export function renderTimeline(story: RunStory, id = 'timeline'): string {
       const asked = ms(item.createdAt)!
       const decided = ms(item.decidedAt) ?? model.end
       const y = bar - 4 - (n % 2) * 4
-      const text = `${itemLabel(item)}: ${decisionText(item)}`
+      const text = `${itemLabel(item)}: ${decisionText(item, undefined, name)}`
       const reason = item.reason ? ` (reason: ${item.reason})` : ''
       out.push(
         `<g class="park ${e(item.status)}" data-item="${svgText(item.itemId)}">`,
@@ -273,7 +287,7 @@ export function renderTimeline(story: RunStory, id = 'timeline'): string {
       if (item.status !== 'pending') {
         out.push(
           `<path class="decision" d="M${f(x(decided))} ${bar + 18} l5 8 h-10 z"/>`,
-          `<text x="${f(x(decided))}" y="${bar + 38 + (n % 2) * 13}" text-anchor="${anchorAt(x(decided))}" class="who" unicode-bidi="isolate">${svgText(decisionText(item), 44)}</text>`
+          `<text x="${f(x(decided))}" y="${bar + 38 + (n % 2) * 13}" text-anchor="${anchorAt(x(decided))}" class="who" unicode-bidi="isolate">${svgText(decisionText(item, undefined, name), 44)}</text>`
         )
       }
       out.push(`</g>`)
