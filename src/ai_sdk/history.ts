@@ -22,9 +22,12 @@ export function toolOutput(output: unknown): ToolResultPart['output'] {
 /**
  * What the person said as the model's user message content, as the AI SDK's
  * `convertToModelMessages` makes it of a UI message's parts: text as text, a file as a `file`
- * part with its URL (an image is a file part with an `image/*` media type).
+ * part with its URL (an image is a file part with an `image/*` media type); one text alone as a
+ * string.
  */
 export function userContent(parts: UserPart[]): UserContent {
+  // One text: the string a run's input gave the model before (`inputMessages`), the same prompt.
+  if (parts.length === 1 && parts[0].type === 'text') return parts[0].text
   return parts.map((part) =>
     part.type === 'text'
       ? { type: 'text' as const, text: part.text }
