@@ -223,7 +223,8 @@ test.group('Conversations | useChat', () => {
     ]
     const model = scriptedModel(turns)
     const { url } = await setup(aiSdkAgent({ model, tools: { send_email: sendEmail } }))
-    const chat = chatClient(url, `chat-${randomUUID()}`)
+    const chatId = `chat-${randomUUID()}`
+    const chat = chatClient(url, chatId)
     await chat.send(say('Remember: Ada.'))
     await chat.send(say('Email Ada'))
     // What useChat would send its route after the approval: the whole conversation.
@@ -246,6 +247,9 @@ test.group('Conversations | useChat', () => {
       messages: await convertToModelMessages(approved),
     }).consumeStream()
     assert.deepEqual(promptOf(model.doStreamCalls[2]), promptOf(replay.doStreamCalls[0]))
+    // The stored messages of a turn that parked and went on: the message useChat holds.
+    const stored = await jsonClient(url)('GET', `/chat/${chatId}/messages`)
+    assert.deepEqual(stored.json, JSON.parse(JSON.stringify(chat.messages)))
   })
 
   test('the bound: the oldest turns are left out whole, past maxBytes or maxTurns', async ({
