@@ -100,7 +100,8 @@ async function setup(runner: AgentRunner, config: AgentStreamConfig = {}) {
   return served
 }
 
-const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=='
+const PNG =
+  'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=='
 const say = (value: string): UIMessage['parts'] => [{ type: 'text', text: value }]
 
 const search = tool({
@@ -218,7 +219,11 @@ test.group('Conversations | useChat', () => {
     })
     const turns: Turn[] = [
       [...text('Noted.'), ...finish()],
-      [...text('Sending. '), ...toolCall('c9', 'send_email', { to: 'ada' }), ...finish('tool-calls')],
+      [
+        ...text('Sending. '),
+        ...toolCall('c9', 'send_email', { to: 'ada' }),
+        ...finish('tool-calls'),
+      ],
       [...text('Sent.'), ...finish()],
     ]
     const model = scriptedModel(turns)

@@ -39,7 +39,10 @@ test.group('Conversations | AG-UI', () => {
     await resetTables(await served.app.container.make('lucid.db'))
     const recorder = recordingFetch()
     const threadId = `thread-${randomUUID()}`
-    const image = { type: 'image', source: { type: 'data', value: PNG_BASE64, mimeType: 'image/png' } }
+    const image = {
+      type: 'image',
+      source: { type: 'data', value: PNG_BASE64, mimeType: 'image/png' },
+    }
     const client = new HttpAgent({
       url: `${served.url}/agui`,
       threadId,

@@ -28,9 +28,8 @@ export async function earlierTurns(
   const maxBytes = bounds.maxBytes ?? DEFAULTS.history.maxBytes
   if (maxTurns <= 0) return []
   const owner = meta.principal?.id ?? null
-  const streams = (await deps.runs.streams(meta.threadId)).filter(
-    (run) => run.ownerId === owner
-  )
+  const runs = await deps.runs.streams(meta.threadId)
+  const streams = runs.filter((run) => run.ownerId === owner)
   const at = streams.findIndex((run) => run.streamRunId === meta.streamRunId)
   const before = at === -1 ? streams : streams.slice(0, at)
   const turns: DeliveredFrame[][] = []
@@ -41,9 +40,8 @@ export async function earlierTurns(
     let size = 0
     for await (const item of deps.sink.replay(run.streamRunId)) {
       if (item.t === 'end') continue
-      const { cursor: _, ...frame } = item as DeliveredFrame
-      size += Buffer.byteLength(JSON.stringify(frame))
-      frames.push(item as DeliveredFrame)
+      size += Buffer.byteLength(JSON.stringify(item))
+      frames.push(item)
       if (bytes + size > maxBytes) break
     }
     if (bytes + size > maxBytes) break

@@ -44,17 +44,12 @@ export class UiMessageBuilder {
   }
 
   /** Set a tool part's state and fields (a new part when the step has none for the call). */
-  #update(
-    toolCallId: string,
-    toolName: string,
-    dynamic: boolean,
-    fields: Part,
-    existing?: Part
-  ) {
+  #update(toolCallId: string, toolName: string, dynamic: boolean, fields: Part, existing?: Part) {
     const part =
       existing ??
       this.#step().find(
-        (p) => p.toolCallId === toolCallId && (dynamic ? p.type === 'dynamic-tool' : this.#isTool(p))
+        (p) =>
+          p.toolCallId === toolCallId && (dynamic ? p.type === 'dynamic-tool' : this.#isTool(p))
       )
     const next: Part = {
       input: undefined,
@@ -126,7 +121,9 @@ export class UiMessageBuilder {
         this.#parts.push({ type: 'file', mediaType: c.mediaType, url: c.url })
         return
       case 'source-url':
-        this.#parts.push(defined({ type: 'source-url', sourceId: c.sourceId, url: c.url, title: c.title }))
+        this.#parts.push(
+          defined({ type: 'source-url', sourceId: c.sourceId, url: c.url, title: c.title })
+        )
         return
       case 'source-document':
         this.#parts.push(
@@ -164,7 +161,10 @@ export class UiMessageBuilder {
         const part = this.#tool(c.toolCallId)
         if (!part) return
         part.state = 'approval-requested'
-        part.approval = { id: c.approvalId, ...(c.reason != null ? { requestReason: c.reason } : {}) }
+        part.approval = {
+          id: c.approvalId,
+          ...(c.reason !== undefined && c.reason !== null ? { requestReason: c.reason } : {}),
+        }
         return
       }
       case 'tool-approval-response': {
@@ -175,7 +175,7 @@ export class UiMessageBuilder {
           ...(part.approval ?? {}),
           id: c.approvalId,
           approved: c.approved,
-          ...(c.reason != null ? { reason: c.reason } : {}),
+          ...(c.reason !== undefined && c.reason !== null ? { reason: c.reason } : {}),
         }
         return
       }
@@ -198,7 +198,13 @@ export class UiMessageBuilder {
                 ...(part.type === 'dynamic-tool' ? {} : { rawInput: part.rawInput }),
               }
         const approval = part.approval
-        this.#update(c.toolCallId, this.#toolNameOf(part), part.type === 'dynamic-tool', fields, part)
+        this.#update(
+          c.toolCallId,
+          this.#toolNameOf(part),
+          part.type === 'dynamic-tool',
+          fields,
+          part
+        )
         if (approval) part.approval = approval
         return
       }
@@ -206,7 +212,7 @@ export class UiMessageBuilder {
         this.#parts.push({ type: 'step-start' })
         return
       case 'message-metadata':
-        if (c.messageMetadata != null) {
+        if (c.messageMetadata !== undefined && c.messageMetadata !== null) {
           this.message.metadata = {
             ...((this.message.metadata as object | undefined) ?? {}),
             ...c.messageMetadata,
@@ -217,7 +223,9 @@ export class UiMessageBuilder {
         if (typeof c.type === 'string' && c.type.startsWith('data-')) {
           if (c.transient) return
           const existing =
-            c.id != null ? this.#parts.find((p) => p.type === c.type && p.id === c.id) : undefined
+            c.id !== undefined && c.id !== null
+              ? this.#parts.find((p) => p.type === c.type && p.id === c.id)
+              : undefined
           if (existing) existing.data = c.data
           else this.#parts.push({ ...c })
         }
