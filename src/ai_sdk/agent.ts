@@ -37,7 +37,7 @@ export type AiSdkAgentOptions<TOOLS extends ToolSet> = AiSdkRunnerOptions &
  * (`ctx.conversation()`: each person's message with its files, the assistant's text, tool calls
  * and results), then the run's input (AG-UI `context`) and this run's frames (its person's
  * message first) and writes its full stream into the run's stream
- * (README, AI SDK agents). A tool with `needsApproval` parks the run on an `approval` frame; a
+ * (docs/ai-sdk.md). A tool with `needsApproval` parks the run on an `approval` frame; a
  * tool made by `askTool()` parks it on an `elicitation`. `resume` (any replica, after any
  * restart) rebuilds the conversation from the stored frames (`ctx.history()`) and the run's
  * input, adds the decisions (approved calls with their approved input; denials as the SDK gives
