@@ -60,6 +60,8 @@ export {
   createParkingTables,
   addQueueIndexes,
   dropQueueIndexes,
+  addThreadListIndex,
+  dropThreadListIndex,
   createStreamTables,
   dropDoorTables,
   dropParkingTables,
