@@ -19,6 +19,7 @@ export type {
   ElicitationRequest,
   StreamFrame,
   ToolConfirmation,
+  UserPart,
 } from './src/core/frames.js'
 export type { SinkWriter, TokenStreamSink } from './src/sink/spi.js'
 export { childSinkWriter } from './src/sink/spi.js'
@@ -30,6 +31,8 @@ export { notifiers } from './src/follow/notifiers/index.js'
 export type { NotifierFactory } from './src/follow/notifiers/notifier.js'
 
 export type { AgentRunner, ResumeContext, RunContext, RunOutcome } from './src/runner/contract.js'
+export type { HistoryBounds } from './src/runner/conversation.js'
+export type { UserMessage } from './src/core/user_message.js'
 export { FAILURE_SENTENCES } from './src/runner/contract.js'
 export type { Principal } from './src/core/run.js'
 export type { ApproverPolicy } from './src/parking/types.js'

@@ -127,4 +127,10 @@ export const DEFAULTS = Object.freeze({
    * AG-UI run's bounds as of a stream revision): this many of each at most.
    */
   doorFacts: 4096,
+  /**
+   * A thread's earlier turns a new run (or a resume) is given (`RunContext.conversation()`,
+   * `aiSdkAgent`): this many turns at most, and this many UTF-8 bytes of their frames (as JSON,
+   * 1 MiB). Past either, the oldest turns are left out whole.
+   */
+  history: Object.freeze({ maxTurns: 100, maxBytes: 1_048_576 }),
 })

@@ -8,6 +8,7 @@ import type { ApproverPolicy } from './parking/types.js'
 import type { AgUiDoorOptions } from './agui/door/index.js'
 import type { AdminAuthorizer, DisplayName, PrincipalResolver } from './http/principal.js'
 import { DEFAULTS } from './defaults.js'
+import type { HistoryBounds } from './runner/conversation.js'
 
 /** A duration in milliseconds, or a string such as `'50ms'`, `'15s'`, `'7d'`. */
 export type Duration = number | string
@@ -59,6 +60,13 @@ export interface AgentStreamConfig {
    * `false`: one transaction per append. Default true.
    */
   groupCommit?: boolean
+  /**
+   * How much of a thread's earlier turns a run is given (`RunContext.conversation()`,
+   * `aiSdkAgent`): at most `maxTurns` turns (default 100) and `maxBytes` UTF-8 bytes of their
+   * stored frames as JSON (default 1048576, 1 MiB). Past either, the oldest turns are left out
+   * whole (never half a turn). `maxTurns: 0`: no earlier turns.
+   */
+  history?: HistoryBounds
   /** The host's agent: `start` and `resume` (see `AgentRunner`). */
   runner?: AgentRunner
   /**
@@ -101,6 +109,7 @@ export interface AgentStreamConfig {
 
 /** The config once resolved: sink options in milliseconds, and the parking settings. */
 export type ResolvedAgentStreamConfig = Omit<LucidSinkOptions, 'onError' | 'park'> & {
+  history?: HistoryBounds
   runner?: AgentRunner
   approverPolicy?: ApproverPolicy
   sweepIntervalMs?: number
@@ -147,6 +156,7 @@ export function defineConfig(config: AgentStreamConfig): ConfigProvider<Resolved
     readerBytes: config.readerBytes,
     windowBytes: config.windowBytes,
     groupCommit: config.groupCommit,
+    history: config.history,
     runner: config.runner,
     approverPolicy: config.approverPolicy,
     sweepIntervalMs: ms('sweepInterval', config.sweepInterval, 10),
@@ -168,6 +178,14 @@ export function defineConfig(config: AgentStreamConfig): ConfigProvider<Resolved
     if (value !== undefined && (!Number.isSafeInteger(value) || value < min)) {
       throw new RuntimeException(
         `Invalid "config/agent_stream.ts": "${name}" must be an integer >= ${min}`
+      )
+    }
+  }
+  for (const name of ['maxTurns', 'maxBytes'] as const) {
+    const value = config.history?.[name]
+    if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) {
+      throw new RuntimeException(
+        `Invalid "config/agent_stream.ts": "history.${name}" must be an integer >= 0`
       )
     }
   }

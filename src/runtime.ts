@@ -5,6 +5,7 @@ import { ParkingService } from './parking/service.js'
 import type { ApproverPolicy } from './parking/types.js'
 import { RunDriver } from './runner/driver.js'
 import type { AgentRunner } from './runner/contract.js'
+import type { HistoryBounds } from './runner/conversation.js'
 import { AgUiDoor, AgUiRunStore, type AgUiDoorOptions } from './agui/door/index.js'
 import { UiMessageDoor } from './ui_message/door/index.js'
 
@@ -24,6 +25,8 @@ export interface RuntimeOptions extends LucidSinkOptions {
    * their agent is aborted and their streams end `replica_shutdown`. Default 5000 ms.
    */
   drainMs?: number
+  /** How much of a thread's earlier turns a run is given (`history` in the config). */
+  history?: HistoryBounds
 }
 
 /** The options of {@link createParking} (the same as {@link RuntimeOptions}). */
@@ -58,6 +61,7 @@ export function createRuntime(db: Database, options: RuntimeOptions) {
     replicaId: options.replicaId,
     claimLeaseMs: options.claimLeaseMs,
     onError: options.onError,
+    history: options.history,
   })
   const service = new ParkingService(sink, parking, options.approverPolicy, {
     onError: options.onError,

@@ -151,4 +151,35 @@ test.group('useChat page in Chromium', () => {
         .catch(() => null)
     )
   }).timeout(60_000)
+
+  test("a finished chat reloaded: useChat({ messages }) from GET /chat/:chatId/messages shows the person's own messages too", async ({
+    assert,
+  }) => {
+    let turn = 0
+    const runner: AgentRunner = {
+      async start(ctx) {
+        turn += 1
+        await ctx.writer.write({ t: 'text', v: `Answer ${turn}.` })
+        return { status: 'finished' }
+      },
+      resume: async () => ({ status: 'finished' }),
+    }
+    const { page, errors } = await openPage(runner)
+    await send(page, 'Hello there')
+    await lastAssistant(page).locator('.text', { hasText: 'Answer 1.' }).waitFor()
+    await send(page, 'Second question')
+    await lastAssistant(page).locator('.text', { hasText: 'Answer 2.' }).waitFor()
+    await page.locator('#status', { hasText: 'ready' }).waitFor()
+    await page.reload()
+    await page.locator('.user', { hasText: 'Second question' }).waitFor()
+    const said = async (role: string) =>
+      page.locator(`#log > .${role}`).evaluateAll((nodes) => nodes.map((n) => n.textContent))
+    assert.deepEqual(await said('user'), ['Hello there', 'Second question'])
+    assert.deepEqual(await said('assistant'), ['Answer 1.', 'Answer 2.'])
+    // The chat goes on from the stored messages.
+    await send(page, 'Third')
+    await lastAssistant(page).locator('.text', { hasText: 'Answer 3.' }).waitFor()
+    assert.deepEqual(await said('user'), ['Hello there', 'Second question', 'Third'])
+    assert.deepEqual(errors, [])
+  }).timeout(60_000)
 })

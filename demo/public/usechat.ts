@@ -2,8 +2,10 @@
  * The demo's `useChat` page: React, `useChat` from `@ai-sdk/react` with the AI SDK's own
  * `DefaultChatTransport`, against the package's UI message stream door (`<prefix>/chat`).
  * Bundled with esbuild when the demo starts (`demo/bundle.ts`); no JSX, so it type-checks with
- * the package. The chat id lives in the URL (`?chat=`), so a reload resumes the same chat:
- * `resume: true` asks `GET <prefix>/chat/<id>/stream` for the turn in flight.
+ * the package. The chat id lives in the URL (`?chat=`), so a reload resumes the same chat: the
+ * stored messages come from `GET <prefix>/chat/<id>/messages` (`useChat({ messages })`, the
+ * person's own included), and `resume: true` asks `GET <prefix>/chat/<id>/stream` for the turn in
+ * flight.
  */
 import { createElement as h, useState, type ReactNode } from 'react'
 import { createRoot } from 'react-dom/client'
@@ -62,10 +64,11 @@ function Questions({ part, answer }: { part: Part; answer: (output: unknown) => 
   )
 }
 
-function App() {
+function App({ stored }: { stored: UIMessage[] }) {
   const [input, setInput] = useState('')
   const chat = useChat({
     id: chatId,
+    messages: stored,
     resume: true,
     transport: new DefaultChatTransport({ api }),
     // addToolApprovalResponse sends the answer on its own once every approval has one.
@@ -163,4 +166,7 @@ function App() {
   )
 }
 
-createRoot(document.getElementById('root')!).render(h(App))
+// The chat's stored messages (404 for a chat that has none yet: a new one).
+const response = await fetch(`${api}/${encodeURIComponent(chatId)}/messages`)
+const stored: UIMessage[] = response.ok ? await response.json() : []
+createRoot(document.getElementById('root')!).render(h(App, { stored }))

@@ -2,7 +2,8 @@ import { stepCountIs, streamText, type Agent, type ModelMessage, type ToolSet } 
 import type { StreamFrame } from '../core/frames.js'
 import type { AgentRunner, RunContext, RunOutcome } from '../runner/contract.js'
 import type { SettledItem } from '../parking/types.js'
-import { framesToMessages, resumeMessages } from './history.js'
+import { completedCalls, framesToMessages, resumeMessages } from './history.js'
+import { userMessageOf } from '../core/user_message.js'
 import { inputMessages } from './input.js'
 import { isAskTool } from './ask_tool.js'
 import { writeParts, type ApprovalOptions } from './parts.js'
@@ -31,7 +32,11 @@ export type AiSdkAgentOptions<TOOLS extends ToolSet> = AiSdkRunnerOptions &
 
 /**
  * An {@link AgentRunner} for an agent written with the AI SDK 7: it runs `streamText` (or the
- * agent's `stream`) on the run's conversation and writes its full stream into the run's stream
+ * agent's `stream`) on the thread's conversation, as the AI SDK's own route hands
+ * `convertToModelMessages(messages)` to `streamText`: the earlier turns
+ * (`ctx.conversation()`: each person's message with its files, the assistant's text, tool calls
+ * and results), then the run's input (AG-UI `context`) and this run's frames (its person's
+ * message first) and writes its full stream into the run's stream
  * (docs/ai-sdk.md). A tool with `needsApproval` parks the run on an `approval` frame; a
  * tool made by `askTool()` parks it on an `elicitation`. `resume` (any replica, after any
  * restart) rebuilds the conversation from the stored frames (`ctx.history()`) and the run's
@@ -60,10 +65,20 @@ export function aiSdkAgent<TOOLS extends ToolSet>(options: AiSdkAgentOptions<TOO
   }
 
   async function segment(ctx: RunContext, items: SettledItem[]): Promise<RunOutcome> {
+    const earlier: StreamFrame[] = []
+    for await (const frame of ctx.conversation()) earlier.push(frame)
     const stored: StreamFrame[] = []
-    if (items.length > 0) for await (const frame of ctx.history()) stored.push(frame)
+    for await (const frame of ctx.history()) stored.push(frame)
+    // What the person said is this run's first frame when a door started it: the input's
+    // `message` (its text) is then not said twice.
+    const said = stored.some((frame) => userMessageOf(frame) !== null)
+    const input =
+      said && ctx.input && typeof ctx.input === 'object'
+        ? { ...(ctx.input as object), message: undefined }
+        : ctx.input
     const messages = [
-      ...(await inputMessages(ctx.input)),
+      ...completedCalls(framesToMessages(earlier, { askTool })),
+      ...(await inputMessages(input)),
       ...resumeMessages(framesToMessages(stored, { askTool }), items),
     ]
     const result = await stream(messages, ctx.signal)

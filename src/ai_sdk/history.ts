@@ -1,5 +1,13 @@
-import type { AssistantContent, JSONValue, ModelMessage, ToolContent, ToolResultPart } from 'ai'
-import type { StreamFrame } from '../core/frames.js'
+import type {
+  AssistantContent,
+  JSONValue,
+  ModelMessage,
+  ToolContent,
+  ToolResultPart,
+  UserContent,
+} from 'ai'
+import type { StreamFrame, UserPart } from '../core/frames.js'
+import { userMessageOf } from '../core/user_message.js'
 import type { SettledItem } from '../parking/types.js'
 import { denialReason } from './denial.js'
 
@@ -12,6 +20,27 @@ export function toolOutput(output: unknown): ToolResultPart['output'] {
 }
 
 /**
+ * What the person said as the model's user message content, as the AI SDK's
+ * `convertToModelMessages` makes it of a UI message's parts: text as text, a file as a `file`
+ * part with its URL (an image is a file part with an `image/*` media type); one text alone as a
+ * string.
+ */
+export function userContent(parts: UserPart[]): UserContent {
+  // One text: the string a run's input gave the model before (`inputMessages`), the same prompt.
+  if (parts.length === 1 && parts[0].type === 'text') return parts[0].text
+  return parts.map((part) =>
+    part.type === 'text'
+      ? { type: 'text' as const, text: part.text }
+      : {
+          type: 'file' as const,
+          mediaType: part.mediaType,
+          filename: part.filename,
+          data: { type: 'url' as const, url: new URL(part.url) },
+        }
+  ) as UserContent
+}
+
+/**
  * The messages a run's stored frames stand for, as the AI SDK had them after each step (PURE):
  * per step an assistant message (reasoning, text, tool calls, approval requests, in order) and a
  * tool message with the step's tool results; a tool output written outside a step (a resume
@@ -20,7 +49,8 @@ export function toolOutput(output: unknown): ToolResultPart['output'] {
  * `tool-output` / `tool-output-error` / `tool-output-denied` their results (a denial with the
  * words the model was first given, {@link denialReason}), `approval` an approval request under
  * the call's id, `elicitation` the call of the asking tool (`options.askTool`, its name) with
- * the question set as input. Everything else (settlements, errors, usage, sources) is not the model's to see.
+ * the question set as input, a `user-message` event (what the person said) a user message
+ * ({@link userContent}). Everything else (settlements, errors, usage, sources) is not the model's to see.
  */
 export function framesToMessages(
   frames: Iterable<StreamFrame>,
@@ -39,6 +69,12 @@ export function framesToMessages(
   const result = (id: string, output: ToolResultPart['output']) =>
     results.push({ type: 'tool-result', toolCallId: id, toolName: names.get(id) ?? id, output })
   for (const frame of frames) {
+    const said = userMessageOf(frame)
+    if (said) {
+      flush()
+      messages.push({ role: 'user', content: userContent(said.parts) })
+      continue
+    }
     if (frame.t === 'text') {
       const last = assistant.at(-1)
       if (last?.type === 'text') last.text += frame.v
@@ -138,6 +174,38 @@ export function resumeMessages(messages: ModelMessage[], items: SettledItem[]): 
     out[out.length - 1] = { ...last, content: [...last.content, ...responses] }
   } else {
     out.push({ role: 'tool', content: responses })
+  }
+  return out
+}
+
+/**
+ * Earlier turns as the model may be sent them (PURE): a tool call that never got its result
+ * (its turn was cancelled or failed while it ran) is left out, and so are approval requests
+ * (the call's result says how it was decided), as `convertToModelMessages`'s
+ * `ignoreIncompleteToolCalls` does, so a provider never meets a call without its result.
+ */
+export function completedCalls(messages: ModelMessage[]): ModelMessage[] {
+  const answered = new Set<string>()
+  for (const message of messages) {
+    if (message.role !== 'tool') continue
+    for (const part of message.content) {
+      if (part.type === 'tool-result') answered.add(part.toolCallId)
+    }
+  }
+  const out: ModelMessage[] = []
+  for (const message of messages) {
+    if (message.role !== 'assistant' || typeof message.content === 'string') {
+      out.push(message)
+      continue
+    }
+    // An approval request of a turn that is over is answered by its call's result (approved and
+    // run, or `execution-denied`): only that result is the model's.
+    const content = message.content.filter(
+      (part) =>
+        part.type !== 'tool-approval-request' &&
+        (part.type !== 'tool-call' || answered.has(part.toolCallId))
+    )
+    if (content.length > 0) out.push({ ...message, content })
   }
   return out
 }

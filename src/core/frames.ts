@@ -84,6 +84,17 @@ export interface ToolConfirmation {
   [key: string]: unknown
 }
 
+/**
+ * A part of what a person said: text, or a file (the AI SDK's UI `file` part: a media type and an
+ * `https:` or `data:` URL).
+ */
+export type UserPart =
+  | { type: 'text'; text: string }
+  | { type: 'file'; mediaType: string; url: string; filename?: string }
+
+/** The event kind of a person's message ({@link AgentStreamEvent} `user-message`). */
+export const USER_MESSAGE = 'user-message'
+
 /** The `event` frame's payload, discriminated on `kind` (sink-spi.md, `AgentStreamEvent`). */
 export type AgentStreamEvent =
   | { kind: 'step-start' }
@@ -178,6 +189,14 @@ export type AgentStreamEvent =
   /** A delegated run's scope closes (`SUBAGENT_FINISHED`, or `SUBAGENT_ERROR` when failed). */
   | { kind: 'subagent-finish'; runId: string; status?: 'success' | 'failed' }
   | { kind: 'cancelled' }
+  /**
+   * What the person said to start the run (this package's addition, reserved: the doors write it
+   * as a run's first frame, a runner's writer is refused it). `id` is the client's message id.
+   * Never served as agent output: the public projection drops it; the conversation
+   * (`RunContext.conversation()`, `aiSdkAgent`), `MESSAGES_SNAPSHOT` and
+   * `GET /chat/:chatId/messages` give it as the person's message.
+   */
+  | { kind: 'user-message'; id: string; parts: UserPart[] }
   | { kind: 'queue'; queue: unknown; started?: { messageId: string; runId: string } }
 
 /** One frame of a run's stream, discriminated on `t` (sink-spi.md, `StreamFrame`). */

@@ -1,4 +1,9 @@
-import { FAILURE_SENTENCES, type AgentStreamEvent, type StreamFrame } from './frames.js'
+import {
+  FAILURE_SENTENCES,
+  USER_MESSAGE,
+  type AgentStreamEvent,
+  type StreamFrame,
+} from './frames.js'
 
 /**
  * The one public projection: what of a stored frame may leave the process (DESIGN.md invariant
@@ -78,6 +83,7 @@ const EVENT_FIELDS = {
   'subagent-start': ['runId', 'name', 'parentToolCallId'],
   'subagent-finish': ['runId', 'status'],
   'cancelled': [],
+  'user-message': ['id', 'parts'],
   'queue': ['queue', 'started'],
 } as const satisfies { [K in EventKind]: readonly FieldsOf<K>[] }
 
@@ -123,6 +129,7 @@ export function customFields(
  * - `tool-output-denied`: `message` is its status's fixed sentence ({@link deniedSentence});
  * - `reasoning`: dropped unless `reasoning`;
  * - `approval-settled`: without `decidedBy`;
+ * - `user-message` (what the person said): dropped, never the agent's output;
  * - `step-finish`: `usage` keeps its finite numeric fields only;
  * - a known event kind keeps only its own fields; an unknown kind is dropped unless `custom`
  *   allow-lists it, and then keeps `kind` and the listed fields.
@@ -134,6 +141,8 @@ export function publicFrame(frame: StreamFrame, rules: ProjectionRules): StreamF
   }
   if (frame.t !== 'event') return frame
   const source = frame.event as { kind: string } & Record<string, unknown>
+  // What the person said is never sent as the agent's output (nor as a custom event).
+  if (source.kind === USER_MESSAGE) return null
   if (!isKnown(source.kind)) {
     const fields = customFields(source, rules)
     if (!fields) return null

@@ -39,6 +39,7 @@ export interface RoutesOptions {
  * | GET | `/chat` | `chat.list` (the caller's chats, newest first: `?limit=&cursor=`) |
  * | POST | `/chat` | `chat.send` (`useChat`'s body in, the AI SDK UI message stream out) |
  * | GET | `/chat/:chatId/stream` | `chat.resume` (the chat's active turn; 204 when none) |
+ * | GET | `/chat/:chatId/messages` | `chat.messages` (the chat's stored `UIMessage[]`, JSON) |
  * | POST | `/runs` | `runs.start` (native: `{ message, threadId?, runId? }`) |
  * | GET | `/runs/:runId/stream` | `runs.stream` (native SSE frames, `?after=`/`Last-Event-ID`) |
  * | POST | `/runs/:runId/cancel` | `runs.cancel` |
@@ -118,6 +119,7 @@ export function registerRoutes(
         )
         .as('chat.send')
       router.get('/chat/:chatId/stream', (ctx) => chat.resume(ctx)).as('chat.resume')
+      router.get('/chat/:chatId/messages', (ctx) => chat.messages(ctx)).as('chat.messages')
       router
         .post(
           '/runs',

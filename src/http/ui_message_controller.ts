@@ -11,7 +11,7 @@ import { UI_MESSAGE_STREAM_HEADER, uiMessageSse } from './ui_message_encoding.js
 /**
  * The `useChat` routes as an AdonisJS controller: `chat` for `POST /chat` (the body of
  * `DefaultChatTransport`), `resume` for `GET /chat/:chatId/stream` (its `reconnectToStream`; 204
- * when nothing is active). Refusals before the stream opens are JSON `{ code, message }` with a
+ * when nothing is active), `messages` for `GET /chat/:chatId/messages` (the stored messages). Refusals before the stream opens are JSON `{ code, message }` with a
  * 4xx, which the transport raises as the chat's error (415 for a body that is not JSON).
  */
 export class UiMessageController {
@@ -37,6 +37,15 @@ export class UiMessageController {
     return this.#handle(ctx, (principal, signal) =>
       this.door.resume(String(ctx.params.chatId), cursorOf(ctx), principal, signal)
     )
+  }
+
+  /** `GET /chat/:chatId/messages`: the chat's `UIMessage[]` (JSON), or 404 `not_found`. */
+  async messages(ctx: HttpContext) {
+    const principal = await resolvePrincipal(ctx, this.options.principal)
+    const reply = await this.door.messages(String(ctx.params.chatId), principal)
+    if (reply.kind === 'messages') return ctx.response.json(reply.messages)
+    if (reply.kind === 'refused') return ctx.response.status(reply.status).json(refusalBody(reply))
+    return ctx.response.noContent()
   }
 
   /** End every response being served (the provider calls it on shutdown). */

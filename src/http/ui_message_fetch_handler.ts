@@ -22,6 +22,7 @@ export interface UiMessageFetchHandlerOptions extends FetchHandlerOptions {}
  * | GET | `/chat` | the caller's chats, newest first (`?limit=&cursor=`): `{ chats, next }` |
  * | POST | `/chat` | `DefaultChatTransport`'s body (JSON) in, the turn as SSE out |
  * | GET | `/chat/:chatId/stream` | its `reconnectToStream`: the active turn (`?after=` or `Last-Event-ID`); 204 when none |
+ * | GET | `/chat/:chatId/messages` | the chat's stored `UIMessage[]` (JSON), for `useChat({ messages })` |
  *
  * A stream is `text/event-stream` with `x-vercel-ai-ui-message-stream: v1`, `data: <chunk>` per
  * UI message chunk (with its `id:` cursor), then `data: [DONE]`. Refusals before the stream are
@@ -44,6 +45,16 @@ export function createUiMessageFetchHandler(
     const route = fetchRoute(request, options.basePath)
     if (!route) return refusalResponse(NO_SUCH_ROUTE)
     const resume = /^\/chat\/([^/]+)\/stream$/.exec(route.path)
+    const stored = /^\/chat\/([^/]+)\/messages$/.exec(route.path)
+    if (stored) {
+      if (request.method !== 'GET') return refusalResponse(METHOD_NOT_ALLOWED)
+      const chatId = pathSegment(stored[1])
+      if (chatId === null) return refusalResponse(NO_SUCH_ROUTE)
+      const answer = await door.messages(chatId, await fetchPrincipal(request, options))
+      if (answer.kind === 'messages') return Response.json(answer.messages)
+      if (answer.kind === 'refused') return refusalResponse(answer)
+      return new Response(null, { status: 204 })
+    }
     let reply: UiDoorReply
     if (route.path === '/chat' && request.method === 'GET') {
       return threadPageResponse(chats, request, await fetchPrincipal(request, options), 'chat')

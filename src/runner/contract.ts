@@ -17,7 +17,12 @@ export interface RunContext {
   threadId: string
   /** The parent run, for a delegated run; `null` at the top. */
   parentRunId: string | null
-  /** The run's input as the app gave it (JSON). */
+  /**
+   * The run's input as the app gave it (JSON). The doors give `{ message, context }` (the
+   * newest user message's text, AG-UI `context`), plus `body` (useChat: the request's own
+   * fields, `DefaultChatTransport({ body })`) or `forwardedProps` (AG-UI) when the client sent
+   * any, and the frontend tools' `tools` / `toolResults` when those are on.
+   */
   input: unknown
   writer: SinkWriter
   /** Aborted when the run is cancelled on this replica. */
@@ -48,6 +53,15 @@ export interface RunContext {
    * what it would have seen had it never stopped.
    */
   history(): AsyncIterable<DeliveredFrame>
+  /**
+   * The thread's turns BEFORE this run, oldest first: each earlier run's stored frames whole,
+   * what the person said first (a `user-message` event: `{ id, parts }`, text and file parts)
+   * and then what the agent wrote. Only the runs the doors started in this thread for the same
+   * principal (`agent_agui_runs`), within the `history` bounds (`maxTurns`, `maxBytes`): past
+   * them the oldest turns are left out whole. With {@link RunContext.history} (this run's own
+   * frames, its `user-message` first) it is the whole conversation; `aiSdkAgent` sends both.
+   */
+  conversation(): AsyncIterable<DeliveredFrame>
 }
 
 /**

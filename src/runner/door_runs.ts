@@ -2,6 +2,7 @@ import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
 import type { ParkingService } from '../parking/service.js'
 import type { AgUiRun, AgUiRunStore } from '../store/door_runs.js'
 import type { Principal } from '../core/run.js'
+import type { UserMessage } from '../core/user_message.js'
 import type { RunDriver } from './driver.js'
 
 /**
@@ -13,7 +14,8 @@ import type { RunDriver } from './driver.js'
 export type NewRun = Omit<AgUiRun, 'createdAt' | 'streamRunId' | 'afterSeq' | 'kind' | 'resumeHash'>
 
 /**
- * Record a new run (its own stream) and start it. Returns the recorded run, or `null`, changing
+ * Record a new run (its own stream) and start it, `said` (what the person said, checked) its
+ * first frame. Returns the recorded run, or `null`, changing
  * nothing, when the run id is taken, by a run or by a stream the host opened itself (not a
  * client's to take over).
  */
@@ -21,7 +23,8 @@ export async function startRun(
   deps: { sink: LucidTokenStreamSink; runs: AgUiRunStore; driver: RunDriver },
   run: NewRun,
   input: unknown,
-  principal: Principal | null
+  principal: Principal | null,
+  said?: UserMessage | null
 ) {
   if (await deps.sink.has(run.runId)) return null
   const recorded = {
@@ -33,7 +36,13 @@ export async function startRun(
   }
   if (!(await deps.runs.insert(recorded))) return null
   try {
-    await deps.driver.start({ runId: run.runId, threadId: run.threadId, input, principal })
+    await deps.driver.start({
+      runId: run.runId,
+      threadId: run.threadId,
+      input,
+      principal,
+      userMessage: said,
+    })
   } catch (error) {
     await deps.runs.remove(run.runId)
     throw error

@@ -4,7 +4,11 @@ import type { LucidSinkWriter } from '../sink/writer.js'
 import type { ClaimedSuspension, ParkingStore } from '../parking/parking_store.js'
 import { cancelledCall } from '../parking/settlement_frames.js'
 import type { Principal, RunMeta } from '../core/run.js'
-import type { DeliveredFrame } from '../core/frames.js'
+import { USER_MESSAGE, type DeliveredFrame, type StreamFrame } from '../core/frames.js'
+import { userMessageFrame, type UserMessage } from '../core/user_message.js'
+import { InvalidFrameError } from '../errors.js'
+import { AgUiRunStore } from '../store/door_runs.js'
+import { earlierTurns, type HistoryBounds } from './conversation.js'
 import {
   FAILURE_SENTENCES,
   type AgentRunner,
@@ -24,7 +28,13 @@ export interface DriverOptions {
   claimLeaseMs?: number
   /** Told about failures the driver could not write into a stream. */
   onError?: (error: unknown) => void
+  /** How much of a thread's earlier turns `RunContext.conversation()` gives (`history`). */
+  history?: HistoryBounds
 }
+
+/** Whether a runner's frame is one only the package writes (what the person said). */
+const isReserved = (frame: StreamFrame) =>
+  frame.t === 'event' && (frame.event as { kind?: unknown }).kind === USER_MESSAGE
 
 /** Thrown inside a resume's reopen when its claim no longer holds: the reopen is undone. */
 class ClaimLapsed extends Error {}
@@ -48,6 +58,8 @@ export class RunDriver {
   #running = new Map<string, AbortController>()
   #active = new Set<Promise<unknown>>()
   #drain = new Drain()
+  /** The door runs of a thread: its turns, for `RunContext.conversation()`. */
+  readonly #runs: AgUiRunStore
 
   constructor(
     readonly sink: LucidTokenStreamSink,
@@ -56,11 +68,13 @@ export class RunDriver {
     readonly options: DriverOptions = {}
   ) {
     this.replicaId = options.replicaId ?? `replica-${randomUUID()}`
+    this.#runs = new AgUiRunStore(() => sink.client, sink.tables)
   }
 
   /**
    * Start a run: open its stream (before this resolves, so a reader can subscribe at once) and
-   * run its first segment in the background.
+   * run its first segment in the background. `userMessage` (what the person said, checked by
+   * the door: `checkUserMessage`) is the stream's first frame, written before the runner starts.
    *
    * @throws ReplicaShutdownError while this replica drains (nothing opened)
    */
@@ -69,6 +83,7 @@ export class RunDriver {
     threadId?: string
     input?: unknown
     principal?: Principal | null
+    userMessage?: UserMessage | null
   }): Promise<{ runId: string; done: Promise<RunOutcome> }> {
     if (this.#drain.draining) throw new ReplicaShutdownError()
     const meta: RunMeta = {
@@ -79,8 +94,12 @@ export class RunDriver {
       principal: run.principal ?? null,
     }
     const writer = await this.sink.open(run.runId, meta)
+    const said = run.userMessage
     const done = this.#track(
-      this.#segment(writer, meta, run.input ?? null, (ctx) => this.runner.start(ctx))
+      this.#segment(writer, meta, run.input ?? null, async (ctx) => {
+        if (said) await writer.write(userMessageFrame(said))
+        return this.runner.start(ctx)
+      })
     )
     return { runId: run.runId, done }
   }
@@ -206,6 +225,9 @@ export class RunDriver {
         write: async (frame) => {
           // A segment stopped by a drain: its outcome is being written, nothing goes after it.
           if (segment.stopped) throw new StreamClosedError(meta.streamRunId)
+          if (isReserved(frame)) {
+            throw new InvalidFrameError([{ field: 'event.kind', rule: 'reserved' }])
+          }
           await open()
           return writer.write(frame)
         },
@@ -223,6 +245,7 @@ export class RunDriver {
         })
       },
       history: () => this.#history(writer, meta.streamRunId),
+      conversation: () => this.#conversation(meta),
       finish: async (status = 'success') => {
         if (meta.parentRunId === null) return
         await open()
@@ -241,6 +264,11 @@ export class RunDriver {
     for await (const item of this.sink.replay(streamRunId)) {
       if (item.t !== 'end') yield item
     }
+  }
+
+  /** The thread's earlier turns (see `RunContext.conversation`), within the `history` bounds. */
+  async *#conversation(meta: RunMeta): AsyncIterable<DeliveredFrame> {
+    yield* await earlierTurns({ sink: this.sink, runs: this.#runs }, meta, this.options.history)
   }
 
   async #segment(

@@ -128,6 +128,25 @@ const eventKinds = {
     status: vine.enum(['success', 'failed'] as const).optional(),
   },
   'cancelled': {},
+  'user-message': {
+    id: text(),
+    parts: vine.array(
+      vine.union([
+        vine.union.if(
+          (value) => vine.helpers.isObject(value) && (value as { type?: unknown }).type === 'text',
+          vine.object({ type: vine.literal('text'), text: text() })
+        ),
+        vine.union.else(
+          vine.object({
+            type: vine.literal('file'),
+            mediaType: text(),
+            url: text(),
+            filename: text().optional(),
+          })
+        ),
+      ])
+    ),
+  },
   'queue': {
     queue: vine.any().optional(),
     started: vine.object({ messageId: id(), runId: id() }).optional(),

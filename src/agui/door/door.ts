@@ -3,10 +3,12 @@ import type { RunDriver } from '../../runner/driver.js'
 import type { ParkingService } from '../../parking/service.js'
 import type { PendingItem } from '../../parking/types.js'
 import type { Principal } from '../../core/run.js'
+import type { UserMessage } from '../../core/user_message.js'
 import {
   InvalidAgUiInputError,
   newInput,
   resumeHash,
+  userMessageOf,
   validateAgUiInput,
   type AgUiInput,
 } from './input.js'
@@ -81,10 +83,13 @@ export class AgUiDoor {
 
   async #run(body: unknown, principal: Principal | null, signal?: AbortSignal): Promise<DoorReply> {
     let input: AgUiInput
-    let fresh: ReturnType<typeof newInput> = { text: null, toolResults: [] }
+    let fresh: ReturnType<typeof newInput> = { text: null, toolResults: [], user: null }
+    let said: UserMessage | null = null
     try {
       input = await validateAgUiInput(body, this.options.maxBodyBytes)
       if (!input.resume?.length) fresh = newInput(input)
+      // What the person said, checked before anything is written (stored as the run's frame).
+      if (fresh.user) said = userMessageOf(fresh.user, this.sink.options.maxFrameBytes)
       if (fresh.toolResults.length > 0 && !this.options.frontendTools) {
         throw new InvalidAgUiInputError('Frontend tools are off')
       }
@@ -116,7 +121,7 @@ export class AgUiDoor {
     }
     if (!input.resume?.length) {
       if (pending.length > 0) return refusal('interrupt_pending')
-      return startFromInput(this.#deps, input, fresh, latest, principal, signal)
+      return startFromInput(this.#deps, input, { ...fresh, said }, latest, principal, signal)
     }
     if (pending.length === 0) {
       // The same resume again: the run it started is replayed, nothing runs twice.

@@ -6,6 +6,8 @@ import { isWellFormedDeep } from '../../core/text.js'
 import { DEPTH_ISSUE, tooDeep } from '../../core/json_depth.js'
 import { DEFAULTS } from '../../defaults.js'
 import { isMintedRunId } from '../ids.js'
+import type { UserPart } from '../../core/frames.js'
+import { checkUserMessage, type UserMessage } from '../../core/user_message.js'
 import {
   AgUiBodyTooLargeError,
   describeIssues,
@@ -27,6 +29,8 @@ export const INPUT_LIMITS = {
   resume: DEFAULTS.maxItemsPerSegment,
   /** Characters of the newest user message the run takes as input. */
   messageChars: 32_768,
+  /** Bytes (JSON) of `forwardedProps`, the runner's `ctx.input.forwardedProps`. */
+  forwardedPropsBytes: 65_536,
 } as const
 
 /** Thread and run ids: the run id grammar (they key streams and mint door ids). */
@@ -105,10 +109,11 @@ const inputValidator = vine.compile(
       )
       .maxLength(INPUT_LIMITS.resume)
       .optional(),
+    forwardedProps: vine.any().optional(),
   })
 )
 
-/** A `RunAgentInput` once validated: what the door reads of it (`state`, `forwardedProps` are ignored). */
+/** A `RunAgentInput` once validated: what the door reads of it (`state` is ignored). */
 export type AgUiInput = Awaited<ReturnType<typeof inputValidator.validate>>
 export type AgUiResumeEntry = NonNullable<AgUiInput['resume']>[number]
 
@@ -141,13 +146,89 @@ export async function validateAgUiInput(
     const issue = { field: '', rule: 'wellFormedUnicode' }
     throw new InvalidAgUiInputError(describeIssues('Invalid RunAgentInput', [issue]))
   }
+  let input: AgUiInput
   try {
-    return await inputValidator.validate(body)
+    input = await inputValidator.validate(body)
   } catch (error) {
     const issues = issuesOf(error)
     if (!issues) throw error
     throw new InvalidAgUiInputError(describeIssues('Invalid RunAgentInput', issues.slice(0, 1)))
   }
+  const props = input.forwardedProps
+  if (
+    props !== undefined &&
+    Buffer.byteLength(JSON.stringify(props ?? null)) > INPUT_LIMITS.forwardedPropsBytes
+  ) {
+    const issue = { field: 'forwardedProps', rule: 'maxBytes' }
+    throw new InvalidAgUiInputError(describeIssues('Invalid RunAgentInput', [issue]))
+  }
+  return input
+}
+
+/**
+ * `forwardedProps` as the runner's `ctx.input.forwardedProps`: `undefined` when absent or an
+ * empty object (what `HttpAgent` sends by default).
+ */
+export function forwardedPropsOf(input: AgUiInput): unknown {
+  const props = input.forwardedProps
+  if (props === undefined || props === null) return undefined
+  if (typeof props === 'object' && !Array.isArray(props) && Object.keys(props).length === 0) {
+    return undefined
+  }
+  return props
+}
+
+const MEDIA_PARTS = new Set(['image', 'audio', 'video', 'document'])
+
+/** A media part's source as a file URL and media type, or `null` when it has none we keep. */
+function fileOf(part: Record<string, unknown>): UserPart | null {
+  const source = part.source as Record<string, unknown> | undefined
+  if (!source || typeof source !== 'object' || typeof source.value !== 'string') return null
+  const mediaType = typeof source.mimeType === 'string' ? source.mimeType : null
+  const metadata = part.metadata as { filename?: unknown } | undefined
+  const filename =
+    metadata && typeof metadata.filename === 'string' ? { filename: metadata.filename } : {}
+  if (source.type === 'data' && mediaType) {
+    return { type: 'file', mediaType, url: `data:${mediaType};base64,${source.value}`, ...filename }
+  }
+  if (source.type === 'url') {
+    const fallback = part.type === 'document' ? 'application/octet-stream' : `${part.type}/*`
+    return { type: 'file', mediaType: mediaType ?? fallback, url: source.value, ...filename }
+  }
+  return null
+}
+
+/**
+ * What the person said in an AG-UI user message, as stored: a string content as one text part;
+ * content parts as `text` and files (`image` / `audio` / `video` / `document` with a `data` or
+ * `url` source), checked by the one rule (`checkUserMessage`, the frame cap `maxFrameBytes`).
+ *
+ * @throws InvalidAgUiInputError for a part of another kind or source (rule `contentPart`), or
+ *   one `checkUserMessage` refuses
+ */
+export function userMessageOf(
+  message: { id: string; content?: unknown },
+  maxFrameBytes: number
+): UserMessage {
+  const content = message.content
+  const parts: UserPart[] = []
+  if (typeof content === 'string') parts.push({ type: 'text', text: content })
+  else if (Array.isArray(content)) {
+    for (const raw of content) {
+      const part = (raw ?? {}) as Record<string, unknown>
+      if (part.type === 'text' && typeof part.text === 'string') {
+        parts.push({ type: 'text', text: part.text })
+        continue
+      }
+      const file = MEDIA_PARTS.has(part.type as string) ? fileOf(part) : null
+      if (!file) {
+        const issue = { field: 'messages.*.content.*', rule: 'contentPart' }
+        throw new InvalidAgUiInputError(describeIssues('Invalid RunAgentInput', [issue]))
+      }
+      parts.push(file)
+    }
+  }
+  return checkUserMessage('Invalid RunAgentInput', { id: message.id, parts }, maxFrameBytes)
 }
 
 /** A `tool` message answering a call the client ran (frontend tools). */
@@ -181,6 +262,8 @@ function textOf(content: unknown): string | null {
 export function newInput(input: AgUiInput): {
   text: string | null
   toolResults: ToolResultMessage[]
+  /** The newest user message (for what the person said, `userMessageOf`). */
+  user: AgUiInput['messages'][number] | null
 } {
   const last = input.messages.findLastIndex((m) => m.role === 'assistant')
   const fresh = input.messages.slice(last + 1)
@@ -205,7 +288,7 @@ export function newInput(input: AgUiInput): {
       throw new InvalidAgUiInputError(`A message exceeds ${INPUT_LIMITS.messageChars} characters`)
     }
   }
-  return { text, toolResults }
+  return { text, toolResults, user: text === null ? null : (user ?? null) }
 }
 
 /** JSON with object keys sorted, so equal values hash equal whatever order a client sent. */

@@ -1,6 +1,7 @@
 import type { Principal } from '../../core/run.js'
 import { FrameTranslator } from '../translate/index.js'
-import type { AgUiInput, ToolResultMessage } from './input.js'
+import type { UserMessage } from '../../core/user_message.js'
+import { forwardedPropsOf, type AgUiInput, type ToolResultMessage } from './input.js'
 import { refusal } from './refusals.js'
 import { replayInto, WHOLE } from './replay.js'
 import type { DoorDeps, DoorReply } from './reply.js'
@@ -15,11 +16,13 @@ export const startRun = (
   deps: DoorDeps,
   run: NewRun,
   input: unknown,
-  principal: Principal | null
-) => startDoorRun(deps, run, input, principal)
+  principal: Principal | null,
+  said?: UserMessage | null
+) => startDoorRun(deps, run, input, principal, said)
 
 /**
- * A new AG-UI run: its own stream. The runner's input is `{ message, context }`, plus, with
+ * A new AG-UI run: its own stream, what the person said (`said`) its first frame. The runner's
+ * input is `{ message, context }`, plus `forwardedProps` when the client sent any, and, with
  * frontend tools on, `tools` (what the client offers) and `toolResults` (`{ id, name, content }`,
  * `id` being the provider's call id the agent wrote). A tool result answers only a call to a
  * client tool that the server recorded as pending (`unknown_tool_call` otherwise).
@@ -27,7 +30,7 @@ export const startRun = (
 export async function startFromInput(
   deps: DoorDeps,
   input: AgUiInput,
-  fresh: { text: string | null; toolResults: ToolResultMessage[] },
+  fresh: { text: string | null; toolResults: ToolResultMessage[]; said: UserMessage | null },
   latest: AgUiRun | null,
   principal: Principal | null,
   signal?: AbortSignal
@@ -47,6 +50,7 @@ export async function startFromInput(
   const frontendTools = deps.options.frontendTools
   const tools = frontendTools ? (input.tools ?? []) : []
   const message = fresh.text
+  const forwarded = forwardedPropsOf(input)
   const run = {
     runId: input.runId,
     threadId: input.threadId,
@@ -60,6 +64,7 @@ export async function startFromInput(
     {
       message,
       context: input.context ?? [],
+      ...(forwarded !== undefined ? { forwardedProps: forwarded } : {}),
       ...(frontendTools
         ? {
             tools: tools.map(({ name, description, parameters }) => ({
@@ -71,7 +76,8 @@ export async function startFromInput(
           }
         : {}),
     },
-    principal
+    principal,
+    fresh.said
   )
   if (!started) return refusal('run_id_used')
   return serveRun(deps, { ...started, createdAt: 0 }, undefined, signal)

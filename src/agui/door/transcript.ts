@@ -7,22 +7,16 @@ import { sendsSnapshot, type DoorDeps } from './reply.js'
 
 /**
  * The thread's transcript up to `run`'s stream (`MESSAGES_SNAPSHOT`): for each stream of the
- * thread, its user message under the client's id, then what the agent wrote (the current
+ * thread (the owner's), its user message under the client's id (with its content parts), then
+ * what the agent wrote (the current
  * stream's from `current`, the translator serving it).
  */
 export async function threadTranscript(deps: DoorDeps, run: AgUiRun, current: FrameTranslator) {
   const messages: Record<string, unknown>[] = []
   for (const stream of await deps.runs.streams(run.threadId)) {
     if (stream.ownerId !== run.ownerId) continue
-    if (stream.inputMessage) {
-      messages.push({
-        id: stream.inputMessage.id,
-        role: 'user',
-        content: stream.inputMessage.content,
-      })
-    }
     if (stream.streamRunId === run.streamRunId) {
-      messages.push(...current.messages())
+      messages.push(...withUser(stream, current.messages()))
       break
     }
     const earlier = new FrameTranslator({
@@ -31,9 +25,20 @@ export async function threadTranscript(deps: DoorDeps, run: AgUiRun, current: Fr
       streamRunId: stream.streamRunId,
     })
     await replayInto(deps, earlier, stream.streamRunId, WHOLE)
-    messages.push(...earlier.messages())
+    messages.push(...withUser(stream, earlier.messages()))
   }
   return messages
+}
+
+/**
+ * A stream's transcript with its user message: the stored `user-message` frame's (its files
+ * too, the translator records it), else, for a stream stored before that frame existed, the
+ * run row's text (`inputMessage`) first.
+ */
+function withUser(stream: AgUiRun, messages: Record<string, unknown>[]) {
+  if (!stream.inputMessage || messages.some((m) => m.role === 'user')) return messages
+  const { id, content } = stream.inputMessage
+  return [{ id, role: 'user', content }, ...messages]
 }
 
 /** `close()`'s events, with `MESSAGES_SNAPSHOT` before `RUN_FINISHED` when configured ({@link sendsSnapshot}). */

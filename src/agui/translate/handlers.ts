@@ -294,5 +294,8 @@ export const HANDLERS: FrameHandlers = {
     // AG-UI 1.0 has no source or file event: sent as CUSTOM when the app allow-lists them.
     'source': custom,
     'file': custom,
+    // What the person said: the projection drops it (never the agent's output, nor a CUSTOM);
+    // `MESSAGES_SNAPSHOT` gives it as the user's message (`FrameTranslator.push`).
+    'user-message': () => [],
   },
 }

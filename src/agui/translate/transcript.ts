@@ -1,4 +1,6 @@
 import { EventType } from '@ag-ui/core'
+import type { UserPart } from '../../core/frames.js'
+import type { UserMessage } from '../../core/user_message.js'
 import type { AgUiEvent } from './types.js'
 
 /** A transcript entry as it is built: an AG-UI 1.0 message, completed event by event. */
@@ -92,8 +94,44 @@ export class Transcript {
     }
   }
 
+  /** What the person said (a run's `user-message` frame), as AG-UI's user message. */
+  user(message: UserMessage) {
+    if (this.#byId(message.id)) return
+    this.#messages.push({ id: message.id, role: 'user', content: agUiContent(message.parts) })
+  }
+
   /** A copy of the transcript so far. */
   messages(): Record<string, unknown>[] {
     return structuredClone(this.#messages)
   }
+}
+
+/** The AG-UI content part kind of a media type (`image`, `audio`, `video`, else `document`). */
+function mediaKind(mediaType: string): 'image' | 'audio' | 'video' | 'document' {
+  const top = mediaType.split('/')[0]
+  return top === 'image' || top === 'audio' || top === 'video' ? top : 'document'
+}
+
+/**
+ * What the person said as AG-UI 1.0 user content (PURE): a string when it is one text, else its
+ * parts: `text`, and `image` / `audio` / `video` / `document` with a
+ * `data` source (a `data:` URL, base64) or a `url` source.
+ */
+export function agUiContent(parts: UserPart[]): string | Record<string, unknown>[] {
+  if (parts.length === 0) return ''
+  if (parts.length === 1 && parts[0].type === 'text') return parts[0].text
+  return parts.map((part) => {
+    if (part.type === 'text') return { type: 'text', text: part.text }
+    const data = /^data:([^;,]*)(;[^,]*)?,(.*)$/s.exec(part.url)
+    const base64 = data?.[2]?.split(';').includes('base64')
+    const source =
+      data && base64
+        ? { type: 'data', value: data[3], mimeType: part.mediaType }
+        : { type: 'url', value: part.url, mimeType: part.mediaType }
+    return {
+      type: mediaKind(part.mediaType),
+      source,
+      ...(part.filename ? { metadata: { filename: part.filename } } : {}),
+    }
+  })
 }

@@ -2,6 +2,7 @@ import { EventType } from '@ag-ui/core'
 import type { Cursor } from '../../core/cursor.js'
 import type { AgentStreamEvent, StreamFrame } from '../../core/frames.js'
 import { publicFrame } from '../../core/projection.js'
+import { userMessageOf } from '../../core/user_message.js'
 import { HANDLERS, customEvent } from './handlers.js'
 import { TranslatorModel, type ModelState } from './model.js'
 import { Transcript } from './transcript.js'
@@ -101,6 +102,12 @@ export class FrameTranslator {
    * order of what follows are the same.
    */
   push(frame: StreamFrame, at: Cursor, superseded = false): AgUiEvent[] {
+    // What the person said is no event of the agent's: only the transcript has it.
+    const said = userMessageOf(frame)
+    if (said) {
+      this.#transcript?.user(said)
+      return []
+    }
     const projected = publicFrame(frame, this.options)
     if (!projected) return []
     const skip =

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import type { UIMessage } from 'ai'
 import { parseCursor, START, type Cursor } from '../../core/cursor.js'
 import { isRunId } from '../../core/frames.js'
 import type { Principal } from '../../core/run.js'
@@ -17,9 +18,17 @@ import { startRun } from '../../runner/door_runs.js'
 import type { AgUiRun, AgUiRunStore } from '../../store/door_runs.js'
 import type { StreamState } from '../../store/rows.js'
 import { planDecisions } from './decide.js'
-import { CHAT_LIMITS, userText, validateChatInput, type ChatInput } from './input.js'
+import {
+  bodyFields,
+  CHAT_LIMITS,
+  userMessage,
+  userText,
+  validateChatInput,
+  type ChatInput,
+} from './input.js'
 import type { UiDoorDeps, UiDoorReply, UiMessageDoorOptions } from './reply.js'
 import { turnChunks } from './turn.js'
+import { chatMessages } from './messages.js'
 
 /** The refusals of this door that are not the parking service's errors. */
 const REFUSED = {
@@ -51,7 +60,8 @@ const refused = (code: keyof typeof REFUSED): UiDoorReply => ({
  * public projection and cursor rule, so one stored run is readable through both doors.
  *
  * - `chat` (`POST`): the newest message is the user's: a new turn (a run whose input is
- *   `{ message, context: [] }`, as the AG-UI door gives); it is the assistant's (the client
+ *   `{ message, context: [] }`, as the AG-UI door gives, plus `body`, the request's own fields;
+ *   what the person said, text and files, is the run's first frame); it is the assistant's (the client
  *   answered approvals with `addToolApprovalResponse`, or a question set with `addToolOutput`):
  *   each answer decides its parked item once, and the continuation is served.
  * - `resume` (`GET`): the chat's active turn replayed from its start (what `useChat({ resume:
@@ -122,6 +132,8 @@ export class UiMessageDoor {
       return this.#decide(input, latest, principal, signal)
     }
     const message = userText(last)
+    const said = userMessage(last, this.sink.options.maxFrameBytes)
+    const extras = bodyFields(input)
     const open = latest ? await this.parking.pendingOf(latest.streamRunId) : []
     if (open.length > 0) return refused('interrupt_pending')
     const runId = randomUUID()
@@ -135,8 +147,9 @@ export class UiMessageDoor {
         // What the person said (the chat list's title, AG-UI's `MESSAGES_SNAPSHOT` of the thread).
         inputMessage: message === '' ? null : { id: last.id, content: message },
       },
-      { message, context: [] },
-      principal
+      { message, context: [], ...(extras ? { body: extras } : {}) },
+      principal,
+      said
     )
     // A fresh UUID is never taken: `null` would mean a host stream of that id.
     if (!started) return refused('not_found')
@@ -194,6 +207,20 @@ export class UiMessageDoor {
       (now.stream.status === 'open' || now.suspension === 'parked' || now.suspension === 'claimed')
     if (!active) return { kind: 'none' }
     return this.#serve(stream, from, signal, now.stream)
+  }
+
+  /**
+   * The chat's stored messages (`GET /chat/:chatId/messages`), for `useChat({ messages })`: the
+   * person's and the assistant's, as the stream gave them (`chatMessages`). A refusal 404
+   * `not_found` for a missing chat or another principal's, the same answer.
+   */
+  async messages(
+    chatId: string,
+    principal: Principal | null
+  ): Promise<{ kind: 'messages'; messages: UIMessage[] } | UiDoorReply> {
+    const messages = await chatMessages(this.#deps, chatId, principal)
+    if (!messages) return refused('not_found')
+    return { kind: 'messages', messages }
   }
 
   /** The turn from `from`; `stream`: its row as just read (else `turnChunks` reads it). */

@@ -2,6 +2,8 @@ import vine from '@vinejs/vine'
 import { RUN_ID } from '../../core/frames.js'
 import { isWellFormedDeep } from '../../core/text.js'
 import { DEPTH_ISSUE, tooDeep } from '../../core/json_depth.js'
+import type { UserPart } from '../../core/frames.js'
+import { checkUserMessage, type UserMessage } from '../../core/user_message.js'
 import {
   AgUiBodyTooLargeError,
   describeIssues,
@@ -18,7 +20,12 @@ export const CHAT_LIMITS = {
   /** Characters of the newest user message the run takes as input. */
   messageChars: 32_768,
   reasonChars: 2000,
+  /** Bytes (JSON) of the request's own fields (`DefaultChatTransport({ body })`), `ctx.input.body`. */
+  bodyBytes: 65_536,
 } as const
+
+/** The fields of `DefaultChatTransport`'s body that are the transport's, not the app's. */
+const TRANSPORT_FIELDS = new Set(['id', 'messages', 'trigger', 'messageId'])
 
 const SUBJECT = 'Invalid chat request'
 
@@ -102,4 +109,45 @@ export function userText(message: ChatMessage): string {
     throw invalidPart('messages.*.parts.*.text', 'maxLength')
   }
   return text
+}
+
+/**
+ * What the person said in `message` (a user message), as stored: its `text` and `file` parts
+ * (other parts, such as `data-*`, are the client's own and not kept), checked by the one rule
+ * (`checkUserMessage`: counts, media types, URLs, the frame cap `maxFrameBytes`).
+ *
+ * @throws InvalidAgUiInputError
+ */
+export function userMessage(message: ChatMessage, maxFrameBytes: number): UserMessage {
+  const parts: UserPart[] = []
+  for (const part of message.parts as unknown[]) {
+    const p = part as Record<string, unknown> | null
+    if (p?.type === 'text') parts.push({ type: 'text', text: p.text as string })
+    else if (p?.type === 'file') {
+      parts.push({
+        type: 'file',
+        mediaType: p.mediaType as string,
+        url: p.url as string,
+        ...(p.filename !== undefined ? { filename: p.filename as string } : {}),
+      })
+    }
+  }
+  return checkUserMessage(SUBJECT, { id: message.id, parts }, maxFrameBytes)
+}
+
+/**
+ * The app's own fields of the request (`DefaultChatTransport({ body })`, or `sendMessage`'s
+ * `{ body }`): every key but the transport's, as the runner's `ctx.input.body`; `undefined` when
+ * there are none. At most {@link CHAT_LIMITS}`.bodyBytes` bytes of JSON.
+ *
+ * @throws InvalidAgUiInputError (rule `maxBytes` on `body`)
+ */
+export function bodyFields(input: ChatInput): Record<string, unknown> | undefined {
+  const entries = Object.entries(input).filter(([key]) => !TRANSPORT_FIELDS.has(key))
+  if (entries.length === 0) return undefined
+  const body = Object.fromEntries(entries)
+  if (Buffer.byteLength(JSON.stringify(body)) > CHAT_LIMITS.bodyBytes) {
+    throw invalidPart('body', 'maxBytes')
+  }
+  return body
 }

@@ -4,3 +4,4 @@
  */
 export { UiMessageTranslator, type UiChunk, type TurnEnd } from './translator.js'
 export { approvalId, approvalSeq, reasoningPartId, textPartId } from './ids.js'
+export { UiMessageBuilder } from './message.js'
