@@ -20,7 +20,7 @@ export interface AgUiFetchHandlerOptions extends FetchHandlerOptions {}
  * | GET | `/runs/:runId` | re-attach (`?after=` or `Last-Event-ID`) |
  * | GET | `/threads/:threadId` | the thread's current run |
  *
- * Refusals before the stream are JSON `{ code, message }`: 404 `not_found` (also for other
+ * Refusals before the stream are JSON `{ code, message }`: 401 `unauthenticated` (nobody, with `anonymous: false`), 404 `not_found` (also for other
  * paths), 405 `method_not_allowed`, 413 `body_too_large`, 415 `unsupported_media_type` (a body
  * that is not `application/json`: a cross-site form cannot start anything), 400 `invalid_input`
  * / `invalid_cursor`, and the door's own. The body is pulled only as the client reads
@@ -38,7 +38,9 @@ export function createAgUiFetchHandler(door: AgUiDoor, options: AgUiFetchHandler
     let reply: DoorReply
     if (path === '') {
       if (request.method !== 'POST') return refusalResponse(METHOD_NOT_ALLOWED)
-      const principal = await fetchPrincipal(request, options)
+      const caller = await fetchPrincipal(request, options)
+      if ('refused' in caller) return refusalResponse(caller.refused)
+      const { principal } = caller
       const body = await readJsonBody(request, maxBodyBytes)
       if ('refused' in body) return refusalResponse(body.refused)
       reply = await door.run(body.value, principal, request.signal)
@@ -46,7 +48,9 @@ export function createAgUiFetchHandler(door: AgUiDoor, options: AgUiFetchHandler
       if (request.method !== 'GET') return refusalResponse(METHOD_NOT_ALLOWED)
       const id = pathSegment((run ?? thread)![1])
       if (id === null) return refusalResponse(NO_SUCH_ROUTE)
-      const principal = await fetchPrincipal(request, options)
+      const caller = await fetchPrincipal(request, options)
+      if ('refused' in caller) return refusalResponse(caller.refused)
+      const { principal } = caller
       reply = run
         ? await door.reattach(id, after, principal, request.signal)
         : await door.attachThread(id, after, principal, request.signal)

@@ -5,7 +5,7 @@ import type { UiMessageController } from './ui_message_controller.js'
 import type { ParkingService } from '../parking/service.js'
 import { AdminController } from './admin/admin_controller.js'
 import { RunsController } from './admin/runs_controller.js'
-import { takesBody } from './body_guard.js'
+import { packageRoute } from './package_routes.js'
 import { DecisionsController } from './decisions_controller.js'
 import { StreamController, type StreamRoutesDeps } from './stream_controller.js'
 
@@ -84,15 +84,21 @@ export function registerRoutes(
   const agui = agentStream.agui
   const group = router
     .group(() => {
-      const json = (handler: Parameters<typeof takesBody>[1]) => takesBody('json', handler)
+      type Handler = Parameters<typeof packageRoute>[1]
+      /** A JSON route (a JSON body in; JSON or SSE out). */
+      const json = (handler: Handler) => packageRoute({ body: 'json', client: 'json' }, handler)
+      /** A GET read by `fetch`, `EventSource`, `HttpAgent` or `useChat` (JSON or SSE out). */
+      const read = (handler: Handler) => packageRoute({ client: 'json' }, handler)
+      /** A GET of the admin console a browser navigates to (HTML out). */
+      const page = (handler: Handler) => packageRoute({ client: 'page' }, handler)
       router
         .post(
           '/agui',
           json((ctx) => agui.run(ctx))
         )
         .as('agui.run')
-      router.get('/agui/runs/:runId', (ctx) => agui.reattach(ctx)).as('agui.reattach')
-      router.get('/agui/threads/:threadId', (ctx) => agui.attach(ctx)).as('agui.attach')
+      router.get('/agui/runs/:runId', read((ctx) => agui.reattach(ctx))).as('agui.reattach')
+      router.get('/agui/threads/:threadId', read((ctx) => agui.attach(ctx))).as('agui.attach')
       const chat = agentStream.uiMessage
       router
         .post(
@@ -100,14 +106,14 @@ export function registerRoutes(
           json((ctx) => chat.chat(ctx))
         )
         .as('chat.send')
-      router.get('/chat/:chatId/stream', (ctx) => chat.resume(ctx)).as('chat.resume')
+      router.get('/chat/:chatId/stream', read((ctx) => chat.resume(ctx))).as('chat.resume')
       router
         .post(
           '/runs',
           json((ctx) => stream.start(ctx))
         )
         .as('runs.start')
-      router.get('/runs/:runId/stream', (ctx) => stream.stream(ctx)).as('runs.stream')
+      router.get('/runs/:runId/stream', read((ctx) => stream.stream(ctx))).as('runs.stream')
       router
         .post(
           '/runs/:runId/cancel',
@@ -132,17 +138,20 @@ export function registerRoutes(
           json((ctx) => decisions.answer(ctx))
         )
         .as('items.answer')
-      router.get('/admin', (ctx) => admin.page(ctx)).as('admin.page')
-      router.get('/admin/items', (ctx) => admin.items(ctx)).as('admin.items')
-      router.get('/admin/items/:runId/:itemId', (ctx) => admin.item(ctx)).as('admin.item')
-      router.get('/admin/history', (ctx) => admin.history(ctx)).as('admin.history')
-      router.get('/admin/events', (ctx) => admin.events(ctx)).as('admin.events')
-      router.get('/admin/runs', (ctx) => runs.list(ctx)).as('admin.runs')
-      router.get('/admin/runs/:runId', (ctx) => runs.show(ctx)).as('admin.run')
+      router.get('/admin', page((ctx) => admin.page(ctx))).as('admin.page')
+      router.get('/admin/items', read((ctx) => admin.items(ctx))).as('admin.items')
+      router.get('/admin/items/:runId/:itemId', page((ctx) => admin.item(ctx))).as('admin.item')
+      router.get('/admin/history', page((ctx) => admin.history(ctx))).as('admin.history')
+      router.get('/admin/events', read((ctx) => admin.events(ctx))).as('admin.events')
+      router.get('/admin/runs', page((ctx) => runs.list(ctx))).as('admin.runs')
+      router.get('/admin/runs/:runId', page((ctx) => runs.show(ctx))).as('admin.run')
       router
         .post(
           '/admin/items/:runId/:itemId/:action',
-          takesBody('form', (ctx) => admin.decide(ctx))
+          packageRoute(
+            { body: 'form', client: 'page', csrfRefused: (ctx) => admin.csrfRefused(ctx) },
+            (ctx) => admin.decide(ctx)
+          )
         )
         .as('admin.decide')
     })

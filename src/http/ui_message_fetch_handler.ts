@@ -42,7 +42,9 @@ export function createUiMessageFetchHandler(
     let reply: UiDoorReply
     if (route.path === '/chat') {
       if (request.method !== 'POST') return refusalResponse(METHOD_NOT_ALLOWED)
-      const principal = await fetchPrincipal(request, options)
+      const caller = await fetchPrincipal(request, options)
+      if ('refused' in caller) return refusalResponse(caller.refused)
+      const { principal } = caller
       const body = await readJsonBody(request, maxBodyBytes)
       if ('refused' in body) return refusalResponse(body.refused)
       reply = await door.chat(body.value, principal, request.signal)
@@ -50,7 +52,9 @@ export function createUiMessageFetchHandler(
       if (request.method !== 'GET') return refusalResponse(METHOD_NOT_ALLOWED)
       const chatId = pathSegment(resume[1])
       if (chatId === null) return refusalResponse(NO_SUCH_ROUTE)
-      const principal = await fetchPrincipal(request, options)
+      const caller = await fetchPrincipal(request, options)
+      if ('refused' in caller) return refusalResponse(caller.refused)
+      const { principal } = caller
       reply = await door.resume(chatId, route.after, principal, request.signal)
     } else {
       return refusalResponse(NO_SUCH_ROUTE)

@@ -8,7 +8,16 @@ import { resolvePrincipal, type AdminAuthorizer, type PrincipalResolver } from '
 import { serveChunks } from '../sse.js'
 import { answersFromForm, validateDecisionForm } from './form.js'
 import { NOTICES } from './notices.js'
-import { adminAllowed, adminHeaders, csrfCookie, csrfToken, csrfValid } from './access.js'
+import {
+  CSRF_FIELD,
+  adminAllowed,
+  adminHeaders,
+  csrfCookie,
+  csrfFields,
+  csrfToken,
+  csrfValid,
+  refuseForm,
+} from './access.js'
 import { e, newNonce, renderShell } from './layout.js'
 import { parseListQuery, queryIssues, storeFilter, type ListQuery } from './filters.js'
 import { renderList, renderListBody, type ListContext } from './list_page.js'
@@ -89,7 +98,7 @@ export class AdminController {
   /** `GET /admin/items/:runId/:itemId?park=`: one item in context. */
   async item(ctx: HttpContext) {
     if (!(await this.#allowed(ctx))) return
-    const csrf = csrfToken(ctx, this.options.base)
+    const csrf = csrfFields(ctx, this.options.base)
     const nonce = newNonce()
     adminHeaders(ctx, nonce)
     const park = String(ctx.request.qs().park ?? '')
@@ -195,10 +204,7 @@ export class AdminController {
         .type('html')
         .send(`<p>${describeIssues('Invalid form', [DEPTH_ISSUE])}</p>`)
     }
-    if (!csrfValid(ctx, body._csrf)) {
-      ctx.response.status(403)
-      return ctx.response.type('html').send('<p>The form expired: reload the page.</p>')
-    }
+    if (!csrfValid(ctx, body[CSRF_FIELD])) return this.csrfRefused(ctx)
     const principal = await resolvePrincipal(ctx, this.options.principal)
     const decider = { principal, via: 'admin' }
     if (!['approve', 'reject', 'answer'].includes(action)) return ctx.response.status(404).send('')
@@ -227,6 +233,11 @@ export class AdminController {
       return back(answer.code)
     }
     return back(action === 'answer' ? 'answered' : action === 'approve' ? 'approved' : 'rejected')
+  }
+
+  /** A decision form whose CSRF token was refused (the console's own, or the app's shield). */
+  csrfRefused(ctx: HttpContext) {
+    return refuseForm(ctx, this.options.base)
   }
 
   /**

@@ -14,5 +14,5 @@ export const NOTICES: Record<string, string> = {
   E_DECISION_MISMATCH: 'That decision does not fit this item.',
   E_INVALID_DECISION:
     'The answer or the edited input breaks a rule (size, depth, options): nothing was decided.',
-  csrf: 'The form expired: reload the page and try again.',
+  csrf: 'The form expired or did not come from this console: nothing was decided. Open the item again and retry.',
 }
