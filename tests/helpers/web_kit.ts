@@ -32,7 +32,7 @@ function userOf(ctx: HttpContext) {
  * the stock exception handler, a users table with a `role` column and a login route; the
  * package's routes mounted as the README shows, under `/agent` behind `middleware.auth()`.
  * Served over loopback HTTP. Pages: `GET /login` (a form with shield's `_csrf`), `POST /login`
- * (`email`, `next`), `POST /logout`, and `GET /chat` (behind auth: the demo's `useChat` page
+ * (`email`; back to the page the auth middleware redirected from), `POST /logout`, and `GET /chat` (behind auth: the demo's `useChat` page
  * with shield's token in `<meta name="csrf-token">`).
  */
 export async function serveWebKit(config: AgentStreamConfig = {}) {
@@ -106,19 +106,17 @@ export async function serveWebKit(config: AgentStreamConfig = {}) {
   })
   // start/routes.ts.
   const script = await bundleUseChat()
-  router.get('/login', ({ request, response }) => {
-    const next = String(request.qs().next ?? '/')
-    return response.type('html').send(`<!doctype html><html lang="en"><title>Sign in</title>
+  router.get('/login', ({ request, response }) =>
+    response.type('html').send(`<!doctype html><html lang="en"><title>Sign in</title>
 <form method="post" action="/login"><input type="hidden" name="_csrf" value="${request.csrfToken}">
-<input type="hidden" name="next" value="${next.replace(/[^\w/?=&.-]/g, '')}">
 <label>Email <input name="email"></label><button type="submit">Sign in</button></form></html>`)
-  })
+  )
   router.post('/login', async (ctx) => {
     const user = await User.findBy('email', String(ctx.request.input('email') ?? ''))
     if (!user) return ctx.response.status(422).send('No such user')
     await (ctx as any).auth.use('web').login(user)
-    const next = String(ctx.request.input('next') ?? '/')
-    return ctx.response.redirect().status(303).toPath(next.startsWith('/') ? next : '/')
+    // Back where the auth middleware sent the person from (its intended URL).
+    return ctx.response.redirect().status(303).toIntended('/')
   })
   router.post('/logout', async (ctx) => {
     await (ctx as any).auth.use('web').logout()
@@ -195,7 +193,7 @@ export function cookieClient(base: string) {
       const response = await send('/login', {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ _csrf: token, email, next: '/' }).toString(),
+        body: new URLSearchParams({ _csrf: token, email }).toString(),
       })
       if (response.status !== 303) throw new Error(`sign-in: HTTP ${response.status}`)
     },
