@@ -240,7 +240,9 @@ async function scenario(demo: Demo, log: (line: string) => void): Promise<CheckR
 
   // 3. The person approves on the admin page, not in the chat.
   const admin = await approveInAdmin(base, runId)
-  log(`approved via admin: POST ${admin.action} (CSRF cookie + agent_stream_csrf) -> 303 ${admin.location}`)
+  log(
+    `approved via admin: POST ${admin.action} (CSRF cookie + agent_stream_csrf) -> 303 ${admin.location}`
+  )
 
   // 4. The client sends its own answer to the interrupt the admin decided.
   await client.runAgent({

@@ -117,7 +117,11 @@ test.group('The package in an AdonisJS web app (session auth, shield)', () => {
         headers: { 'content-type': 'application/json', ...headers },
         body: JSON.stringify({ message: 'go' }),
       })
-    const forged: Record<string, string>[] = [{}, { 'x-csrf-token': 'no' }, { 'x-xsrf-token': 'no' }]
+    const forged: Record<string, string>[] = [
+      {},
+      { 'x-csrf-token': 'no' },
+      { 'x-xsrf-token': 'no' },
+    ]
     for (const headers of forged) {
       const refused = await readResponse(await start(headers))
       assert.equal(refused.status, 403)

@@ -85,7 +85,9 @@ test.group('The package pages in an AdonisJS web app (Chromium)', () => {
   }).timeout(90_000)
 
   test('admin: sign in, approve an item with shield on', async ({ assert }) => {
-    const { url, agentStream } = await serveWebKit({ runner: scriptedAgent({ steps: ['approval'] }) })
+    const { url, agentStream } = await serveWebKit({
+      runner: scriptedAgent({ steps: ['approval'] }),
+    })
     const runId = await parkedRun(url, () => agentStream.driver.settled())
     const browser = await launchBrowser()
     const page = await browser.newPage()
@@ -105,7 +107,9 @@ test.group('The package pages in an AdonisJS web app (Chromium)', () => {
   test('admin: a form whose token is refused (shield or the console) shows it, deciding nothing', async ({
     assert,
   }) => {
-    const { url, agentStream } = await serveWebKit({ runner: scriptedAgent({ steps: ['approval'] }) })
+    const { url, agentStream } = await serveWebKit({
+      runner: scriptedAgent({ steps: ['approval'] }),
+    })
     const runId = await parkedRun(url, () => agentStream.driver.settled())
     const browser = await launchBrowser()
     const page = await browser.newPage()

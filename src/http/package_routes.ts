@@ -28,6 +28,16 @@ export function packageRoute<T extends Handler>(route: PackageRoute, handler: T)
   return handler
 }
 
+/**
+ * Mark `handler` as a JSON route's (`{ client: 'json' }`) unless it is marked already: every
+ * route of the package's group is one of its routes, a new one included.
+ */
+export function claimRoute(handler: unknown) {
+  if (typeof handler === 'function' && !routes.has(handler as Handler)) {
+    routes.set(handler as Handler, { client: 'json' })
+  }
+}
+
 /** The package's route a request was routed to, or undefined for any other route. */
 export function routeOf(ctx: HttpContext): PackageRoute | undefined {
   const handler = ctx.route?.handler

@@ -41,8 +41,7 @@ export async function serveWebKit(config: AgentStreamConfig = {}) {
       principal: userOf,
       admin: (ctx) => userOf(ctx)?.roles.includes('admin') ?? false,
       approverPolicy: (principal, item) =>
-        !!principal &&
-        (principal.roles?.includes('admin') || principal.id === item.requester?.id),
+        !!principal && (principal.roles?.includes('admin') || principal.id === item.requester?.id),
       ...config,
     },
     {
