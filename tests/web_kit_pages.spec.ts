@@ -136,4 +136,29 @@ test.group('The package pages in an AdonisJS web app (Chromium)', () => {
     const [item] = await agentStream.parking.list({ streamRunId: runId })
     assert.equal(item.status, 'pending')
   }).timeout(90_000)
+
+  test('admin: signed out under an open queue, its live part says so (401, no redirect)', async ({
+    assert,
+  }) => {
+    const { url, agentStream } = await serveWebKit({
+      runner: scriptedAgent({ steps: ['approval'] }),
+    })
+    await parkedRun(url, () => agentStream.driver.settled())
+    const browser = await launchBrowser()
+    const page = await browser.newPage()
+    // The console's event stream answers (its headers come once it listens to the queue).
+    const live = page.waitForResponse((r) => new URL(r.url()).pathname === '/agent/admin/events')
+    await signInAt(page, url, '/agent/admin', 'root@example.com')
+    assert.equal((await live).status(), 200)
+    const out = await page.evaluate(`fetch('/logout', {
+      method: 'POST',
+      headers: { 'x-xsrf-token': document.cookie.split('; ').find((c) => c.startsWith('XSRF-TOKEN=')).slice(11) },
+    }).then((r) => r.status)`)
+    assert.equal(out, 204)
+    // The queue changes: the page fetches its live part, refused now.
+    const refused = page.waitForResponse((r) => new URL(r.url()).pathname === '/agent/admin/items')
+    await parkedRun(url, () => agentStream.driver.settled())
+    assert.equal((await refused).status(), 401)
+    await page.locator('#live', { hasText: 'Live updates stopped: your session ended' }).waitFor()
+  }).timeout(90_000)
 })
