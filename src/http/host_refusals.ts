@@ -27,11 +27,8 @@ const REFUSALS: Record<string, Refusal> = {
   E_BAD_CSRF_TOKEN: INVALID_CSRF_TOKEN,
 }
 
-/**
- * Whether the package answered `error` on `ctx` itself (then it has: the response is set).
- * Exported for the hook and its tests.
- */
-export function answerRefusal(error: unknown, ctx: HttpContext): boolean {
+/** Whether the package answered `error` on `ctx` itself (then the response is set). */
+function answerRefusal(error: unknown, ctx: HttpContext): boolean {
   const route = routeOf(ctx)
   const code = (error as { code?: unknown } | null)?.code
   if (!route || typeof code !== 'string' || !Object.hasOwn(REFUSALS, code)) return false
