@@ -49,11 +49,20 @@ export default class AgentStreamProvider {
     installHostRefusals()
   }
 
-  /** The sweeper (expiry, resumes nobody claimed) runs only in a running app, never in warmup. */
+  /**
+   * The sweeper (expiry, resumes nobody claimed) runs only in a running app, never in warmup.
+   *
+   * The graceful shutdown (`app.terminate()`, which the app's `bin/server.ts` calls on SIGTERM)
+   * starts in a `terminating` hook registered here: registered after the HTTP server's own (core
+   * adds it once the server listens) and run in reverse order, it runs first, while the server
+   * still answers. The replica drains (see `AgentStream.shutdown`) and its SSE responses end,
+   * so the server's close that follows does not wait on them.
+   */
   async ready() {
     if (this.app.getMode() === 'warmup') return
     const agentStream = await this.app.container.make('agentStream')
     agentStream.startSweeper()
+    this.app.terminating(() => agentStream.shutdown())
   }
 
   async shutdown() {

@@ -1,47 +1,56 @@
 #!/usr/bin/env node
 /**
- * `npm test`: the whole suite against SQLite, PostgreSQL and MySQL, one after the other.
- * DBS=sqlite,pg picks some. Prints each run's summary and a closing "N passed, N failed" line;
- * exits non-zero when any test failed or a database was unreachable.
+ * `npm test`: first what the suite needs on this machine (scripts/test_setup.ts: Debian's
+ * chromium installed when missing and possible, the databases and Redis reachable; otherwise it
+ * stops with the line to run), then lint and typecheck, then the whole suite against SQLite,
+ * PostgreSQL and MySQL, one after the other. DBS=sqlite,pg picks some. Prints each run's summary
+ * and a closing "N passed, N failed" line; exits non-zero when a step or any test failed.
  */
-import { spawn } from 'node:child_process'
-import net from 'node:net'
+import { spawn, spawnSync } from 'node:child_process'
 
-const all = { sqlite: null, pg: ['PostgreSQL', process.env.PG_HOST ?? '127.0.0.1', Number(process.env.PG_PORT ?? 5432)], mysql: ['MySQL/MariaDB', process.env.MYSQL_HOST ?? '127.0.0.1', Number(process.env.MYSQL_PORT ?? 3306)] }
-const dbs = (process.env.DBS ?? 'sqlite,pg,mysql').split(',').map((s) => s.trim()).filter(Boolean)
+const dbs = (process.env.DBS ?? 'sqlite,pg,mysql')
+  .split(',')
+  .map((s) => s.trim())
+  .filter(Boolean)
 const extra = process.argv.slice(2)
+const unknown = dbs.filter((db) => !['sqlite', 'pg', 'mysql'].includes(db))
+if (unknown.length > 0) {
+  console.error(`Unknown database "${unknown[0]}" in DBS (use sqlite, pg, mysql)`)
+  process.exit(2)
+}
 
-const reachable = (host, port) =>
-  new Promise((resolve) => {
-    const socket = net.connect({ host, port, timeout: 2000 })
-    socket.once('connect', () => (socket.destroy(), resolve(true)))
-    socket.once('error', () => resolve(false))
-    socket.once('timeout', () => (socket.destroy(), resolve(false)))
+// Each step on this Node (24), whatever node is first on PATH; a failed step stops here.
+for (const [what, command, args] of [
+  ['setup', process.execPath, ['--import=@poppinss/ts-exec', 'scripts/test_setup.ts']],
+  ['lint', 'npm', ['run', 'lint']],
+  ['typecheck', 'npm', ['run', 'typecheck']],
+]) {
+  const step = spawnSync(command, args, {
+    stdio: 'inherit',
+    env: { ...process.env, DBS: dbs.join(',') },
   })
+  if (step.status !== 0) {
+    console.error(`\nnpm test stopped: ${what} failed`)
+    process.exit(1)
+  }
+}
 
 let passed = 0
 let failed = 0
 let broken = false
 const lines = []
 for (const db of dbs) {
-  if (!(db in all)) {
-    console.error(`Unknown database "${db}" in DBS (use sqlite, pg, mysql)`)
-    process.exit(2)
-  }
-  const service = all[db]
-  if (service && !(await reachable(service[1], service[2]))) {
-    console.error(`\n${service[0]} is not reachable at ${service[1]}:${service[2]}: start it (see README, "Running the tests") or run DBS=sqlite npm test`)
-    lines.push(`${db}: not reachable`)
-    broken = true
-    continue
-  }
   console.log(`\n==> DB=${db}`)
   const output = await new Promise((resolve) => {
     let text = ''
-    const child = spawn(process.execPath, ['--import=@poppinss/ts-exec', '--enable-source-maps', 'bin/test.ts', ...extra], {
-      env: { ...process.env, DB: db },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    })
+    const child = spawn(
+      process.execPath,
+      ['--import=@poppinss/ts-exec', '--enable-source-maps', 'bin/test.ts', ...extra],
+      {
+        env: { ...process.env, DB: db },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      }
+    )
     child.stdout.on('data', (chunk) => {
       process.stdout.write(chunk)
       text += chunk

@@ -35,6 +35,9 @@ export class AgentStream {
   readonly uiMessageDoor: UiMessageDoor
   readonly uiMessage: UiMessageController
   #stopSweeper: (() => void) | null = null
+  #drain: () => Promise<void>
+  #shutdown: Promise<void> | null = null
+  #closing = new AbortController()
 
   constructor(
     db: Database,
@@ -57,6 +60,7 @@ export class AgentStream {
       heartbeatMs: config.agui.heartbeatMs,
       abortOnDisconnect: config.agui.abortOnDisconnect,
     })
+    this.#drain = stack.drain
     this.uiMessageDoor = stack.uiMessage
     this.uiMessage = new UiMessageController(this.uiMessageDoor, {
       principal: config.principal,
@@ -88,17 +92,43 @@ export class AgentStream {
     return this.#stopSweeper !== null
   }
 
-  /** Delete streams ended longer ago than the TTL (or `olderThanMs`). See `LucidTokenStreamSink.purge`. */
-  purge(options?: { olderThanMs?: number; dryRun?: boolean }) {
+  /**
+   * Delete streams ended longer ago than the TTL (or `olderThanMs`) with everything they owned,
+   * `batchSize` streams per transaction. See `LucidTokenStreamSink.purge`.
+   */
+  purge(options?: { olderThanMs?: number; dryRun?: boolean; batchSize?: number }) {
     return this.sink.purge(options)
   }
 
-  /** Stop the sweeper, timers and listeners; end readers. */
+  /** Aborted once the shutdown ends open responses (the admin page's events route listens). */
+  get closing(): AbortSignal {
+    return this.#closing.signal
+  }
+
+  /** Whether this replica drains (a graceful shutdown began): it starts and resumes nothing. */
+  get draining() {
+    return this.driver.draining
+  }
+
+  /**
+   * A graceful shutdown (the provider's, on `app.terminate()`: SIGTERM). The sweeper stops; new
+   * runs and resumes are refused (503 `replica_shutdown`, `Retry-After`; decisions are still
+   * recorded, and another replica resumes what they unblock); runs in flight get `shutdown.drain`
+   * to finish, then their `signal` aborts and their streams end at once with an `error` frame
+   * `replica_shutdown`. Then open SSE responses end after what is stored (their readers
+   * re-attach on another replica), and the sink's timers and listeners stop. Parked runs are
+   * untouched. Idempotent.
+   */
   shutdown() {
-    this.#stopSweeper?.()
-    this.#stopSweeper = null
-    this.agui.closeAll()
-    this.uiMessage.closeAll()
-    return this.sink.shutdown()
+    this.#shutdown ??= (async () => {
+      this.#stopSweeper?.()
+      this.#stopSweeper = null
+      await this.#drain()
+      await this.sink.shutdown()
+      this.agui.closeAll()
+      this.uiMessage.closeAll()
+      this.#closing.abort()
+    })()
+    return this.#shutdown
   }
 }

@@ -69,6 +69,13 @@ export interface AgentStreamConfig {
   principal?: PrincipalResolver
   /** Who may use the admin page. Default: nobody (every admin request gets 403). */
   admin?: AdminAuthorizer
+  /**
+   * A graceful shutdown (SIGTERM, `app.terminate()`): runs in flight on the replica get `drain`
+   * to finish (default `5s`); then their agent's `signal` aborts and their streams end at once
+   * with an `error` frame `replica_shutdown` (retryable). Meanwhile the replica refuses new runs
+   * and resumes with 503 `replica_shutdown` and `Retry-After`.
+   */
+  shutdown?: { drain?: Duration }
   /** The AG-UI door. */
   agui?: AgUiDoorOptions & {
     /** A comment line after this long without an event. Default `15s`. */
@@ -81,6 +88,7 @@ export type ResolvedAgentStreamConfig = Omit<LucidSinkOptions, 'onError' | 'park
   runner?: AgentRunner
   approverPolicy?: ApproverPolicy
   sweepIntervalMs?: number
+  drainMs?: number
   principal?: PrincipalResolver
   admin?: AdminAuthorizer
   agui: AgUiDoorOptions & { heartbeatMs: number }
@@ -125,6 +133,7 @@ export function defineConfig(config: AgentStreamConfig): ConfigProvider<Resolved
     runner: config.runner,
     approverPolicy: config.approverPolicy,
     sweepIntervalMs: ms('sweepInterval', config.sweepInterval, 10),
+    drainMs: ms('shutdown.drain', config.shutdown?.drain, 0),
     principal: config.principal,
     admin: config.admin,
     agui: {

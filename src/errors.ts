@@ -1,5 +1,6 @@
 import { Exception } from '@adonisjs/core/exceptions'
 import { errors as vineErrors } from '@vinejs/vine'
+import { DEFAULTS } from './defaults.js'
 
 /** One broken rule: the field path (`event.kind`, `messages.0.role`) and the rule's name. */
 export interface ValidationIssue {
@@ -30,7 +31,10 @@ export function describeIssues(subject: string, issues: ValidationIssue[], whole
  * file stays free of `@adonisjs/core/http`).
  */
 export interface ErrorContext {
-  response: { status(code: number): { json(body: unknown): unknown } }
+  response: {
+    status(code: number): { json(body: unknown): unknown }
+    header(name: string, value: string): unknown
+  }
 }
 
 /**
@@ -207,6 +211,35 @@ export class AgUiBodyTooLargeError extends InvalidAgUiInputError {
   }
 }
 
+/**
+ * This replica is shutting down (a graceful shutdown drains it): it starts no run and resumes
+ * none; another replica will. HTTP 503 with `Retry-After`, code `replica_shutdown`.
+ */
+export class ReplicaShutdownError extends AgentStreamException {
+  static status = 503
+  static code = 'replica_shutdown'
+  /** Seconds a client waits before it tries again (on another replica, behind a balancer). */
+  static retryAfterSeconds = DEFAULTS.retryAfterSeconds
+  constructor() {
+    super('This server is shutting down: try again in a moment.')
+  }
+
+  async handle(error: this, ctx: ErrorContext) {
+    ctx.response.header('Retry-After', String(ReplicaShutdownError.retryAfterSeconds))
+    await super.handle(error, ctx)
+  }
+}
+
+/** A door's refusal of a draining replica: 503 `replica_shutdown` (the transports add `Retry-After`). */
+export function replicaShutdownRefusal() {
+  return {
+    kind: 'refused' as const,
+    status: 503 as const,
+    code: ReplicaShutdownError.code,
+    message: new ReplicaShutdownError().message,
+  }
+}
+
 /** Every error of this package, keyed by its code (as AdonisJS's own packages export theirs). */
 export const errors = {
   E_INVALID_FRAME: InvalidFrameError,
@@ -223,6 +256,7 @@ export const errors = {
   E_INVALID_AGUI_ID: InvalidAgUiIdError,
   invalid_input: InvalidAgUiInputError,
   body_too_large: AgUiBodyTooLargeError,
+  replica_shutdown: ReplicaShutdownError,
 } as const
 
 /** A code of this package's errors (the keys of {@link errors}). */

@@ -19,6 +19,11 @@ export interface RuntimeOptions extends LucidSinkOptions {
   claimLeaseMs?: number
   /** The AG-UI door's options (`agui` in the config). */
   agui?: AgUiDoorOptions
+  /**
+   * A graceful shutdown (`drain()`, `close()`): how long runs in flight get to finish before
+   * their agent is aborted and their streams end `replica_shutdown`. Default 5000 ms.
+   */
+  drainMs?: number
 }
 
 /** The options of {@link createParking} (the same as {@link RuntimeOptions}). */
@@ -30,11 +35,17 @@ export type ParkingOptions = RuntimeOptions
  * transaction; a suspension the service leaves with nothing pending is resumed by the driver,
  * which listens for its ready notices (parking never calls the runner).
  *
- * Returns `{ sink, parking, driver, service, door, uiMessage }`: `parking` is the {@link ParkingStore},
+ * Returns `{ sink, parking, driver, service, door, uiMessage, drain, close }`: `parking` is the {@link ParkingStore},
  * `service` the {@link ParkingService}, `door` the {@link AgUiDoor} (protocol logic, no HTTP: serve
  * it with the AdonisJS routes or `createAgUiFetchHandler`), `uiMessage` the {@link UiMessageDoor}
  * (the AI SDK UI message stream, for `useChat`), on the same run rows. Nothing here needs AdonisJS's HTTP
  * layer: only a Lucid `Database`.
+ *
+ * A graceful shutdown (SIGTERM: a deploy) calls `close()`: `drain()` first (both doors answer a
+ * new run or a resume with 503 `replica_shutdown` and `Retry-After`, no suspension is claimed
+ * here, runs in flight get `drainMs` to finish, then end with an `error` frame `replica_shutdown`
+ * at once; parked runs are untouched), then the sink stops (readers end quietly after what is
+ * stored, and re-attach from their cursor on another replica).
  */
 export function createRuntime(db: Database, options: RuntimeOptions) {
   let parking: ParkingStore | null = null
@@ -67,7 +78,16 @@ export function createRuntime(db: Database, options: RuntimeOptions) {
     checkpointEvery,
     storedCheckpointEvery,
   })
-  return { sink, parking, driver, service, door, uiMessage }
+  /** Drain this replica (see above). Resolves once every run in flight wrote its outcome. */
+  const drain = () => driver.drain(options.drainMs)
+  let closing: Promise<void> | null = null
+  /** Drain, then stop the sink's timers, LISTEN connection and readers. Idempotent. */
+  const close = () =>
+    (closing ??= (async () => {
+      await drain()
+      await sink.shutdown()
+    })())
+  return { sink, parking, driver, service, door, uiMessage, drain, close }
 }
 
 /** {@link createRuntime} under its former name. */

@@ -24,6 +24,7 @@ export type AgentStreamErrorCode =
   | 'replay_diverged'
   | 'model_no_output'
   | 'run_failed'
+  | 'replica_shutdown'
 
 /**
  * The fixed sentence of each error code: what readers see instead of a thrown error's text
@@ -36,6 +37,7 @@ export const FAILURE_SENTENCES: Record<AgentStreamErrorCode, string> = {
   replay_diverged: 'The run stopped: it could not continue from where it paused.',
   model_no_output: 'The run stopped: the model returned nothing.',
   run_failed: 'The run stopped unexpectedly.',
+  replica_shutdown: 'The run stopped: the server shut down before it finished. Try again.',
 }
 
 /** The stable list of {@link AgentStreamErrorCode} values. */
@@ -46,6 +48,7 @@ export const AGENT_STREAM_ERROR_CODES: readonly AgentStreamErrorCode[] = [
   'replay_diverged',
   'model_no_output',
   'run_failed',
+  'replica_shutdown',
 ]
 
 /** One choice of an elicitation question. */

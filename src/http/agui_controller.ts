@@ -5,7 +5,7 @@ import { cursorOf } from './cursor_of.js'
 import type { AgUiDoor, DoorReply } from '../agui/door/index.js'
 import { serveAgUiEvents } from './sse.js'
 import { mediaTypeRefusal } from './media_type.js'
-import { refusalBody } from './refusal.js'
+import { refusalBody, sendRefusal } from './refusal.js'
 
 /**
  * The AG-UI routes as an AdonisJS controller (the routes helper mounts it): `run` for
@@ -74,9 +74,7 @@ export class AgUiController {
   }
 
   async #serve(ctx: HttpContext, reply: DoorReply, controller: AbortController, drives: boolean) {
-    if (reply.kind === 'refused') {
-      return ctx.response.status(reply.status).json(refusalBody(reply))
-    }
+    if (reply.kind === 'refused') return sendRefusal(ctx.response, reply)
     this.#open.add(controller)
     const streamRunId = reply.streamRunId
     try {

@@ -1,10 +1,13 @@
+import { ReplicaShutdownError } from '../errors.js'
+
 /**
  * The one shape of a refusal before a stream opens, on every route of both transports (the
- * AdonisJS controllers and the Fetch-API handlers): a 4xx status and the JSON body
- * `{ code, message }`, nothing else (a door's reply carries more fields; they stay inside).
+ * AdonisJS controllers and the Fetch-API handlers): a 4xx status (503 on a draining replica) and
+ * the JSON body `{ code, message }`, nothing else (a door's reply carries more fields; they stay
+ * inside).
  */
 
-/** A refusal: its HTTP status (4xx) and what the body says. */
+/** A refusal: its HTTP status (4xx, or 503) and what the body says. */
 export interface Refusal {
   status: number
   code: string
@@ -25,6 +28,38 @@ export const METHOD_NOT_ALLOWED: Readonly<Refusal> = Object.freeze({
   message: 'Method not allowed',
 })
 
+/**
+ * This replica is draining (a graceful shutdown): it starts and resumes nothing. 503
+ * `replica_shutdown` with `Retry-After` ({@link refusalHeaders}); another replica takes the retry.
+ */
+export const REPLICA_SHUTDOWN: Readonly<Refusal> = Object.freeze({
+  status: ReplicaShutdownError.status,
+  code: ReplicaShutdownError.code,
+  message: new ReplicaShutdownError().message,
+})
+
+/** The headers of a refusal: `Retry-After` on a 503 (a draining replica), none otherwise. */
+export function refusalHeaders(refusal: { status: number }): Record<string, string> {
+  return refusal.status === 503
+    ? { 'Retry-After': String(ReplicaShutdownError.retryAfterSeconds) }
+    : {}
+}
+
+/**
+ * Send a refusal on an AdonisJS response (structural: this file stays free of
+ * `@adonisjs/core/http`): its status, {@link refusalHeaders} and {@link refusalBody}.
+ */
+export function sendRefusal(
+  response: {
+    header(name: string, value: string): unknown
+    status(code: number): { json(body: unknown): unknown }
+  },
+  refusal: Refusal
+) {
+  for (const [name, value] of Object.entries(refusalHeaders(refusal))) response.header(name, value)
+  return response.status(refusal.status).json(refusalBody(refusal))
+}
+
 /** The JSON body of a refusal: `{ code, message }`, whatever else `refusal` carries. */
 export function refusalBody(refusal: Refusal): { code: string; message: string } {
   return { code: refusal.code, message: refusal.message }
@@ -32,7 +67,10 @@ export function refusalBody(refusal: Refusal): { code: string; message: string }
 
 /** A refusal as a Fetch-API `Response`: `refusal.status`, `application/json` {@link refusalBody}. */
 export function refusalResponse(refusal: Refusal): Response {
-  return Response.json(refusalBody(refusal), { status: refusal.status })
+  return Response.json(refusalBody(refusal), {
+    status: refusal.status,
+    headers: refusalHeaders(refusal),
+  })
 }
 
 /**

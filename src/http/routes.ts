@@ -8,12 +8,16 @@ import { RunsController } from './admin/runs_controller.js'
 import { claimRoute, packageRoute } from './package_routes.js'
 import { DecisionsController } from './decisions_controller.js'
 import { StreamController, type StreamRoutesDeps } from './stream_controller.js'
+import { ThreadsController } from './threads_controller.js'
+import { ThreadList } from '../store/thread_list.js'
 
 /** What the routes serve: the package's service (`AgentStream`) as the transport sees it. */
 export interface RoutedAgentStream extends StreamRoutesDeps {
   parking: ParkingService
   agui: AgUiController
   uiMessage: UiMessageController
+  /** Aborted when the replica shuts down (`AgentStream.closing`): the admin's SSE ends. */
+  closing?: AbortSignal
 }
 
 export interface RoutesOptions {
@@ -30,7 +34,9 @@ export interface RoutesOptions {
  * | --- | --- | --- |
  * | POST | `/agui` | `agui.run` (AG-UI `RunAgentInput` in, SSE out) |
  * | GET | `/agui/runs/:runId` | `agui.reattach` (`Last-Event-ID` or `?after=`) |
+ * | GET | `/agui/threads` | `agui.threads` (the caller's threads, newest first: `?limit=&cursor=`) |
  * | GET | `/agui/threads/:threadId` | `agui.attach` (the thread's current run, same cursors) |
+ * | GET | `/chat` | `chat.list` (the caller's chats, newest first: `?limit=&cursor=`) |
  * | POST | `/chat` | `chat.send` (`useChat`'s body in, the AI SDK UI message stream out) |
  * | GET | `/chat/:chatId/stream` | `chat.resume` (the chat's active turn; 204 when none) |
  * | POST | `/runs` | `runs.start` (native: `{ message, threadId?, runId? }`) |
@@ -77,6 +83,7 @@ export function registerRoutes(
     replay: (runId, range) => sink.replay(runId, range),
     observe: (listener) => sink.tail.observe(listener),
     pollMs: sink.options.pollIntervalMs,
+    closing: agentStream.closing,
   })
   const runs = new RunsController(agentStream.sink, agentStream.parking, {
     base: prefix,
@@ -84,6 +91,9 @@ export function registerRoutes(
     rules: config.agui,
   })
   const agui = agentStream.agui
+  const threads = new ThreadsController(new ThreadList(() => sink.client, sink.tables), {
+    principal: config.principal,
+  })
   const group = router
     .group(() => {
       type Handler = Parameters<typeof packageRoute>[1]
@@ -107,11 +117,23 @@ export function registerRoutes(
         .as('agui.reattach')
       router
         .get(
+          '/agui/threads',
+          read((ctx) => threads.threads(ctx))
+        )
+        .as('agui.threads')
+      router
+        .get(
           '/agui/threads/:threadId',
           read((ctx) => agui.attach(ctx))
         )
         .as('agui.attach')
       const chat = agentStream.uiMessage
+      router
+        .get(
+          '/chat',
+          read((ctx) => threads.chats(ctx))
+        )
+        .as('chat.list')
       router
         .post(
           '/chat',

@@ -3,7 +3,7 @@ import type { Principal } from '../core/run.js'
 import type { UiDoorReply, UiMessageDoor } from '../ui_message/door/index.js'
 import { cursorOf } from './cursor_of.js'
 import { mediaTypeRefusal } from './media_type.js'
-import { refusalBody } from './refusal.js'
+import { refusalBody, sendRefusal } from './refusal.js'
 import { resolvePrincipal, type PrincipalResolver } from './principal.js'
 import { serveChunks } from './sse.js'
 import { UI_MESSAGE_STREAM_HEADER, uiMessageSse } from './ui_message_encoding.js'
@@ -51,9 +51,7 @@ export class UiMessageController {
     const controller = new AbortController()
     const principal = await resolvePrincipal(ctx, this.options.principal)
     const reply = await answer(principal, controller.signal)
-    if (reply.kind === 'refused') {
-      return ctx.response.status(reply.status).json(refusalBody(reply))
-    }
+    if (reply.kind === 'refused') return sendRefusal(ctx.response, reply)
     if (reply.kind === 'none') return ctx.response.noContent()
     this.#open.add(controller)
     try {

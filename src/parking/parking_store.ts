@@ -104,6 +104,10 @@ export class ParkingStore {
   markResumed(...args: Parameters<Claims['markResumed']>) {
     return this.#claims.markResumed(...args)
   }
+  /** Give this replica's claim back (it is draining): claimable again at once. */
+  releaseClaim(...args: Parameters<Claims['release']>) {
+    return this.#claims.release(...args)
+  }
   /** Suspensions that may be claimable, oldest first. */
   claimCandidates(...args: Parameters<Claims['claimCandidates']>) {
     return this.#claims.claimCandidates(...args)

@@ -128,6 +128,21 @@ export class SuspensionClaims {
   }
 
   /**
+   * Give a claim back before the resume started (the claimer is draining): the segment is
+   * parked again, claimable at once by any replica (the sweeper's next round takes it), instead
+   * of waiting for the claim's lease to lapse. Returns whether the claim was still held.
+   */
+  async release(streamRunId: string, claimer: string) {
+    const released = await this.rows.client
+      .from(this.rows.tables.suspensions)
+      .where('stream_run_id', streamRunId)
+      .where('status', 'claimed')
+      .where('claimed_by', claimer)
+      .update({ status: 'parked', updated_at: now() })
+    return affected(released) > 0
+  }
+
+  /**
    * Suspensions whose segment may be claimable: parked, or claimed with a lapsed claim, in a
    * stream with nothing pending. One per stream, oldest first.
    */

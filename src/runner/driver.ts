@@ -14,6 +14,8 @@ import {
 } from './contract.js'
 import { DEFAULTS } from '../defaults.js'
 import { retryTransient } from '../sink/outage.js'
+import { ReplicaShutdownError, StreamClosedError } from '../errors.js'
+import { Drain, SHUTDOWN_OUTCOME } from './drain.js'
 
 export interface DriverOptions {
   /** This replica's name in claims (default: a random id per process). */
@@ -45,6 +47,7 @@ export class RunDriver {
   readonly replicaId: string
   #running = new Map<string, AbortController>()
   #active = new Set<Promise<unknown>>()
+  #drain = new Drain()
 
   constructor(
     readonly sink: LucidTokenStreamSink,
@@ -58,6 +61,8 @@ export class RunDriver {
   /**
    * Start a run: open its stream (before this resolves, so a reader can subscribe at once) and
    * run its first segment in the background.
+   *
+   * @throws ReplicaShutdownError while this replica drains (nothing opened)
    */
   async start(run: {
     runId: string
@@ -65,6 +70,7 @@ export class RunDriver {
     input?: unknown
     principal?: Principal | null
   }): Promise<{ runId: string; done: Promise<RunOutcome> }> {
+    if (this.#drain.draining) throw new ReplicaShutdownError()
     const meta: RunMeta = {
       runId: run.runId,
       streamRunId: run.runId,
@@ -86,6 +92,11 @@ export class RunDriver {
    * runs that parked in it (as the run that parked, or as the segment's run when several did).
    */
   async resume(claimed: ClaimedSuspension): Promise<RunOutcome | null> {
+    // A claim that landed while this replica began to drain: given back, for another replica.
+    if (this.#drain.draining) {
+      await this.parking.releaseClaim(claimed.streamRunId, this.replicaId)
+      return null
+    }
     const meta: RunMeta = {
       runId: claimed.runId,
       streamRunId: claimed.streamRunId,
@@ -118,6 +129,29 @@ export class RunDriver {
     )
   }
 
+  /** Whether this replica drains (a graceful shutdown): it starts and resumes nothing. */
+  get draining() {
+    return this.#drain.draining
+  }
+
+  /**
+   * Drain this replica (a graceful shutdown): from now on `start` throws
+   * {@link ReplicaShutdownError} and no suspension is claimed here (another replica resumes it;
+   * a parked run is untouched). Segments running get `drainMs` to finish; then their `signal`
+   * aborts and each ends at once with an `error` frame `replica_shutdown` (retryable), whatever
+   * its runner still does (what it writes after is refused). Resolves once every segment has
+   * written its outcome.
+   */
+  async drain(drainMs: number = DEFAULTS.drainMs) {
+    this.#drain.begin()
+    let timer: NodeJS.Timeout | undefined
+    const up = new Promise<void>((resolve) => (timer = setTimeout(resolve, drainMs)))
+    await Promise.race([this.settled(), up])
+    clearTimeout(timer)
+    this.#drain.expire()
+    await this.settled()
+  }
+
   /** Resolves once every segment this driver started (or resumed) has written its outcome. */
   async settled(): Promise<void> {
     while (this.#active.size > 0) await Promise.allSettled([...this.#active])
@@ -142,6 +176,7 @@ export class RunDriver {
     writer: LucidSinkWriter,
     input: unknown,
     signal: AbortSignal,
+    segment: { stopped: boolean },
     scope?: { name: string; parentToolCallId?: string }
   ): RunContext {
     // A child's scope opens with its first frame (a child that writes nothing leaves no trace).
@@ -169,6 +204,8 @@ export class RunDriver {
       principal: meta.principal,
       writer: {
         write: async (frame) => {
+          // A segment stopped by a drain: its outcome is being written, nothing goes after it.
+          if (segment.stopped) throw new StreamClosedError(meta.streamRunId)
           await open()
           return writer.write(frame)
         },
@@ -180,7 +217,7 @@ export class RunDriver {
         // in the order it was written; the writer parks each approval under its own run.
         const childMeta: RunMeta = { ...meta, runId: childRunId, parentRunId: meta.runId }
         writer.adopt(childMeta)
-        return this.#context(childMeta, writer, null, signal, {
+        return this.#context(childMeta, writer, null, signal, segment, {
           name: options.name ?? 'agent',
           parentToolCallId: options.parentToolCallId,
         })
@@ -217,15 +254,26 @@ export class RunDriver {
     // The database stayed away past the outage bound: the agent is stopped at once (the writer
     // records the failure when the database is back).
     writer.onLost = () => controller.abort()
+    const segment = { stopped: false }
+    const drain = this.#drain.watch()
     let outcome: RunOutcome
     try {
-      outcome = await call(this.#context(meta, writer, input, controller.signal))
+      const running = call(this.#context(meta, writer, input, controller.signal, segment))
+      // Stopped by a drain: what the runner still does (or throws) no longer counts.
+      running.catch(() => {})
+      outcome = await Promise.race([running, drain.stopped])
+      if (outcome === SHUTDOWN_OUTCOME) {
+        segment.stopped = true
+        controller.abort()
+      }
     } catch {
       outcome = { status: 'failed' }
     } finally {
+      drain.done()
       this.#running.delete(meta.streamRunId)
     }
     if (writer.lost) outcome = { status: 'failed' }
+    else if (segment.stopped) outcome = { status: 'failed', code: 'replica_shutdown' }
     else if (controller.signal.aborted && outcome.status !== 'parked') {
       outcome = { status: 'cancelled' }
     }
@@ -311,6 +359,8 @@ export class RunDriver {
     park: number,
     claimLeaseMs = this.options.claimLeaseMs ?? DEFAULTS.claimLeaseMs
   ): Promise<boolean> {
+    // A draining replica claims nothing: the suspension stays ready for another one.
+    if (this.#drain.draining) return false
     const claimed = await this.parking.claim(runId, park, this.replicaId, claimLeaseMs)
     if (!claimed) return false
     void this.#track(this.resume(claimed)).catch((error) => this.options.onError?.(error))

@@ -12,6 +12,7 @@ import {
 } from './input.js'
 import type { AgUiRun, AgUiRunStore } from './runs.js'
 import { notFound, refusal } from './refusals.js'
+import { ReplicaShutdownError, replicaShutdownRefusal } from '../../errors.js'
 import type { AgUiDoorOptions, DoorDeps, DoorReply } from './reply.js'
 import { attachThread, reattach } from './attach.js'
 import { TranslatorCheckpoints } from './checkpoints.js'
@@ -64,8 +65,21 @@ export class AgUiDoor {
   /**
    * `POST`: a new run (the newest user message is its input) or a resume (`resume[]` answers
    * every open interrupt of the thread). `signal` ends the stream when the client goes away.
+   * A draining replica (a graceful shutdown) refuses either: 503 `replica_shutdown`.
    */
   async run(body: unknown, principal: Principal | null, signal?: AbortSignal): Promise<DoorReply> {
+    // A draining replica starts and resumes nothing: the client retries on another one (also
+    // when the drain began while this request was being checked).
+    if (this.driver.draining) return replicaShutdownRefusal()
+    try {
+      return await this.#run(body, principal, signal)
+    } catch (error) {
+      if (error instanceof ReplicaShutdownError) return replicaShutdownRefusal()
+      throw error
+    }
+  }
+
+  async #run(body: unknown, principal: Principal | null, signal?: AbortSignal): Promise<DoorReply> {
     let input: AgUiInput
     let fresh: ReturnType<typeof newInput> = { text: null, toolResults: [] }
     try {

@@ -59,7 +59,7 @@ export interface SseItem {
  * `{ code, message }`), or the AG-UI run as an async iterable of events.
  */
 export type DoorReply =
-  | { kind: 'refused'; status: 400 | 404 | 413; code: string; message: string }
+  | { kind: 'refused'; status: 400 | 404 | 413 | 503; code: string; message: string }
   | { kind: 'stream'; events: AsyncIterable<SseItem>; streamRunId?: string }
 
 /** What every use case of the door works with: the layers below it and its options. */

@@ -47,6 +47,8 @@ export interface AdminOptions {
   observe: (listener: (runId: string) => void) => () => void
   /** The live queue's poll, in milliseconds (the sink's `pollIntervalMs`). */
   pollMs: number
+  /** Aborted when the replica shuts down: open `events` responses end (the browser reconnects). */
+  closing?: AbortSignal
 }
 
 /**
@@ -163,6 +165,10 @@ export class AdminController {
     const timer = setTimeout(() => controller.abort(), EVENTS_MS)
     timer.unref()
     const signal = controller.signal
+    const closing = this.options.closing
+    const close = () => controller.abort()
+    if (closing?.aborted) close()
+    closing?.addEventListener('abort', close, { once: true })
     async function* chunks() {
       yield 'retry: 1000\n\n'
       while (!signal.aborted) {
@@ -182,6 +188,7 @@ export class AdminController {
         headers: ctx.response.getHeaders(),
       })
     } finally {
+      closing?.removeEventListener('abort', close)
       clearTimeout(timer)
       stop()
     }

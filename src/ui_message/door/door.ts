@@ -4,7 +4,12 @@ import { isRunId } from '../../core/frames.js'
 import type { Principal } from '../../core/run.js'
 import { StoredCheckpoints, TranslatorCheckpoints } from '../../checkpoints/index.js'
 import { CheckpointRows } from '../../store/checkpoint_rows.js'
-import { AgentStreamException, InvalidCursorError, isPackageErrorCode } from '../../errors.js'
+import {
+  AgentStreamException,
+  InvalidCursorError,
+  isPackageErrorCode,
+  replicaShutdownRefusal,
+} from '../../errors.js'
 import type { LucidTokenStreamSink } from '../../sink/lucid_sink.js'
 import type { RunDriver } from '../../runner/driver.js'
 import type { ParkingService } from '../../parking/service.js'
@@ -85,13 +90,16 @@ export class UiMessageDoor {
    * `POST` a chat request. Refusals (nothing written): 400 `invalid_input`, 413
    * `body_too_large`, 404 `not_found` (no such chat, or another principal's), 409
    * `interrupt_pending` (a new message while approvals are open), 409 `not_current_turn`, 422
-   * `no_decision`, and the parking service's errors with their status and code.
+   * `no_decision`, and the parking service's errors with their status and code; 503
+   * `replica_shutdown` on a draining replica (a graceful shutdown).
    */
   async chat(
     body: unknown,
     principal: Principal | null,
     signal?: AbortSignal
   ): Promise<UiDoorReply> {
+    // A draining replica starts and resumes nothing: the client retries on another one.
+    if (this.driver.draining) return replicaShutdownRefusal()
     try {
       return await this.#chat(body, principal, signal)
     } catch (error) {
@@ -119,7 +127,14 @@ export class UiMessageDoor {
     const runId = randomUUID()
     const started = await startRun(
       this.#deps,
-      { runId, threadId: input.id, ownerId: principal?.id ?? null, clientTools: [] },
+      {
+        runId,
+        threadId: input.id,
+        ownerId: principal?.id ?? null,
+        clientTools: [],
+        // What the person said (the chat list's title, AG-UI's `MESSAGES_SNAPSHOT` of the thread).
+        inputMessage: message === '' ? null : { id: last.id, content: message },
+      },
       { message, context: [] },
       principal
     )
