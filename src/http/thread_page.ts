@@ -31,7 +31,6 @@ const queryValidator = vine.compile(
     .allowUnknownProperties()
 )
 
-
 const invalidQuery = (issues: ValidationIssue[]): Refusal => ({
   status: 422,
   code: 'invalid_query',
