@@ -15,6 +15,7 @@ import {
   lastAssistantMessageIsCompleteWithApprovalResponses,
   type UIMessage,
 } from 'ai'
+import { csrfHeaders } from './csrf.js'
 
 const params = new URLSearchParams(location.search)
 const chatId = params.get('chat') ?? crypto.randomUUID()
@@ -70,7 +71,8 @@ function App({ stored }: { stored: UIMessage[] }) {
     id: chatId,
     messages: stored,
     resume: true,
-    transport: new DefaultChatTransport({ api }),
+    // Behind @adonisjs/shield, every POST carries the page's CSRF token (none without shield).
+    transport: new DefaultChatTransport({ api, headers: csrfHeaders }),
     // addToolApprovalResponse sends the answer on its own once every approval has one.
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
   })
