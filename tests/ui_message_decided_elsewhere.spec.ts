@@ -172,7 +172,7 @@ for (const transport of transports) {
         body: JSON.stringify({ id: chatId, messages: answered }),
       })
       assert.equal(early.status, 410)
-      assert.equal((await early.json()).code, 'E_DECISION_LAPSED')
+      assert.equal(((await early.json()) as { code: string }).code, 'E_DECISION_LAPSED')
       assert.equal(await door.parking.expireLapsed(), 1)
       // Settled by the expiry: the click's answer is that outcome and the rest of the turn.
       const done = await page.answerApprovals(true)

@@ -1,7 +1,11 @@
 import { parseCursor } from '../../core/cursor.js'
 import type { Principal } from '../../core/run.js'
 import { DEFAULTS } from '../../defaults.js'
-import { DecisionConflictError, DecisionLapsedError, ParkedItemNotFoundError } from '../../errors.js'
+import {
+  DecisionConflictError,
+  DecisionLapsedError,
+  ParkedItemNotFoundError,
+} from '../../errors.js'
 import type { PendingItem } from '../../parking/types.js'
 import { approvalSeq } from '../translate/index.js'
 import { CHAT_LIMITS, invalidPart, type ChatMessage } from './input.js'
@@ -155,14 +159,15 @@ async function settledQuestions(deps: UiDoorDeps, streamRunId: string, itemId: u
   return decided.find((p) => p.kind === 'elicitation' && p.itemId === itemId)
 }
 
-/** The `approval` frame stored at row `seq` of the stream, or `null`. */
+/** The item the `approval` frame stored at row `seq` of the stream names, or `null`. */
 async function approvalAt(deps: UiDoorDeps, streamRunId: string, seq: number) {
   for await (const item of deps.sink.replay(streamRunId, {
     after: { seq: seq - 1 },
     until: { seq },
   })) {
     if (parseCursor(item.cursor).seq !== seq) return null
-    return item.t === 'approval' && typeof item.park === 'number' ? item : null
+    if (item.t !== 'approval' || typeof item.park !== 'number') return null
+    return { runId: item.runId, id: item.id, park: item.park }
   }
   return null
 }
