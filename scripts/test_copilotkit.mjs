@@ -2,7 +2,8 @@
 /**
  * `npm run test:copilotkit`: the CopilotKit compatibility suite (compat/copilotkit). Installs its
  * own workspace (`npm ci` there, CopilotKit stays out of the package's dependencies) when missing
- * or older than its lock file, typechecks it against CopilotKit's types, then runs its tests with
+ * or older than its lock file, typechecks it and the docs' CopilotKit blocks against CopilotKit's
+ * types, then runs its tests with
  * node's test runner on this Node (24):
  * CopilotKit's runtime in process against the demo app (SQLite), its headless client and its
  * React chat in Chromium (saves docs/copilotkit.png).
@@ -37,6 +38,16 @@ const tsc = spawnSync(
   { cwd: root, stdio: 'inherit', env }
 )
 if (tsc.status !== 0) process.exit(tsc.status ?? 1)
+
+// The README's and docs/' code blocks that import CopilotKit, against this install (npm test
+// skips them when it is missing).
+console.log('==> the docs blocks that import CopilotKit')
+const docs = spawnSync(
+  process.execPath,
+  ['--import=@poppinss/ts-exec', 'bin/test.ts', '--files', 'tests/docs_code.spec.ts'],
+  { cwd: root, stdio: 'inherit', env: { ...env, DB: 'sqlite', DOCS_COPILOTKIT: '1' } }
+)
+if (docs.status !== 0) process.exit(docs.status ?? 1)
 
 const tests = readdirSync(join(workspace, 'tests'))
   .filter((name) => name.endsWith('.test.ts'))

@@ -62,9 +62,9 @@ function client(url: string, recorder: ReturnType<typeof recordingFetch>) {
   return agent
 }
 
-test.group("The README's re-attaching client", () => {
-  test('is demo/reattaching_agent.ts, as the README shows it', async ({ assert }) => {
-    const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8')
+test.group("The docs' re-attaching client", () => {
+  test('is demo/reattaching_agent.ts, as docs/agui.md shows it', async ({ assert }) => {
+    const readme = await readFile(new URL('../docs/agui.md', import.meta.url), 'utf8')
     const code = await readFile(new URL('../demo/reattaching_agent.ts', import.meta.url), 'utf8')
     assert.include(readme, `\`\`\`ts\n${code}\`\`\``)
   })

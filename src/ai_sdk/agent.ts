@@ -32,7 +32,7 @@ export type AiSdkAgentOptions<TOOLS extends ToolSet> = AiSdkRunnerOptions &
 /**
  * An {@link AgentRunner} for an agent written with the AI SDK 7: it runs `streamText` (or the
  * agent's `stream`) on the run's conversation and writes its full stream into the run's stream
- * (README, AI SDK agents). A tool with `needsApproval` parks the run on an `approval` frame; a
+ * (docs/ai-sdk.md). A tool with `needsApproval` parks the run on an `approval` frame; a
  * tool made by `askTool()` parks it on an `elicitation`. `resume` (any replica, after any
  * restart) rebuilds the conversation from the stored frames (`ctx.history()`) and the run's
  * input, adds the decisions (approved calls with their approved input; denials as the SDK gives

@@ -44,7 +44,7 @@ function usageOf(usage: unknown): Record<string, unknown> {
 }
 
 /**
- * Write the AI SDK's full stream into the run's stream, part by part (README, AI SDK agents:
+ * Write the AI SDK's full stream into the run's stream, part by part (docs/ai-sdk.md:
  * the table of part -> frame), and tell how the segment ended: `parked` when a call asked for
  * approval (an `approval` frame) or an asking tool was called (an `elicitation` frame), `failed`
  * with a stable code on an `error` part or a throw (never its text), `cancelled` on `abort`,

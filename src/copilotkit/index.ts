@@ -1,6 +1,6 @@
 /**
  * `adonis-agent-stream/copilotkit`: a CopilotKit agent runner whose memory is the package's
- * store (README, CopilotKit). Needs `rxjs` and `@ag-ui/client`, which `@copilotkit/runtime`
+ * store (docs/copilotkit.md). Needs `rxjs` and `@ag-ui/client`, which `@copilotkit/runtime`
  * brings; nothing else of the package is loaded.
  */
 export {
