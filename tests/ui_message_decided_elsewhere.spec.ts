@@ -1,5 +1,7 @@
 import { test } from '@japa/runner'
 import { randomUUID } from 'node:crypto'
+import { lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai'
+import type { AgentRunner } from '../src/runner/contract.js'
 import { createUiMessageFetchHandler } from '../src/http/ui_message_fetch_handler.js'
 import type { ParkingService } from '../src/parking/service.js'
 import { scriptedAgent, type ScriptedAgentOptions } from '../src/testing/scripted_agent.js'
@@ -18,9 +20,42 @@ interface Door {
   decide: (streamRunId: string, action: 'approve' | 'reject') => Promise<void>
 }
 
+/** Asks approval for `send_email`, and once resumed says "Done." without the call's result. */
+const silentAgent: AgentRunner = {
+  async start(ctx) {
+    const id = `${ctx.runId}.call`
+    await ctx.writer.write({
+      t: 'event',
+      event: {
+        kind: 'tool-input-available',
+        id,
+        name: 'send_email',
+        input: {},
+        toolKind: 'action',
+      },
+    })
+    await ctx.writer.write({
+      t: 'approval',
+      runId: ctx.runId,
+      id,
+      toolName: 'send_email',
+      input: {},
+    })
+    return { status: 'parked', checkpoint: {} }
+  },
+  async resume(ctx) {
+    await ctx.writer.write({ t: 'text', v: 'Done.' })
+    return { status: 'finished' }
+  },
+}
+
+type Options = ScriptedAgentOptions | AgentRunner
+const runnerOf = (options: Options) =>
+  'start' in options ? (options as AgentRunner) : scriptedAgent(options as ScriptedAgentOptions)
+
 /** The AdonisJS routes; the decision elsewhere is the decision API (`POST /items/...`). */
-async function adonisDoor(options: ScriptedAgentOptions): Promise<Door> {
-  const { url, app, agentStream } = await serveApp({ runner: scriptedAgent(options) })
+async function adonisDoor(options: Options): Promise<Door> {
+  const { url, app, agentStream } = await serveApp({ runner: runnerOf(options) })
   await resetTables(await app.container.make('lucid.db'))
   const request = jsonClient(url)
   return {
@@ -36,10 +71,10 @@ async function adonisDoor(options: ScriptedAgentOptions): Promise<Door> {
 
 /** `createUiMessageFetchHandler` on node:http; the decision elsewhere is the parking service's. */
 async function fetchDoor(
-  options: ScriptedAgentOptions,
+  options: Options,
   cleanup: (close: () => Promise<void>) => void
 ): Promise<Door> {
-  const served = await serveRuntime({ runner: scriptedAgent(options) }, (runtime, principal) =>
+  const served = await serveRuntime({ runner: runnerOf(options) }, (runtime, principal) =>
     createUiMessageFetchHandler(runtime.uiMessage, { basePath: '/agent', principal })
   )
   cleanup(served.close)
@@ -57,7 +92,7 @@ async function fetchDoor(
 }
 
 const transports = [
-  { name: 'AdonisJS routes', open: (o: ScriptedAgentOptions, _c: any) => adonisDoor(o) },
+  { name: 'AdonisJS routes', open: (o: Options, _c: any) => adonisDoor(o) },
   { name: 'Fetch handler', open: fetchDoor },
 ]
 
@@ -151,6 +186,25 @@ for (const transport of transports) {
       assert.equal(questions.state, 'output-available')
       assert.deepEqual(questions.output.answers.format, ['csv'])
       assert.equal(textOf(done), 'Format: csv. All done.')
+    })
+
+    test('an approved call its run never reports: the turn ends it as an error, useChat sends nothing more', async ({
+      assert,
+      cleanup,
+    }) => {
+      const door = await transport.open(silentAgent, cleanup)
+      const page = headlessChat(door.base, `chat-${randomUUID()}`)
+      const asked = await page.send('send it')
+      await door.decide(asked.id, 'approve')
+      const done = await page.answerApprovals(true)
+      const [call] = toolParts(done)
+      assert.equal(call.state, 'output-error')
+      assert.equal(call.errorText, "The run ended without this tool call's result.")
+      assert.equal(textOf(done), 'Done.')
+      // Left `approval-responded`, the AI SDK's own predicate would send it again, for ever.
+      assert.isFalse(
+        await lastAssistantMessageIsCompleteWithApprovalResponses({ messages: page.messages })
+      )
     })
 
     test('an approval that lapsed: refused until the expiry settles it, then its outcome', async ({
