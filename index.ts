@@ -57,6 +57,8 @@ export {
   createParkingTables,
   addQueueIndexes,
   dropQueueIndexes,
+  addThreadListIndex,
+  dropThreadListIndex,
   createStreamTables,
   dropDoorTables,
   dropParkingTables,

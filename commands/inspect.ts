@@ -1,7 +1,11 @@
 import { BaseCommand, args, flags } from '@adonisjs/core/ace'
 import type { CommandOptions } from '@adonisjs/core/types/ace'
+import vine from '@vinejs/vine'
 import { DateTime } from 'luxon'
+import { RUN_ID } from '../src/core/frames.js'
+import { describeIssues, issuesOf } from '../src/errors.js'
 import type { PendingItem } from '../src/parking/types.js'
+import { RUN_STATUSES, RunList, type RunSummary } from '../src/store/run_list.js'
 import type { StoredRow } from '../src/store/stream_store.js'
 import { gatherStory, summarizeRow, type StoryHead as Head } from '../src/story/index.js'
 
@@ -9,23 +13,54 @@ export { summarizeRow }
 
 const iso = (ms: number | null) => (ms === null ? null : DateTime.fromMillis(ms).toUTC().toISO())
 
+/** Runs a list shows when `--limit` is not given, and the most it may ask for. */
+const LIST_LIMIT = { default: 20, max: 1000 }
+
+/** The flags of a list (a thread's, a chat's, or the recent runs), checked before any read. */
+const listFlags = vine.compile(
+  vine.object({
+    thread: vine.string().regex(RUN_ID).optional(),
+    chat: vine.string().regex(RUN_ID).optional(),
+    status: vine.enum(RUN_STATUSES).optional(),
+    limit: vine.number().withoutDecimals().range([1, LIST_LIMIT.max]).optional(),
+  })
+)
+
 /**
  * `node ace agent-stream:inspect <runId>`: a stream's head, its frames and its parked items
  * (pending and decided), as tables or, with `--json`, as one JSON object. An unknown run id
  * logs an error and exits with code 1.
+ *
+ * Without a run id it lists runs, newest first, as the admin's runs page does (the same status
+ * rule): the recent ones, a thread's (`--thread`, an AG-UI `threadId`) or a chat's (`--chat`,
+ * a `useChat` id), with `--status` and `--limit`. A thread or chat with no run exits with 1.
  */
 export default class AgentStreamInspect extends BaseCommand {
   static commandName = 'agent-stream:inspect'
-  static description = "Show an agent stream's status, frames and parked items"
+  static description = "Show an agent stream's status, frames and parked items, or list runs"
   static options: CommandOptions = { startApp: true }
 
-  @args.string({ description: 'Run id of the stream' })
-  declare runId: string
+  @args.string({ description: 'Run id of the stream (none: list runs)', required: false })
+  declare runId?: string
+
+  @flags.string({ description: "List a thread's runs (an AG-UI threadId)" })
+  declare thread?: string
+
+  @flags.string({ description: "List a chat's runs (a useChat id)" })
+  declare chat?: string
+
+  @flags.string({ description: `Only runs of this status (${RUN_STATUSES.join(', ')})` })
+  declare status?: string
+
+  @flags.number({ description: `Most runs listed (default ${LIST_LIMIT.default})` })
+  declare limit?: number
 
   @flags.boolean({ description: 'Print one JSON object instead of tables' })
   declare json: boolean
 
   async run() {
+    const listing = [this.thread, this.chat, this.status, this.limit].some((f) => f !== undefined)
+    if (this.runId === undefined || listing) return this.#list()
     const agentStream = await this.app.container.make('agentStream')
     // The same story the admin run view draws (`src/story/`).
     const story = await gatherStory(agentStream.sink, agentStream.parking, this.runId)
@@ -37,6 +72,76 @@ export default class AgentStreamInspect extends BaseCommand {
     const { head, rows, parked } = story
     if (this.json) this.#printJson(head, rows, parked)
     else this.#printTables(head, rows, parked)
+  }
+
+  /** Fail with one line, exit code 1. */
+  #fail(message: string) {
+    this.logger.error(message)
+    this.exitCode = 1
+  }
+
+  async #list() {
+    if (this.runId !== undefined)
+      return this.#fail('Give a run id, or list with --thread, --chat, --status or --limit')
+    if (this.thread !== undefined && this.chat !== undefined)
+      return this.#fail('Give --thread or --chat, not both')
+    let filter
+    try {
+      filter = await listFlags.validate({
+        thread: this.thread,
+        chat: this.chat,
+        status: this.status,
+        limit: this.limit,
+      })
+    } catch (error) {
+      const issues = issuesOf(error)
+      if (!issues) throw error
+      return this.#fail(describeIssues('Invalid flags', issues))
+    }
+    const agentStream = await this.app.container.make('agentStream')
+    const { sink } = agentStream
+    const threadId = filter.thread ?? filter.chat
+    // The useChat door keeps a chat as a thread of the same id.
+    const runs = await new RunList(() => sink.client, sink.store.tables).list({
+      threadId,
+      status: filter.status,
+      limit: filter.limit ?? LIST_LIMIT.default,
+    })
+    const what = filter.chat !== undefined ? 'chat' : 'thread'
+    if (threadId !== undefined && runs.length === 0 && filter.status === undefined)
+      return this.#fail(`Unknown ${what} "${threadId}"`)
+    if (this.json) this.#printRunsJson(runs, threadId === undefined ? {} : { [what]: threadId })
+    else this.#printRunsTable(runs, threadId === undefined ? 'Runs' : `Runs of ${what} ${threadId}`)
+  }
+
+  #printRunsJson(runs: RunSummary[], lookup: Record<string, string>) {
+    const shown = runs.map((run) => ({
+      runId: run.runId,
+      status: run.status,
+      threadId: run.threadId,
+      lastSeq: run.lastSeq,
+      createdAt: iso(run.createdAt),
+      updatedAt: iso(run.updatedAt),
+      endedAt: iso(run.endedAt),
+    }))
+    this.logger.log(JSON.stringify({ ...lookup, runs: shown }, null, 2))
+  }
+
+  #printRunsTable(runs: RunSummary[], title: string) {
+    this.logger.log(this.colors.bold(`${title} (${runs.length})`))
+    if (runs.length === 0) return
+    const table = this.ui.table().head(['Run', 'Status', 'Thread', 'Last seq', 'Created', 'Ended'])
+    for (const run of runs) {
+      table.row([
+        run.runId,
+        run.status,
+        run.threadId,
+        String(run.lastSeq),
+        iso(run.createdAt)!,
+        iso(run.endedAt) ?? '-',
+      ])
+    }
+    table.render()
   }
 
   #lease(head: Head) {

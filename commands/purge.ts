@@ -3,8 +3,10 @@ import type { CommandOptions } from '@adonisjs/core/types/ace'
 import string from '@adonisjs/core/helpers/string'
 
 /**
- * `node ace agent-stream:purge`: delete streams that ended longer ago than the configured TTL.
- * Open streams are never touched. Safe to run from cron on any replica.
+ * `node ace agent-stream:purge`: delete streams that ended longer ago than the configured TTL,
+ * with everything they owned (frames, parks, approvals, question sets, door runs, checkpoints),
+ * a batch of streams per transaction. Open streams, and parked runs' streams, are never touched.
+ * Safe to run from cron on any replica.
  */
 export default class AgentStreamPurge extends BaseCommand {
   static commandName = 'agent-stream:purge'
@@ -17,11 +19,25 @@ export default class AgentStreamPurge extends BaseCommand {
   @flags.string({ description: 'Override the TTL, e.g. "7d", "12h" or milliseconds' })
   declare olderThan?: string
 
+  @flags.number({ description: 'Streams removed per transaction (default 100)' })
+  declare batchSize?: number
+
   async run() {
+    if (
+      this.batchSize !== undefined &&
+      (!Number.isInteger(this.batchSize) || this.batchSize < 1 || this.batchSize > 10_000)
+    ) {
+      this.logger.error('--batch-size must be a whole number from 1 to 10000')
+      this.exitCode = 1
+      return
+    }
     let olderThanMs: number | undefined
     if (this.olderThan !== undefined) {
       try {
-        olderThanMs = string.milliseconds.parse(this.olderThan)
+        // A bare number is milliseconds (the helper refuses "0").
+        olderThanMs = /^[0-9]+$/.test(this.olderThan)
+          ? Number(this.olderThan)
+          : string.milliseconds.parse(this.olderThan)
       } catch {
         olderThanMs = Number.NaN
       }
@@ -32,7 +48,11 @@ export default class AgentStreamPurge extends BaseCommand {
       }
     }
     const agentStream = await this.app.container.make('agentStream')
-    const count = await agentStream.purge({ olderThanMs, dryRun: this.dryRun })
+    const count = await agentStream.purge({
+      olderThanMs,
+      dryRun: this.dryRun,
+      batchSize: this.batchSize,
+    })
     if (this.dryRun) this.logger.info(`${count} ended stream(s) would be deleted`)
     else this.logger.success(`Deleted ${count} ended stream(s)`)
   }

@@ -88,8 +88,11 @@ export class AgentStream {
     return this.#stopSweeper !== null
   }
 
-  /** Delete streams ended longer ago than the TTL (or `olderThanMs`). See `LucidTokenStreamSink.purge`. */
-  purge(options?: { olderThanMs?: number; dryRun?: boolean }) {
+  /**
+   * Delete streams ended longer ago than the TTL (or `olderThanMs`) with everything they owned,
+   * `batchSize` streams per transaction. See `LucidTokenStreamSink.purge`.
+   */
+  purge(options?: { olderThanMs?: number; dryRun?: boolean; batchSize?: number }) {
     return this.sink.purge(options)
   }
 

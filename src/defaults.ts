@@ -36,8 +36,13 @@ export const DEFAULTS = Object.freeze({
   notifyLingerMs: 10_000,
   /** Time an ended stream is kept before `purge()` removes it (24 h). */
   ttlMs: 86_400_000,
-  /** Streams removed per purge batch. */
-  purgeBatch: 500,
+  /** Streams removed per purge transaction (with everything they own). */
+  purgeBatch: 100,
+  /**
+   * A row a stream owns whose stream is gone is a purge's to delete only once this old: a door
+   * records its run an instant before the run's stream opens (1 h).
+   */
+  orphanGraceMs: 3_600_000,
   /** Deliveries kept in memory per followed stream for readers that keep up. */
   windowSize: 512,
   /** ...and their most in UTF-8 bytes (1 MiB), per followed stream; also a tail read's most. */

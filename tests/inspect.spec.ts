@@ -150,6 +150,109 @@ test.group('agent-stream:inspect', () => {
     }
   })
 
+  test('without a run id: the recent runs, newest first, by status and up to a limit', async ({
+    assert,
+  }) => {
+    const { app, agentStream } = await setup()
+    const parked = runId('parked')
+    const done = runId('done')
+    await (
+      await agentStream.driver.start({ runId: done, principal: { id: 'u1' } })
+    ).done
+    await agentStream.parking.approve(done, `${done}.call0`, {
+      principal: { id: 'u1' },
+      via: 'api',
+    })
+    await agentStream.driver.settled()
+    await (
+      await agentStream.driver.start({ runId: parked, principal: { id: 'u1' } })
+    ).done
+
+    const { command, logs } = await inspect(app, [])
+    command.assertSucceeded()
+    assert.include(logs, 'bold(Runs (2))')
+    assert.include(logs, 'Run|Status|Thread|Last seq|Created|Ended')
+    const rows = logs.filter((log) => log.startsWith(parked) || log.startsWith(done))
+    assert.lengthOf(rows, 2)
+    // Newest first.
+    assert.match(rows[0], new RegExp(`^${parked}\\|parked\\|${parked}\\|4\\|\\S+Z\\|\\S+Z$`))
+    assert.match(rows[1], new RegExp(`^${done}\\|finished\\|`))
+
+    const byStatus = await inspect(app, ['--status', 'finished'])
+    assert.include(byStatus.logs, 'bold(Runs (1))')
+    assert.isTrue(byStatus.logs.some((log) => log.startsWith(`${done}|finished|`)))
+    const limited = await inspect(app, ['--limit', '1', '--json'])
+    limited.command.assertSucceeded()
+    const report = JSON.parse(limited.logs[0])
+    assert.lengthOf(report.runs, 1)
+    assert.containsSubset(report.runs[0], { runId: parked, status: 'parked', threadId: parked })
+    assert.match(report.runs[0].createdAt, ISO)
+  })
+
+  test("--thread and --chat: a thread's runs and a useChat chat's runs", async ({ assert }) => {
+    const { app, agentStream } = await setup()
+    const first = runId('t')
+    await (
+      await agentStream.driver.start({ runId: first, threadId: 'thread-1' })
+    ).done
+    const other = runId('other')
+    await (
+      await agentStream.driver.start({ runId: other, threadId: 'thread-2' })
+    ).done
+    const reply = await agentStream.uiMessageDoor.chat(
+      {
+        id: 'chat-1',
+        messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: 'hi' }] }],
+      },
+      { id: 'u1' }
+    )
+    assert.equal(reply.kind, 'stream')
+    if (reply.kind === 'stream') for await (const chunk of reply.chunks) assert.isDefined(chunk)
+    await agentStream.driver.settled()
+
+    const thread = await inspect(app, ['--thread', 'thread-1'])
+    thread.command.assertSucceeded()
+    assert.include(thread.logs, 'bold(Runs of thread thread-1 (1))')
+    assert.isTrue(thread.logs.some((log) => log.startsWith(`${first}|`)))
+    assert.isFalse(thread.logs.some((log) => log.startsWith(`${other}|`)))
+
+    const chat = await inspect(app, ['--chat', 'chat-1', '--json'])
+    chat.command.assertSucceeded()
+    const report = JSON.parse(chat.logs[0])
+    assert.equal(report.chat, 'chat-1')
+    assert.lengthOf(report.runs, 1)
+    assert.containsSubset(report.runs[0], { threadId: 'chat-1', status: 'parked' })
+    // The run id it shows is the one `inspect <runId>` takes.
+    const one = await inspect(app, [report.runs[0].runId])
+    one.command.assertSucceeded()
+    assert.include(one.logs, 'bold(Parked items (1))')
+
+    const unknown = await inspect(app, ['--chat', 'no-such-chat'])
+    unknown.command.assertFailed()
+    assert.deepEqual(unknown.logs, ['[ red(error) ] Unknown chat "no-such-chat"'])
+  })
+
+  test('bad list flags are refused with the rule they break, before any read', async ({
+    assert,
+  }) => {
+    const { app } = await setup()
+    for (const [argv, message] of [
+      [['--status', 'nope'], 'Invalid flags: "status" fails the "enum" rule'],
+      [['--limit', '0'], 'Invalid flags: "limit" fails the "range" rule'],
+      [['--limit', '1.5'], 'Invalid flags: "limit" fails the "withoutDecimals" rule'],
+      [['--thread', 'a b'], 'Invalid flags: "thread" fails the "regex" rule'],
+      [['--thread', 'a', '--chat', 'b'], 'Give --thread or --chat, not both'],
+      [
+        ['run-1', '--status', 'parked'],
+        'Give a run id, or list with --thread, --chat, --status or --limit',
+      ],
+    ] as const) {
+      const { command, logs } = await inspect(app, [...argv])
+      command.assertFailed()
+      assert.deepEqual(logs, [`[ red(error) ] ${message}`], argv.join(' '))
+    }
+  })
+
   test('the commands folder indexes the command next to agent-stream:purge', async ({ assert }) => {
     // What `adonis-kit index build/commands` (the build) does, on the sources.
     const commands = await new FsLoader(
@@ -164,6 +267,10 @@ test.group('agent-stream:inspect', () => {
     assert.deepEqual(
       inspectCommand.args.map((arg) => arg.name),
       ['runId']
+    )
+    assert.includeMembers(
+      inspectCommand.flags.map((flag) => flag.name),
+      ['thread', 'chat', 'status', 'limit', 'json']
     )
   })
 })

@@ -269,7 +269,7 @@ test.group('useChat door outside AdonisJS: the Fetch-API handler on node:http', 
     await expect(await fetch(`${url}/agentx/chat`, { method: 'POST' }), 404, 'not_found')
     await expect(await fetch(`${base}/chat/%zz/stream`), 404, 'not_found')
     // 405: the routes with the other method.
-    await expect(await fetch(`${base}/chat`), 405, 'method_not_allowed')
+    await expect(await fetch(`${base}/chat`, { method: 'PUT' }), 405, 'method_not_allowed')
     await expect(
       await fetch(`${base}/chat/${chatId}/stream`, { method: 'POST' }),
       405,

@@ -8,6 +8,8 @@ import { RunsController } from './admin/runs_controller.js'
 import { takesBody } from './body_guard.js'
 import { DecisionsController } from './decisions_controller.js'
 import { StreamController, type StreamRoutesDeps } from './stream_controller.js'
+import { ThreadsController } from './threads_controller.js'
+import { ThreadList } from '../store/thread_list.js'
 
 /** What the routes serve: the package's service (`AgentStream`) as the transport sees it. */
 export interface RoutedAgentStream extends StreamRoutesDeps {
@@ -30,7 +32,9 @@ export interface RoutesOptions {
  * | --- | --- | --- |
  * | POST | `/agui` | `agui.run` (AG-UI `RunAgentInput` in, SSE out) |
  * | GET | `/agui/runs/:runId` | `agui.reattach` (`Last-Event-ID` or `?after=`) |
+ * | GET | `/agui/threads` | `agui.threads` (the caller's threads, newest first: `?limit=&cursor=`) |
  * | GET | `/agui/threads/:threadId` | `agui.attach` (the thread's current run, same cursors) |
+ * | GET | `/chat` | `chat.list` (the caller's chats, newest first: `?limit=&cursor=`) |
  * | POST | `/chat` | `chat.send` (`useChat`'s body in, the AI SDK UI message stream out) |
  * | GET | `/chat/:chatId/stream` | `chat.resume` (the chat's active turn; 204 when none) |
  * | POST | `/runs` | `runs.start` (native: `{ message, threadId?, runId? }`) |
@@ -82,6 +86,9 @@ export function registerRoutes(
     rules: config.agui,
   })
   const agui = agentStream.agui
+  const threads = new ThreadsController(new ThreadList(() => sink.client, sink.tables), {
+    principal: config.principal,
+  })
   const group = router
     .group(() => {
       const json = (handler: Parameters<typeof takesBody>[1]) => takesBody('json', handler)
@@ -92,8 +99,10 @@ export function registerRoutes(
         )
         .as('agui.run')
       router.get('/agui/runs/:runId', (ctx) => agui.reattach(ctx)).as('agui.reattach')
+      router.get('/agui/threads', (ctx) => threads.threads(ctx)).as('agui.threads')
       router.get('/agui/threads/:threadId', (ctx) => agui.attach(ctx)).as('agui.attach')
       const chat = agentStream.uiMessage
+      router.get('/chat', (ctx) => threads.chats(ctx)).as('chat.list')
       router
         .post(
           '/chat',

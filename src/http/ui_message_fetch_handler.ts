@@ -5,6 +5,8 @@ import { fetchPrincipal, fetchRoute, pathSegment, type FetchHandlerOptions } fro
 import { streamResponse } from './fetch_stream.js'
 import { METHOD_NOT_ALLOWED, NO_SUCH_ROUTE, refusalResponse } from './refusal.js'
 import { UI_MESSAGE_STREAM_HEADER, uiMessageSse } from './ui_message_encoding.js'
+import { ThreadList } from '../store/thread_list.js'
+import { threadPageResponse } from './thread_page.js'
 
 /** Options of {@link createUiMessageFetchHandler}: `basePath`, `principal`, `heartbeatMs`. */
 export interface UiMessageFetchHandlerOptions extends FetchHandlerOptions {}
@@ -17,6 +19,7 @@ export interface UiMessageFetchHandlerOptions extends FetchHandlerOptions {}
  *
  * | method | path | what |
  * | --- | --- | --- |
+ * | GET | `/chat` | the caller's chats, newest first (`?limit=&cursor=`): `{ chats, next }` |
  * | POST | `/chat` | `DefaultChatTransport`'s body (JSON) in, the turn as SSE out |
  * | GET | `/chat/:chatId/stream` | its `reconnectToStream`: the active turn (`?after=` or `Last-Event-ID`); 204 when none |
  *
@@ -27,7 +30,8 @@ export interface UiMessageFetchHandlerOptions extends FetchHandlerOptions {}
  * `application/json`: a cross-site form starts nothing), 413 `body_too_large` (the door's
  * `maxBodyBytes`, default 1 MiB, read no further), 400 `invalid_input` (naming the rule, e.g.
  * `maxDepth` for a body nested deeper than `MAX_JSON_DEPTH`) / `invalid_cursor`, 409, 422 and the
- * decision errors with their status (`UiMessageDoor.chat`). The body is pulled only as the client
+ * decision errors with their status (`UiMessageDoor.chat`); the list answers 401
+ * `unauthenticated` without a principal and 422 `invalid_query` for a bad `limit` or `cursor`. The body is pulled only as the client
  * reads (backpressure); the request's `signal` ends the stream when the client goes away.
  */
 export function createUiMessageFetchHandler(
@@ -35,12 +39,15 @@ export function createUiMessageFetchHandler(
   options: UiMessageFetchHandlerOptions = {}
 ) {
   const maxBodyBytes = door.options.maxBodyBytes ?? CHAT_LIMITS.maxBodyBytes
+  const chats = new ThreadList(door.runs.connect, door.runs.tables)
   return async function handle(request: Request): Promise<Response> {
     const route = fetchRoute(request, options.basePath)
     if (!route) return refusalResponse(NO_SUCH_ROUTE)
     const resume = /^\/chat\/([^/]+)\/stream$/.exec(route.path)
     let reply: UiDoorReply
-    if (route.path === '/chat') {
+    if (route.path === '/chat' && request.method === 'GET') {
+      return threadPageResponse(chats, request, await fetchPrincipal(request, options), 'chat')
+    } else if (route.path === '/chat') {
       if (request.method !== 'POST') return refusalResponse(METHOD_NOT_ALLOWED)
       const principal = await fetchPrincipal(request, options)
       const body = await readJsonBody(request, maxBodyBytes)

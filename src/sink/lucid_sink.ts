@@ -348,15 +348,21 @@ export class LucidTokenStreamSink implements TokenStreamSink {
   }
 
   /**
-   * Delete streams that ended (or failed) more than `ttlMs` ago, in batches, with their frames and
-   * stored translator checkpoints (and any checkpoint left without its stream). Open streams are
-   * never purged. Readers still attached to a purged stream end.
+   * Delete streams that ended (or failed) more than `ttlMs` ago, with everything they owned:
+   * frames, stored translator checkpoints, parks (the sub-agents' too), approvals, question sets
+   * and the doors' run rows (`store/purge_rows.ts`). In batches: at most `batchSize` streams per
+   * transaction (default `DEFAULTS.purgeBatch`), a handful of statements each, so no table is
+   * held for long. Then rows such a stream owned that outlived it (an earlier release's purge, a
+   * close), created before the cutoff and at least `DEFAULTS.orphanGraceMs` ago, and checkpoints
+   * left without their stream. Open streams, and the stream of a parked run, are never purged.
+   * Readers still attached to a purged stream end.
    *
-   * @returns the number of streams removed
+   * @returns the number of streams removed (with `dryRun`: that would be, nothing deleted)
    */
   async purge(options: { olderThanMs?: number; dryRun?: boolean; batchSize?: number } = {}) {
-    const endedBefore = DateTime.now().toMillis() - (options.olderThanMs ?? this.options.ttlMs)
-    const batch = options.batchSize ?? DEFAULTS.purgeBatch
+    const now = DateTime.now().toMillis()
+    const endedBefore = now - (options.olderThanMs ?? this.options.ttlMs)
+    const batch = Math.max(1, Math.floor(options.batchSize ?? DEFAULTS.purgeBatch))
     if (options.dryRun) {
       const due = await this.store.purgeable(endedBefore, Number.MAX_SAFE_INTEGER)
       return due.length
@@ -364,12 +370,12 @@ export class LucidTokenStreamSink implements TokenStreamSink {
     let removed = 0
     while (true) {
       const runIds = await this.store.purgeable(endedBefore, batch)
-      for (const runId of runIds) {
-        // Re-checked in the delete: a stream reopened meanwhile is kept.
-        if (await this.store.remove(runId, endedBefore)) removed++
-      }
-      if (runIds.length < batch) break
+      const gone = await this.store.purge(runIds, endedBefore)
+      removed += gone
+      // A short batch was the last; a full one that removed nothing (all reopened) stops too.
+      if (runIds.length < batch || gone === 0) break
     }
+    await this.store.removeOrphanRows(Math.min(endedBefore, now - DEFAULTS.orphanGraceMs), batch)
     // Checkpoints a write stored while their stream was being removed (never served).
     await this.store.removeOrphanCheckpoints(batch)
     if (removed > 0 && this.tail.followed > 0) await this.tail.poll()

@@ -79,7 +79,7 @@ export class CheckpointRows {
 }
 
 /**
- * Delete a stream's stored checkpoints inside `trx` (a stream's removal), in a savepoint: a
+ * Delete the stored checkpoints of a stream (or of several) inside `trx` (their removal), in a savepoint: a
  * schema migrated before the table (see {@link isMissingTable}) must not abort the removal
  * (PostgreSQL aborts a transaction at its first failed statement). Returns `false` when the
  * table does not exist.
@@ -89,11 +89,14 @@ export class CheckpointRows {
 export async function deleteStreamCheckpoints(
   trx: TransactionClientContract,
   tables: TableNames,
-  runId: string
+  runIds: string | string[]
 ): Promise<boolean> {
   try {
     await trx.transaction(async (savepoint) => {
-      await savepoint.from(tables.checkpoints).where('run_id', runId).delete()
+      await savepoint
+        .from(tables.checkpoints)
+        .whereIn('run_id', typeof runIds === 'string' ? [runIds] : runIds)
+        .delete()
     })
     return true
   } catch (error) {

@@ -54,24 +54,14 @@ export interface RunFilter {
 const likeLiteral = (text: string) => text.replace(/[!%_]/g, (c) => `!${c}`)
 
 /**
- * The runs of the streams table, newest first, with a status derived in SQL (the same rule
- * everywhere: the list, its filter, the run view). Keyset pagination on `(created_at, run_id)`:
- * a page never skips or repeats a run whatever is written meanwhile.
+ * The SQL expression of {@link RunStatus} for the streams row aliased `s` (the one rule: the runs
+ * list, its filter, the run view and the doors' thread lists read it). The row before the end
+ * marker is read by a scalar subquery on the primary key (one probe per run shown): as an
+ * EXISTS, PostgreSQL hashed every error row of the frames table for each page instead.
  */
-export class RunList {
-  constructor(
-    readonly client: () => QueryClientContract,
-    readonly tables: TableNames
-  ) {}
-
-  /**
-   * The SQL expression of {@link RunStatus} for the streams row `s`. The row before the end
-   * marker is read by a scalar subquery on the primary key (one probe per run shown): as an
-   * EXISTS, PostgreSQL hashed every error row of the frames table for each page instead.
-   */
-  get #statusSql() {
-    const { suspensions: p, frames: f } = this.tables
-    return `case
+export function runStatusSql(tables: TableNames) {
+  const { suspensions: p, frames: f } = tables
+  return `case
   when s.status = 'open' then 'running'
   when s.status = 'failed' then 'failed'
   when exists (select 1 from ${p} p where p.stream_run_id = s.run_id and p.status = 'parked') then 'parked'
@@ -82,7 +72,18 @@ export class RunList {
       else 'finished' end
     from ${f} f where f.run_id = s.run_id and f.seq = s.last_seq - 1), 'finished')
 end`
-  }
+}
+
+/**
+ * The runs of the streams table, newest first, with a status derived in SQL (the same rule
+ * everywhere: the list, its filter, the run view). Keyset pagination on `(created_at, run_id)`:
+ * a page never skips or repeats a run whatever is written meanwhile.
+ */
+export class RunList {
+  constructor(
+    readonly client: () => QueryClientContract,
+    readonly tables: TableNames
+  ) {}
 
   /** The SQL expression of the run's thread. */
   get #threadSql() {
@@ -97,7 +98,7 @@ end`
   async list(filter: RunFilter = {}): Promise<RunSummary[]> {
     const client = this.client()
     const { suspensions: p, frames: f, aguiRuns: a, approvals: x } = this.tables
-    const status = this.#statusSql
+    const status = runStatusSql(this.tables)
     const query = client
       .knexQuery()
       .from({ s: this.tables.streams })

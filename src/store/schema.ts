@@ -257,6 +257,31 @@ export function createDoorTables(
   })
 }
 
+/**
+ * The index of a person's threads (added after the first release, so a schema created before it
+ * gets it from a migration of its own): the doors' runs by owner, thread and start, so a
+ * person's chat or thread list (`store/thread_list.ts`) reads only that person's rows, grouped
+ * by thread in index order. Run it once, after {@link createDoorTables}.
+ */
+export function addThreadListIndex(
+  schema: Knex.SchemaBuilder,
+  tables: TableNames = DEFAULT_TABLES
+) {
+  return schema.alterTable(tables.aguiRuns, (builder) => {
+    builder.index(['owner_id', 'thread_id', 'created_at'], `${tables.aguiRuns}_owner_index`)
+  })
+}
+
+/** Drop what {@link addThreadListIndex} added. */
+export function dropThreadListIndex(
+  schema: Knex.SchemaBuilder,
+  tables: TableNames = DEFAULT_TABLES
+) {
+  return schema.alterTable(tables.aguiRuns, (builder) => {
+    builder.dropIndex(['owner_id', 'thread_id', 'created_at'], `${tables.aguiRuns}_owner_index`)
+  })
+}
+
 /** Drop what {@link createDoorTables} created. */
 export function dropDoorTables(schema: Knex.SchemaBuilder, tables: TableNames = DEFAULT_TABLES) {
   return schema.dropTableIfExists(tables.aguiRuns)

@@ -3,6 +3,7 @@ import { affectedRows as affected, inTransaction, nowMs as now } from './sql.js'
 import type { TableNames } from './schema.js'
 import { DEFAULTS } from '../defaults.js'
 import { deleteOrphanCheckpoints, deleteStreamCheckpoints } from './checkpoint_rows.js'
+import { deleteOrphanRows, purgeableStreams, purgeStreams } from './purge_rows.js'
 import { commitInTransaction } from './commit.js'
 import { commitGroupInTransaction, groupable, type GroupMember } from './commit_group.js'
 import { GroupCommits } from './group_commits.js'
@@ -418,15 +419,12 @@ export class StreamStore {
   }
 
   /**
-   * Delete one stream, its frames and its stored translator checkpoints; with `endedBefore`,
-   * only if it is still ended (or failed) since before then. Returns whether it was deleted.
+   * Delete one stream, its frames and its stored translator checkpoints (`close`; a purge removes
+   * more, see {@link purge}). Returns whether it was deleted.
    */
-  async remove(runId: string, endedBefore?: number): Promise<boolean> {
+  async remove(runId: string): Promise<boolean> {
     return this.#withTransaction(async (trx, notify) => {
       const query = trx.from(this.tables.streams).where('run_id', runId)
-      if (endedBefore !== undefined) {
-        query.whereIn('status', ['ended', 'failed']).where('ended_at', '<', endedBefore)
-      }
       const deleted = affected(await query.delete())
       if (deleted === 0) return false
       await trx.from(this.tables.frames).where('run_id', runId).delete()
@@ -446,28 +444,31 @@ export class StreamStore {
     return deleteOrphanCheckpoints(this.client, this.tables, limit)
   }
 
+  /** Up to `limit` streams a purge may remove, oldest end first; see `purgeableStreams`. */
+  purgeable(endedBefore: number, limit: number): Promise<string[]> {
+    return purgeableStreams(this.client, this.tables, endedBefore, limit)
+  }
+
   /**
-   * Streams that ended (or failed) before `endedBefore` (epoch milliseconds), oldest first.
-   * Open streams are never purged.
+   * Remove the streams among `runIds` still due (ended before `endedBefore`, no live park) and
+   * everything they own, in ONE transaction (see `purgeStreams`); their readers are woken.
+   * Returns how many streams went.
    */
-  async purgeable(endedBefore: number, limit: number): Promise<string[]> {
-    const streams = this.tables.streams
-    const suspensions = this.tables.suspensions
-    const rows = await this.client
-      .from(streams)
-      .select('run_id')
-      // A parked run's stream is ended but still waits for a person: never purged.
-      .whereNotExists((q) =>
-        q
-          .from(suspensions)
-          .whereRaw(`${suspensions}.stream_run_id = ${streams}.run_id`)
-          .whereIn(`${suspensions}.status`, ['open', 'parked', 'claimed'])
-      )
-      .whereIn('status', ['ended', 'failed'])
-      .where('ended_at', '<', endedBefore)
-      .orderBy('ended_at', 'asc')
-      .limit(limit)
-    return rows.map((row: { run_id: string }) => row.run_id)
+  async purge(runIds: string[], endedBefore: number): Promise<number> {
+    return this.#withTransaction(async (trx, _notify, notifyAll) => {
+      const done = await purgeStreams(trx, this.tables, runIds, endedBefore, !this.#noCheckpoints)
+      this.#noCheckpoints = !done.checkpoints
+      await notifyAll(done.removed.map((runId) => [runId]))
+      return done.removed.length
+    })
+  }
+
+  /**
+   * Delete rows a stream owned that outlived it (created before `before`), `limit` streams at a
+   * time; see `deleteOrphanRows`. Returns the rows deleted.
+   */
+  removeOrphanRows(before: number, limit: number): Promise<number> {
+    return deleteOrphanRows(this.client, this.tables, before, limit)
   }
 
   /**

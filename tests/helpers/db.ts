@@ -12,6 +12,7 @@ import {
   dropCheckpointsTable,
   createParkingTables,
   addQueueIndexes,
+  addThreadListIndex,
   dropDoorTables,
   createStreamTables,
   dropParkingTables,
@@ -102,5 +103,6 @@ export async function resetTables(db: Database, tables: TableNames = tableNames(
   await createParkingTables(client.schema, client.dialect.name, tables)
   await addQueueIndexes(client.schema, tables)
   await createDoorTables(client.schema, client.dialect.name, tables)
+  await addThreadListIndex(client.schema, tables)
   await createCheckpointsTable(client.schema, client.dialect.name, tables)
 }

@@ -123,7 +123,14 @@ export class UiMessageDoor {
     const runId = randomUUID()
     const started = await startRun(
       this.#deps,
-      { runId, threadId: input.id, ownerId: principal?.id ?? null, clientTools: [] },
+      {
+        runId,
+        threadId: input.id,
+        ownerId: principal?.id ?? null,
+        clientTools: [],
+        // What the person said (the chat list's title, AG-UI's `MESSAGES_SNAPSHOT` of the thread).
+        inputMessage: message === '' ? null : { id: last.id, content: message },
+      },
       { message, context: [] },
       principal
     )
