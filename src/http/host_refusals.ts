@@ -13,9 +13,10 @@ import { INVALID_CSRF_TOKEN, UNAUTHENTICATED, refusalBody, type Refusal } from '
  * - `E_UNAUTHORIZED_ACCESS` (`@adonisjs/auth`, any guard) on a JSON or SSE route: 401
  *   `unauthenticated`, where the session guard would redirect to the login page (it does for
  *   any request not asking for JSON: an `EventSource`, a `fetch` with `Accept: *\/*`).
- * - `E_BAD_CSRF_TOKEN` (`@adonisjs/shield`) on a JSON route: 403 `invalid_csrf_token`, where
- *   shield would redirect back; on the admin's form post, the console's page saying the form
- *   expired.
+ * - `E_BAD_CSRF_TOKEN` (`@adonisjs/shield`) on a JSON route: 401 `unauthenticated` when the
+ *   app's default guard finds nobody signed in (shield runs before the auth middleware), else
+ *   403 `invalid_csrf_token`, where shield would redirect back; on the admin's form post, the
+ *   console's page saying the form expired.
  *
  * Anything else, and every other route, goes to the app's handler as before. The app's handler
  * reaches this through `super.handle(error, ctx)` (the stock `app/exceptions/handler.ts` does).
@@ -27,8 +28,34 @@ const REFUSALS: Record<string, Refusal> = {
   E_BAD_CSRF_TOKEN: INVALID_CSRF_TOKEN,
 }
 
+/** What the package uses of `@adonisjs/auth`'s manager (an optional peer: typed by shape). */
+interface AuthManagerShape {
+  createAuthenticator(ctx: HttpContext): { check(): Promise<boolean> }
+}
+
+/**
+ * Whether the request is signed in by the app's default guard, asked when shield refused it:
+ * shield runs before the auth middleware, so a POST with no session at all (no session, so no
+ * token either) would otherwise be told its token is bad rather than that it must sign in. An
+ * app without `@adonisjs/auth`, or a guard that fails to answer, counts as signed in (the CSRF
+ * refusal stands).
+ */
+async function signedIn(ctx: HttpContext) {
+  const resolver = ctx.containerResolver as unknown as {
+    hasBinding(name: string): boolean
+    make(name: string): Promise<unknown>
+  }
+  if (!resolver.hasBinding('auth.manager')) return true
+  try {
+    const manager = (await resolver.make('auth.manager')) as AuthManagerShape
+    return await manager.createAuthenticator(ctx).check()
+  } catch {
+    return true
+  }
+}
+
 /** Whether the package answered `error` on `ctx` itself (then the response is set). */
-function answerRefusal(error: unknown, ctx: HttpContext): boolean {
+async function answerRefusal(error: unknown, ctx: HttpContext): Promise<boolean> {
   const route = routeOf(ctx)
   const code = (error as { code?: unknown } | null)?.code
   if (!route || typeof code !== 'string' || !Object.hasOwn(REFUSALS, code)) return false
@@ -37,7 +64,8 @@ function answerRefusal(error: unknown, ctx: HttpContext): boolean {
     return true
   }
   if (route.client !== 'json') return false
-  const refusal = REFUSALS[code]
+  let refusal = REFUSALS[code]
+  if (code === 'E_BAD_CSRF_TOKEN' && !(await signedIn(ctx))) refusal = UNAUTHENTICATED
   ctx.response.status(refusal.status).json(refusalBody(refusal))
   return true
 }
@@ -50,7 +78,7 @@ export function installHostRefusals() {
   if (prototype[INSTALLED]) return
   const original = prototype.handle
   ExceptionHandler.macro('handle', async function (this: ExceptionHandler, error, ctx) {
-    if (answerRefusal(error, ctx)) return
+    if (await answerRefusal(error, ctx)) return
     return original.call(this, error, ctx)
   })
   prototype[INSTALLED] = true
