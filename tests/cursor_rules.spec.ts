@@ -78,7 +78,15 @@ test.group('Cursors past the stored head: both doors refuse them, live or ended'
       `/runs/${runId}/stream?after=50`,
     ]
     // Inside the last text row, beyond the text stored so far (the row grows while it is last).
-    const insideHead = [`/agui/runs/${runId}?after=1.999`, `/runs/${runId}/stream?after=1.999`]
+    // Its seq is the one the text so far was sent under (the person's message is seq 1).
+    const textId = parseSse(posted.body()).findLast(
+      (e) => e.event.type === 'TEXT_MESSAGE_CONTENT'
+    )!.id!
+    const textSeq = Number.parseInt(textId, 10)
+    const insideHead = [
+      `/agui/runs/${runId}?after=${textSeq}.999`,
+      `/runs/${runId}/stream?after=${textSeq}.999`,
+    ]
     try {
       // While the run writes (it would otherwise wait for seq 50 forever).
       for (const route of [...routes, ...insideHead]) {
