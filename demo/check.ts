@@ -84,7 +84,7 @@ function forms(html: string) {
 
 /**
  * Approve an item as a person on the admin page would: load the page (CSRF cookie + the form's
- * hidden `_csrf`), post the item's approve form with the cookie, expect the 303 back to the page.
+ * hidden `agent_stream_csrf`), post the item's approve form with the cookie, expect the 303 back to the page.
  */
 async function approveInAdmin(base: string, runId: string) {
   // The queue filtered by run lists its one pending item (the id is the model's tool-call id);
@@ -240,7 +240,9 @@ async function scenario(demo: Demo, log: (line: string) => void): Promise<CheckR
 
   // 3. The person approves on the admin page, not in the chat.
   const admin = await approveInAdmin(base, runId)
-  log(`approved via admin: POST ${admin.action} (CSRF cookie + _csrf) -> 303 ${admin.location}`)
+  log(
+    `approved via admin: POST ${admin.action} (CSRF cookie + agent_stream_csrf) -> 303 ${admin.location}`
+  )
 
   // 4. The client sends its own answer to the interrupt the admin decided.
   await client.runAgent({

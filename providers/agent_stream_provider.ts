@@ -38,11 +38,15 @@ export default class AgentStreamProvider {
    * The package's body guard (`src/http/body_guard.ts`) joins the router middleware here, before
    * the app's `start/kernel.ts` adds the bodyparser, so it sees the package's body routes first:
    * a non-JSON body is refused before it is read, a too-deep body is never deep-cloned. It passes
-   * every other route untouched.
+   * every other route untouched. And the package's answer to the app's own auth and CSRF
+   * refusals on its routes (`src/http/host_refusals.ts`): 401 / 403 JSON on the JSON and SSE
+   * routes, never a redirect.
    */
   async boot() {
     const router = await this.app.container.make('router')
     router.use([() => import('../src/http/body_guard.js')])
+    const { installHostRefusals } = await import('../src/http/host_refusals.js')
+    installHostRefusals()
   }
 
   /**

@@ -133,7 +133,7 @@ test.group('Admin page in Chromium', () => {
         'x-user': 'alice',
         'content-type': 'application/x-www-form-urlencoded',
       },
-      body: 'park=1&_csrf=guess',
+      body: 'park=1&agent_stream_csrf=guess',
       redirect: 'manual',
     })
     assert.equal(forged.status, 403)

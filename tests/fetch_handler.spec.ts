@@ -2,6 +2,7 @@ import { test } from '@japa/runner'
 import { randomUUID } from 'node:crypto'
 import { HttpAgent, buildResumeArray } from '@ag-ui/client'
 import { createAgUiFetchHandler } from '../src/http/fetch_handler.js'
+import { createUiMessageFetchHandler } from '../src/http/ui_message_fetch_handler.js'
 import { scriptedAgent } from '../src/testing/scripted_agent.js'
 import { createRuntime } from '../src/runtime.js'
 import { createDatabase, resetTables } from './helpers/db.js'
@@ -120,5 +121,48 @@ test.group('AG-UI door outside AdonisJS: the Fetch-API handler on node:http', ()
     }
     assert.isAbove(events, 3)
     assert.isAtMost(pings, 2)
+  })
+
+  test('anonymous: false: nobody gets 401 unauthenticated on both handlers, nothing starts', async ({
+    assert,
+    cleanup,
+  }) => {
+    const { url, close } = await serveRuntime(
+      { runner: scriptedAgent({ steps: ['read'] }) },
+      (served, principal) => {
+        const agui = createAgUiFetchHandler(served.door, {
+          basePath: '/agui',
+          principal,
+          anonymous: false,
+        })
+        const chat = createUiMessageFetchHandler(served.uiMessage, { principal, anonymous: false })
+        return (request) =>
+          (new URL(request.url).pathname.startsWith('/agui') ? agui : chat)(request)
+      }
+    )
+    cleanup(close)
+    const routes: [string, string][] = [
+      ['POST', '/agui'],
+      ['GET', '/agui/runs/r1'],
+      ['GET', '/agui/threads/t1'],
+      ['POST', '/chat'],
+      ['GET', '/chat/c1/stream'],
+    ]
+    const body = JSON.stringify({ threadId: 't1', runId: 'r1', messages: [] })
+    for (const [method, path] of routes) {
+      const response = await fetch(`${url}${path}`, {
+        method,
+        headers: { 'content-type': 'application/json' },
+        body: method === 'POST' ? body : undefined,
+      })
+      assert.equal(response.status, 401, path)
+      assert.deepEqual(await response.json(), {
+        code: 'unauthenticated',
+        message: 'Sign in to use this route',
+      })
+    }
+    // Someone is served as before, and the refused POST started nothing: no thread t1.
+    const ok = await fetch(`${url}/agui/threads/t1`, { headers: { 'x-user': 'alice' } })
+    assert.equal(ok.status, 404)
   })
 })

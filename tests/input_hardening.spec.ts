@@ -288,7 +288,7 @@ test.group('Item 8: nesting is capped on every route that takes JSON', () => {
       .getSetCookie()
       .map((c) => c.split(';')[0])
       .find((c) => c.startsWith('agent_stream_csrf='))!
-    const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())![1]
+    const csrf = /name="agent_stream_csrf" value="([^"]+)"/.exec(await page.text())![1]
     const before = await ctx.snapshot()
     for (const levels of [100, 2000]) {
       const response = await fetch(`${ctx.url}/admin/items/${item.runId}/${item.itemId}/approve`, {
@@ -300,7 +300,7 @@ test.group('Item 8: nesting is capped on every route that takes JSON', () => {
           'cookie': cookie,
           'content-type': 'application/json',
         },
-        body: `{"_csrf":${JSON.stringify(csrf)},"park":${item.park},"x":${deepJson(levels)}}`,
+        body: `{"agent_stream_csrf":${JSON.stringify(csrf)},"park":${item.park},"x":${deepJson(levels)}}`,
       })
       assert.equal(response.status, 422)
       assert.include(await response.text(), 'maxDepth')

@@ -58,7 +58,7 @@ async function setup() {
       headers: { 'x-admin': 'yes', 'x-user': 'alice' },
     })
     const html = await page.text()
-    const token = /name="_csrf" value="([^"]+)"/.exec(html)![1]
+    const token = /name="agent_stream_csrf" value="([^"]+)"/.exec(html)![1]
     const cookie = page.headers
       .getSetCookie()
       .map((c) => c.split(';')[0])
@@ -71,7 +71,7 @@ async function setup() {
         cookie,
         'content-type': 'application/x-www-form-urlencoded',
       },
-      body: new URLSearchParams({ _csrf: token, ...fields }).toString(),
+      body: new URLSearchParams({ agent_stream_csrf: token, ...fields }).toString(),
       redirect: 'manual',
     })
     return new URL(response.headers.get('location') ?? '', served.url).searchParams.get('notice')

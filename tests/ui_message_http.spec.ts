@@ -126,15 +126,28 @@ test.group('useChat door over HTTP with the AI SDK client', () => {
     assert.equal(item.decidedVia, 'chat')
     assert.equal(item.decidedBy, 'alice')
 
-    // The same answer again: the parking service's conflict (decide once), nothing changes.
+    // A different answer again (decide once): the decision stands, and the answer is the
+    // continuation showing it (`tool-approval-response` approved), nothing changes.
     const request = jsonClient(url)
     const replay = structuredClone(chat.messages)
     const part = toolParts(replay.at(-1)!)[0]
     part.state = 'approval-responded'
     part.approval = { id: call.approval.id, approved: false }
     const twice = await request('POST', '/chat', { id: chatId, messages: replay })
-    assert.equal(twice.status, 409)
-    assert.equal(twice.json.code, 'E_DECISION_CONFLICT')
+    assert.equal(twice.status, 200)
+    const chunks = dataOf(twice.text)
+    assert.deepInclude(chunks, {
+      type: 'tool-approval-response',
+      approvalId: call.approval.id,
+      approved: true,
+    })
+    assert.notDeepInclude(chunks, { type: 'tool-output-denied', toolCallId: call.toolCallId })
+    assert.deepEqual(chunks.slice(-2), [{ type: 'finish', finishReason: 'stop' }, '[DONE]'])
+    const decided = await agentStream.parking.list({ status: 'decided', streamRunId: asked.id })
+    assert.deepEqual(
+      decided.map((i) => [i.status, i.decidedVia]),
+      [['approved', 'chat']]
+    )
   })
 
   test('a denial: tool-output-denied, and the run goes on without the call', async ({ assert }) => {
@@ -185,13 +198,23 @@ test.group('useChat door over HTTP with the AI SDK client', () => {
     assert.notInclude(bad.text, 'a/b')
     assert.lengthOf(await agentStream.parking.list({ status: 'decided' }), 0)
 
-    // Decided elsewhere first (the decision API): the chat's answer is the same conflict.
+    // Decided elsewhere first (the decision API): no conflict for the chat, its answer is the
+    // turn from the ask on, with the decision made first (rejected), not the page's.
     const [item] = await agentStream.parking.pendingOf(asked.id)
     const api = await request('POST', `/items/${item.runId}/${item.itemId}/reject`, {})
     assert.equal(api.status, 200)
     const late = await request('POST', '/chat', { id: chatId, messages: answered })
-    assert.equal(late.status, 409)
-    assert.equal(late.json.code, 'E_DECISION_CONFLICT')
+    assert.equal(late.status, 200)
+    const chunks = dataOf(late.text)
+    assert.deepInclude(chunks, {
+      type: 'tool-approval-response',
+      approvalId: part.approval.id,
+      approved: false,
+    })
+    assert.deepInclude(chunks, { type: 'tool-output-denied', toolCallId: part.toolCallId })
+    const [decided] = await agentStream.parking.list({ status: 'decided', streamRunId: asked.id })
+    assert.equal(decided.status, 'rejected')
+    assert.equal(decided.decidedVia, 'api')
   })
 
   test('the same stored run through AG-UI and this door at the same time', async ({ assert }) => {

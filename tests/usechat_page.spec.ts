@@ -3,9 +3,11 @@ import { readFile } from 'node:fs/promises'
 import { randomUUID } from 'node:crypto'
 import type { Page } from 'playwright-core'
 import type { AgentRunner } from '../src/runner/contract.js'
+import type { AgentStream } from '../src/agent_stream.js'
+import { scriptedAgent } from '../src/testing/scripted_agent.js'
 import { bundleUseChat } from '../demo/bundle.js'
 import { resetTables } from './helpers/db.js'
-import { serveApp } from './helpers/http.js'
+import { jsonClient, serveApp } from './helpers/http.js'
 import { launchBrowser } from './helpers/browser.js'
 
 /**
@@ -13,12 +15,15 @@ import { launchBrowser } from './helpers/browser.js'
  * Chromium against the door's routes: the page and its script are served on the app's origin
  * (Playwright fulfils those two paths), every request acts for alice (`x-user`).
  */
-async function openPage(runner: AgentRunner) {
+async function openPage(runner: AgentRunner, options: { recheckMs?: number } = {}) {
   const served = await serveApp({ runner })
   await resetTables(await served.app.container.make('lucid.db'))
   const html = (
     await readFile(new URL('../demo/public/usechat.html', import.meta.url), 'utf8')
-  ).replace('data-api="/agent/chat"', 'data-api="/chat"')
+  ).replace(
+    'data-api="/agent/chat"',
+    `data-api="/chat" data-recheck-ms="${options.recheckMs ?? 0}"`
+  )
   const script = await bundleUseChat()
   const browser = await launchBrowser()
   const context = await browser.newContext({ extraHTTPHeaders: { 'x-user': 'alice' } })
@@ -33,7 +38,7 @@ async function openPage(runner: AgentRunner) {
   const errors: string[] = []
   page.on('pageerror', (error) => errors.push(error.message))
   await page.goto(`${served.url}/usechat?chat=chat-${randomUUID()}`)
-  return { page, errors }
+  return { page, errors, served }
 }
 
 /**
@@ -100,6 +105,37 @@ function gatedAgent(gate: Promise<void>): AgentRunner {
 const lastAssistant = (page: Page) => page.locator('.assistant').last()
 const textOf = async (page: Page) =>
   (await lastAssistant(page).locator('.text').allTextContents()).join('')
+
+/** Decide the chat's open approval elsewhere: the decision API (`POST /items/...`), as alice. */
+async function decideElsewhere(
+  served: { url: string; agentStream: AgentStream },
+  page: Page,
+  action: 'approve' | 'reject'
+) {
+  const streamRunId = (await lastAssistant(page).getAttribute('data-id'))!
+  const [item] = await served.agentStream.parking.pendingOf(streamRunId)
+  const answer = await jsonClient(served.url)(
+    'POST',
+    `/items/${item.runId}/${item.itemId}/${action}`,
+    {}
+  )
+  if (answer.status !== 200) throw new Error(`the decision API answered ${answer.status}`)
+}
+
+/** No error on the page: neither thrown nor shown (`role=alert`). */
+async function noError(
+  assert: { deepEqual: Function; isNull: Function },
+  page: Page,
+  errors: string[]
+) {
+  assert.deepEqual(errors, [])
+  assert.isNull(
+    await page
+      .getByRole('alert')
+      .textContent({ timeout: 100 })
+      .catch(() => null)
+  )
+}
 
 async function send(page: Page, text: string) {
   await page.locator('#status', { hasText: 'ready' }).waitFor()
@@ -181,5 +217,59 @@ test.group('useChat page in Chromium', () => {
     await lastAssistant(page).locator('.text', { hasText: 'Answer 3.' }).waitFor()
     assert.deepEqual(await said('user'), ['Hello there', 'Second question', 'Third'])
     assert.deepEqual(errors, [])
+  }).timeout(60_000)
+
+  test('decided elsewhere first: the click shows the rest of the answer, and the decision made first', async ({
+    assert,
+  }) => {
+    const { page, errors, served } = await openPage(scriptedAgent({ steps: ['read', 'approval'] }))
+    await send(page, 'Send the weekly report')
+    await page.getByRole('button', { name: 'Approve' }).waitFor()
+    // The admin approves while the page still shows its buttons; the person clicks Approve.
+    await decideElsewhere(served, page, 'approve')
+    assert.isTrue(await page.getByRole('button', { name: 'Approve' }).isVisible())
+    await page.getByRole('button', { name: 'Approve' }).click()
+    await lastAssistant(page).locator('.text', { hasText: 'All done.' }).waitFor()
+    assert.equal(await textOf(page), 'Revenue was 42. Sent. All done.')
+    assert.lengthOf(await page.getByRole('button', { name: 'Approve' }).all(), 0)
+    await noError(assert, page, errors)
+    // A conflict: the admin rejects, the person approves; the page shows the rejection.
+    await send(page, 'Once more')
+    await page.getByRole('button', { name: 'Approve' }).waitFor()
+    await decideElsewhere(served, page, 'reject')
+    await page.getByRole('button', { name: 'Approve' }).click()
+    await lastAssistant(page).locator('.text', { hasText: 'All done.' }).waitFor()
+    assert.equal(await textOf(page), 'Revenue was 42. Not sent (rejected). All done.')
+    assert.equal(
+      await lastAssistant(page).locator('.tool[data-state=output-denied] em').textContent(),
+      'denied'
+    )
+    const decided = await served.agentStream.parking.list({ status: 'decided' })
+    assert.deepEqual(
+      decided.map((item) => [item.status, item.decidedVia]),
+      [
+        ['rejected', 'api'],
+        ['approved', 'api'],
+      ]
+    )
+    await noError(assert, page, errors)
+  }).timeout(60_000)
+
+  test('decided elsewhere while the page waits: it shows the continuation with no click', async ({
+    assert,
+  }) => {
+    const { page, errors, served } = await openPage(
+      scriptedAgent({ steps: ['read', 'approval'] }),
+      { recheckMs: 100 }
+    )
+    await send(page, 'Send the weekly report')
+    await page.getByRole('button', { name: 'Approve' }).waitFor()
+    await decideElsewhere(served, page, 'approve')
+    await lastAssistant(page).locator('.text', { hasText: 'All done.' }).waitFor()
+    assert.equal(await textOf(page), 'Revenue was 42. Sent. All done.')
+    assert.lengthOf(await page.getByRole('button', { name: 'Approve' }).all(), 0)
+    const [item] = await served.agentStream.parking.list({ status: 'decided' })
+    assert.equal(item.decidedVia, 'api')
+    await noError(assert, page, errors)
   }).timeout(60_000)
 })

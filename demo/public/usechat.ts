@@ -7,19 +7,23 @@
  * person's own included), and `resume: true` asks `GET <prefix>/chat/<id>/stream` for the turn in
  * flight.
  */
-import { createElement as h, useState, type ReactNode } from 'react'
+import { createElement as h, useEffect, useState, type ReactNode } from 'react'
 import { createRoot } from 'react-dom/client'
 import { useChat } from '@ai-sdk/react'
 import {
   DefaultChatTransport,
+  isToolUIPart,
   lastAssistantMessageIsCompleteWithApprovalResponses,
   type UIMessage,
 } from 'ai'
+import { csrfHeaders } from './csrf.js'
 
 const params = new URLSearchParams(location.search)
 const chatId = params.get('chat') ?? crypto.randomUUID()
 if (!params.has('chat')) history.replaceState(null, '', `?chat=${chatId}`)
 const api = document.body.dataset.api ?? '/agent/chat'
+/** How often a page that shows an open ask checks for a decision made elsewhere; 0: never. */
+const recheckMs = Number(document.body.dataset.recheckMs ?? 5000)
 
 type Part = UIMessage['parts'][number] & Record<string, any>
 
@@ -70,11 +74,28 @@ function App({ stored }: { stored: UIMessage[] }) {
     id: chatId,
     messages: stored,
     resume: true,
-    transport: new DefaultChatTransport({ api }),
+    // Behind @adonisjs/shield, every POST carries the page's CSRF token (none without shield).
+    transport: new DefaultChatTransport({ api, headers: csrfHeaders }),
     // addToolApprovalResponse sends the answer on its own once every approval has one.
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
   })
   const { messages, status, error } = chat
+  // Someone may decide elsewhere (the admin page, another tab, the expiry) while this page shows
+  // an ask: sendMessage() with no message sends the chat as it is, and the door answers with the
+  // turn from its asks on (nothing new yet, or what was decided and the rest of the answer).
+  const asking =
+    status === 'ready' &&
+    (messages.at(-1)?.parts ?? []).some(
+      (part) =>
+        isToolUIPart(part) &&
+        (part.state === 'approval-requested' ||
+          (part.type === 'dynamic-tool' && part.state === 'input-available'))
+    )
+  useEffect(() => {
+    if (!asking || recheckMs <= 0) return
+    const timer = setInterval(() => void chat.sendMessage(), recheckMs)
+    return () => clearInterval(timer)
+  }, [asking, chat.sendMessage])
 
   function partView(part: Part, key: number): ReactNode {
     if (part.type === 'text') return h('span', { key, className: 'text' }, part.text)

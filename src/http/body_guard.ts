@@ -2,21 +2,8 @@ import type { HttpContext } from '@adonisjs/core/http'
 import type { NextFn } from '@adonisjs/core/types/http'
 import { TOO_DEEP_BODY, tooDeep } from '../core/json_depth.js'
 import { mediaTypeRefusal } from './media_type.js'
+import { routeOf } from './package_routes.js'
 import { refusalBody } from './refusal.js'
-
-type Handler = (ctx: HttpContext) => unknown
-
-/** The handlers of the package's routes that take a body, and which kind of body. */
-const bodyRoutes = new WeakMap<Handler, 'json' | 'form'>()
-
-/**
- * Mark a route handler as taking a JSON body (`'json'`: the media-type rule and the depth rule)
- * or the admin page's form (`'form'`: the depth rule). Returns the handler, for `router.post`.
- */
-export function takesBody<T extends Handler>(kind: 'json' | 'form', handler: T): T {
-  bodyRoutes.set(handler, kind)
-  return handler
-}
 
 /**
  * The package's router middleware (the provider registers it in `boot`, before the app's
@@ -33,8 +20,7 @@ export function takesBody<T extends Handler>(kind: 'json' | 'form', handler: T):
  */
 export default class AgentStreamBodyGuard {
   handle(ctx: HttpContext, next: NextFn) {
-    const handler = ctx.route?.handler
-    const kind = typeof handler === 'function' ? bodyRoutes.get(handler as Handler) : undefined
+    const kind = routeOf(ctx)?.body
     if (!kind) return next()
     if (kind === 'json') {
       const refused = mediaTypeRefusal(ctx.request.header('content-type'))

@@ -23,7 +23,7 @@ export interface AgUiFetchHandlerOptions extends FetchHandlerOptions {}
  * | GET | `/threads` | the caller's threads, newest first (`?limit=&cursor=`): `{ threads, next }` |
  * | GET | `/threads/:threadId` | the thread's current run |
  *
- * Refusals before the stream are JSON `{ code, message }`: 404 `not_found` (also for other
+ * Refusals before the stream are JSON `{ code, message }`: 401 `unauthenticated` (nobody, with `anonymous: false`), 404 `not_found` (also for other
  * paths), 405 `method_not_allowed`, 413 `body_too_large`, 415 `unsupported_media_type` (a body
  * that is not `application/json`: a cross-site form cannot start anything), 400 `invalid_input`
  * / `invalid_cursor`, and the door's own; the list answers 401 `unauthenticated` without a
@@ -40,14 +40,18 @@ export function createAgUiFetchHandler(door: AgUiDoor, options: AgUiFetchHandler
     const { path, after } = route
     if (path === '/threads') {
       if (request.method !== 'GET') return refusalResponse(METHOD_NOT_ALLOWED)
-      return threadPageResponse(threads, request, await fetchPrincipal(request, options), 'agui')
+      const caller = await fetchPrincipal(request, options)
+      if ('refused' in caller) return refusalResponse(caller.refused)
+      return threadPageResponse(threads, request, caller.principal, 'agui')
     }
     const run = /^\/runs\/([^/]+)$/.exec(path)
     const thread = /^\/threads\/([^/]+)$/.exec(path)
     let reply: DoorReply
     if (path === '') {
       if (request.method !== 'POST') return refusalResponse(METHOD_NOT_ALLOWED)
-      const principal = await fetchPrincipal(request, options)
+      const caller = await fetchPrincipal(request, options)
+      if ('refused' in caller) return refusalResponse(caller.refused)
+      const { principal } = caller
       const body = await readJsonBody(request, maxBodyBytes)
       if ('refused' in body) return refusalResponse(body.refused)
       reply = await door.run(body.value, principal, request.signal)
@@ -55,7 +59,9 @@ export function createAgUiFetchHandler(door: AgUiDoor, options: AgUiFetchHandler
       if (request.method !== 'GET') return refusalResponse(METHOD_NOT_ALLOWED)
       const id = pathSegment((run ?? thread)![1])
       if (id === null) return refusalResponse(NO_SUCH_ROUTE)
-      const principal = await fetchPrincipal(request, options)
+      const caller = await fetchPrincipal(request, options)
+      if ('refused' in caller) return refusalResponse(caller.refused)
+      const { principal } = caller
       reply = run
         ? await door.reattach(id, after, principal, request.signal)
         : await door.attachThread(id, after, principal, request.signal)

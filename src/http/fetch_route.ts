@@ -1,5 +1,6 @@
 import { requestCursor } from '../core/cursor.js'
 import type { Principal } from '../core/run.js'
+import { UNAUTHENTICATED, type Refusal } from './refusal.js'
 
 /** The options every Fetch-API handler of the package takes. */
 export interface FetchHandlerOptions {
@@ -7,6 +8,13 @@ export interface FetchHandlerOptions {
   basePath?: string
   /** Who a request acts for (the app's auth). Default: nobody (`null`). */
   principal?: (request: Request) => Principal | null | Promise<Principal | null>
+  /**
+   * Whether a request for nobody (`principal` gave `null`) may use the routes, as nobody (its
+   * runs are then every anonymous caller's). Default true; false answers 401
+   * `unauthenticated` (JSON `{ code, message }`, the AdonisJS routes' answer behind auth)
+   * before the body is read.
+   */
+  anonymous?: boolean
   /** A `: ping` comment after this long without an event, in milliseconds. Default 15000. */
   heartbeatMs?: number
 }
@@ -36,12 +44,17 @@ export function fetchRoute(request: Request, basePath = ''): FetchRoute | null {
   }
 }
 
-/** Who `request` acts for: the handler's `principal` option, else nobody. */
+/**
+ * Who `request` acts for: the handler's `principal` option, else nobody; refused (401
+ * `unauthenticated`) for nobody when `anonymous` is off.
+ */
 export async function fetchPrincipal(
   request: Request,
   options: FetchHandlerOptions
-): Promise<Principal | null> {
-  return (await options.principal?.(request)) ?? null
+): Promise<{ principal: Principal | null } | { refused: Refusal }> {
+  const principal = (await options.principal?.(request)) ?? null
+  if (principal === null && options.anonymous === false) return { refused: UNAUTHENTICATED }
+  return { principal }
 }
 
 /** A path segment (an id) decoded; `null` for a malformed escape (`%zz`): no such route. */

@@ -72,3 +72,25 @@ export function refusalResponse(refusal: Refusal): Response {
     headers: refusalHeaders(refusal),
   })
 }
+
+/**
+ * A request for nobody where the app requires someone: 401 `unauthenticated`. The app's auth
+ * middleware's refusal on a package JSON or SSE route (`host_refusals.ts`), and the Fetch
+ * handlers' when `anonymous` is off.
+ */
+export const UNAUTHENTICATED: Readonly<Refusal> = Object.freeze({
+  status: 401,
+  code: 'unauthenticated',
+  message: 'Sign in to use this route',
+})
+
+/**
+ * A state-changing request without the page's CSRF token (or with an expired one), refused by
+ * the app's `@adonisjs/shield`: 403 `invalid_csrf_token`. Nothing was read or changed.
+ */
+export const INVALID_CSRF_TOKEN: Readonly<Refusal> = Object.freeze({
+  status: 403,
+  code: 'invalid_csrf_token',
+  message:
+    'Missing or expired CSRF token: send the page token in X-CSRF-TOKEN, or the XSRF-TOKEN cookie in X-XSRF-TOKEN',
+})

@@ -5,7 +5,7 @@ import type { UiMessageController } from './ui_message_controller.js'
 import type { ParkingService } from '../parking/service.js'
 import { AdminController } from './admin/admin_controller.js'
 import { RunsController } from './admin/runs_controller.js'
-import { takesBody } from './body_guard.js'
+import { claimRoute, packageRoute } from './package_routes.js'
 import { DecisionsController } from './decisions_controller.js'
 import { StreamController, type StreamRoutesDeps } from './stream_controller.js'
 import { ThreadsController } from './threads_controller.js'
@@ -54,7 +54,9 @@ export interface RoutesOptions {
  * `unsupported_media_type` otherwise, `media_type.ts`); every body is nested at most
  * `MAX_JSON_DEPTH` levels (`src/core/json_depth.ts`; the provider's body guard keeps AdonisJS from
  * deep-cloning a deeper one). `modifier` gets the group, to attach the app's middleware
- * (`group.use(middleware.auth())`).
+ * (`group.use(middleware.auth())`). Each route is marked with who reads it
+ * (`package_routes.ts`): on the JSON and SSE ones (all but the admin's HTML views and its form)
+ * the app's auth and CSRF refusals answer 401 / 403 JSON (`host_refusals.ts`).
  */
 export function registerRoutes(
   router: Router,
@@ -100,33 +102,74 @@ export function registerRoutes(
   })
   const group = router
     .group(() => {
-      const json = (handler: Parameters<typeof takesBody>[1]) => takesBody('json', handler)
+      type Handler = Parameters<typeof packageRoute>[1]
+      /** A JSON route (a JSON body in; JSON or SSE out). */
+      const json = (handler: Handler) => packageRoute({ body: 'json', client: 'json' }, handler)
+      /** A GET read by `fetch`, `EventSource`, `HttpAgent` or `useChat` (JSON or SSE out). */
+      const read = (handler: Handler) => packageRoute({ client: 'json' }, handler)
+      /** A GET of the admin console a browser navigates to (HTML out). */
+      const page = (handler: Handler) => packageRoute({ client: 'page' }, handler)
       router
         .post(
           '/agui',
           json((ctx) => agui.run(ctx))
         )
         .as('agui.run')
-      router.get('/agui/runs/:runId', (ctx) => agui.reattach(ctx)).as('agui.reattach')
-      router.get('/agui/threads', (ctx) => threads.threads(ctx)).as('agui.threads')
-      router.get('/agui/threads/:threadId', (ctx) => agui.attach(ctx)).as('agui.attach')
+      router
+        .get(
+          '/agui/runs/:runId',
+          read((ctx) => agui.reattach(ctx))
+        )
+        .as('agui.reattach')
+      router
+        .get(
+          '/agui/threads',
+          read((ctx) => threads.threads(ctx))
+        )
+        .as('agui.threads')
+      router
+        .get(
+          '/agui/threads/:threadId',
+          read((ctx) => agui.attach(ctx))
+        )
+        .as('agui.attach')
       const chat = agentStream.uiMessage
-      router.get('/chat', (ctx) => threads.chats(ctx)).as('chat.list')
+      router
+        .get(
+          '/chat',
+          read((ctx) => threads.chats(ctx))
+        )
+        .as('chat.list')
       router
         .post(
           '/chat',
           json((ctx) => chat.chat(ctx))
         )
         .as('chat.send')
-      router.get('/chat/:chatId/stream', (ctx) => chat.resume(ctx)).as('chat.resume')
-      router.get('/chat/:chatId/messages', (ctx) => chat.messages(ctx)).as('chat.messages')
+      router
+        .get(
+          '/chat/:chatId/stream',
+          read((ctx) => chat.resume(ctx))
+        )
+        .as('chat.resume')
+      router
+        .get(
+          '/chat/:chatId/messages',
+          read((ctx) => chat.messages(ctx))
+        )
+        .as('chat.messages')
       router
         .post(
           '/runs',
           json((ctx) => stream.start(ctx))
         )
         .as('runs.start')
-      router.get('/runs/:runId/stream', (ctx) => stream.stream(ctx)).as('runs.stream')
+      router
+        .get(
+          '/runs/:runId/stream',
+          read((ctx) => stream.stream(ctx))
+        )
+        .as('runs.stream')
       router
         .post(
           '/runs/:runId/cancel',
@@ -151,21 +194,63 @@ export function registerRoutes(
           json((ctx) => decisions.answer(ctx))
         )
         .as('items.answer')
-      router.get('/admin', (ctx) => admin.page(ctx)).as('admin.page')
-      router.get('/admin/items', (ctx) => admin.items(ctx)).as('admin.items')
-      router.get('/admin/items/:runId/:itemId', (ctx) => admin.item(ctx)).as('admin.item')
-      router.get('/admin/history', (ctx) => admin.history(ctx)).as('admin.history')
-      router.get('/admin/events', (ctx) => admin.events(ctx)).as('admin.events')
-      router.get('/admin/runs', (ctx) => runs.list(ctx)).as('admin.runs')
-      router.get('/admin/runs/:runId', (ctx) => runs.show(ctx)).as('admin.run')
+      router
+        .get(
+          '/admin',
+          page((ctx) => admin.page(ctx))
+        )
+        .as('admin.page')
+      router
+        .get(
+          '/admin/items',
+          read((ctx) => admin.items(ctx))
+        )
+        .as('admin.items')
+      router
+        .get(
+          '/admin/items/:runId/:itemId',
+          page((ctx) => admin.item(ctx))
+        )
+        .as('admin.item')
+      router
+        .get(
+          '/admin/history',
+          page((ctx) => admin.history(ctx))
+        )
+        .as('admin.history')
+      router
+        .get(
+          '/admin/events',
+          read((ctx) => admin.events(ctx))
+        )
+        .as('admin.events')
+      router
+        .get(
+          '/admin/runs',
+          page((ctx) => runs.list(ctx))
+        )
+        .as('admin.runs')
+      router
+        .get(
+          '/admin/runs/:runId',
+          page((ctx) => runs.show(ctx))
+        )
+        .as('admin.run')
       router
         .post(
           '/admin/items/:runId/:itemId/:action',
-          takesBody('form', (ctx) => admin.decide(ctx))
+          packageRoute(
+            { body: 'form', client: 'page', csrfRefused: (ctx) => admin.csrfRefused(ctx) },
+            (ctx) => admin.decide(ctx)
+          )
         )
         .as('admin.decide')
     })
     .as(as)
+  // A route defined above without its kind is a JSON one (its refusals are JSON).
+  for (const route of group.routes) {
+    if ('toJSON' in route && !('routes' in route)) claimRoute(route.toJSON().handler)
+  }
   if (prefix) group.prefix(prefix)
   modifier?.(group)
   return group

@@ -4,7 +4,7 @@ import { isRunId } from '../core/frames.js'
 import type { Principal } from '../core/run.js'
 import { describeIssues, issuesOf, type ValidationIssue } from '../errors.js'
 import type { ThreadKey, ThreadList, ThreadSummary } from '../store/thread_list.js'
-import type { Refusal } from './refusal.js'
+import { UNAUTHENTICATED, type Refusal } from './refusal.js'
 
 /**
  * A person's chats (`GET <prefix>/chat`) and threads (`GET <prefix>/agui/threads`), the one rule
@@ -30,12 +30,6 @@ const queryValidator = vine.compile(
     // Unknown parameters (a cache buster) change nothing.
     .allowUnknownProperties()
 )
-
-const UNAUTHENTICATED: Readonly<Refusal> = Object.freeze({
-  status: 401,
-  code: 'unauthenticated',
-  message: 'Sign in to list your conversations',
-})
 
 const invalidQuery = (issues: ValidationIssue[]): Refusal => ({
   status: 422,

@@ -50,17 +50,23 @@ export function createUiMessageFetchHandler(
       if (request.method !== 'GET') return refusalResponse(METHOD_NOT_ALLOWED)
       const chatId = pathSegment(stored[1])
       if (chatId === null) return refusalResponse(NO_SUCH_ROUTE)
-      const answer = await door.messages(chatId, await fetchPrincipal(request, options))
+      const caller = await fetchPrincipal(request, options)
+      if ('refused' in caller) return refusalResponse(caller.refused)
+      const answer = await door.messages(chatId, caller.principal)
       if (answer.kind === 'messages') return Response.json(answer.messages)
       if (answer.kind === 'refused') return refusalResponse(answer)
       return new Response(null, { status: 204 })
     }
     let reply: UiDoorReply
     if (route.path === '/chat' && request.method === 'GET') {
-      return threadPageResponse(chats, request, await fetchPrincipal(request, options), 'chat')
+      const caller = await fetchPrincipal(request, options)
+      if ('refused' in caller) return refusalResponse(caller.refused)
+      return threadPageResponse(chats, request, caller.principal, 'chat')
     } else if (route.path === '/chat') {
       if (request.method !== 'POST') return refusalResponse(METHOD_NOT_ALLOWED)
-      const principal = await fetchPrincipal(request, options)
+      const caller = await fetchPrincipal(request, options)
+      if ('refused' in caller) return refusalResponse(caller.refused)
+      const { principal } = caller
       const body = await readJsonBody(request, maxBodyBytes)
       if ('refused' in body) return refusalResponse(body.refused)
       reply = await door.chat(body.value, principal, request.signal)
@@ -68,7 +74,9 @@ export function createUiMessageFetchHandler(
       if (request.method !== 'GET') return refusalResponse(METHOD_NOT_ALLOWED)
       const chatId = pathSegment(resume[1])
       if (chatId === null) return refusalResponse(NO_SUCH_ROUTE)
-      const principal = await fetchPrincipal(request, options)
+      const caller = await fetchPrincipal(request, options)
+      if ('refused' in caller) return refusalResponse(caller.refused)
+      const { principal } = caller
       reply = await door.resume(chatId, route.after, principal, request.signal)
     } else {
       return refusalResponse(NO_SUCH_ROUTE)

@@ -11,7 +11,8 @@ const APP_ROOT = new URL('../../', import.meta.url)
 
 /**
  * A real AdonisJS app with Lucid and this package's provider, booted (not started). `redis`:
- * also `@adonisjs/redis` (its provider, and this config as `config/redis.ts`).
+ * also `@adonisjs/redis` (its provider, and this config as `config/redis.ts`). `extend`: more
+ * providers (before the package's) and config files (`{ session: ..., auth: ... }`).
  */
 export async function setupApp(
   config: AgentStreamConfig = {},
@@ -20,6 +21,10 @@ export async function setupApp(
     mode = 'run' as 'run' | 'warmup',
     connection = connectionConfig() as ConnectionConfig,
     redis = undefined as { connection: string; connections: Record<string, object> } | undefined,
+    extend = { providers: [], config: {} } as {
+      providers: (() => Promise<any>)[]
+      config: Record<string, unknown>
+    },
   } = {}
 ): Promise<ApplicationService> {
   const ignitor = new IgnitorFactory()
@@ -33,11 +38,13 @@ export async function setupApp(
         }),
         agent_stream: defineConfig(config),
         ...(redis ? { redis } : {}),
+        ...extend.config,
       },
       rcFileContents: {
         providers: [
           () => import('@adonisjs/lucid/database_provider'),
           ...(redis ? [() => import('@adonisjs/redis/redis_provider')] : []),
+          ...extend.providers,
           () => import('../../providers/agent_stream_provider.js'),
         ],
       },

@@ -19,7 +19,16 @@ import {
   validateDecisionForm,
 } from './form.js'
 import { NOTICES } from './notices.js'
-import { adminAllowed, adminHeaders, csrfCookie, csrfToken, csrfValid } from './access.js'
+import {
+  CSRF_FIELD,
+  adminAllowed,
+  adminHeaders,
+  csrfCookie,
+  csrfFields,
+  csrfToken,
+  csrfValid,
+  refuseForm,
+} from './access.js'
 import { e, newNonce, renderShell } from './layout.js'
 import { parseListQuery, queryIssues, storeFilter, type ListQuery } from './filters.js'
 import { renderList, renderListBody, shownPrincipals, type ListContext } from './list_page.js'
@@ -109,7 +118,7 @@ export class AdminController {
   /** `GET /admin/items/:runId/:itemId?park=`: one item in context. */
   async item(ctx: HttpContext) {
     if (!(await this.#allowed(ctx))) return
-    const csrf = csrfToken(ctx, this.options.base)
+    const csrf = csrfFields(ctx, this.options.base)
     const nonce = newNonce()
     adminHeaders(ctx, nonce)
     const park = String(ctx.request.qs().park ?? '')
@@ -232,10 +241,7 @@ export class AdminController {
         .type('html')
         .send(`<p>${describeIssues('Invalid form', [DEPTH_ISSUE])}</p>`)
     }
-    if (!csrfValid(ctx, body._csrf)) {
-      ctx.response.status(403)
-      return ctx.response.type('html').send('<p>The form expired: reload the page.</p>')
-    }
+    if (!csrfValid(ctx, body[CSRF_FIELD])) return this.csrfRefused(ctx)
     const principal = await resolvePrincipal(ctx, this.options.principal)
     // The admin hook allowed: they see every item (a refusal is 403); the policy decides.
     const decider = { principal, via: 'admin', admin: true }
@@ -271,6 +277,11 @@ export class AdminController {
       return back(answer.code, to)
     }
     return back(action === 'answer' ? 'answered' : action === 'approve' ? 'approved' : 'rejected')
+  }
+
+  /** A decision form whose CSRF token was refused (the console's own, or the app's shield). */
+  csrfRefused(ctx: HttpContext) {
+    return refuseForm(ctx, this.options.base)
   }
 
   #itemPath(runId: string, itemId: string, park?: number) {

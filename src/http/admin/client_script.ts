@@ -4,7 +4,8 @@ import { scriptJson } from './layout.js'
  * The console's one script (inline, nonce-tagged; no build step):
  * - live updates: an `EventSource` on the console's event stream; each `queue` event fetches the
  *   view's live part (`#list`) and swaps it in. Only `#list` changes: a form being filled in is
- *   never touched, and keyboard focus on a row stays on that row.
+ *   never touched, and keyboard focus on a row stays on that row. Refused (401: the session
+ *   ended) or closed for good, the live note says updates stopped.
  * - keys (never while typing in a field): `j`/`k` move through the rows, `Enter` opens one,
  *   `/` goes to the filters, `a` approves (or answers), `r` rejects (or skips), `n` opens the
  *   next item, `e` edits the input.
@@ -27,6 +28,7 @@ export function clientScript(config: { events: string; fragment: string }) {
       do {
         again = false
         const response = await fetch(config.fragment, { credentials: 'same-origin' })
+        if (response.status === 401) { stopped('your session ended. Reload the page to sign in again.'); break }
         if (!response.ok) break
         const html = await response.text()
         if (html === last) continue
@@ -42,9 +44,12 @@ export function clientScript(config: { events: string; fragment: string }) {
       } while (again)
     } catch {} finally { busy = false }
   }
+  // Signed out (401 JSON on the live parts): say so, never a list silently frozen.
+  function stopped(why) { if (live) live.textContent = 'Live updates stopped: ' + why }
   if (list && typeof EventSource === 'function') {
     const source = new EventSource(config.events)
     source.addEventListener('queue', () => { void refresh() })
+    source.addEventListener('error', () => { if (source.readyState === EventSource.CLOSED) stopped('reload the page.') })
   }
   const rows = () => list ? [...list.querySelectorAll('tbody tr a.open')] : []
   function move(step) {

@@ -17,7 +17,8 @@ import type { Deciding } from './who_decides.js'
 
 export interface ItemContext {
   base: string
-  csrf: string
+  /** The forms' hidden CSRF fields, `[name, value]` (`access.ts`, `csrfFields`). */
+  csrf: Array<[name: string, value: string]>
   item: PendingItem
   conversation: string
   /** The next item of the queue after this one (newest first), for `n`. */
@@ -32,7 +33,7 @@ function form(ctx: ItemContext, action: string, body: string, label: string) {
   const { item } = ctx
   const url = `${ctx.base}/admin/items/${encodeURIComponent(item.runId)}/${encodeURIComponent(item.itemId)}/${action}`
   return `<form method="post" action="${e(url)}" class="decide" id="form-${action}" aria-label="${e(label)}">
-<input type="hidden" name="_csrf" value="${e(ctx.csrf)}"><input type="hidden" name="park" value="${e(item.park)}">
+${ctx.csrf.map(([name, value]) => `<input type="hidden" name="${e(name)}" value="${e(value)}">`).join('')}<input type="hidden" name="park" value="${e(item.park)}">
 ${body}</form>`
 }
 

@@ -25,5 +25,7 @@ export const NOTICES: Record<string, Notice> = {
   E_INVALID_DECISION: refused(
     'The answer or the edited input breaks a rule (size, depth, options): nothing was decided.'
   ),
-  csrf: refused('The form expired: reload the page and try again.'),
+  csrf: refused(
+    'The form expired or did not come from this console: nothing was decided. Open the item again and retry.'
+  ),
 }

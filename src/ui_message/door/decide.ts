@@ -1,33 +1,48 @@
 import { parseCursor } from '../../core/cursor.js'
 import type { Principal } from '../../core/run.js'
-import { ParkedItemNotFoundError } from '../../errors.js'
+import { DEFAULTS } from '../../defaults.js'
+import {
+  DecisionConflictError,
+  DecisionLapsedError,
+  ParkedItemNotFoundError,
+} from '../../errors.js'
 import type { PendingItem } from '../../parking/types.js'
 import { approvalSeq } from '../translate/index.js'
 import { CHAT_LIMITS, invalidPart, type ChatMessage } from './input.js'
 import type { UiDoorDeps } from './reply.js'
 
-/** One decision the client's assistant message carries, resolved to its parked item. */
+/**
+ * One ask of the current turn that the client's assistant message names, resolved to its parked
+ * item: with the decision it carries (`apply`), or none (the page still shows the ask).
+ */
 export interface PlannedDecision {
   /** The row of the frame that asked (where the door serves the continuation from). */
   seq: number
-  apply: () => Promise<unknown>
+  apply?: () => Promise<unknown>
+  /** Whether the item is settled (decided, expired, cancelled): its outcome is in the stream. */
+  settled: () => Promise<boolean>
 }
 
 type Part = Record<string, unknown>
+
+const yes = async () => true
 
 const isToolPart = (part: Part) =>
   typeof part.type === 'string' && (part.type.startsWith('tool-') || part.type === 'dynamic-tool')
 
 /**
- * The decisions in the client's last assistant message, each resolved to the parked item it
- * answers, before anything is written:
+ * The asks of the current turn in the client's last assistant message, each resolved to the
+ * parked item it names, before anything is written:
  * - a tool part in state `approval-responded` (`addToolApprovalResponse`): its `approval.id` is
  *   the door's `approval-<seq>`; the `approval` frame stored at that row names the item (its
  *   run, id and park), decided with `approve` / `reject` of the parking service (`via: 'chat'`);
+ *   in state `approval-requested` (not answered on this page): the same item, nothing to apply;
  * - the dynamic tool `elicitation` in state `output-available` (`addToolOutput`) for a question
- *   set still pending: `answer` with the output (`{ answers, skipped? }`).
+ *   set still pending: `answer` with the output (`{ answers, skipped? }`); for one answered
+ *   already (elsewhere, or earlier in the turn), nothing to apply (its answers are in the stream).
  * The parking service enforces the rest (decide once: 409; lapsed: 410; not the approver: 403;
- * no such item: 404; a body that does not fit: 422), exactly as for the other doors.
+ * no such item: 404; a body that does not fit: 422), exactly as for the other doors; an item
+ * settled first is not an error of the chat ({@link applyDecisions}).
  *
  * @throws InvalidAgUiInputError for a part that breaks the protocol's shape,
  *   ParkedItemNotFoundError for an approval id naming no approval of this stream
@@ -45,12 +60,15 @@ export async function planDecisions(
     if (!raw || typeof raw !== 'object') continue
     const part = raw as Part
     if (!isToolPart(part)) continue
-    if (part.state === 'approval-responded') {
+    const answered = part.state === 'approval-responded'
+    if (answered || part.state === 'approval-requested') {
       const approval = part.approval as Part | undefined
       if (!approval || typeof approval !== 'object') throw invalidPart('approval', 'object')
-      if (typeof approval.approved !== 'boolean') throw invalidPart('approval.approved', 'boolean')
+      if (answered && typeof approval.approved !== 'boolean')
+        throw invalidPart('approval.approved', 'boolean')
       const reason = approval.reason
       if (
+        answered &&
         reason !== undefined &&
         (typeof reason !== 'string' || reason.length > CHAT_LIMITS.reasonChars)
       )
@@ -59,45 +77,97 @@ export async function planDecisions(
       if (seq === null) throw new ParkedItemNotFoundError()
       const frame = await approvalAt(deps, streamRunId, seq)
       if (!frame) throw new ParkedItemNotFoundError()
-      const body = { park: frame.park, ...(reason ? { reason } : {}) }
+      const settled = () => isSettled(deps, frame.runId, frame.id, frame.park)
+      if (!answered) {
+        plan.push({ seq, settled })
+        continue
+      }
+      const body = { park: frame.park, ...(reason ? { reason: reason as string } : {}) }
       plan.push({
         seq,
         apply: () =>
           approval.approved
             ? deps.parking.approve(frame.runId, frame.id, decider, body)
             : deps.parking.reject(frame.runId, frame.id, decider, body),
+        settled,
       })
-    } else if (
-      part.type === 'dynamic-tool' &&
-      part.toolName === 'elicitation' &&
-      part.state === 'output-available'
-    ) {
+    } else if (part.type === 'dynamic-tool' && part.toolName === 'elicitation') {
+      const open = part.state === 'input-available'
+      if (!open && part.state !== 'output-available') continue
       const item = pending.find((p) => p.kind === 'elicitation' && p.itemId === part.toolCallId)
-      if (!item) continue
-      const output = part.output
-      if (!output || typeof output !== 'object' || Array.isArray(output))
-        throw invalidPart('output', 'object')
-      plan.push({
-        seq: item.streamSeq,
-        apply: () =>
-          deps.parking.answer(item.runId, item.itemId, decider, {
-            ...output,
-            park: item.park,
-          }),
-      })
+      if (item && open) {
+        plan.push({ seq: item.streamSeq, settled: () => settledItem(deps, item) })
+        continue
+      }
+      if (item) {
+        const output = part.output
+        if (!output || typeof output !== 'object' || Array.isArray(output))
+          throw invalidPart('output', 'object')
+        plan.push({
+          seq: item.streamSeq,
+          apply: () =>
+            deps.parking.answer(item.runId, item.itemId, decider, {
+              ...output,
+              park: item.park,
+            }),
+          settled: () => settledItem(deps, item),
+        })
+        continue
+      }
+      // Answered first elsewhere: nothing to apply, its answers are in the stream.
+      const first = await settledQuestions(deps, streamRunId, part.toolCallId)
+      if (first) plan.push({ seq: first.streamSeq, settled: yes })
     }
   }
   return plan
 }
 
-/** The `approval` frame stored at row `seq` of the stream, or `null`. */
+/**
+ * Apply the plan in order. A step whose item was settled first (by the admin page, another tab,
+ * the decision API, its expiry: the service's 409 `E_DECISION_CONFLICT` or 410
+ * `E_DECISION_LAPSED` for an item no longer pending) is not an error: its outcome is already in
+ * the stream, where the continuation the door serves shows it. Any other refusal is thrown.
+ */
+export async function applyDecisions(plan: PlannedDecision[]) {
+  for (const step of plan) {
+    try {
+      await step.apply?.()
+    } catch (error) {
+      const lost = error instanceof DecisionConflictError || error instanceof DecisionLapsedError
+      if (!lost || !(await step.settled())) throw error
+    }
+  }
+}
+
+const settledItem = (deps: UiDoorDeps, item: PendingItem) =>
+  isSettled(deps, item.runId, item.itemId, item.park)
+
+/** Whether the item at `park` of `runId` is no longer pending. */
+async function isSettled(deps: UiDoorDeps, runId: string, itemId: string, park: number) {
+  const row = await deps.parking.findItem(runId, itemId, park)
+  return row !== null && row.status !== 'pending'
+}
+
+/** The newest settled question set `itemId` of the stream, or undefined. */
+async function settledQuestions(deps: UiDoorDeps, streamRunId: string, itemId: unknown) {
+  if (typeof itemId !== 'string') return undefined
+  const decided = await deps.parking.list({
+    status: 'decided',
+    streamRunId,
+    perPage: DEFAULTS.parkedPerPageMax,
+  })
+  return decided.find((p) => p.kind === 'elicitation' && p.itemId === itemId)
+}
+
+/** The item the `approval` frame stored at row `seq` of the stream names, or `null`. */
 async function approvalAt(deps: UiDoorDeps, streamRunId: string, seq: number) {
   for await (const item of deps.sink.replay(streamRunId, {
     after: { seq: seq - 1 },
     until: { seq },
   })) {
     if (parseCursor(item.cursor).seq !== seq) return null
-    return item.t === 'approval' && typeof item.park === 'number' ? item : null
+    if (item.t !== 'approval' || typeof item.park !== 'number') return null
+    return { runId: item.runId, id: item.id, park: item.park }
   }
   return null
 }

@@ -17,7 +17,7 @@ import type { ParkingService } from '../../parking/service.js'
 import { startRun } from '../../runner/door_runs.js'
 import type { AgUiRun, AgUiRunStore } from '../../store/door_runs.js'
 import type { StreamState } from '../../store/rows.js'
-import { planDecisions } from './decide.js'
+import { applyDecisions, planDecisions } from './decide.js'
 import {
   bodyFields,
   CHAT_LIMITS,
@@ -39,7 +39,7 @@ const REFUSED = {
   },
   no_decision: {
     status: 422,
-    message: 'The assistant message answers no approval or question set of this chat.',
+    message: 'The assistant message names no approval or question set of this chat.',
   },
   not_current_turn: {
     status: 409,
@@ -63,7 +63,10 @@ const refused = (code: keyof typeof REFUSED): UiDoorReply => ({
  *   `{ message, context: [] }`, as the AG-UI door gives, plus `body`, the request's own fields;
  *   what the person said, text and files, is the run's first frame); it is the assistant's (the client
  *   answered approvals with `addToolApprovalResponse`, or a question set with `addToolOutput`):
- *   each answer decides its parked item once, and the continuation is served.
+ *   each answer decides its parked item once, and the continuation is served; an item settled
+ *   first elsewhere keeps that outcome, which the continuation shows (no refusal). Asks it left
+ *   unanswered decide nothing: the same continuation (a page learning of decisions made
+ *   elsewhere), or, while they wait, the turn up to its `finish` again.
  * - `resume` (`GET`): the chat's active turn replayed from its start (what `useChat({ resume:
  *   true })` expects: `DefaultChatTransport` resets the message at the first `start`), or from a
  *   cursor (`?after=` / `Last-Event-ID`, the one rule); none when no turn is streaming or
@@ -100,8 +103,9 @@ export class UiMessageDoor {
    * `POST` a chat request. Refusals (nothing written): 400 `invalid_input`, 413
    * `body_too_large`, 404 `not_found` (no such chat, or another principal's), 409
    * `interrupt_pending` (a new message while approvals are open), 409 `not_current_turn`, 422
-   * `no_decision`, and the parking service's errors with their status and code; 503
-   * `replica_shutdown` on a draining replica (a graceful shutdown).
+   * `no_decision`, and the parking service's errors with their status and code (never for an
+   * item settled first: that answer is the continuation); 503 `replica_shutdown` on a draining
+   * replica (a graceful shutdown).
    */
   async chat(
     body: unknown,
@@ -156,7 +160,11 @@ export class UiMessageDoor {
     return this.#serve(runId, START, signal)
   }
 
-  /** Apply the decisions the client's assistant message carries, then serve what follows. */
+  /**
+   * Apply the decisions the client's assistant message carries, then serve what follows its
+   * asks. A message that answers none of its open asks (a page checking whether someone decided
+   * elsewhere: `sendMessage()` with no message) decides nothing and gets the same answer.
+   */
   async #decide(
     input: ChatInput,
     latest: AgUiRun,
@@ -169,9 +177,11 @@ export class UiMessageDoor {
     const pending = await this.parking.pendingOf(stream)
     const plan = await planDecisions(this.#deps, stream, last, pending, principal)
     if (plan.length === 0) return refused('no_decision')
-    // One at a time, in order: a race lost at the first changes nothing; the service's error
-    // (409 decided first, 410 lapsed, 403, 404) is the answer.
-    for (const step of plan) await step.apply()
+    // One at a time, in order. An item someone settled first (the admin page, another tab, its
+    // expiry) is no error: the continuation served from its row carries what was decided
+    // (`tool-approval-response`, `tool-output-*`), then the rest of the turn. Any other refusal
+    // (403, 404, a lapsed item nobody settled yet: 410) is the answer.
+    await applyDecisions(plan)
     return this.#serve(stream, { seq: Math.max(...plan.map((step) => step.seq)) }, signal)
   }
 

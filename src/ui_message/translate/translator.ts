@@ -7,6 +7,9 @@ import { approvalId, reasoningPartId, textPartId } from './ids.js'
 /** A chunk of the AI SDK's UI message stream (`ai`'s `UIMessageChunk`, a type only). */
 export type UiChunk = UIMessageChunk
 
+/** The `tool-output-error` of an approved call whose run ended without its result. */
+const NO_RESULT = "The run ended without this tool call's result."
+
 /** How a segment ended, as the `finish` chunk's `finishReason` says. */
 export type TurnEnd = 'stop' | 'tool-calls' | 'error' | 'other'
 
@@ -15,8 +18,11 @@ interface State {
   /** The open text part's id, if any. */
   text: string | null
   reasoning: string | null
-  /** Tool calls the client has a part for, by call id: their approval id once asked. */
-  calls: Record<string, { approval?: string }>
+  /**
+   * Tool calls the client has a part for, by call id: their approval id once asked; `awaiting`
+   * once approved, until their result comes.
+   */
+  calls: Record<string, { approval?: string; awaiting?: true }>
   /** Calls whose input is streaming (a `tool-input-start` was sent, no `available` yet). */
   streaming: Record<string, true>
   failed: boolean
@@ -46,6 +52,7 @@ interface State {
  * | `error` | `error` (its code's fixed sentence) |
  * | `cancelled` | `abort` |
  * | a segment end | `text-end` / `reasoning-end` of what is open, then `finish` (see {@link end}) |
+ * | the turn's end | also `tool-output-error` for an approved call that got no result |
  *
  * Other known kinds (`approval-requested`, `queue`) carry nothing the UI stream has a chunk for.
  * Unknown kinds the app allow-lists (`custom`) become `data-<kind>` with the allowed fields.
@@ -153,11 +160,21 @@ export class UiMessageTranslator {
    * A segment ended: close what is open, then `finish` with why it ended: `tool-calls` when it
    * parked on an approval or a question set, `error` after an `error` frame, `other` when it was
    * cancelled, `stop` otherwise. `finish: false` only closes (a segment the stream goes on from).
+   * Unless it parked again, a `tool-output-error` first for each approved call with no result.
    */
   end(finish = true): UiChunk[] {
     const out = this.#close()
     if (!finish) return out
     const s = this.#s
+    // The turn is over (not parked again): an approved call that never got its result would
+    // stay `approval-responded` on the client, which `useChat` sends back to be run, for ever.
+    if (!s.parked) {
+      for (const [id, call] of Object.entries(s.calls)) {
+        if (!call.awaiting) continue
+        delete call.awaiting
+        out.push({ type: 'tool-output-error', toolCallId: id, errorText: NO_RESULT })
+      }
+    }
     const reason: TurnEnd = s.failed
       ? 'error'
       : s.cancelled
@@ -244,12 +261,14 @@ export class UiMessageTranslator {
         ]
       case 'tool-output':
         if (!this.#known(event.id)) return []
+        delete s.calls[event.id].awaiting
         return [
           ...this.#close(),
           { type: 'tool-output-available', toolCallId: event.id, output: event.output },
         ]
       case 'tool-output-error':
         if (!this.#known(event.id)) return []
+        delete s.calls[event.id].awaiting
         return [
           ...this.#close(),
           {
@@ -260,10 +279,12 @@ export class UiMessageTranslator {
         ]
       case 'tool-output-denied':
         if (!this.#known(event.id)) return []
+        delete s.calls[event.id].awaiting
         return [...this.#close(), { type: 'tool-output-denied', toolCallId: event.id }]
       case 'approval-settled': {
         const id = s.calls[event.id]?.approval
         if (!id) return []
+        if (event.status === 'approved') s.calls[event.id].awaiting = true
         return [
           {
             type: 'tool-approval-response',
