@@ -4,6 +4,7 @@ import { test } from '@japa/runner'
 import type { Page } from 'playwright-core'
 import type { AgentStreamConfig } from '../src/define_config.js'
 import { defaultApproverPolicy } from '../index.js'
+import { DecisionLapsedError } from '../src/errors.js'
 import { scriptedAgent } from '../src/testing/scripted_agent.js'
 import { tableNames } from '../src/store/schema.js'
 import { launchBrowser } from './helpers/browser.js'
@@ -184,6 +185,16 @@ test.group('Admin console: who decides', () => {
     await page.goto(`${served.url}/admin/items/${item.runId}/${item.itemId}?park=${item.park}`)
     assert.equal(await page.locator('form.decide').count(), 0)
     assert.include(await page.locator('#cannot-decide').innerText(), 'Its time ran out')
+    // The same rule the service decides by (`lapsed`): a decision now is refused, still pending.
+    await assert.rejects(
+      () =>
+        served.agentStream.parking.approve(item.runId, item.itemId, {
+          principal: { id: 'alice' },
+          via: 'admin',
+        }),
+      DecisionLapsedError
+    )
+    assert.lengthOf(await served.agentStream.parking.pendingOf(runId), 1)
   }).timeout(120_000)
 
   test('the key hints on the buttons meet AA contrast (axe color-contrast)', async ({ assert }) => {

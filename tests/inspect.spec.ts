@@ -232,6 +232,49 @@ test.group('agent-stream:inspect', () => {
     assert.deepEqual(unknown.logs, ['[ red(error) ] Unknown chat "no-such-chat"'])
   })
 
+  test("what the person said: its text and each file by name and media type, never the file's bytes", async ({
+    assert,
+  }) => {
+    const { app, agentStream } = await setup()
+    const png =
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=='
+    const reply = await agentStream.uiMessageDoor.chat(
+      {
+        id: 'chat-said',
+        messages: [
+          {
+            id: 'm1',
+            role: 'user',
+            parts: [
+              { type: 'text', text: 'Mail <b>Ada</b>' },
+              {
+                type: 'file',
+                mediaType: 'image/png',
+                url: `data:image/png;base64,${png}`,
+                filename: 'dot.png',
+              },
+            ],
+          },
+        ],
+      },
+      { id: 'u1' }
+    )
+    if (reply.kind === 'stream') for await (const chunk of reply.chunks) assert.isDefined(chunk)
+    await agentStream.driver.settled()
+    const [run] = JSON.parse((await inspect(app, ['--chat', 'chat-said', '--json'])).logs[0]).runs
+
+    const said = 'user-message m1 "Mail <b>Ada</b>" [file "dot.png" image/png]'
+    const { command, logs } = await inspect(app, [run.runId])
+    command.assertSucceeded()
+    assert.include(logs, `1|event|${said}`)
+    const json = await inspect(app, [run.runId, '--json'])
+    assert.equal(JSON.parse(json.logs[0]).frames[0].summary, said)
+    for (const log of [...logs, ...json.logs]) {
+      assert.notInclude(log, png)
+      assert.notInclude(log, 'data:image')
+    }
+  })
+
   test('bad list flags are refused with the rule they break, before any read', async ({
     assert,
   }) => {

@@ -89,3 +89,40 @@ export function checkUserMessage(
   }
   return checked
 }
+
+/**
+ * A part of what a person said as a reader is shown it (the admin console, `agent-stream:inspect`):
+ * a text part's text, a file by its name and media type. A file's URL is never shown: a `data:`
+ * URL is the file's bytes, any other one the person's link.
+ */
+export type ShownPart =
+  { type: 'text'; text: string } | { type: 'file'; mediaType: string; filename: string | null }
+
+/** What a person said as a reader is shown it: the message's id and its parts, in order. */
+export interface ShownUserMessage {
+  id: string
+  parts: ShownPart[]
+}
+
+/**
+ * The person's message a frame stores, as readers are shown it (see {@link ShownPart}), or
+ * `null` for any other frame. The one reading of the reserved kind for people (the doors never
+ * send it: `core/projection.ts` drops it). Parts of no known shape are left out.
+ */
+export function shownUserMessage(frame: StreamFrame): ShownUserMessage | null {
+  const said = userMessageOf(frame)
+  if (!said) return null
+  const parts: ShownPart[] = []
+  for (const part of Array.isArray(said.parts) ? said.parts : []) {
+    if (part?.type === 'text' && typeof part.text === 'string') {
+      parts.push({ type: 'text', text: part.text })
+    } else if (part?.type === 'file') {
+      parts.push({
+        type: 'file',
+        mediaType: String(part.mediaType ?? ''),
+        filename: typeof part.filename === 'string' ? part.filename : null,
+      })
+    }
+  }
+  return { id: String(said.id ?? ''), parts }
+}

@@ -3,9 +3,20 @@ import type { Principal } from '../core/run.js'
 import type { ApproverPolicy } from './types.js'
 
 /**
- * Who decides, and what a refused decider is told: the package's default approver policy, and
- * the one rule that picks 403 or 404 for a refusal (every decide route goes through it).
+ * Who decides, and what a refused decider is told: the package's default approver policy, the
+ * rule that an item past its expiry is decided by nobody, and the one rule that picks 403 or 404
+ * for a refusal (every decide route goes through them).
  */
+
+/**
+ * Whether an item's time ran out at `at` (epoch milliseconds; now by default): past its
+ * `expiresAt`, nobody may decide it and the sweeper settles it as expired. The service's
+ * decisions and the console's forms ask this; the store's SQL reads (`lapsed`, `settle`) state
+ * the same comparison in SQL.
+ */
+export function lapsed(item: { expiresAt: number | null }, at: number = Date.now()): boolean {
+  return item.expiresAt !== null && item.expiresAt < at
+}
 
 /**
  * The default approver policy (config `approverPolicy` when none is given):

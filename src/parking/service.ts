@@ -19,7 +19,7 @@ import { normalizeReply, validateAnswer, validateDecision, validateReply } from 
 import type { ApproverPolicy, PendingItem } from './types.js'
 import type { Principal } from '../core/run.js'
 import { DEFAULTS } from '../defaults.js'
-import { defaultApproverPolicy, refusal, seesItem, type Decider } from './policy.js'
+import { defaultApproverPolicy, lapsed, refusal, seesItem, type Decider } from './policy.js'
 
 /** How many times a cancel reads again after a decision changed what it denies. */
 const CANCEL_ATTEMPTS = 5
@@ -389,7 +389,7 @@ export class ParkingService {
   ) {
     if (item.status === 'expired') throw new DecisionLapsedError()
     if (item.status !== 'pending') throw new DecisionConflictError()
-    if (outcome.status !== 'expired' && item.expiresAt !== null && item.expiresAt < Date.now()) {
+    if (outcome.status !== 'expired' && lapsed(item)) {
       throw new DecisionLapsedError()
     }
     const via = decider.via ?? 'api'
@@ -409,8 +409,7 @@ export class ParkingService {
         })
         if (!won) {
           // Still pending means it lapsed meanwhile; otherwise someone decided first.
-          const lapsed = item.expiresAt !== null && item.expiresAt < Date.now()
-          throw lapsed ? new DecisionLapsedError() : new DecisionConflictError()
+          throw lapsed(item) ? new DecisionLapsedError() : new DecisionConflictError()
         }
       },
     })

@@ -1,4 +1,5 @@
 import type { StreamFrame } from '../core/frames.js'
+import { shownUserMessage } from '../core/user_message.js'
 import { APPENDED_END, type StoredRow } from '../store/rows.js'
 
 /** Longest frame summary, in characters. */
@@ -47,6 +48,16 @@ function eventSummary(event: Extract<StreamFrame, { t: 'event' }>['event']): str
       break
     case 'step-finish':
       if (event.model) parts.push(event.model)
+      break
+    case 'user-message':
+      // What the person said: its text, each file by name and media type (never its URL).
+      for (const part of shownUserMessage({ t: 'event', event })?.parts ?? []) {
+        parts.push(
+          part.type === 'text'
+            ? quoted(part.text)
+            : `[file ${part.filename === null ? '' : `${quoted(part.filename)} `}${part.mediaType}]`
+        )
+      }
       break
   }
   return parts.join(' ')

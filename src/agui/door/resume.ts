@@ -1,5 +1,6 @@
 import type { Principal } from '../../core/run.js'
 import type { PendingItem } from '../../parking/types.js'
+import { lapsed } from '../../parking/policy.js'
 import { validateDecision, validateReply } from '../../parking/replies.js'
 import { continuationRunId, decodeAgUiId, encodeAgUiId } from '../ids.js'
 import { replyCheck } from './reply_check.js'
@@ -106,10 +107,10 @@ async function planEntry(
   if (!stored || !(await parking.mayDecide(principal, stored))) return 'not_allowed'
   const decider = { principal, via: 'chat' }
   const cancelled = entry.status === 'cancelled'
-  const lapsed = stored.expiresAt !== null && stored.expiresAt < Date.now()
-  if (lapsed && !cancelled) return 'interrupt_expired'
+  const expired = lapsed(stored)
+  if (expired && !cancelled) return 'interrupt_expired'
   // A lapsed item cancelled: it settles as expired, as the sweeper would settle it.
-  if (lapsed) {
+  if (expired) {
     return { item, entry, apply: () => parking.expire(item.runId, item.itemId, item.park) }
   }
   const at = { park: item.park }

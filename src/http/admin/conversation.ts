@@ -1,12 +1,14 @@
 import type { StreamFrame } from '../../core/frames.js'
-import { publicFrame, type ProjectionRules } from '../../core/projection.js'
+import type { ProjectionRules } from '../../core/projection.js'
+import { consoleFrame, renderSaid } from './console_frame.js'
 import { t } from './layout.js'
 
 /**
  * A run's conversation as the admin console shows it: stored frames, read through the sink's
  * one read path, passed through the one public projection the doors use (so the console shows
- * nothing a door would not send: no reasoning unless allowed, fixed sentences for errors and
- * failed tools), rendered as escaped, bidi-isolated HTML. Sub-agent scopes nest.
+ * nothing of the agent's a door would not send: no reasoning unless allowed, fixed sentences for
+ * errors and failed tools) with what the person said beside it (`console_frame.ts`), rendered as
+ * escaped, bidi-isolated HTML. Sub-agent scopes nest.
  */
 
 /** What a conversation reads: the sink's `replay` (its one read path). */
@@ -57,14 +59,15 @@ export async function renderConversation(
       push('<p class="muted seg">— segment ended (parked) —</p>')
       continue
     }
-    const frame = publicFrame(stored as StreamFrame, rules)
+    const frame = consoleFrame(stored as StreamFrame, rules)
     if (!frame) continue
     if (frame.t === 'text') {
       text += frame.v
       continue
     }
     flush()
-    if (frame.t === 'error') push(`<p class="err">Error: ${t(frame.message)}</p>`)
+    if (frame.t === 'said') push(renderSaid(frame, cut))
+    else if (frame.t === 'error') push(`<p class="err">Error: ${t(frame.message)}</p>`)
     else if (frame.t === 'component')
       push(`<p class="muted">UI component <code>${t(frame.name)}</code></p>`)
     else if (frame.t === 'approval')

@@ -132,6 +132,8 @@ ul.panel a[aria-current]{font-weight:600}
 .conversation{border:1px solid var(--line);border-radius:4px;padding:.5rem .75rem;max-height:32rem;overflow:auto}
 .conversation p{margin:.35rem 0}.say{white-space:pre-wrap;overflow-wrap:anywhere}
 .ask{font-weight:600}.err,.bad{color:var(--bad)}
+.said{border-left:3px solid var(--ok);background:#f3f8f4;padding:.2rem .75rem;margin:.5rem 0;border-radius:0 4px 4px 0}
+.said p{margin:.25rem 0}.said .who{font-size:12px;font-weight:600;color:var(--ok)}.said .say{white-space:pre-wrap;overflow-wrap:anywhere}
 .scope{border-left:3px solid #9bb7e6;padding-left:.75rem;margin:.25rem 0}
 .call p,.result p{margin:.25rem 0;font-size:12px;color:var(--muted)}
 form.decide{margin:.5rem 0 1rem;display:flex;flex-direction:column;gap:.35rem;max-width:48rem}

@@ -1,5 +1,6 @@
 import type { DateTime } from 'luxon'
 import type { QueueCounts, QueueKey } from '../../parking/parking_store.js'
+import { lapsed } from '../../parking/policy.js'
 import { QUESTION_SET } from '../../parking/store_queue.js'
 import type { PendingItem } from '../../parking/types.js'
 import { encodeKey, listHref, type ListQuery } from './filters.js'
@@ -66,7 +67,7 @@ export function when(iso: string | null | undefined, now: DateTime) {
 export function timeLeft(item: PendingItem, now: DateTime) {
   if (!item.expiresAt) return '<span class="muted">no expiry</span>'
   const at = Date.parse(item.expiresAt)
-  if (at <= now.toMillis()) return '<span class="bad">expired</span>'
+  if (lapsed({ expiresAt: at }, now.toMillis())) return '<span class="bad">expired</span>'
   return `<time datetime="${e(item.expiresAt)}">${t(relative(at, now.toMillis()))}</time>`
 }
 

@@ -1,14 +1,17 @@
 import { DateTime } from 'luxon'
-import type { StreamFrame } from '../../core/frames.js'
 import type { RunSummary } from '../../store/run_list.js'
 import type { RunStory } from '../../story/index.js'
+import { renderSaid, type ConsoleFrame } from './console_frame.js'
 import { e, t } from './layout.js'
 import type { PrincipalNames } from './names.js'
 import { runsHref, shell } from './runs_page.js'
 import { clock, decisionText, humanDuration, itemLabel, renderTimeline } from './timeline.js'
 
-/** One entry of a transcript: a frame as the public projection gave it, or a segment's end. */
-export type TranscriptEntry = StreamFrame | { t: 'end' }
+/**
+ * One entry of a transcript: a frame as the console reads it (`consoleFrame`: the public
+ * projection's, or what the person said), or a segment's end.
+ */
+export type TranscriptEntry = ConsoleFrame | { t: 'end' }
 
 export interface RunPageContext {
   base: string
@@ -26,9 +29,10 @@ const when = (millis: number | null) =>
     : `${DateTime.fromMillis(millis, { zone: 'utc' }).toFormat('yyyy-LL-dd')} ${clock(millis)}`
 
 /**
- * The transcript: text as paragraphs, tool calls with their input and result, questions and
- * approvals asked, sub-agent scopes nested, failures marked, each segment's end a rule. What
- * it shows went through the public projection first (the controller), as on the doors.
+ * The transcript: what the person said, text as paragraphs, tool calls with their input and
+ * result, questions and approvals asked, sub-agent scopes nested, failures marked, each
+ * segment's end a rule. What it shows went through `consoleFrame` first (the controller): the
+ * public projection, as on the doors, and the person's messages beside it.
  */
 export function renderTranscript(entries: TranscriptEntry[]): string {
   const out: string[] = []
@@ -45,6 +49,9 @@ export function renderTranscript(entries: TranscriptEntry[]): string {
     }
     flush()
     switch (entry.t) {
+      case 'said':
+        out.push(renderSaid(entry))
+        break
       case 'end':
         out.push(`<p class="end">End of a segment (the run parked, finished or failed here).</p>`)
         break

@@ -3,7 +3,7 @@ import vine from '@vinejs/vine'
 import { DateTime } from 'luxon'
 import type { HttpContext } from '@adonisjs/core/http'
 import { RUN_ID, isRunId, type StreamFrame } from '../../core/frames.js'
-import { publicFrame, type ProjectionRules } from '../../core/projection.js'
+import type { ProjectionRules } from '../../core/projection.js'
 import { describeIssues, issuesOf } from '../../errors.js'
 import type { ParkingService } from '../../parking/service.js'
 import type { LucidTokenStreamSink } from '../../sink/lucid_sink.js'
@@ -12,6 +12,7 @@ import { gatherStory } from '../../story/index.js'
 import type { AdminAuthorizer, DisplayName } from '../principal.js'
 import { PrincipalNames } from './names.js'
 import { adminAllowed, adminHeaders } from './access.js'
+import { consoleFrame } from './console_frame.js'
 import { renderRunPage, type TranscriptEntry } from './run_page.js'
 import { RUN_AGES, renderRunsPage, type RunsPageContext, type RunsQuery } from './runs_page.js'
 
@@ -46,7 +47,8 @@ function present(qs: Record<string, unknown>) {
  * The admin's runs: a list by status (running, parked, finished, failed, cancelled; derived
  * from the rows, `store/run_list.ts`) with filters and keyset pages, and a run view with its
  * timeline (the story `agent-stream:inspect` prints, drawn) and its transcript (stored frames
- * through the sink's replay and the public projection, as the doors read them). The same gate
+ * through the sink's replay and the public projection, as the doors read them, and what the
+ * person said: `console_frame.ts`). The same gate
  * and headers as the admin page: 403 unless the app's `admin` hook allows, a strict CSP, every
  * value escaped and isolated from bidi controls.
  */
@@ -116,7 +118,8 @@ export class RunsController {
     }
     const transcript: TranscriptEntry[] = []
     let truncated = false
-    // The one read path (`sink.replay`) and the one public projection, as the doors read a run.
+    // The one read path (`sink.replay`) and the one public projection, as the doors read a run,
+    // with what the person said beside it (`consoleFrame`).
     for await (const item of this.sink.replay(run.runId, { until: { seq: story.head.lastSeq } })) {
       if (transcript.length >= TRANSCRIPT_LIMIT) {
         truncated = true
@@ -126,7 +129,7 @@ export class RunsController {
         transcript.push({ t: 'end' })
         continue
       }
-      const shown = publicFrame(item as StreamFrame, this.options.rules)
+      const shown = consoleFrame(item as StreamFrame, this.options.rules)
       if (shown) transcript.push(shown)
     }
     const names = await new PrincipalNames(this.options.displayName).load(

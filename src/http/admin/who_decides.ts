@@ -1,6 +1,6 @@
 import type { Principal } from '../../core/run.js'
 import type { ParkingService } from '../../parking/service.js'
-import { defaultApproverPolicy } from '../../parking/policy.js'
+import { defaultApproverPolicy, lapsed } from '../../parking/policy.js'
 import type { PendingItem } from '../../parking/types.js'
 import type { PrincipalNames } from './names.js'
 import { t } from './layout.js'
@@ -13,8 +13,8 @@ import { t } from './layout.js'
 export type Deciding = { may: true } | { may: false; why: string }
 
 /**
- * Whether `principal` may decide `item` now: it is pending, not past its expiry, and the
- * policy lets them (read on the stored row, with its principal).
+ * Whether `principal` may decide `item` at `now`: not past its expiry (the parking service's
+ * `lapsed`) and the policy lets them, both read on the stored row, with its principal.
  */
 export async function deciding(
   parking: ParkingService,
@@ -23,13 +23,14 @@ export async function deciding(
   names: PrincipalNames,
   now: number
 ): Promise<Deciding> {
-  if (item.expiresAt !== null && Date.parse(item.expiresAt) < now) {
+  const stored = await parking.findItem(item.runId, item.itemId, item.park)
+  // The service's own rule, on the stored row a decision would be checked against.
+  if (stored && lapsed(stored, now)) {
     return {
       may: false,
       why: 'Its time ran out: nobody may decide it now (the sweeper settles it as expired).',
     }
   }
-  const stored = await parking.findItem(item.runId, item.itemId, item.park)
   if (stored && (await parking.mayDecide(principal, stored))) return { may: true }
   if (!principal) {
     return {
