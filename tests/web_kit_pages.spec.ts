@@ -127,7 +127,7 @@ test.group('The package pages in an AdonisJS web app (Chromium)', () => {
         page.getByRole('button', { name: /Approve/ }).click(),
       ])
       assert.equal(response.status(), 403, field)
-      await page.getByRole('status').filter({ hasText: 'nothing was decided' }).waitFor()
+      await page.getByRole('alert').filter({ hasText: 'nothing was decided' }).waitFor()
       assert.equal(await page.locator('h1').textContent(), 'Nothing was decided')
       // Its way back is the item, whose next load carries fresh tokens.
       await page.locator('#back-to-item').click()
