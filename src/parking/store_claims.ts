@@ -118,13 +118,7 @@ export class SuspensionClaims {
     claimer: string,
     client: QueryClientContract | TransactionClientContract = this.rows.client
   ) {
-    const done = await client
-      .from(this.rows.tables.suspensions)
-      .where('stream_run_id', streamRunId)
-      .where('status', 'claimed')
-      .where('claimed_by', claimer)
-      .update({ status: 'resumed', updated_at: now() })
-    return affected(done) > 0
+    return this.#endClaim(client, streamRunId, claimer, 'resumed')
   }
 
   /**
@@ -133,13 +127,23 @@ export class SuspensionClaims {
    * of waiting for the claim's lease to lapse. Returns whether the claim was still held.
    */
   async release(streamRunId: string, claimer: string) {
-    const released = await this.rows.client
+    return this.#endClaim(this.rows.client, streamRunId, claimer, 'parked')
+  }
+
+  /** Move the segment out of `claimer`'s claim to `status`; whether the claim still held. */
+  async #endClaim(
+    client: QueryClientContract | TransactionClientContract,
+    streamRunId: string,
+    claimer: string,
+    status: 'resumed' | 'parked'
+  ) {
+    const ended = await client
       .from(this.rows.tables.suspensions)
       .where('stream_run_id', streamRunId)
       .where('status', 'claimed')
       .where('claimed_by', claimer)
-      .update({ status: 'parked', updated_at: now() })
-    return affected(released) > 0
+      .update({ status, updated_at: now() })
+    return affected(ended) > 0
   }
 
   /**
