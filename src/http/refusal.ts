@@ -14,29 +14,26 @@ export interface Refusal {
   message: string
 }
 
+/** A refusal, frozen (every constant of this file is one). */
+function defineRefusal(status: number, code: string, message: string): Readonly<Refusal> {
+  return Object.freeze({ status, code, message })
+}
+
 /** A path no route of the handler serves: 404 `not_found`. */
-export const NO_SUCH_ROUTE: Readonly<Refusal> = Object.freeze({
-  status: 404,
-  code: 'not_found',
-  message: 'No such route',
-})
+export const NO_SUCH_ROUTE = defineRefusal(404, 'not_found', 'No such route')
 
 /** A route asked with another method: 405 `method_not_allowed`. */
-export const METHOD_NOT_ALLOWED: Readonly<Refusal> = Object.freeze({
-  status: 405,
-  code: 'method_not_allowed',
-  message: 'Method not allowed',
-})
+export const METHOD_NOT_ALLOWED = defineRefusal(405, 'method_not_allowed', 'Method not allowed')
 
 /**
  * This replica is draining (a graceful shutdown): it starts and resumes nothing. 503
  * `replica_shutdown` with `Retry-After` ({@link refusalHeaders}); another replica takes the retry.
  */
-export const REPLICA_SHUTDOWN: Readonly<Refusal> = Object.freeze({
-  status: ReplicaShutdownError.status,
-  code: ReplicaShutdownError.code,
-  message: new ReplicaShutdownError().message,
-})
+export const REPLICA_SHUTDOWN = defineRefusal(
+  ReplicaShutdownError.status,
+  ReplicaShutdownError.code,
+  new ReplicaShutdownError().message
+)
 
 /** The headers of a refusal: `Retry-After` on a 503 (a draining replica), none otherwise. */
 export function refusalHeaders(refusal: { status: number }): Record<string, string> {
@@ -78,19 +75,14 @@ export function refusalResponse(refusal: Refusal): Response {
  * middleware's refusal on a package JSON or SSE route (`host_refusals.ts`), and the Fetch
  * handlers' when `anonymous` is off.
  */
-export const UNAUTHENTICATED: Readonly<Refusal> = Object.freeze({
-  status: 401,
-  code: 'unauthenticated',
-  message: 'Sign in to use this route',
-})
+export const UNAUTHENTICATED = defineRefusal(401, 'unauthenticated', 'Sign in to use this route')
 
 /**
  * A state-changing request without the page's CSRF token (or with an expired one), refused by
  * the app's `@adonisjs/shield`: 403 `invalid_csrf_token`. Nothing was read or changed.
  */
-export const INVALID_CSRF_TOKEN: Readonly<Refusal> = Object.freeze({
-  status: 403,
-  code: 'invalid_csrf_token',
-  message:
-    'Missing or expired CSRF token: send the page token in X-CSRF-TOKEN, or the XSRF-TOKEN cookie in X-XSRF-TOKEN',
-})
+export const INVALID_CSRF_TOKEN = defineRefusal(
+  403,
+  'invalid_csrf_token',
+  'Missing or expired CSRF token: send the page token in X-CSRF-TOKEN, or the XSRF-TOKEN cookie in X-XSRF-TOKEN'
+)
