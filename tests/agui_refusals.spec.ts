@@ -3,8 +3,7 @@ import { randomUUID } from 'node:crypto'
 import type { AgentRunner } from '../src/runner/contract.js'
 import { twoApprovals } from './helpers/scenarios.js'
 import { scriptedAgent } from '../src/testing/scripted_agent.js'
-import { tableNames } from '../src/store/schema.js'
-import { resetTables } from './helpers/db.js'
+import { resetTables, snapshotTables } from './helpers/db.js'
 import { postJson, serveApp } from './helpers/http.js'
 import { assertConforms, parseSse, type WireEvent } from './helpers/agui.js'
 
@@ -12,14 +11,7 @@ async function setup(runner: AgentRunner, config: Record<string, unknown> = {}) 
   const served = await serveApp({ runner, ...config })
   const db = await served.app.container.make('lucid.db')
   await resetTables(db)
-  /** Every row of every package table, to prove a refusal changed nothing. */
-  const snapshot = async () => {
-    const out: Record<string, unknown[]> = {}
-    for (const table of Object.values(tableNames())) {
-      out[table] = await db.connection().from(table).select('*').orderByRaw('1, 2')
-    }
-    return JSON.stringify(out)
-  }
+  const snapshot = () => snapshotTables(db)
   const post = async (body: unknown, user = 'alice') => {
     const response = await postJson(`${served.url}/agui`, body, user)
     const text = await response.text()

@@ -1,8 +1,7 @@
 import { test } from '@japa/runner'
 import { randomUUID } from 'node:crypto'
 import { scriptedAgent } from '../src/testing/scripted_agent.js'
-import { tableNames } from '../src/store/schema.js'
-import { resetTables } from './helpers/db.js'
+import { resetTables, snapshotTables } from './helpers/db.js'
 import { jsonClient, readResponse, runInput, serveApp } from './helpers/http.js'
 import { parseSse } from './helpers/agui.js'
 import { headlessChat, toolParts } from './helpers/ui_chat.js'
@@ -18,13 +17,7 @@ async function setup(approver = 'requester') {
   const served = await serveApp({ runner: scriptedAgent({ steps: ['approval'], approver }) })
   const db = await served.app.container.make('lucid.db')
   await resetTables(db)
-  const snapshot = async () => {
-    const out: Record<string, unknown[]> = {}
-    for (const table of Object.values(tableNames())) {
-      out[table] = await db.connection().from(table).select('*').orderByRaw('1, 2')
-    }
-    return JSON.stringify(out)
-  }
+  const snapshot = () => snapshotTables(db)
   const call = jsonClient(served.url)
   /** A JSON POST as `user`, with the admin header when `admin`. */
   const post = async (path: string, body: unknown, user: string, admin = false) =>

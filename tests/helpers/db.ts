@@ -106,3 +106,12 @@ export async function resetTables(db: Database, tables: TableNames = tableNames(
   await addThreadListIndex(client.schema, tables)
   await createCheckpointsTable(client.schema, client.dialect.name, tables)
 }
+
+/** Every row of every package table, as one string: equal before and after a refusal proves it changed nothing. */
+export async function snapshotTables(db: Database, tables: TableNames = tableNames()) {
+  const out: Record<string, unknown[]> = {}
+  for (const table of Object.values(tables)) {
+    out[table] = await db.connection().from(table).select('*').orderByRaw('1, 2')
+  }
+  return JSON.stringify(out)
+}
