@@ -4,7 +4,7 @@ import { HttpAgent } from '@ag-ui/client'
 import { aiSdkAgent } from '../src/ai_sdk/index.js'
 import type { AgentRunner } from '../src/runner/contract.js'
 import { resetTables } from './helpers/db.js'
-import { serveApp } from './helpers/http.js'
+import { postJson, serveApp } from './helpers/http.js'
 import { assertConforms, parseSse, recordingFetch } from './helpers/agui.js'
 import { finish, scriptedModel, text } from './helpers/ai_sdk.js'
 import { scriptedAgent } from '../src/testing/scripted_agent.js'
@@ -106,23 +106,19 @@ test.group('Conversations | AG-UI', () => {
     const served = await serveApp({ runner: scriptedAgent() })
     await resetTables(await served.app.container.make('lucid.db'))
     const threadId = `thread-${randomUUID()}`
-    const response = await fetch(`${served.url}/agui`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-user': 'alice' },
-      body: JSON.stringify({
-        threadId,
-        runId: `run-${randomUUID()}`,
-        messages: [
-          {
-            id: 'u1',
-            role: 'user',
-            content: [
-              { type: 'text', text: 'hi' },
-              { type: 'image', source: { type: 'file', value: 'file-123' } },
-            ],
-          },
-        ],
-      }),
+    const response = await postJson(`${served.url}/agui`, {
+      threadId,
+      runId: `run-${randomUUID()}`,
+      messages: [
+        {
+          id: 'u1',
+          role: 'user',
+          content: [
+            { type: 'text', text: 'hi' },
+            { type: 'image', source: { type: 'file', value: 'file-123' } },
+          ],
+        },
+      ],
     })
     assert.equal(response.status, 400)
     const body = (await response.json()) as { code: string; message: string }
@@ -154,14 +150,10 @@ test.group('Conversations | AG-UI', () => {
     const served = await serveApp({ runner })
     await resetTables(await served.app.container.make('lucid.db'))
     const threadId = `thread-${randomUUID()}`
-    const response = await fetch(`${served.url}/agui`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-user': 'alice' },
-      body: JSON.stringify({
-        threadId,
-        runId: `run-${randomUUID()}`,
-        messages: [{ id: 'u1', role: 'user', content: 'hi' }],
-      }),
+    const response = await postJson(`${served.url}/agui`, {
+      threadId,
+      runId: `run-${randomUUID()}`,
+      messages: [{ id: 'u1', role: 'user', content: 'hi' }],
     })
     await response.text()
     assert.instanceOf(refused, Error)
