@@ -1,5 +1,5 @@
 import type { Database } from '@adonisjs/lucid/database'
-import { LucidTokenStreamSink, type LucidSinkOptions } from './sink/lucid_sink.js'
+import { LucidTokenStreamSink, sinkInternals, type LucidSinkOptions } from './sink/lucid_sink.js'
 import { ParkingStore } from './parking/parking_store.js'
 import { ParkingService } from './parking/service.js'
 import type { ApproverPolicy } from './parking/types.js'
@@ -56,7 +56,7 @@ export function createRuntime(db: Database, options: RuntimeOptions) {
     ...options,
     park: (trx, meta, frame, seq) => parking!.park(trx, meta, frame, seq),
   })
-  parking = new ParkingStore(() => sink.client, sink.tables)
+  parking = new ParkingStore(() => sinkInternals(sink).client, sink.tables)
   const driver = new RunDriver(sink, parking, options.runner, {
     replicaId: options.replicaId,
     claimLeaseMs: options.claimLeaseMs,
@@ -68,7 +68,7 @@ export function createRuntime(db: Database, options: RuntimeOptions) {
   })
   // Looked up at each notice (not bound once), so a test may replace `driver.tryResume`.
   service.onReady(({ runId, park }) => driver.tryResume(runId, park))
-  const runs = new AgUiRunStore(() => sink.client, sink.tables)
+  const runs = new AgUiRunStore(() => sinkInternals(sink).client, sink.tables)
   const door = new AgUiDoor(sink, driver, service, runs, options.agui)
   // The same projection opt-ins (`agui.reasoning`, `toolErrorText`, `custom`), body cap and
   // checkpoint spacings.

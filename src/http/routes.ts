@@ -10,6 +10,7 @@ import { DecisionsController } from './decisions_controller.js'
 import { StreamController, type StreamRoutesDeps } from './stream_controller.js'
 import { ThreadsController } from './threads_controller.js'
 import { ThreadList } from '../store/thread_list.js'
+import { sinkInternals } from '../sink/lucid_sink.js'
 
 /** What the routes serve: the package's service (`AgentStream`) as the transport sees it. */
 export interface RoutedAgentStream extends StreamRoutesDeps {
@@ -86,7 +87,7 @@ export function registerRoutes(
     displayName: config.displayName,
     rules: config.agui,
     replay: (runId, range) => sink.replay(runId, range),
-    observe: (listener) => sink.tail.observe(listener),
+    observe: (listener) => sinkInternals(sink).tail.observe(listener),
     pollMs: sink.options.pollIntervalMs,
     closing: agentStream.closing,
   })
@@ -97,9 +98,12 @@ export function registerRoutes(
     rules: config.agui,
   })
   const agui = agentStream.agui
-  const threads = new ThreadsController(new ThreadList(() => sink.client, sink.tables), {
-    principal: config.principal,
-  })
+  const threads = new ThreadsController(
+    new ThreadList(() => sinkInternals(sink).client, sink.tables),
+    {
+      principal: config.principal,
+    }
+  )
   const group = router
     .group(() => {
       type Handler = Parameters<typeof packageRoute>[1]

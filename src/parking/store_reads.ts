@@ -1,6 +1,6 @@
 import type { Principal } from '../core/run.js'
 import { nowMs as now } from '../store/sql.js'
-import type { StreamState } from '../store/rows.js'
+import { toStreamState, type StreamState } from '../store/rows.js'
 import {
   ITEM_KINDS,
   LIVE,
@@ -156,13 +156,7 @@ export class ParkingReads {
     const row = (await query.first()) as Record<string, any> | undefined
     if (!row) return null
     return {
-      stream: {
-        lastSeq: Number(row.last_seq),
-        rev: Number(row.rev),
-        status: row.status,
-        leaseExpiresAt: row.lease_expires_at === null ? null : Number(row.lease_expires_at),
-        createdAt: Number(row.created_at),
-      },
+      stream: toStreamState(row),
       nextEnd: row.next_end === null || row.next_end === undefined ? null : Number(row.next_end),
       suspension: row.suspension ?? null,
       pending: Number(row.pending),

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
+import { sinkInternals, type LucidTokenStreamSink } from '../sink/lucid_sink.js'
 import type { LucidSinkWriter } from '../sink/writer.js'
 import type { ClaimedSuspension, ParkingStore } from '../parking/parking_store.js'
 import { cancelledCall } from '../parking/settlement_frames.js'
@@ -68,7 +68,7 @@ export class RunDriver {
     readonly options: DriverOptions = {}
   ) {
     this.replicaId = options.replicaId ?? `replica-${randomUUID()}`
-    this.#runs = new AgUiRunStore(() => sink.client, sink.tables)
+    this.#runs = new AgUiRunStore(() => sinkInternals(sink).client, sink.tables)
   }
 
   /**

@@ -4,7 +4,7 @@ import {
   TranslatorCheckpoints as Checkpoints,
   type StateCodec,
 } from '../../checkpoints/index.js'
-import type { LucidTokenStreamSink } from '../../sink/lucid_sink.js'
+import { sinkInternals, type LucidTokenStreamSink } from '../../sink/lucid_sink.js'
 import { CheckpointRows } from '../../store/checkpoint_rows.js'
 import type { FrameTranslator, TranslatorCheckpoint } from '../translate/index.js'
 
@@ -28,7 +28,7 @@ export class TranslatorCheckpoints extends Checkpoints<TranslatorCheckpoint> {
     const checkpoints = new TranslatorCheckpoints(every)
     if (storedEvery !== 0) {
       checkpoints.stored = new StoredCheckpoints(
-        new CheckpointRows(() => sink.client, sink.tables),
+        new CheckpointRows(() => sinkInternals(sink).client, sink.tables),
         STATE_CODEC,
         'agui',
         { every: storedEvery, onError: sink.onError }

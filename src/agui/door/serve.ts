@@ -1,6 +1,6 @@
 import { compareCursors, formatCursor, parseCursor, type Cursor } from '../../core/cursor.js'
 import type { DeliveredFrame, StreamFrame } from '../../core/frames.js'
-import type { SegmentEnd } from '../../sink/replay.js'
+import type { SegmentEnd } from '../../sink/read_path.js'
 import { FrameTranslator, preludeAfter, type AgUiEvent } from '../translate/index.js'
 import type { AgUiRun } from './runs.js'
 import { withinFrameId, type DoorPosition } from './position.js'

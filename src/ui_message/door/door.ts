@@ -11,7 +11,7 @@ import {
   isPackageErrorCode,
   replicaShutdownRefusal,
 } from '../../errors.js'
-import type { LucidTokenStreamSink } from '../../sink/lucid_sink.js'
+import { sinkInternals, type LucidTokenStreamSink } from '../../sink/lucid_sink.js'
 import type { RunDriver } from '../../runner/driver.js'
 import type { ParkingService } from '../../parking/service.js'
 import { startRun } from '../../runner/door_runs.js'
@@ -266,7 +266,7 @@ export function uiMessageCheckpoints(sink: LucidTokenStreamSink, options: UiMess
   const checkpoints = new TranslatorCheckpoints<string>(options.checkpointEvery)
   if (options.storedCheckpointEvery !== 0) {
     checkpoints.stored = new StoredCheckpoints(
-      new CheckpointRows(() => sink.client, sink.tables),
+      new CheckpointRows(() => sinkInternals(sink).client, sink.tables),
       { encode: (state) => state, decode: (text) => text },
       'ui-message',
       { every: options.storedCheckpointEvery, onError: sink.onError }
