@@ -5,6 +5,7 @@ import { createUiMessageFetchHandler } from '../src/http/ui_message_fetch_handle
 import { scriptedAgent, type ScriptedAgentOptions } from '../src/testing/scripted_agent.js'
 import { serveRuntime } from './helpers/fetch_node.js'
 import { headlessChat, textOf, toolParts } from './helpers/ui_chat.js'
+import { sinkInternals } from '../src/sink/lucid_sink.js'
 
 process.on('unhandledRejection', () => {})
 
@@ -315,11 +316,14 @@ test.group('useChat door outside AdonisJS: the Fetch-API handler on node:http', 
     const reader = stream!.getReader()
     let first = await reader.read()
     while (!first.done && first.value.type !== 'text-delta') first = await reader.read()
-    await until(() => runtime.sink.tail.followed > 0, 'the live reader to follow the stream')
+    await until(
+      () => sinkInternals(runtime.sink).tail.followed > 0,
+      'the live reader to follow the stream'
+    )
     controller.abort()
     await reader.cancel().catch(() => {})
     // Both readers are gone from the server while the run still writes.
-    await until(() => runtime.sink.tail.followed === 0, 'the readers to end')
+    await until(() => sinkInternals(runtime.sink).tail.followed === 0, 'the readers to end')
     assert.equal((await runtime.sink.head(drop))?.status, 'open')
     // Once the run ends there is nothing to resume.
     await runtime.driver.settled()
