@@ -7,8 +7,6 @@ import { serveRuntime } from './helpers/fetch_node.js'
 import { headlessChat, textOf, toolParts } from './helpers/ui_chat.js'
 import { sinkInternals } from '../src/sink/lucid_sink.js'
 
-process.on('unhandledRejection', () => {})
-
 const MAX_BODY = 16_384
 
 /** The useChat door's Fetch handler on a bare `node:http` server (see `serveRuntime`). */
