@@ -16,7 +16,7 @@ import type {
 import { ReadyNotices, type ReadyListener } from './ready.js'
 import { cancelFrames, deniedCalls, settlementFrames } from './settlement_frames.js'
 import { normalizeReply, validateAnswer, validateDecision, validateReply } from './replies.js'
-import type { ApproverPolicy, PendingItem } from './types.js'
+import type { ApproverPolicy, ParkedItem } from './types.js'
 import type { Principal } from '../core/run.js'
 import { DEFAULTS } from '../defaults.js'
 import { defaultApproverPolicy, lapsed, refusal, seesItem, type Decider } from './policy.js'
@@ -110,7 +110,7 @@ export class ParkingService {
       page?: number
       perPage?: number
     } = {}
-  ): Promise<PendingItem[]> {
+  ): Promise<ParkedItem[]> {
     return this.store.list({
       ...filter,
       page: Math.max(1, filter.page ?? 1),
@@ -140,7 +140,7 @@ export class ParkingService {
    * One item as a person sees it (any status, no checkpoint, no stored principal): at `park`,
    * or its newest park; null when there is none.
    */
-  listedItem(runId: string, itemId: string, park?: number): Promise<PendingItem | null> {
+  listedItem(runId: string, itemId: string, park?: number): Promise<ParkedItem | null> {
     return this.store.listedItem(runId, itemId, park)
   }
 
@@ -283,7 +283,7 @@ export class ParkingService {
    * page: for callers that must see all of them (a resume answers them all). With its stored
    * principal: never serve it to a browser as is.
    */
-  pendingOf(streamRunId: string): Promise<PendingItem[]> {
+  pendingOf(streamRunId: string): Promise<ParkedItem[]> {
     return this.store.pendingItems(streamRunId)
   }
 

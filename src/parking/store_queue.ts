@@ -1,6 +1,12 @@
 import type { DatabaseQueryBuilderContract } from '@adonisjs/lucid/types/querybuilder'
-import { ITEM_KINDS, toItem, toPending, type ItemKind, type ParkingTables } from './store_rows.js'
-import type { ItemStatus, PendingItem } from './types.js'
+import {
+  ITEM_KINDS,
+  toItem,
+  toParkedItem,
+  type ItemKind,
+  type ParkingTables,
+} from './store_rows.js'
+import type { ItemStatus, ParkedItem } from './types.js'
 
 /**
  * The operator's queue and history over both item tables: filtered, ordered, keyset-paged (no
@@ -128,12 +134,12 @@ export class QueueReads {
   async page(
     filter: QueueFilter,
     options: { order: 'newest' | 'oldest'; after?: QueueKey; limit: number }
-  ): Promise<{ items: PendingItem[]; next: QueueKey | null }> {
+  ): Promise<{ items: ParkedItem[]; next: QueueKey | null }> {
     const at = this.#at(filter)
     const desc = options.order === 'newest'
     const dir = desc ? 'desc' : 'asc'
     const cmp = desc ? '<' : '>'
-    const rows: { key: QueueKey; item: PendingItem }[] = []
+    const rows: { key: QueueKey; item: ParkedItem }[] = []
     for (const [rank, kind] of ITEM_KINDS.entries()) {
       if (!this.#fits(kind, filter)) continue
       const query = this.#where(this.rows.client.from(this.rows.items(kind)), kind, filter)
@@ -177,7 +183,7 @@ export class QueueReads {
         .orderBy('item_id', dir)
         .limit(options.limit + 1)
       for (const row of await query) {
-        const item = toPending(toItem(kind, row), row)
+        const item = toParkedItem(toItem(kind, row), row)
         rows.push({
           item,
           key: {
@@ -218,8 +224,8 @@ export class QueueReads {
    * One item as a person sees it (any status): at `park`, or its newest park; null when there is
    * none. Never the checkpoint or the stored principal.
    */
-  async one(runId: string, itemId: string, park?: number): Promise<PendingItem | null> {
-    let best: PendingItem | null = null
+  async one(runId: string, itemId: string, park?: number): Promise<ParkedItem | null> {
+    let best: ParkedItem | null = null
     for (const kind of ITEM_KINDS) {
       const query = this.rows.client
         .from(this.rows.items(kind))
@@ -228,7 +234,8 @@ export class QueueReads {
         .orderBy('park', 'desc')
       if (park !== undefined) query.where('park', park)
       const row = await query.first()
-      if (row && (!best || Number(row.park) > best.park)) best = toPending(toItem(kind, row), row)
+      if (row && (!best || Number(row.park) > best.park))
+        best = toParkedItem(toItem(kind, row), row)
     }
     return best
   }

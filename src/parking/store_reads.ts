@@ -6,11 +6,11 @@ import {
   LIVE,
   parse,
   toItem,
-  toPending,
+  toParkedItem,
   type ItemRow,
   type ParkingTables,
 } from './store_rows.js'
-import type { PendingItem } from './types.js'
+import type { ParkedItem } from './types.js'
 
 /** A run's suspension as {@link ParkingReads.latestSuspension} reads it. */
 export interface SuspensionRow {
@@ -209,14 +209,14 @@ export class ParkingReads {
    * reads that need all of them (a resume covers them all, a cancel declines them all), never
    * a page. A segment holds at most `DEFAULTS.maxItemsPerSegment` items.
    */
-  async pendingItems(streamRunId: string): Promise<PendingItem[]> {
-    const items: PendingItem[] = []
+  async pendingItems(streamRunId: string): Promise<ParkedItem[]> {
+    const items: ParkedItem[] = []
     for (const kind of ITEM_KINDS) {
       const rows = await this.rows.client
         .from(this.rows.items(kind))
         .where('stream_run_id', streamRunId)
         .where('status', 'pending')
-      for (const row of rows) items.push(toPending(toItem(kind, row), row))
+      for (const row of rows) items.push(toParkedItem(toItem(kind, row), row))
     }
     return items.sort((a, b) => a.streamSeq - b.streamSeq)
   }
@@ -225,15 +225,15 @@ export class ParkingReads {
    * EVERY item of a stream's current segment (of each run that parked in it), whatever its
    * status, in stream order: never a page.
    */
-  async segmentItems(streamRunId: string): Promise<PendingItem[]> {
-    const items: PendingItem[] = []
+  async segmentItems(streamRunId: string): Promise<ParkedItem[]> {
+    const items: ParkedItem[] = []
     for (const member of await this.liveInStream(streamRunId)) {
       for (const kind of ITEM_KINDS) {
         const rows = await this.rows.client
           .from(this.rows.items(kind))
           .where('run_id', member.runId)
           .where('park', member.park)
-        for (const row of rows) items.push(toPending(toItem(kind, row), row))
+        for (const row of rows) items.push(toParkedItem(toItem(kind, row), row))
       }
     }
     return items.sort((a, b) => a.streamSeq - b.streamSeq)
@@ -259,8 +259,8 @@ export class ParkingReads {
    * Items for a person: newest first, filtered, paged (`page` from 1). Never the checkpoint or
    * the stored principal.
    */
-  async list(filter: ListFilter): Promise<PendingItem[]> {
-    const items: PendingItem[] = []
+  async list(filter: ListFilter): Promise<ParkedItem[]> {
+    const items: ParkedItem[] = []
     const limit = Math.min(filter.page, 1000) * filter.perPage
     for (const kind of ITEM_KINDS) {
       const query = this.rows.client
@@ -274,9 +274,9 @@ export class ParkingReads {
       if (filter.threadId) query.where('thread_id', filter.threadId)
       if (filter.runId) query.where('run_id', filter.runId)
       if (filter.streamRunId) query.where('stream_run_id', filter.streamRunId)
-      for (const row of await query) items.push(toPending(toItem(kind, row), row))
+      for (const row of await query) items.push(toParkedItem(toItem(kind, row), row))
     }
-    const key = (i: PendingItem) => `${i.runId}\u0000${i.itemId}`
+    const key = (i: ParkedItem) => `${i.runId}\u0000${i.itemId}`
     items.sort((a, b) =>
       a.createdAt !== b.createdAt
         ? a.createdAt < b.createdAt

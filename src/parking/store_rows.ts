@@ -3,7 +3,7 @@ import { DateTime } from 'luxon'
 import type { ElicitationRequest } from '../core/frames.js'
 import type { Principal } from '../core/run.js'
 import type { TableNames } from '../store/schema.js'
-import type { ItemStatus, PendingItem, SettledItem } from './types.js'
+import type { ItemStatus, ParkedItem, SettledItem } from './types.js'
 
 export type ItemKind = 'approval' | 'elicitation'
 
@@ -126,8 +126,8 @@ export function toItem(kind: ItemKind, row: Record<string, any>): ItemRow {
   }
 }
 
-/** An item as listed for a person: ISO times, no checkpoint, no stored principal. */
-export function toPending(item: ItemRow, row: Record<string, any>): PendingItem {
+/** An item as a person sees it (a {@link ParkedItem}): ISO times, no checkpoint, no principal. */
+export function toParkedItem(item: ItemRow, row: Record<string, any>): ParkedItem {
   const iso = (ms: number) => DateTime.fromMillis(ms).toUTC().toISO()!
   return {
     kind: item.kind,

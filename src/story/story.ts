@@ -1,7 +1,7 @@
 import type { StoredRow } from '../store/rows.js'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
 import type { ParkingService } from '../parking/service.js'
-import type { PendingItem } from '../parking/types.js'
+import type { ParkedItem } from '../parking/types.js'
 
 /** The stream's row as `LucidTokenStreamSink.head` reads it (times in epoch milliseconds). */
 export type StoryHead = NonNullable<Awaited<ReturnType<LucidTokenStreamSink['head']>>>
@@ -16,7 +16,7 @@ export type StoryHead = NonNullable<Awaited<ReturnType<LucidTokenStreamSink['hea
 export interface RunStory {
   head: StoryHead
   rows: StoredRow[]
-  parked: PendingItem[]
+  parked: ParkedItem[]
 }
 
 /** Items per parking read. */
@@ -39,7 +39,7 @@ export async function gatherStory(
   const rows: StoredRow[] = []
   for await (const page of sink.storedRows(runId, { toSeq: head.lastSeq })) rows.push(...page)
   // By item: one decided between the two listings is in both, and its decided row is the newer.
-  const byItem = new Map<string, PendingItem>()
+  const byItem = new Map<string, ParkedItem>()
   for (const status of ['pending', 'decided'] as const) {
     for (let page = 1; ; page++) {
       const items = await parking.list({

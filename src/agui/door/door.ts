@@ -1,7 +1,7 @@
 import type { LucidTokenStreamSink } from '../../sink/lucid_sink.js'
 import type { RunDriver } from '../../runner/driver.js'
 import type { ParkingService } from '../../parking/service.js'
-import type { PendingItem } from '../../parking/types.js'
+import type { ParkedItem } from '../../parking/types.js'
 import type { Principal } from '../../core/run.js'
 import type { UserMessage } from '../../core/user_message.js'
 import {
@@ -140,7 +140,7 @@ export class AgUiDoor {
   async thread(
     threadId: string,
     principal: Principal | null
-  ): Promise<{ latest: AgUiRun | null; pending: PendingItem[] } | null> {
+  ): Promise<{ latest: AgUiRun | null; pending: ParkedItem[] } | null> {
     const latest = await this.runs.latest(threadId)
     if (latest && latest.ownerId !== (principal?.id ?? null)) return null
     // Every pending item: a resume must answer all of them (never a page of them).

@@ -1,5 +1,5 @@
 import type { Principal } from '../../core/run.js'
-import type { PendingItem } from '../../parking/types.js'
+import type { ParkedItem } from '../../parking/types.js'
 import { lapsed } from '../../parking/policy.js'
 import { validateDecision, validateReply } from '../../parking/replies.js'
 import { continuationRunId, decodeAgUiId, encodeAgUiId } from '../ids.js'
@@ -11,14 +11,14 @@ import type { AgUiRun } from './runs.js'
 import { serveRun } from './serve.js'
 
 interface Planned {
-  item: PendingItem
+  item: ParkedItem
   entry: AgUiResumeEntry
   /** The reply, validated, as the parking service takes it. */
   apply: () => Promise<unknown>
 }
 
 /** The id the translator gave this item's interrupt (same grammar, same stored position). */
-export function interruptId(item: PendingItem) {
+export function interruptId(item: ParkedItem) {
   return encodeAgUiId({
     runId: item.streamRunId,
     kind: 'int',
@@ -42,7 +42,7 @@ export async function resume(
   input: AgUiInput,
   hash: string,
   latest: AgUiRun,
-  pending: PendingItem[],
+  pending: ParkedItem[],
   principal: Principal | null,
   signal?: AbortSignal,
   reused = false
@@ -98,7 +98,7 @@ export async function resume(
 /** Validate one resume entry against its item; a refusal code, or how to apply it. */
 async function planEntry(
   deps: DoorDeps,
-  item: PendingItem,
+  item: ParkedItem,
   entry: AgUiResumeEntry,
   principal: Principal | null
 ): Promise<Planned | AgUiRefusalCode> {

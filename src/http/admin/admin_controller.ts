@@ -2,7 +2,7 @@ import type { HttpContext } from '@adonisjs/core/http'
 import { DateTime } from 'luxon'
 import type { ProjectionRules } from '../../core/projection.js'
 import type { ParkingService } from '../../parking/service.js'
-import type { PendingItem } from '../../parking/types.js'
+import type { ParkedItem } from '../../parking/types.js'
 import { asHttpError } from '../decisions_controller.js'
 import {
   resolvePrincipal,
@@ -289,7 +289,7 @@ export class AdminController {
   }
 
   /** The queue's item after `item` (newest first), or null. */
-  async #nextAfter(item: PendingItem) {
+  async #nextAfter(item: ParkedItem) {
     const { items } = await this.parking.queuePage(
       { view: 'pending' },
       {

@@ -1,7 +1,7 @@
 import type { Principal } from '../../core/run.js'
 import type { ParkingService } from '../../parking/service.js'
 import { defaultApproverPolicy, lapsed } from '../../parking/policy.js'
-import type { PendingItem } from '../../parking/types.js'
+import type { ParkedItem } from '../../parking/types.js'
 import type { PrincipalNames } from './names.js'
 import { t } from './layout.js'
 
@@ -19,7 +19,7 @@ export type Deciding = { may: true } | { may: false; why: string }
 export async function deciding(
   parking: ParkingService,
   principal: Principal | null,
-  item: PendingItem,
+  item: ParkedItem,
   names: PrincipalNames,
   now: number
 ): Promise<Deciding> {

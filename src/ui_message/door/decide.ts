@@ -6,7 +6,7 @@ import {
   DecisionLapsedError,
   ParkedItemNotFoundError,
 } from '../../errors.js'
-import type { PendingItem } from '../../parking/types.js'
+import type { ParkedItem } from '../../parking/types.js'
 import { approvalSeq } from '../translate/index.js'
 import { CHAT_LIMITS, invalidPart, type ChatMessage } from './input.js'
 import type { UiDoorDeps } from './reply.js'
@@ -51,7 +51,7 @@ export async function planDecisions(
   deps: UiDoorDeps,
   streamRunId: string,
   message: ChatMessage,
-  pending: PendingItem[],
+  pending: ParkedItem[],
   principal: Principal | null
 ): Promise<PlannedDecision[]> {
   const decider = { principal, via: 'chat' }
@@ -139,7 +139,7 @@ export async function applyDecisions(plan: PlannedDecision[]) {
   }
 }
 
-const settledItem = (deps: UiDoorDeps, item: PendingItem) =>
+const settledItem = (deps: UiDoorDeps, item: ParkedItem) =>
   isSettled(deps, item.runId, item.itemId, item.park)
 
 /** Whether the item at `park` of `runId` is no longer pending. */
