@@ -1,6 +1,7 @@
 import type { DatabaseQueryBuilderContract } from '@adonisjs/lucid/types/querybuilder'
 import {
   ITEM_KINDS,
+  findItemRow,
   toItem,
   toParkedItem,
   type ItemKind,
@@ -221,23 +222,12 @@ export class QueueReads {
   }
 
   /**
-   * One item as a person sees it (any status): at `park`, or its newest park; null when there is
-   * none. Never the checkpoint or the stored principal.
+   * One item as a person sees it (any status): at `park`, or at its newest park, by the same
+   * lookup as `ParkingReads.findItem` ({@link findItemRow}); null when there is none. Never the checkpoint or the stored principal.
    */
   async one(runId: string, itemId: string, park?: number): Promise<ParkedItem | null> {
-    let best: ParkedItem | null = null
-    for (const kind of ITEM_KINDS) {
-      const query = this.rows.client
-        .from(this.rows.items(kind))
-        .where('run_id', runId)
-        .where('item_id', itemId)
-        .orderBy('park', 'desc')
-      if (park !== undefined) query.where('park', park)
-      const row = await query.first()
-      if (row && (!best || Number(row.park) > best.park))
-        best = toParkedItem(toItem(kind, row), row)
-    }
-    return best
+    const found = await findItemRow(this.rows, runId, itemId, park)
+    return found && toParkedItem(toItem(found.kind, found.row), found.row)
   }
 
   /**

@@ -4,6 +4,7 @@ import type { StreamState } from '../store/rows.js'
 import {
   ITEM_KINDS,
   LIVE,
+  findItemRow,
   parse,
   toItem,
   toParkedItem,
@@ -50,19 +51,10 @@ export interface ListFilter {
 export class ParkingReads {
   constructor(readonly rows: ParkingTables) {}
 
-  /** An item's row at `park`, or its newest park, from either table; null when there is none. */
+  /** An item's row at `park`, or at its newest park ({@link findItemRow}); null when none. */
   async findItem(runId: string, itemId: string, park?: number): Promise<ItemRow | null> {
-    for (const kind of ITEM_KINDS) {
-      const query = this.rows.client
-        .from(this.rows.items(kind))
-        .where('run_id', runId)
-        .where('item_id', itemId)
-        .orderBy('park', 'desc')
-      if (park !== undefined) query.where('park', park)
-      const row = await query.first()
-      if (row) return toItem(kind, row)
-    }
-    return null
+    const found = await findItemRow(this.rows, runId, itemId, park)
+    return found && toItem(found.kind, found.row)
   }
 
   /**
