@@ -1,6 +1,6 @@
 import type { StoredRow } from '../store/rows.js'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
-import type { ParkingService } from '../parking/service.js'
+import type { Parking } from '../parking/parking.js'
 import type { ParkedItem } from '../parking/types.js'
 
 /** The stream's row as `LucidTokenStreamSink.head` reads it (times in epoch milliseconds). */
@@ -24,14 +24,14 @@ const PARKED_PAGE = 100
 
 /**
  * Gather a run's story (see {@link RunStory}): the head, the rows up to the head's last seq
- * through the sink's stored-rows read, the parked items through the parking service's listing.
+ * through the sink's stored-rows read, the parked items through parking's queries (`list`).
  *
  * @returns `null` when the run has no stream (never opened, or purged)
  * @throws InvalidRunIdError for an id outside the run id grammar
  */
 export async function gatherStory(
   sink: LucidTokenStreamSink,
-  parking: ParkingService,
+  parking: Parking,
   runId: string
 ): Promise<RunStory | null> {
   const head = await sink.head(runId)
@@ -42,7 +42,7 @@ export async function gatherStory(
   const byItem = new Map<string, ParkedItem>()
   for (const status of ['pending', 'decided'] as const) {
     for (let page = 1; ; page++) {
-      const items = await parking.list({
+      const items = await parking.queries.list({
         streamRunId: runId,
         status,
         page,

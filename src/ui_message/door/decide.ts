@@ -87,8 +87,8 @@ export async function planDecisions(
         seq,
         apply: () =>
           approval.approved
-            ? deps.parking.approve(frame.runId, frame.id, decider, body)
-            : deps.parking.reject(frame.runId, frame.id, decider, body),
+            ? deps.parking.decisions.approve(frame.runId, frame.id, decider, body)
+            : deps.parking.decisions.reject(frame.runId, frame.id, decider, body),
         settled,
       })
     } else if (part.type === 'dynamic-tool' && part.toolName === 'elicitation') {
@@ -106,7 +106,7 @@ export async function planDecisions(
         plan.push({
           seq: item.streamSeq,
           apply: () =>
-            deps.parking.answer(item.runId, item.itemId, decider, {
+            deps.parking.decisions.answer(item.runId, item.itemId, decider, {
               ...output,
               park: item.park,
             }),
@@ -144,14 +144,14 @@ const settledItem = (deps: UiDoorDeps, item: ParkedItem) =>
 
 /** Whether the item at `park` of `runId` is no longer pending. */
 async function isSettled(deps: UiDoorDeps, runId: string, itemId: string, park: number) {
-  const row = await deps.parking.findItem(runId, itemId, park)
+  const row = await deps.parking.queries.findItem(runId, itemId, park)
   return row !== null && row.status !== 'pending'
 }
 
 /** The newest settled question set `itemId` of the stream, or undefined. */
 async function settledQuestions(deps: UiDoorDeps, streamRunId: string, itemId: unknown) {
   if (typeof itemId !== 'string') return undefined
-  const decided = await deps.parking.list({
+  const decided = await deps.parking.queries.list({
     status: 'decided',
     streamRunId,
     perPage: DEFAULTS.parkedPerPageMax,
