@@ -70,7 +70,7 @@ async function serveResume(db: Database) {
     )
     if (reply.kind !== 'stream')
       return res.writeHead(reply.kind === 'none' ? 204 : reply.status).end()
-    await serveChunks(req, res, uiMessageSse(reply.chunks), {
+    await serveChunks(req, res, uiMessageSse(reply.events), {
       controller,
       headers: UI_MESSAGE_STREAM_HEADER,
     })

@@ -1,5 +1,5 @@
 import { test } from '@japa/runner'
-import { AgUiDoor, type DoorReply, type SseItem } from '../src/agui/door/index.js'
+import { AgUiDoor, type AgUiReply, type SseItem } from '../src/agui/door/index.js'
 import { TranslatorCheckpoints } from '../src/agui/door/checkpoints.js'
 import { replayInto } from '../src/agui/door/replay.js'
 import { FrameTranslator } from '../src/agui/translate/index.js'
@@ -41,7 +41,7 @@ async function record(stack: Awaited<ReturnType<typeof setup>>, id: string, afte
 }
 
 /** The reply's events, all of them, or the first `limit` (then the reply is let go). */
-async function served(reply: DoorReply, limit = Number.POSITIVE_INFINITY) {
+async function served(reply: AgUiReply, limit = Number.POSITIVE_INFINITY) {
   if (reply.kind === 'refused') return reply.status
   const out: SseItem[] = []
   for await (const item of reply.events) {

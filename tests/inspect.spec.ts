@@ -210,7 +210,7 @@ test.group('agent-stream:inspect', () => {
       { id: 'u1' }
     )
     assert.equal(reply.kind, 'stream')
-    if (reply.kind === 'stream') for await (const chunk of reply.chunks) assert.isDefined(chunk)
+    if (reply.kind === 'stream') for await (const chunk of reply.events) assert.isDefined(chunk)
     await agentStream.driver.settled()
 
     const thread = await inspect(app, ['--thread', 'thread-1'])
@@ -262,7 +262,7 @@ test.group('agent-stream:inspect', () => {
       },
       { id: 'u1' }
     )
-    if (reply.kind === 'stream') for await (const chunk of reply.chunks) assert.isDefined(chunk)
+    if (reply.kind === 'stream') for await (const chunk of reply.events) assert.isDefined(chunk)
     await agentStream.driver.settled()
     const [run] = JSON.parse((await inspect(app, ['--chat', 'chat-said', '--json'])).logs[0]).runs
 

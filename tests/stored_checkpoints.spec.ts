@@ -1,6 +1,6 @@
 import { test } from '@japa/runner'
 import fc from 'fast-check'
-import { AgUiDoor, type DoorReply, type SseItem } from '../src/agui/door/index.js'
+import { AgUiDoor, type AgUiReply, type SseItem } from '../src/agui/door/index.js'
 import { STATE_CODEC } from '../src/agui/door/checkpoints.js'
 import { FrameTranslator, type AgUiEvent } from '../src/agui/translate/index.js'
 import { START, parseCursor, type Cursor } from '../src/core/cursor.js'
@@ -62,7 +62,7 @@ async function writeSome(writer: LucidSinkWriter, count: number) {
   }
 }
 
-async function served(reply: DoorReply) {
+async function served(reply: AgUiReply) {
   if (reply.kind === 'refused') return reply.status
   const out: SseItem[] = []
   for await (const item of reply.events) out.push(item)

@@ -59,10 +59,10 @@ async function fromStart(stack: Stack, id: string) {
 }
 
 function expectedAfter(all: Awaited<ReturnType<typeof fromStart>>, index: number, id: string) {
-  const out: UiChunkItem[] = [{ chunk: { type: 'start', messageId: id } }]
+  const out: UiChunkItem[] = [{ event: { type: 'start', messageId: id } }]
   for (const { cursor, chunks } of all.slice(index + 1)) {
     chunks.forEach((chunk, i) =>
-      out.push(i === chunks.length - 1 ? { chunk, id: cursor } : { chunk })
+      out.push(i === chunks.length - 1 ? { event: chunk, id: cursor } : { event: chunk })
     )
   }
   return out
@@ -236,8 +236,8 @@ test.group('useChat door: a resume at a cursor starts from the nearest checkpoin
     const warm = await chunksFrom(deps, id, { seq: seq! })
     const cold = await chunksFrom(depsOf(stack), id, { seq: seq! })
     assert.deepEqual(warm, cold)
-    assert.equal(warm[0].chunk.type, 'start')
-    assert.notEqual(warm[1].chunk.type, 'tool-output-available')
+    assert.equal(warm[0].event.type, 'start')
+    assert.notEqual(warm[1].event.type, 'tool-output-available')
     const now = checkpoints.nearest(key, seq!)
     assert.isTrue(now === null || now.row !== kept.row)
   })

@@ -2,7 +2,7 @@ import type { HttpContext } from '@adonisjs/core/http'
 import type { Principal } from '../core/run.js'
 import { resolvePrincipal, type PrincipalResolver } from './principal.js'
 import { cursorOf } from './cursor_of.js'
-import type { AgUiDoor, DoorReply } from '../agui/door/index.js'
+import type { AgUiDoor, AgUiReply } from '../agui/door/index.js'
 import { serveAgUiEvents } from './sse.js'
 import { mediaTypeRefusal } from './media_type.js'
 import { refusalBody, sendRefusal } from './refusal.js'
@@ -58,7 +58,7 @@ export class AgUiController {
       principal: Principal | null,
       after: string | undefined,
       signal: AbortSignal
-    ) => Promise<DoorReply>,
+    ) => Promise<AgUiReply>,
     /** This response drives the run (a POST): the only one whose disconnect may cancel it. */
     drives = false
   ) {
@@ -73,7 +73,7 @@ export class AgUiController {
     for (const controller of this.#open) controller.abort()
   }
 
-  async #serve(ctx: HttpContext, reply: DoorReply, controller: AbortController, drives: boolean) {
+  async #serve(ctx: HttpContext, reply: AgUiReply, controller: AbortController, drives: boolean) {
     if (reply.kind === 'refused') return sendRefusal(ctx.response, reply)
     this.#open.add(controller)
     const streamRunId = reply.streamRunId

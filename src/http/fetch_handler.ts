@@ -1,4 +1,4 @@
-import type { AgUiDoor, DoorReply } from '../agui/door/index.js'
+import type { AgUiDoor, AgUiReply } from '../agui/door/index.js'
 import { INPUT_LIMITS } from '../agui/door/input.js'
 import { agUiChunks, agUiContentType, wantsProtobuf } from './agui_encoding.js'
 import { readJsonBody } from './fetch_body.js'
@@ -46,7 +46,7 @@ export function createAgUiFetchHandler(door: AgUiDoor, options: AgUiFetchHandler
     }
     const run = /^\/runs\/([^/]+)$/.exec(path)
     const thread = /^\/threads\/([^/]+)$/.exec(path)
-    let reply: DoorReply
+    let reply: AgUiReply
     if (path === '') {
       if (request.method !== 'POST') return refusalResponse(METHOD_NOT_ALLOWED)
       const caller = await fetchPrincipal(request, options)

@@ -64,7 +64,7 @@ export class UiMessageController {
     if (reply.kind === 'none') return ctx.response.noContent()
     this.#open.add(controller)
     try {
-      await serveChunks(ctx.request.request, ctx.response.response, uiMessageSse(reply.chunks), {
+      await serveChunks(ctx.request.request, ctx.response.response, uiMessageSse(reply.events), {
         heartbeatMs: this.options.heartbeatMs,
         controller,
         headers: { ...ctx.response.getHeaders(), ...UI_MESSAGE_STREAM_HEADER },

@@ -12,7 +12,7 @@ export const UI_MESSAGE_STREAM_HEADER = { 'x-vercel-ai-ui-message-stream': 'v1' 
  */
 export async function* uiMessageSse(items: AsyncIterable<UiChunkItem>): AsyncGenerator<string> {
   for await (const item of items) {
-    yield `${item.id ? `id: ${item.id}\n` : ''}data: ${JSON.stringify(item.chunk)}\n\n`
+    yield `${item.id ? `id: ${item.id}\n` : ''}data: ${JSON.stringify(item.event)}\n\n`
   }
   yield 'data: [DONE]\n\n'
 }

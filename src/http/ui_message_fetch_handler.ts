@@ -83,7 +83,7 @@ export function createUiMessageFetchHandler(
     }
     if (reply.kind === 'refused') return refusalResponse(reply)
     if (reply.kind === 'none') return new Response(null, { status: 204 })
-    return streamResponse(uiMessageSse(reply.chunks), request, {
+    return streamResponse(uiMessageSse(reply.events), request, {
       heartbeatMs: options.heartbeatMs,
       headers: UI_MESSAGE_STREAM_HEADER,
     })

@@ -3,7 +3,7 @@ import { continuationRunId } from '../ids.js'
 import type { Principal } from '../../core/run.js'
 import { parseDoorPosition, type DoorPosition } from './position.js'
 import { invalidCursor, notFound } from './refusals.js'
-import type { DoorDeps, DoorReply } from './reply.js'
+import type { DoorDeps, AgUiReply } from './reply.js'
 import { serveRun } from './serve.js'
 import { streamGoesOn } from '../../runner/door_runs.js'
 
@@ -22,7 +22,7 @@ export async function reattach(
   after: string | undefined,
   principal: Principal | null,
   signal?: AbortSignal
-): Promise<DoorReply> {
+): Promise<AgUiReply> {
   // The run and its stream's row in one read: the rest needs the row (existence, head, rev).
   const found = isRunId(runId) ? await deps.runs.findWithStream(runId) : null
   if (!found || found.run.ownerId !== (principal?.id ?? null)) return notFound()
@@ -56,7 +56,7 @@ export async function attachThread(
   after: string | undefined,
   principal: Principal | null,
   signal?: AbortSignal
-): Promise<DoorReply> {
+): Promise<AgUiReply> {
   let run = isRunId(threadId) ? await deps.runs.latest(threadId) : null
   if (!run || run.ownerId !== (principal?.id ?? null)) return notFound()
   while (true) {

@@ -15,7 +15,7 @@ import {
 import type { AgUiRun, AgUiRunStore } from './runs.js'
 import { notFound, refusal } from './refusals.js'
 import { ReplicaShutdownError, replicaShutdownRefusal } from '../../errors.js'
-import type { AgUiDoorOptions, DoorDeps, DoorReply } from './reply.js'
+import type { AgUiDoorOptions, DoorDeps, AgUiReply } from './reply.js'
 import { attachThread, reattach } from './attach.js'
 import { TranslatorCheckpoints } from './checkpoints.js'
 import { DoorFacts } from './facts.js'
@@ -27,7 +27,7 @@ import { startFromInput, startRun, type NewRun } from './start.js'
  * The AG-UI 1.0 door (DESIGN.md section 5), protocol logic with no HTTP in it: a
  * `RunAgentInput` starts a run or resumes a parked one; any AG-UI run re-attaches from a cursor.
  * Each AG-UI run is one segment of a stream (the frames between two parks). Every answer is a
- * {@link DoorReply}: a refusal, or the run as an async iterable of AG-UI events that any
+ * {@link AgUiReply}: a refusal, or the run as an async iterable of AG-UI events that any
  * transport can serve (`src/http/` frames it as SSE or protobuf). Everything is checked before
  * anything is written: a refusal changes no row.
  *
@@ -69,7 +69,7 @@ export class AgUiDoor {
    * every open interrupt of the thread). `signal` ends the stream when the client goes away.
    * A draining replica (a graceful shutdown) refuses either: 503 `replica_shutdown`.
    */
-  async run(body: unknown, principal: Principal | null, signal?: AbortSignal): Promise<DoorReply> {
+  async run(body: unknown, principal: Principal | null, signal?: AbortSignal): Promise<AgUiReply> {
     // A draining replica starts and resumes nothing: the client retries on another one (also
     // when the drain began while this request was being checked).
     if (this.driver.draining) return replicaShutdownRefusal()
@@ -81,7 +81,7 @@ export class AgUiDoor {
     }
   }
 
-  async #run(body: unknown, principal: Principal | null, signal?: AbortSignal): Promise<DoorReply> {
+  async #run(body: unknown, principal: Principal | null, signal?: AbortSignal): Promise<AgUiReply> {
     let input: AgUiInput
     let fresh: ReturnType<typeof newInput> = { text: null, toolResults: [], user: null }
     let said: UserMessage | null = null
@@ -159,7 +159,7 @@ export class AgUiDoor {
     after: string | undefined,
     principal: Principal | null,
     signal?: AbortSignal
-  ): Promise<DoorReply> {
+  ): Promise<AgUiReply> {
     return reattach(this.#deps, runId, after, principal, signal)
   }
 
@@ -169,7 +169,7 @@ export class AgUiDoor {
     after: string | undefined,
     principal: Principal | null,
     signal?: AbortSignal
-  ): Promise<DoorReply> {
+  ): Promise<AgUiReply> {
     return attachThread(this.#deps, threadId, after, principal, signal)
   }
 }

@@ -4,5 +4,5 @@
  */
 export { AgUiDoor } from './door.js'
 export { AgUiRunStore, type AgUiRun } from './runs.js'
-export type { AgUiDoorOptions, DoorReply, SseItem } from './reply.js'
+export type { AgUiDoorOptions, AgUiReply, SseItem } from './reply.js'
 export type { AgUiRefusalCode } from './refusals.js'

@@ -1,5 +1,5 @@
 import { EventType } from '@ag-ui/core'
-import type { DoorReply, SseItem } from './reply.js'
+import type { AgUiReply, SseItem } from './reply.js'
 
 /**
  * The stable codes of refusals sent as `RUN_ERROR` once the stream is open (AG-UI interrupts
@@ -56,17 +56,17 @@ export function refusalOf(error: unknown): AgUiRefusalCode | null {
 }
 
 /** No such run or thread, or another principal's (answered alike). */
-export function notFound(): DoorReply {
+export function notFound(): AgUiReply {
   return { kind: 'refused', status: 404, code: 'not_found', message: 'No such run' }
 }
 
 /** A cursor (SSE id) the door did not mint, or past the stream's stored head. */
-export function invalidCursor(): DoorReply {
+export function invalidCursor(): AgUiReply {
   return { kind: 'refused', status: 400, code: 'invalid_cursor', message: 'Invalid cursor' }
 }
 
 /** A refusal once the stream is open: one `RUN_ERROR` with a stable code, nothing else. */
-export function refusal(code: AgUiRefusalCode): DoorReply {
+export function refusal(code: AgUiRefusalCode): AgUiReply {
   async function* events(): AsyncGenerator<SseItem> {
     yield { event: { type: EventType.RUN_ERROR, code, message: REFUSALS[code] } }
   }

@@ -5,6 +5,7 @@ import type { AgUiEvent, TranslatorOptions } from '../translate/index.js'
 import type { TranslatorCheckpoints } from './checkpoints.js'
 import type { DoorFacts } from './facts.js'
 import type { AgUiRunStore } from './runs.js'
+import type { DoorReply, SentEvent } from '../../door/reply.js'
 
 /** Options of the AG-UI door: the translator's, plus input and connection settings. */
 export interface AgUiDoorOptions extends Omit<
@@ -46,21 +47,17 @@ export interface AgUiDoorOptions extends Omit<
 }
 
 /**
- * One event to send, with its SSE `id:` (`position.ts`: the stream cursor on a frame's last
- * event, `<seq>:<k>` on the others; none in the join prelude).
+ * One AG-UI event to send, with its SSE `id:` (`position.ts`: the stream cursor on a frame's
+ * last event, `<seq>:<k>` on the others; none in the join prelude).
  */
-export interface SseItem {
-  event: AgUiEvent
-  id?: string
-}
+export type SseItem = SentEvent<AgUiEvent>
 
 /**
- * What the door answers, for any transport: a refusal before the stream opens (a 4xx with
- * `{ code, message }`), or the AG-UI run as an async iterable of events.
+ * What the AG-UI door answers, for any transport (the doors' one union, `src/door/reply.ts`): a
+ * refusal before the stream opens (a 4xx with `{ code, message }`), or the AG-UI run as events
+ * (never `none`: an AG-UI request always gets a run, if only its `RUN_ERROR`).
  */
-export type DoorReply =
-  | { kind: 'refused'; status: 400 | 404 | 413 | 503; code: string; message: string }
-  | { kind: 'stream'; events: AsyncIterable<SseItem>; streamRunId?: string }
+export type AgUiReply = Exclude<DoorReply<AgUiEvent>, { kind: 'none' }>
 
 /** What every use case of the door works with: the layers below it and its options. */
 export interface DoorDeps {

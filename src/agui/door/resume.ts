@@ -6,7 +6,7 @@ import { continuationRunId, decodeAgUiId, encodeAgUiId } from '../ids.js'
 import { replyCheck } from './reply_check.js'
 import type { AgUiInput, AgUiResumeEntry } from './input.js'
 import { refusal, refusalOf, type AgUiRefusalCode } from './refusals.js'
-import type { DoorDeps, DoorReply } from './reply.js'
+import type { DoorDeps, AgUiReply } from './reply.js'
 import type { AgUiRun } from './runs.js'
 import { serveRun } from './serve.js'
 
@@ -46,7 +46,7 @@ export async function resume(
   principal: Principal | null,
   signal?: AbortSignal,
   reused = false
-): Promise<DoorReply> {
+): Promise<AgUiReply> {
   const byId = new Map(pending.map((item) => [interruptId(item), item]))
   const seen = new Set<string>()
   const plan: Planned[] = []

@@ -6,7 +6,7 @@ import type { AgUiRun } from './runs.js'
 import { withinFrameId, type DoorPosition } from './position.js'
 import { invalidCursor } from './refusals.js'
 import { checkpointTrail, replayInto } from './replay.js'
-import { sendsSnapshot, type DoorDeps, type DoorReply, type SseItem } from './reply.js'
+import { sendsSnapshot, type DoorDeps, type AgUiReply, type SseItem } from './reply.js'
 import { segmentBounds, type SegmentBounds } from './segment.js'
 import type { StreamState } from './facts.js'
 import { closingEvents, transcriptPrelude } from './transcript.js'
@@ -40,7 +40,7 @@ export async function serveRun(
    * `stream`: the stream's row as the caller just read it (else `join` reads it).
    */
   { prelude = false, stream }: { prelude?: boolean; stream?: StreamState | null } = {}
-): Promise<DoorReply> {
+): Promise<AgUiReply> {
   const translator = new FrameTranslator({
     ...deps.options,
     messagesSnapshot: sendsSnapshot(deps.options, run),

@@ -4,7 +4,7 @@ import type { UserMessage } from '../../core/user_message.js'
 import { forwardedPropsOf, type AgUiInput, type ToolResultMessage } from './input.js'
 import { refusal } from './refusals.js'
 import { replayInto, WHOLE } from './replay.js'
-import type { DoorDeps, DoorReply } from './reply.js'
+import type { DoorDeps, AgUiReply } from './reply.js'
 import type { AgUiRun } from './runs.js'
 import { serveRun } from './serve.js'
 import { startRun as startDoorRun, type NewRun } from '../../runner/door_runs.js'
@@ -34,7 +34,7 @@ export async function startFromInput(
   latest: AgUiRun | null,
   principal: Principal | null,
   signal?: AbortSignal
-): Promise<DoorReply> {
+): Promise<AgUiReply> {
   const toolResults: { id: string; name: string; content: string }[] = []
   if (fresh.toolResults.length > 0) {
     const open = new Map(

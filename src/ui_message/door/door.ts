@@ -243,7 +243,7 @@ export class UiMessageDoor {
     return {
       kind: 'stream',
       streamRunId,
-      chunks: turnChunks(this.#deps, streamRunId, from, signal, stream),
+      events: turnChunks(this.#deps, streamRunId, from, signal, stream),
     }
   }
 }

@@ -5,6 +5,7 @@ import type { AgUiRunStore } from '../../store/door_runs.js'
 import type { ProjectionRules } from '../../core/projection.js'
 import type { TranslatorCheckpoints } from '../../checkpoints/index.js'
 import type { UiChunk } from '../translate/index.js'
+import type { DoorReply, SentEvent } from '../../door/reply.js'
 
 /** Options of the UI message stream door: the projection's opt-ins (shared with AG-UI) and a cap. */
 export interface UiMessageDoorOptions extends ProjectionRules {
@@ -25,19 +26,14 @@ export interface UiMessageDoorOptions extends ProjectionRules {
 }
 
 /** One chunk to send, with its SSE `id:` (the frame's cursor, on a frame's last chunk). */
-export interface UiChunkItem {
-  chunk: UiChunk
-  id?: string
-}
+export type UiChunkItem = SentEvent<UiChunk>
 
 /**
- * What the door answers, for any transport: a refusal before the stream opens (a 4xx with
- * `{ code, message }`), nothing to resume (204), or the turn as chunks.
+ * What the door answers, for any transport (the doors' one union, `src/door/reply.ts`): a
+ * refusal before the stream opens (a 4xx with `{ code, message }`), nothing to resume (204), or
+ * the turn as chunks.
  */
-export type UiDoorReply =
-  | { kind: 'refused'; status: number; code: string; message: string }
-  | { kind: 'none' }
-  | { kind: 'stream'; chunks: AsyncIterable<UiChunkItem>; streamRunId: string }
+export type UiDoorReply = DoorReply<UiChunk>
 
 /** What every use case of the door works with. */
 export interface UiDoorDeps {

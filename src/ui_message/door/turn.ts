@@ -56,7 +56,7 @@ export async function* turnChunks(
       from
     )
   }
-  yield { chunk: { type: 'start', messageId: streamRunId } }
+  yield { event: { type: 'start', messageId: streamRunId } }
   const items = deps.sink.segments(streamRunId, {
     after: formatCursor(from),
     signal,
@@ -82,5 +82,5 @@ export async function* turnChunks(
 }
 
 function framed(chunks: UiChunk[], cursor: string): UiChunkItem[] {
-  return chunks.map((chunk, i) => (i === chunks.length - 1 ? { chunk, id: cursor } : { chunk }))
+  return chunks.map((event, i) => (i === chunks.length - 1 ? { event, id: cursor } : { event }))
 }
