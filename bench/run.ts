@@ -500,12 +500,12 @@ async function serveDoor(
   insertRun = true,
   options: { storedCheckpointEvery?: number } = {}
 ) {
-  const { createParking } = await import('../src/runtime.js')
+  const { createRuntime } = await import('../src/runtime.js')
   const { AgUiRunStore } = await import('../src/agui/door/runs.js')
   const { AgUiDoor } = await import('../src/agui/door/door.js')
   const { tableNames } = await import('../src/store/schema.js')
   const { serveReattach } = await import('./serve_reattach.js')
-  const stack = createParking(db, {
+  const stack = createRuntime(db, {
     runner: {
       start: async () => ({ status: 'finished' }),
       resume: async () => ({ status: 'finished' }),
@@ -522,7 +522,7 @@ async function serveDoor(
       resumeHash: null,
       ownerId: null,
     })
-  const door = new AgUiDoor(sink, stack.driver, stack.service, runs, options)
+  const door = new AgUiDoor(sink, stack.driver, stack.parking, runs, options)
   const served = await serveReattach(door)
   return {
     url: served.url,

@@ -128,7 +128,7 @@ test.group('In an AdonisJS app', (group) => {
     const id = runId()
     const { done } = await agentStream.driver.start({ runId: id, principal: { id: 'u1' } })
     assert.equal((await done).status, 'parked')
-    const [item] = await agentStream.parking.list({ runId: id })
+    const [item] = await agentStream.parking.queries.list({ runId: id })
     assert.equal(item.toolName, 'send_email')
     await agentStream.shutdown()
     assert.isFalse(agentStream.sweeping)

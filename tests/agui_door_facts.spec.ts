@@ -20,9 +20,9 @@ async function setup() {
   const stack = await setupRunner(scriptedAgent())
   // With the transcript on, a state kept for other frames would show in MESSAGES_SNAPSHOT.
   const options = { checkpointEvery: 2, messagesSnapshot: true }
-  const warm = new AgUiDoor(stack.sink, stack.driver, stack.service, stack.door.runs, options)
+  const warm = new AgUiDoor(stack.sink, stack.driver, stack.parking, stack.door.runs, options)
   /** A door with nothing kept: what a replica that never saw the stream serves. */
-  const cold = () => new AgUiDoor(stack.sink, stack.driver, stack.service, stack.door.runs, options)
+  const cold = () => new AgUiDoor(stack.sink, stack.driver, stack.parking, stack.door.runs, options)
   return { ...stack, warm, cold }
 }
 

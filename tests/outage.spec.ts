@@ -345,10 +345,10 @@ test.group('Database outage | the driver', () => {
       },
       resume: async () => ({ status: 'finished' }),
     }
-    const { sink, driver, parking } = await setupRunner(runner)
+    const { sink, driver, parkingStore } = await setupRunner(runner)
     injectCommitFaults(sink, () => (down ? 'before' : null))
-    const abandon = parking.abandon.bind(parking)
-    parking.abandon = async (...args: Parameters<typeof abandon>) => {
+    const abandon = parkingStore.parks.abandon.bind(parkingStore.parks)
+    parkingStore.parks.abandon = async (...args: Parameters<typeof abandon>) => {
       if (down) throw refused()
       return abandon(...args)
     }
@@ -381,11 +381,11 @@ test.group('Database outage | the driver', () => {
       },
       resume: async () => ({ status: 'finished' }),
     }
-    const { sink, driver, parking } = await setupRunner(runner)
+    const { sink, driver, parkingStore } = await setupRunner(runner)
     // The first abandon lands whole, then its reply is lost: the retry finds nothing open.
-    const abandon = parking.abandon.bind(parking)
+    const abandon = parkingStore.parks.abandon.bind(parkingStore.parks)
     let attempts = 0
-    parking.abandon = async (...args: Parameters<typeof abandon>) => {
+    parkingStore.parks.abandon = async (...args: Parameters<typeof abandon>) => {
       const calls = await abandon(...args)
       if (++attempts === 1) throw refused()
       return calls

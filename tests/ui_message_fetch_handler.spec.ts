@@ -84,7 +84,7 @@ test.group('useChat door outside AdonisJS: the Fetch-API handler on node:http', 
     assert.equal(done.id, asked.id)
     assert.equal(toolParts(done)[1].state, 'output-available')
     assert.equal(textOf(done), 'Revenue was 42. Sent. All done.')
-    const [item] = await runtime.service.list({ status: 'decided', streamRunId: asked.id })
+    const [item] = await runtime.parking.queries.list({ status: 'decided', streamRunId: asked.id })
     assert.equal(item.status, 'approved')
     assert.equal(item.decidedBy, 'alice')
     // Finished: nothing to resume (204).
@@ -289,8 +289,8 @@ test.group('useChat door outside AdonisJS: the Fetch-API handler on node:http', 
 
     // Nothing changed: the same turn, still waiting, nothing decided, no other chat started.
     assert.deepEqual(await runtime.uiMessage.runs.latest(chatId), runsBefore)
-    assert.lengthOf(await runtime.service.pendingOf(asked.id), 1)
-    assert.lengthOf(await runtime.service.list({ status: 'decided' }), 0)
+    assert.lengthOf(await runtime.parking.queries.pendingOf(asked.id), 1)
+    assert.lengthOf(await runtime.parking.queries.list({ status: 'decided' }), 0)
     assert.isNull(await runtime.uiMessage.runs.latest(big.id))
     const again = await chat.resume()
     assert.equal(toolParts(again!)[0].state, 'approval-requested')

@@ -2,7 +2,7 @@ import type { Router } from '@adonisjs/core/http'
 import type { RouteGroup } from '@adonisjs/core/http'
 import type { AgUiController } from './agui_controller.js'
 import type { UiMessageController } from './ui_message_controller.js'
-import type { ParkingService } from '../parking/service.js'
+import type { Parking } from '../parking/parking.js'
 import { AdminController } from './admin/admin_controller.js'
 import { RunsController } from './admin/runs_controller.js'
 import { claimRoute, packageRoute } from './package_routes.js'
@@ -14,7 +14,7 @@ import { sinkInternals } from '../sink/lucid_sink.js'
 
 /** What the routes serve: the package's service (`AgentStream`) as the transport sees it. */
 export interface RoutedAgentStream extends StreamRoutesDeps {
-  parking: ParkingService
+  parking: Parking
   agui: AgUiController
   uiMessage: UiMessageController
   /** Aborted when the replica shuts down (`AgentStream.closing`): the admin's SSE ends. */

@@ -1,5 +1,5 @@
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
-import type { ParkingService } from '../parking/service.js'
+import type { Parking } from '../parking/parking.js'
 import type { AgUiRun, AgUiRunStore } from '../store/door_runs.js'
 import type { Principal } from '../core/run.js'
 import type { UserMessage } from '../core/user_message.js'
@@ -54,16 +54,12 @@ export async function startRun(
  * Whether the stream goes on after the segment that ended at `end`: reopened, ended again
  * later, or decided and about to be resumed (its answers are stored after the end, nothing is
  * pending and it was not cancelled), so a reader waits for the continuation instead of being
- * served the decided park again. Read in one snapshot (`ParkingService.streamAfter`): a resume
+ * served the decided park again. Read in one snapshot (`ParkingQueries.streamAfter`): a resume
  * reopens the stream and marks its suspension resumed, and two reads apart could see the stream
  * from before (still ended) and the suspension from after (resumed).
  */
-export async function streamGoesOn(
-  deps: { parking: ParkingService },
-  streamRunId: string,
-  end: number
-) {
-  const after = await deps.parking.streamAfter(streamRunId, end)
+export async function streamGoesOn(deps: { parking: Parking }, streamRunId: string, end: number) {
+  const after = await deps.parking.queries.streamAfter(streamRunId, end)
   if (!after) return false
   if (after.stream.status === 'open' || after.nextEnd !== null) return true
   // Not reopened yet: the park was claimed by a replica about to resume it, or decided and

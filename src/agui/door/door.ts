@@ -1,7 +1,7 @@
 import type { LucidTokenStreamSink } from '../../sink/lucid_sink.js'
 import type { RunDriver } from '../../runner/driver.js'
-import type { ParkingService } from '../../parking/service.js'
-import type { PendingItem } from '../../parking/types.js'
+import type { Parking } from '../../parking/parking.js'
+import type { ParkedItem } from '../../parking/types.js'
 import type { Principal } from '../../core/run.js'
 import type { UserMessage } from '../../core/user_message.js'
 import {
@@ -40,7 +40,7 @@ export class AgUiDoor {
   constructor(
     readonly sink: LucidTokenStreamSink,
     readonly driver: RunDriver,
-    readonly parking: ParkingService,
+    readonly parking: Parking,
     readonly runs: AgUiRunStore,
     readonly options: AgUiDoorOptions = {}
   ) {
@@ -140,11 +140,11 @@ export class AgUiDoor {
   async thread(
     threadId: string,
     principal: Principal | null
-  ): Promise<{ latest: AgUiRun | null; pending: PendingItem[] } | null> {
+  ): Promise<{ latest: AgUiRun | null; pending: ParkedItem[] } | null> {
     const latest = await this.runs.latest(threadId)
     if (latest && latest.ownerId !== (principal?.id ?? null)) return null
     // Every pending item: a resume must answer all of them (never a page of them).
-    const pending = latest ? await this.parking.pendingOf(latest.streamRunId) : []
+    const pending = latest ? await this.parking.queries.pendingOf(latest.streamRunId) : []
     return { latest, pending }
   }
 

@@ -1,6 +1,6 @@
 import type { LucidTokenStreamSink } from '../../sink/lucid_sink.js'
 import type { RunDriver } from '../../runner/driver.js'
-import type { ParkingService } from '../../parking/service.js'
+import type { Parking } from '../../parking/parking.js'
 import type { AgUiEvent, TranslatorOptions } from '../translate/index.js'
 import type { TranslatorCheckpoints } from './checkpoints.js'
 import type { DoorFacts } from './facts.js'
@@ -63,7 +63,7 @@ export type AgUiReply = Exclude<DoorReply<AgUiEvent>, { kind: 'none' }>
 export interface DoorDeps {
   sink: LucidTokenStreamSink
   driver: RunDriver
-  parking: ParkingService
+  parking: Parking
   runs: AgUiRunStore
   options: AgUiDoorOptions
   /** This replica's translator checkpoints (re-attach reads only what follows the nearest). */

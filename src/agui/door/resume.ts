@@ -1,5 +1,5 @@
 import type { Principal } from '../../core/run.js'
-import type { PendingItem } from '../../parking/types.js'
+import type { ParkedItem } from '../../parking/types.js'
 import { lapsed } from '../../parking/policy.js'
 import { validateDecision, validateReply } from '../../parking/replies.js'
 import { continuationRunId, decodeAgUiId, encodeAgUiId } from '../ids.js'
@@ -11,14 +11,14 @@ import type { AgUiRun } from './runs.js'
 import { serveRun } from './serve.js'
 
 interface Planned {
-  item: PendingItem
+  item: ParkedItem
   entry: AgUiResumeEntry
   /** The reply, validated, as the parking service takes it. */
   apply: () => Promise<unknown>
 }
 
 /** The id the translator gave this item's interrupt (same grammar, same stored position). */
-export function interruptId(item: PendingItem) {
+export function interruptId(item: ParkedItem) {
   return encodeAgUiId({
     runId: item.streamRunId,
     kind: 'int',
@@ -42,7 +42,7 @@ export async function resume(
   input: AgUiInput,
   hash: string,
   latest: AgUiRun,
-  pending: PendingItem[],
+  pending: ParkedItem[],
   principal: Principal | null,
   signal?: AbortSignal,
   reused = false
@@ -98,20 +98,24 @@ export async function resume(
 /** Validate one resume entry against its item; a refusal code, or how to apply it. */
 async function planEntry(
   deps: DoorDeps,
-  item: PendingItem,
+  item: ParkedItem,
   entry: AgUiResumeEntry,
   principal: Principal | null
 ): Promise<Planned | AgUiRefusalCode> {
   const { parking } = deps
-  const stored = await parking.findItem(item.runId, item.itemId, item.park)
-  if (!stored || !(await parking.mayDecide(principal, stored))) return 'not_allowed'
+  const stored = await parking.queries.findItem(item.runId, item.itemId, item.park)
+  if (!stored || !(await parking.decisions.mayDecide(principal, stored))) return 'not_allowed'
   const decider = { principal, via: 'chat' }
   const cancelled = entry.status === 'cancelled'
   const expired = lapsed(stored)
   if (expired && !cancelled) return 'interrupt_expired'
   // A lapsed item cancelled: it settles as expired, as the sweeper would settle it.
   if (expired) {
-    return { item, entry, apply: () => parking.expire(item.runId, item.itemId, item.park) }
+    return {
+      item,
+      entry,
+      apply: () => parking.decisions.expire(item.runId, item.itemId, item.park),
+    }
   }
   const at = { park: item.park }
   if (item.kind === 'elicitation') {
@@ -129,14 +133,15 @@ async function planEntry(
     return {
       item,
       entry,
-      apply: () => parking.answer(item.runId, item.itemId, decider, { ...reply, ...at }),
+      apply: () => parking.decisions.answer(item.runId, item.itemId, decider, { ...reply, ...at }),
     }
   }
   if (cancelled) {
     return {
       item,
       entry,
-      apply: () => parking.reject(item.runId, item.itemId, decider, { reason: 'cancelled', ...at }),
+      apply: () =>
+        parking.decisions.reject(item.runId, item.itemId, decider, { reason: 'cancelled', ...at }),
     }
   }
   const decision = replyCheck.approval(entry.payload)
@@ -156,8 +161,8 @@ async function planEntry(
     entry,
     apply: () =>
       decision.approved
-        ? parking.approve(item.runId, item.itemId, decider, body)
-        : parking.reject(item.runId, item.itemId, decider, body),
+        ? parking.decisions.approve(item.runId, item.itemId, decider, body)
+        : parking.decisions.reject(item.runId, item.itemId, decider, body),
   }
 }
 
@@ -178,7 +183,7 @@ export async function settledElsewhere(
     if (!parts || parts.kind !== 'int' || parts.address.length !== 2) return null
     const [runId, itemId] = parts.address
     // The interrupt's own park (its frame's position), not the newest park of a reused id.
-    const rows = await deps.parking.findItems(runId, itemId)
+    const rows = await deps.parking.queries.findItems(runId, itemId)
     const item = rows.find((row) => row.streamRunId === parts.runId && row.streamSeq === parts.n)
     if (!item || item.threadId !== threadId || item.status === 'pending') return null
     if (item.status === 'cancelled') cancelled = true

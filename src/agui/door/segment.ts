@@ -43,7 +43,7 @@ async function compute(
   // Else whether the park at `end` was cancelled, in one snapshot (`streamAfter`): the stream
   // reopened or a later end, or the newest suspension cancelled, read apart, could mix the
   // states before and after a whole continuation (and take a later park's cancel for this one).
-  const after = await deps.parking.streamAfter(streamRunId, end)
+  const after = await deps.parking.queries.streamAfter(streamRunId, end)
   if (!after || after.stream.status === 'open' || after.nextEnd !== null) return { end }
   if (after.suspension !== 'cancelled') return { end }
   // Only appended frames follow the park (decisions, then the cancel): read them to its end.

@@ -6,7 +6,7 @@ import {
   DecisionLapsedError,
   ParkedItemNotFoundError,
 } from '../../errors.js'
-import type { PendingItem } from '../../parking/types.js'
+import type { ParkedItem } from '../../parking/types.js'
 import { approvalSeq } from '../translate/index.js'
 import { CHAT_LIMITS, invalidPart, type ChatMessage } from './input.js'
 import type { UiDoorDeps } from './reply.js'
@@ -51,7 +51,7 @@ export async function planDecisions(
   deps: UiDoorDeps,
   streamRunId: string,
   message: ChatMessage,
-  pending: PendingItem[],
+  pending: ParkedItem[],
   principal: Principal | null
 ): Promise<PlannedDecision[]> {
   const decider = { principal, via: 'chat' }
@@ -87,8 +87,8 @@ export async function planDecisions(
         seq,
         apply: () =>
           approval.approved
-            ? deps.parking.approve(frame.runId, frame.id, decider, body)
-            : deps.parking.reject(frame.runId, frame.id, decider, body),
+            ? deps.parking.decisions.approve(frame.runId, frame.id, decider, body)
+            : deps.parking.decisions.reject(frame.runId, frame.id, decider, body),
         settled,
       })
     } else if (part.type === 'dynamic-tool' && part.toolName === 'elicitation') {
@@ -106,7 +106,7 @@ export async function planDecisions(
         plan.push({
           seq: item.streamSeq,
           apply: () =>
-            deps.parking.answer(item.runId, item.itemId, decider, {
+            deps.parking.decisions.answer(item.runId, item.itemId, decider, {
               ...output,
               park: item.park,
             }),
@@ -139,19 +139,19 @@ export async function applyDecisions(plan: PlannedDecision[]) {
   }
 }
 
-const settledItem = (deps: UiDoorDeps, item: PendingItem) =>
+const settledItem = (deps: UiDoorDeps, item: ParkedItem) =>
   isSettled(deps, item.runId, item.itemId, item.park)
 
 /** Whether the item at `park` of `runId` is no longer pending. */
 async function isSettled(deps: UiDoorDeps, runId: string, itemId: string, park: number) {
-  const row = await deps.parking.findItem(runId, itemId, park)
+  const row = await deps.parking.queries.findItem(runId, itemId, park)
   return row !== null && row.status !== 'pending'
 }
 
 /** The newest settled question set `itemId` of the stream, or undefined. */
 async function settledQuestions(deps: UiDoorDeps, streamRunId: string, itemId: unknown) {
   if (typeof itemId !== 'string') return undefined
-  const decided = await deps.parking.list({
+  const decided = await deps.parking.queries.list({
     status: 'decided',
     streamRunId,
     perPage: DEFAULTS.parkedPerPageMax,

@@ -13,7 +13,7 @@ import {
 } from '../../errors.js'
 import { sinkInternals, type LucidTokenStreamSink } from '../../sink/lucid_sink.js'
 import type { RunDriver } from '../../runner/driver.js'
-import type { ParkingService } from '../../parking/service.js'
+import type { Parking } from '../../parking/parking.js'
 import { startRun } from '../../runner/door_runs.js'
 import type { AgUiRun, AgUiRunStore } from '../../store/door_runs.js'
 import type { StreamState } from '../../store/rows.js'
@@ -80,7 +80,7 @@ export class UiMessageDoor {
   constructor(
     readonly sink: LucidTokenStreamSink,
     readonly driver: RunDriver,
-    readonly parking: ParkingService,
+    readonly parking: Parking,
     readonly runs: AgUiRunStore,
     readonly options: UiMessageDoorOptions = {}
   ) {
@@ -138,7 +138,7 @@ export class UiMessageDoor {
     const message = userText(last)
     const said = userMessage(last, this.sink.options.maxFrameBytes)
     const extras = bodyFields(input)
-    const open = latest ? await this.parking.pendingOf(latest.streamRunId) : []
+    const open = latest ? await this.parking.queries.pendingOf(latest.streamRunId) : []
     if (open.length > 0) return refused('interrupt_pending')
     const runId = randomUUID()
     const started = await startRun(
@@ -174,7 +174,7 @@ export class UiMessageDoor {
     const stream = latest.streamRunId
     const last = input.messages[input.messages.length - 1]
     if (last.id !== stream) return refused('not_current_turn')
-    const pending = await this.parking.pendingOf(stream)
+    const pending = await this.parking.queries.pendingOf(stream)
     const plan = await planDecisions(this.#deps, stream, last, pending, principal)
     if (plan.length === 0) return refused('no_decision')
     // One at a time, in order. An item someone settled first (the admin page, another tab, its
@@ -211,7 +211,7 @@ export class UiMessageDoor {
     // A turn is active when it streams, is parked, or decided and about to go on. Read in one
     // snapshot: a resume reopens the stream and marks its suspension resumed, and two reads
     // apart could see the stream from before (still ended) and the suspension from after.
-    const now = await this.parking.streamAfter(stream)
+    const now = await this.parking.queries.streamAfter(stream)
     const active =
       now !== null &&
       (now.stream.status === 'open' || now.suspension === 'parked' || now.suspension === 'claimed')

@@ -1,6 +1,6 @@
 import type { LucidTokenStreamSink } from '../../sink/lucid_sink.js'
 import type { RunDriver } from '../../runner/driver.js'
-import type { ParkingService } from '../../parking/service.js'
+import type { Parking } from '../../parking/parking.js'
 import type { AgUiRunStore } from '../../store/door_runs.js'
 import type { ProjectionRules } from '../../core/projection.js'
 import type { TranslatorCheckpoints } from '../../checkpoints/index.js'
@@ -39,7 +39,7 @@ export type UiDoorReply = DoorReply<UiChunk>
 export interface UiDoorDeps {
   sink: LucidTokenStreamSink
   driver: RunDriver
-  parking: ParkingService
+  parking: Parking
   runs: AgUiRunStore
   options: UiMessageDoorOptions
   /**
