@@ -61,10 +61,10 @@ async function serve(
       runs: agentStream.door.runs,
     }
   }
-  const { url, runtime, close } = await serveRuntime({ runner, agui }, (runtime, principal) => {
+  const { url, runtime, close } = await serveRuntime({ runner, agui }, (served, principal) => {
     const shared = { principal, heartbeatMs: options.heartbeatMs }
-    const ag = createAgUiFetchHandler(runtime.door, { ...shared, basePath: '/agui' })
-    const chat = createUiMessageFetchHandler(runtime.uiMessage, {
+    const ag = createAgUiFetchHandler(served.door, { ...shared, basePath: '/agui' })
+    const chat = createUiMessageFetchHandler(served.uiMessage, {
       ...shared,
       abortOnDisconnect: options.abortOnDisconnect,
     })
@@ -215,6 +215,15 @@ test.group('Transport options on every door, both transports', () => {
       const spaced = await post(`${served.url}${doors[door].post}`, padded)
       assert.equal(spaced.status, 413)
       assert.equal(((await spaced.json()) as any).code, 'body_too_large')
+      // Sent without a length (chunked): the bytes received count as well.
+      const chunked = await fetch(`${served.url}${doors[door].post}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-user': 'alice' },
+        body: new Blob([padded]).stream(),
+        duplex: 'half',
+      } as RequestInit)
+      assert.equal(chunked.status, 413)
+      assert.equal(((await chunked.json()) as any).code, 'body_too_large')
       const form = await fetch(`${served.url}${doors[door].post}`, {
         method: 'POST',
         headers: { 'content-type': 'text/plain', 'x-user': 'alice' },

@@ -1,0 +1,80 @@
+import type { HttpContext, Route, Router } from '@adonisjs/core/http'
+import type { DoorRoute, DoorRouteTable } from './door_routes.js'
+import { packageRoute } from './package_routes.js'
+import type { PrincipalResolver } from './principal.js'
+
+/** The door controller, imported at the first request of a door's route (as transmit v2 does). */
+const DoorController = () => import('./door_controller.js')
+
+/** The options of the AdonisJS adapter: the config's, for every door alike. */
+export interface AdonisDoorOptions {
+  /** Who a request acts for (config `principal`). */
+  principal?: PrincipalResolver
+  /** A `: ping` comment after this long without an event (config `agui.heartbeat`). */
+  heartbeatMs?: number
+  /**
+   * Cancel a run when the client of the response that drives it goes away (config
+   * `agui.abortOnDisconnect`, for every door). Default: the table's own, else false.
+   */
+  abortOnDisconnect?: boolean
+}
+
+/** A door route as mounted: the adapter serving it, its table and the route. */
+export interface MountedRoute {
+  adapter: AdonisDoorAdapter
+  table: DoorRouteTable
+  route: DoorRoute
+}
+
+/** Each mounted route by the handler tuple it was given to the router as. */
+const mounted = new WeakMap<object, MountedRoute>()
+
+/**
+ * The one AdonisJS adapter of the doors: it mounts any door's route table on the app's router
+ * (each route handled by the lazily imported `door_controller.ts`, which serves every route the
+ * same way) and holds what outlives a request: the options, and the responses being streamed,
+ * which {@link AdonisDoorAdapter.closeAll} ends on shutdown.
+ */
+export class AdonisDoorAdapter {
+  /** Responses being streamed: ended on shutdown. */
+  readonly #open = new Set<AbortController>()
+
+  constructor(readonly options: AdonisDoorOptions = {}) {}
+
+  /**
+   * Mount `table`'s routes at `base` (e.g. `/agui`), inside the caller's group, each named as the
+   * table says. Returns the routes, in the table's order.
+   */
+  mount(router: Router, base: string, table: DoorRouteTable): Route[] {
+    return table.routes.map((route) => {
+      const handler: [typeof DoorController, 'handle'] = [DoorController, 'handle']
+      mounted.set(handler, { adapter: this, table, route })
+      const marked = packageRoute(
+        route.body === 'json'
+          ? { body: 'json', client: 'json', maxBodyBytes: table.maxBodyBytes }
+          : { client: 'json' },
+        handler
+      )
+      const path = `${base}${route.path}` || '/'
+      const added = route.method === 'POST' ? router.post(path, marked) : router.get(path, marked)
+      return added.as(route.name)
+    })
+  }
+
+  /** Count `controller`'s response as open until the returned function is called. */
+  track(controller: AbortController): () => void {
+    this.#open.add(controller)
+    return () => this.#open.delete(controller)
+  }
+
+  /** End every response being streamed (the shutdown calls it): readers re-attach elsewhere. */
+  closeAll() {
+    for (const controller of this.#open) controller.abort()
+  }
+}
+
+/** The door route `ctx` was routed to, as {@link AdonisDoorAdapter.mount} mounted it. */
+export function mountedRoute(ctx: HttpContext): MountedRoute | undefined {
+  const reference = (ctx.route?.handler as { reference?: unknown } | undefined)?.reference
+  return typeof reference === 'object' && reference !== null ? mounted.get(reference) : undefined
+}
