@@ -1,33 +1,12 @@
-import type { HttpContext, Route, Router } from '@adonisjs/core/http'
-import type { DoorRoute, DoorRouteTable } from './door_routes.js'
+import type { Route, Router } from '@adonisjs/core/http'
+import type { DoorRouteTable } from './door_routes.js'
+import { mountRoute, type AdonisDoorOptions } from './door_mounts.js'
 import { packageRoute } from './package_routes.js'
-import type { PrincipalResolver } from './principal.js'
+
+export type { AdonisDoorOptions } from './door_mounts.js'
 
 /** The door controller, imported at the first request of a door's route (as transmit v2 does). */
 const DoorController = () => import('./door_controller.js')
-
-/** The options of the AdonisJS adapter: the config's, for every door alike. */
-export interface AdonisDoorOptions {
-  /** Who a request acts for (config `principal`). */
-  principal?: PrincipalResolver
-  /** A `: ping` comment after this long without an event (config `agui.heartbeat`). */
-  heartbeatMs?: number
-  /**
-   * Cancel a run when the client of the response that drives it goes away (config
-   * `agui.abortOnDisconnect`, for every door). Default: the table's own, else false.
-   */
-  abortOnDisconnect?: boolean
-}
-
-/** A door route as mounted: the adapter serving it, its table and the route. */
-export interface MountedRoute {
-  adapter: AdonisDoorAdapter
-  table: DoorRouteTable
-  route: DoorRoute
-}
-
-/** Each mounted route by the handler tuple it was given to the router as. */
-const mounted = new WeakMap<object, MountedRoute>()
 
 /**
  * The one AdonisJS adapter of the doors: it mounts any door's route table on the app's router
@@ -48,7 +27,12 @@ export class AdonisDoorAdapter {
   mount(router: Router, base: string, table: DoorRouteTable): Route[] {
     return table.routes.map((route) => {
       const handler: [typeof DoorController, 'handle'] = [DoorController, 'handle']
-      mounted.set(handler, { adapter: this, table, route })
+      mountRoute(handler, {
+        table,
+        route,
+        options: this.options,
+        track: (controller) => this.track(controller),
+      })
       const marked = packageRoute(
         route.body === 'json'
           ? { body: 'json', client: 'json', maxBodyBytes: table.maxBodyBytes }
@@ -71,10 +55,4 @@ export class AdonisDoorAdapter {
   closeAll() {
     for (const controller of this.#open) controller.abort()
   }
-}
-
-/** The door route `ctx` was routed to, as {@link AdonisDoorAdapter.mount} mounted it. */
-export function mountedRoute(ctx: HttpContext): MountedRoute | undefined {
-  const reference = (ctx.route?.handler as { reference?: unknown } | undefined)?.reference
-  return typeof reference === 'object' && reference !== null ? mounted.get(reference) : undefined
 }

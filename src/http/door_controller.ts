@@ -2,7 +2,7 @@ import type { HttpContext } from '@adonisjs/core/http'
 import { cursorOf } from './cursor_of.js'
 import type { DoorAnswer } from './door_routes.js'
 import { mediaTypeRefusal } from './media_type.js'
-import { mountedRoute, type AdonisDoorAdapter, type MountedRoute } from './adonis_adapter.js'
+import { mountedRoute, type MountedRoute } from './door_mounts.js'
 import { resolvePrincipal } from './principal.js'
 import { bodyTooLarge, sendRefusal } from './refusal.js'
 import { serveChunks } from './sse.js'
@@ -32,12 +32,13 @@ export default class DoorController {
   }
 }
 
-async function serve(ctx: HttpContext, { adapter, table, route }: MountedRoute) {
+async function serve(ctx: HttpContext, mounted: MountedRoute) {
+  const { options, table, route } = mounted
   if (route.body === 'json') {
     const refused = mediaTypeRefusal(ctx.request.header('content-type'))
     if (refused) return sendRefusal(ctx.response, refused)
   }
-  const principal = await resolvePrincipal(ctx, adapter.options.principal)
+  const principal = await resolvePrincipal(ctx, options.principal)
   let body: unknown
   if (route.body === 'json') {
     const raw = ctx.request.raw()
@@ -58,16 +59,15 @@ async function serve(ctx: HttpContext, { adapter, table, route }: MountedRoute) 
     body,
     signal: controller.signal,
   })
-  const abort =
-    route.drives && (adapter.options.abortOnDisconnect ?? table.abortOnDisconnect ?? false)
-  return respond(ctx, answer, adapter, controller, abort ? table.cancel : undefined)
+  const abort = route.drives && (options.abortOnDisconnect ?? table.abortOnDisconnect ?? false)
+  return respond(ctx, answer, mounted, controller, abort ? table.cancel : undefined)
 }
 
 /** Send `answer`; a stream's `cancel` cancels its run if the client goes away. */
 async function respond(
   ctx: HttpContext,
   answer: DoorAnswer,
-  adapter: AdonisDoorAdapter,
+  mounted: MountedRoute,
   controller: AbortController,
   cancel: ((streamRunId: string) => void) | undefined
 ) {
@@ -81,11 +81,11 @@ async function respond(
       for (const [name, value] of Object.entries(answer.headers ?? {})) response.header(name, value)
       return response.status(answer.status ?? 200).json(answer.body)
     case 'stream': {
-      const untrack = adapter.track(controller)
+      const untrack = mounted.track(controller)
       const { streamRunId } = answer
       try {
         await serveChunks(ctx.request.request, response.response, answer.chunks, {
-          heartbeatMs: adapter.options.heartbeatMs,
+          heartbeatMs: mounted.options.heartbeatMs,
           controller,
           contentType: answer.contentType,
           headers: { ...response.getHeaders(), ...answer.headers },
