@@ -300,7 +300,7 @@ async function scenario(demo: Demo, log: (line: string) => void): Promise<CheckR
   wire.state.cutWhen = (e) => {
     if (e.type === 'TEXT_MESSAGE_CONTENT' && !ended) {
       ended = true
-      demo.agentStream.agui.closeAll()
+      demo.agentStream.http.closeAll()
     }
     return false
   }

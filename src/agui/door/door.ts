@@ -86,7 +86,7 @@ export class AgUiDoor {
     let fresh: ReturnType<typeof newInput> = { text: null, toolResults: [], user: null }
     let said: UserMessage | null = null
     try {
-      input = await validateAgUiInput(body, this.options.maxBodyBytes)
+      input = await validateAgUiInput(body)
       if (!input.resume?.length) fresh = newInput(input)
       // What the person said, checked before anything is written (stored as the run's frame).
       if (fresh.user) said = userMessageOf(fresh.user, this.sink.options.maxFrameBytes)

@@ -18,14 +18,7 @@ import { startRun } from '../../runner/door_runs.js'
 import type { AgUiRun, AgUiRunStore } from '../../store/door_runs.js'
 import type { StreamState } from '../../store/rows.js'
 import { applyDecisions, planDecisions } from './decide.js'
-import {
-  bodyFields,
-  CHAT_LIMITS,
-  userMessage,
-  userText,
-  validateChatInput,
-  type ChatInput,
-} from './input.js'
+import { bodyFields, userMessage, userText, validateChatInput, type ChatInput } from './input.js'
 import type { UiDoorDeps, UiDoorReply, UiMessageDoorOptions } from './reply.js'
 import { turnChunks } from './turn.js'
 import { chatMessages } from './messages.js'
@@ -124,10 +117,7 @@ export class UiMessageDoor {
   }
 
   async #chat(body: unknown, principal: Principal | null, signal?: AbortSignal) {
-    const input = await validateChatInput(
-      body,
-      this.options.maxBodyBytes ?? CHAT_LIMITS.maxBodyBytes
-    )
+    const input = await validateChatInput(body)
     const latest = await this.runs.latest(input.id)
     if (latest && latest.ownerId !== (principal?.id ?? null)) return refused('not_found')
     const last = input.messages[input.messages.length - 1]
