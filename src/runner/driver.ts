@@ -50,7 +50,7 @@ function isJson(value: unknown) {
 
 /**
  * Runs segments of runs: opens the stream, calls the host's runner, and writes the outcome
- * (DESIGN.md section 3, `parking` / resume planning). A thrown error becomes an `error` frame
+ * (docs/design.md, "Layers"). A thrown error becomes an `error` frame
  * with a stable code and a fixed sentence: its text never reaches a reader.
  */
 export class RunDriver {
