@@ -1,6 +1,10 @@
 import type { ElicitationRequest, ToolConfirmation } from '../core/frames.js'
 import type { Principal } from '../core/run.js'
 
+/**
+ * A parked item's status: `pending` until a person decides it (`approved`, `rejected`, `answered`),
+ * its time runs out (`expired`) or its run is cancelled (`cancelled`).
+ */
 export type ItemStatus = 'pending' | 'approved' | 'rejected' | 'answered' | 'expired' | 'cancelled'
 
 /** How a settled item was decided, as `resume` receives it. */
