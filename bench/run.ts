@@ -520,7 +520,7 @@ async function serveDoor(
       resumeHash: null,
       ownerId: null,
     })
-  const door = new AgUiDoor(sink, stack.driver, stack.service, runs, options)
+  const door = new AgUiDoor({ sink, driver: stack.driver, parking: stack.service, runs }, options)
   const served = await serveReattach(door)
   return {
     url: served.url,

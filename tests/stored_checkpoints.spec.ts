@@ -1,13 +1,14 @@
 import { test } from '@japa/runner'
 import fc from 'fast-check'
 import { AgUiDoor, type AgUiReply, type SseItem } from '../src/agui/door/index.js'
-import { STATE_CODEC } from '../src/agui/door/checkpoints.js'
+import { AGUI_STATE_CODEC } from '../src/agui/door/state_codec.js'
 import { FrameTranslator, type AgUiEvent } from '../src/agui/translate/index.js'
 import { START, parseCursor, type Cursor } from '../src/core/cursor.js'
 import type { StreamFrame } from '../src/core/frames.js'
 import type { LucidSinkWriter } from '../src/sink/writer.js'
 import { scriptedAgent } from '../src/testing/scripted_agent.js'
-import { uiMessageCheckpoints } from '../src/ui_message/door/door.js'
+import { doorCheckpoints } from '../src/door/index.js'
+import { UI_MESSAGE_STATE } from '../src/ui_message/door/state_codec.js'
 import type { UiChunkItem, UiDoorDeps } from '../src/ui_message/door/reply.js'
 import { turnChunks } from '../src/ui_message/door/turn.js'
 import { dropCheckpointsTable } from '../src/store/schema.js'
@@ -27,7 +28,7 @@ const SPACING = { checkpointEvery: 2, storedCheckpointEvery: 8 }
 async function setup(onError?: (error: unknown) => void) {
   const stack = await setupRunner(scriptedAgent(), { onError })
   const newDoor = (options: object = SPACING) =>
-    new AgUiDoor(stack.sink, stack.driver, stack.service, stack.door.runs, options)
+    new AgUiDoor({ ...stack, parking: stack.service, runs: stack.door.runs }, options)
   /** What the replays into translators read, in rows (the silent part of a re-attach, up to a cursor). */
   const reads = { rows: 0 }
   const replay = stack.sink.replay.bind(stack.sink)
@@ -257,7 +258,7 @@ test.group('Stored checkpoints: useChat door', () => {
     await writer.end()
     const cursors: string[] = []
     for await (const item of stack.sink.replay(id)) cursors.push(item.cursor)
-    const warm = uiMessageCheckpoints(stack.sink, SPACING)
+    const warm = doorCheckpoints(stack.sink, UI_MESSAGE_STATE, SPACING)
     await chunksFrom(depsOf(warm), id, START)
     await warm.stored!.settled()
     assert.isAbove((await storedOf(stack, id)).length, 5)
@@ -267,7 +268,7 @@ test.group('Stored checkpoints: useChat door', () => {
         const cursor = parseCursor(cursors[index])
         const fromStart = await chunksFrom(depsOf(undefined), id, cursor)
         stack.reads.rows = 0
-        const fresh = uiMessageCheckpoints(stack.sink, SPACING)
+        const fresh = doorCheckpoints(stack.sink, UI_MESSAGE_STATE, SPACING)
         assert.deepEqual(await chunksFrom(depsOf(fresh), id, cursor), fromStart, cursors[index])
         await fresh.stored!.settled()
         assert.isAtMost(stack.reads.rows, 12, cursors[index])
@@ -336,18 +337,21 @@ test.group('Stored checkpoints: the AG-UI state codec', () => {
           const first = new FrameTranslator(options)
           feed(first, before, 1)
           const state = first.checkpoint()
-          const json = STATE_CODEC.encode(state)
+          const json = AGUI_STATE_CODEC.encode(state)
           const back = new FrameTranslator(options)
-          back.restore(STATE_CODEC.decode(json))
+          back.restore(AGUI_STATE_CODEC.decode(json))
           const kept = new FrameTranslator(options)
           kept.restore(state)
-          assert.equal(STATE_CODEC.encode(STATE_CODEC.decode(json)), json)
+          assert.equal(AGUI_STATE_CODEC.encode(AGUI_STATE_CODEC.decode(json)), json)
           assert.deepEqual(
             feed(back, after, before.length + 1),
             feed(kept, after, before.length + 1)
           )
           // The same state (as JSON: a key holding `undefined` is no key).
-          assert.equal(STATE_CODEC.encode(back.checkpoint()), STATE_CODEC.encode(kept.checkpoint()))
+          assert.equal(
+            AGUI_STATE_CODEC.encode(back.checkpoint()),
+            AGUI_STATE_CODEC.encode(kept.checkpoint())
+          )
           assert.deepEqual(back.messages(), kept.messages())
         }
       ),

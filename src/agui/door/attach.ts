@@ -2,10 +2,9 @@ import { isRunId } from '../../core/frames.js'
 import { continuationRunId } from '../ids.js'
 import type { Principal } from '../../core/run.js'
 import { parseDoorPosition, type DoorPosition } from './position.js'
-import { invalidCursor, notFound } from './refusals.js'
-import type { DoorDeps, AgUiReply } from './reply.js'
+import { invalidCursor, notFound, ownedBy, streamGoesOn } from '../../door/index.js'
+import type { AgUiDeps, AgUiReply } from './reply.js'
 import { serveRun } from './serve.js'
-import { streamGoesOn } from '../../runner/door_runs.js'
 
 /**
  * Re-attach to an AG-UI run after `after` (the SSE `Last-Event-ID` or `?after=`): the run from
@@ -17,7 +16,7 @@ import { streamGoesOn } from '../../runner/door_runs.js'
  * that may never come, and skip those that do).
  */
 export async function reattach(
-  deps: DoorDeps,
+  deps: AgUiDeps,
   runId: string,
   after: string | undefined,
   principal: Principal | null,
@@ -25,7 +24,7 @@ export async function reattach(
 ): Promise<AgUiReply> {
   // The run and its stream's row in one read: the rest needs the row (existence, head, rev).
   const found = isRunId(runId) ? await deps.runs.findWithStream(runId) : null
-  if (!found || found.run.ownerId !== (principal?.id ?? null)) return notFound()
+  if (!found || !ownedBy(found.run, principal)) return notFound()
   const { run, stream } = found
   if (!stream) return notFound()
   let position: DoorPosition | undefined
@@ -51,14 +50,14 @@ export async function reattach(
  * 404 when the thread has no run (or it is someone else's).
  */
 export async function attachThread(
-  deps: DoorDeps,
+  deps: AgUiDeps,
   threadId: string,
   after: string | undefined,
   principal: Principal | null,
   signal?: AbortSignal
 ): Promise<AgUiReply> {
   let run = isRunId(threadId) ? await deps.runs.latest(threadId) : null
-  if (!run || run.ownerId !== (principal?.id ?? null)) return notFound()
+  if (!run || !ownedBy(run, principal)) return notFound()
   while (true) {
     const end = await deps.sink.segmentEnd(run.streamRunId, run.afterSeq)
     if (end === null) break

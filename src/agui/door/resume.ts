@@ -1,4 +1,5 @@
 import type { Principal } from '../../core/run.js'
+import { ownerOf } from '../../door/index.js'
 import type { PendingItem } from '../../parking/types.js'
 import { lapsed } from '../../parking/policy.js'
 import { validateDecision, validateReply } from '../../parking/replies.js'
@@ -6,7 +7,7 @@ import { continuationRunId, decodeAgUiId, encodeAgUiId } from '../ids.js'
 import { replyCheck } from './reply_check.js'
 import type { AgUiInput, AgUiResumeEntry } from './input.js'
 import { refusal, refusalOf, type AgUiRefusalCode } from './refusals.js'
-import type { DoorDeps, AgUiReply } from './reply.js'
+import type { AgUiDeps, AgUiReply } from './reply.js'
 import type { AgUiRun } from './runs.js'
 import { serveRun } from './serve.js'
 
@@ -38,7 +39,7 @@ export function interruptId(item: PendingItem) {
  * interrupted run's id still serves the interrupted run, by the new id the continuation.
  */
 export async function resume(
-  deps: DoorDeps,
+  deps: AgUiDeps,
   input: AgUiInput,
   hash: string,
   latest: AgUiRun,
@@ -73,7 +74,7 @@ export async function resume(
     afterSeq,
     kind: 'resume',
     resumeHash: hash,
-    ownerId: principal?.id ?? null,
+    ownerId: ownerOf(principal),
     clientTools: latest.clientTools,
   }
   if (!(await deps.runs.insert(run))) return refusal('run_id_used')
@@ -97,7 +98,7 @@ export async function resume(
 
 /** Validate one resume entry against its item; a refusal code, or how to apply it. */
 async function planEntry(
-  deps: DoorDeps,
+  deps: AgUiDeps,
   item: PendingItem,
   entry: AgUiResumeEntry,
   principal: Principal | null
@@ -168,7 +169,7 @@ async function planEntry(
  * pending, unknown or another thread's.
  */
 export async function settledElsewhere(
-  deps: DoorDeps,
+  deps: AgUiDeps,
   threadId: string,
   entries: AgUiResumeEntry[]
 ): Promise<'decided' | 'cancelled' | null> {

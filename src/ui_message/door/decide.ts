@@ -1,6 +1,6 @@
-import { parseCursor } from '../../core/cursor.js'
 import type { Principal } from '../../core/run.js'
 import { DEFAULTS } from '../../defaults.js'
+import { positionOf } from '../../sink/replay.js'
 import {
   DecisionConflictError,
   DecisionLapsedError,
@@ -165,7 +165,7 @@ async function approvalAt(deps: UiDoorDeps, streamRunId: string, seq: number) {
     after: { seq: seq - 1 },
     until: { seq },
   })) {
-    if (parseCursor(item.cursor).seq !== seq) return null
+    if (positionOf(item).seq !== seq) return null
     if (item.t !== 'approval' || typeof item.park !== 'number') return null
     return { runId: item.runId, id: item.id, park: item.park }
   }
