@@ -1,10 +1,7 @@
 import { test } from '@japa/runner'
 import fc from 'fast-check'
 import { AgUiDoor, type AgUiReply, type SseItem } from '../src/agui/door/index.js'
-import { AGUI_STATE_CODEC } from '../src/agui/door/state_codec.js'
-import { FrameTranslator, type AgUiEvent } from '../src/agui/translate/index.js'
 import { START, parseCursor, type Cursor } from '../src/core/cursor.js'
-import type { StreamFrame } from '../src/core/frames.js'
 import type { LucidSinkWriter } from '../src/sink/writer.js'
 import { scriptedAgent } from '../src/testing/scripted_agent.js'
 import { doorCheckpoints } from '../src/door/index.js'
@@ -278,84 +275,4 @@ test.group('Stored checkpoints: useChat door', () => {
     )
     assert.isBelow(read, 20 * 12)
   }).timeout(120_000)
-})
-
-test.group('Stored checkpoints: the AG-UI state codec', () => {
-  const frame: fc.Arbitrary<StreamFrame | 'end'> = fc.oneof(
-    fc.constantFrom('Hi ', 'déjà 🙂 ').map((v): StreamFrame => ({ t: 'text', v })),
-    fc
-      .record({ n: fc.integer({ min: 0, max: 2 }), kind: fc.constantFrom(0, 1, 2, 3) })
-      .map(({ n, kind }): StreamFrame => {
-        const id = `call_${n}`
-        if (kind === 0)
-          return {
-            t: 'event',
-            event: { kind: 'tool-input-start', id, name: 'f', toolKind: 'read' },
-          }
-        if (kind === 1)
-          return { t: 'event', event: { kind: 'tool-input-delta', id, delta: '{"a":' } }
-        if (kind === 2)
-          return {
-            t: 'event',
-            event: { kind: 'tool-input-available', id, name: 'f', input: { n }, toolKind: 'read' },
-          }
-        return { t: 'event', event: { kind: 'tool-output', id, output: { n } } }
-      }),
-    fc
-      .record({ c: fc.integer({ min: 0, max: 1 }), n: fc.nat(5) })
-      .map(({ c, n }): StreamFrame => ({ t: 'component', name: 'card', id: `k${c}`, data: { n } })),
-    fc.constantFrom<StreamFrame>(
-      { t: 'event', event: { kind: 'step-start' } },
-      { t: 'event', event: { kind: 'step-finish' } },
-      { t: 'event', event: { kind: 'title', title: 'T' } },
-      { t: 'event', event: { kind: 'subagent-start', runId: 'child_1', name: 'helper' } },
-      { t: 'event', event: { kind: 'subagent-finish', runId: 'child_1' } },
-      { t: 'event', event: { kind: 'reasoning', text: 'hmm' } }
-    ),
-    fc.constant('end' as const)
-  )
-
-  test('state -> JSON -> state translates every following frame the same', async ({ assert }) => {
-    fc.assert(
-      fc.property(
-        fc.array(frame, { maxLength: 30 }),
-        fc.array(frame, { maxLength: 30 }),
-        (before, after) => {
-          const options = { streamRunId: 'run_codec', messagesSnapshot: true, reasoning: true }
-          const feed = (
-            translator: FrameTranslator,
-            frames: (StreamFrame | 'end')[],
-            from: number
-          ) => {
-            const events: AgUiEvent[] = []
-            frames.forEach((f, i) => {
-              if (f === 'end') events.push(...translator.endSegment())
-              else events.push(...translator.push(f, { seq: from + i }))
-            })
-            return events
-          }
-          const first = new FrameTranslator(options)
-          feed(first, before, 1)
-          const state = first.checkpoint()
-          const json = AGUI_STATE_CODEC.encode(state)
-          const back = new FrameTranslator(options)
-          back.restore(AGUI_STATE_CODEC.decode(json))
-          const kept = new FrameTranslator(options)
-          kept.restore(state)
-          assert.equal(AGUI_STATE_CODEC.encode(AGUI_STATE_CODEC.decode(json)), json)
-          assert.deepEqual(
-            feed(back, after, before.length + 1),
-            feed(kept, after, before.length + 1)
-          )
-          // The same state (as JSON: a key holding `undefined` is no key).
-          assert.equal(
-            AGUI_STATE_CODEC.encode(back.checkpoint()),
-            AGUI_STATE_CODEC.encode(kept.checkpoint())
-          )
-          assert.deepEqual(back.messages(), kept.messages())
-        }
-      ),
-      { numRuns: 300 }
-    )
-  })
 })
