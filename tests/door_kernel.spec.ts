@@ -1,8 +1,9 @@
 import { test } from '@japa/runner'
-import type { Cursor } from '../src/core/cursor.js'
+import { parseCursor, type Cursor } from '../src/core/cursor.js'
 import type { ReplayItem } from '../src/checkpoints/index.js'
 import {
   afterSegmentEnd,
+  checkedPosition,
   guardInput,
   idOnLast,
   invalidCursor,
@@ -163,6 +164,32 @@ test.group('Door kernel: ownership, guard, refusals, key', () => {
         }),
       /./
     )
+  })
+
+  test('a re-attach cursor: decoded by the door grammar, refused when not minted or past the head', async ({
+    assert,
+  }) => {
+    const asked: Cursor[] = []
+    const sink = {
+      beyondHead: async (_: string, cursor: Cursor) => {
+        asked.push(cursor)
+        return cursor.seq > 10
+      },
+    }
+    const grammar = {
+      parse: (id: string | undefined) => (id === undefined ? undefined : parseCursor(id)),
+      cursor: (cursor: Cursor) => cursor,
+    }
+    assert.deepEqual(await checkedPosition(sink, 'run_a', undefined, grammar), {
+      position: undefined,
+    })
+    assert.deepEqual(await checkedPosition(sink, 'run_a', '4.2', grammar), {
+      position: { seq: 4, offset: 2 },
+    })
+    assert.deepEqual(await checkedPosition(sink, 'run_a', 'nope', grammar), invalidCursor())
+    assert.deepEqual(await checkedPosition(sink, 'run_a', '11', grammar), invalidCursor())
+    // No cursor and an id the door did not mint ask the store nothing.
+    assert.deepEqual(asked, [{ seq: 4, offset: 2 }, { seq: 11 }])
   })
 
   test('the checkpoint key: the stream, its incarnation, the options that shape the state', ({

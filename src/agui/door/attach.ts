@@ -1,8 +1,8 @@
 import { isRunId } from '../../core/frames.js'
 import { continuationRunId } from '../ids.js'
 import type { Principal } from '../../core/run.js'
-import { parseDoorPosition, type DoorPosition } from './position.js'
-import { invalidCursor, notFound, ownedBy, streamGoesOn } from '../../door/index.js'
+import { AGUI_POSITIONS } from './position.js'
+import { checkedPosition, notFound, ownedBy, streamGoesOn } from '../../door/index.js'
 import type { AgUiDeps, AgUiReply } from './reply.js'
 import { serveRun } from './serve.js'
 
@@ -27,16 +27,9 @@ export async function reattach(
   if (!found || !ownedBy(found.run, principal)) return notFound()
   const { run, stream } = found
   if (!stream) return notFound()
-  let position: DoorPosition | undefined
-  try {
-    position = parseDoorPosition(after)
-  } catch {
-    return invalidCursor()
-  }
-  if (position) {
-    const at = 'k' in position ? { seq: position.seq, offset: 0 } : position.cursor
-    if (await deps.sink.beyondHead(run.streamRunId, at, stream)) return invalidCursor()
-  }
+  const checked = await checkedPosition(deps.sink, run.streamRunId, after, AGUI_POSITIONS, stream)
+  if ('kind' in checked) return checked
+  const { position } = checked
   // Without a cursor the client has nothing: the transcript before this run comes first.
   return serveRun(deps, run, position, signal, { prelude: position === undefined, stream })
 }

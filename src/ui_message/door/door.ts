@@ -7,7 +7,7 @@ import {
   DoorBase,
   doorDeps,
   guardInput,
-  invalidCursor,
+  checkedPosition,
   notFound,
   openItems,
   ownedBy,
@@ -15,8 +15,8 @@ import {
   readAfterSegmentEnd,
   refused,
   type DoorCore,
+  type PositionGrammar,
 } from '../../door/index.js'
-import { InvalidCursorError } from '../../errors.js'
 import { startRun } from '../../runner/door_runs.js'
 import type { AgUiRun } from '../../store/door_runs.js'
 import type { StreamState } from '../../store/rows.js'
@@ -52,6 +52,9 @@ const REFUSED = {
 
 const refusal = (code: keyof typeof REFUSED) =>
   refused(REFUSED[code].status, code, REFUSED[code].message)
+
+/** The useChat door's SSE ids: the native cursor grammar (`core/cursor.ts`). */
+const CURSORS: PositionGrammar<Cursor> = { parse: parseCursor, cursor: (cursor) => cursor }
 
 /** No such chat, or another principal's (answered alike). */
 const noChat = () => notFound('No such chat')
@@ -174,15 +177,10 @@ export class UiMessageDoor extends DoorBase<UiMessageDoorOptions, string> {
     const latest = await this.runs.latest(chatId)
     if (!latest) return { kind: 'none' }
     if (!ownedBy(latest, principal)) return noChat()
-    let from: Cursor = START
-    try {
-      from = parseCursor(after)
-    } catch (error) {
-      if (error instanceof InvalidCursorError) return invalidCursor()
-      throw error
-    }
     const stream = latest.streamRunId
-    if (await this.sink.beyondHead(stream, from)) return invalidCursor()
+    const checked = await checkedPosition(this.sink, stream, after, CURSORS)
+    if ('kind' in checked) return checked
+    const from = checked.position ?? START
     // A turn is active when it streams, is parked, or decided and about to go on: after its
     // newest segment end the stream goes on or waits (the kernel's one verdict, one snapshot).
     const { verdict, after: now } = await readAfterSegmentEnd(this.deps, stream)
