@@ -88,20 +88,19 @@ async function* liveEvents(
   yield* serveLoop<AgUiEvent>({
     items,
     trail: servedTrail(deps, translation, run.streamRunId, joined.from, joined.stream, live),
-    step: async (item, at) => {
-      const stepped = await eventsOf(deps, run, translator, identity, item, at, joined.bounds)
-      return { events: stepped.events, ends: stepped.ends || translator.terminal === 'failed' }
-    },
+    step: (item, at) => eventsOf(deps, run, translator, identity, item, at, joined.bounds),
     ids: (events, at, cursor) => framed(events, at.seq, cursor),
   })
 }
 
 /**
- * One delivered item's events. A segment end ends the AG-UI run (closing events, then
- * `RUN_FINISHED`), except the end of a park that was cancelled afterwards: the run goes on to
- * the cancellation's end, and that park's end only closes what its segment had open.
+ * One delivered item's events, and whether the AG-UI run ends with them (its error ends it
+ * too). A segment end ends the AG-UI run (closing events, then `RUN_FINISHED`), except the end
+ * of a park that was cancelled afterwards: the run goes on to the cancellation's end, and that
+ * park's end only closes what its segment had open. Synchronous but for the closing (its
+ * transcript may be read).
  */
-async function eventsOf(
+function eventsOf(
   deps: AgUiDeps,
   run: AgUiRun,
   translator: FrameTranslator,
@@ -109,14 +108,15 @@ async function eventsOf(
   item: ReplayItem,
   at: Cursor,
   bounds: SegmentBounds
-): Promise<ServedStep<AgUiEvent>> {
+): ServedStep<AgUiEvent> | Promise<ServedStep<AgUiEvent>> {
   if (item.t !== 'end') {
-    return { events: translator.push(item as StreamFrame, at, 'superseded' in item), ends: false }
+    const events = translator.push(item as StreamFrame, at, 'superseded' in item)
+    return { events, ends: translator.terminal === 'failed' }
   }
   if (bounds.parkedAt === undefined || at.seq >= bounds.end!) {
-    return { events: await closingEvents(deps, run, translator, identity), ends: true }
+    return closingEvents(deps, run, translator, identity).then((events) => ({ events, ends: true }))
   }
-  return { events: translator.endSegment(), ends: false }
+  return { events: translator.endSegment(), ends: translator.terminal === 'failed' }
 }
 
 /**
@@ -229,13 +229,12 @@ async function withinFrame(
   // A component replaced since the id was minted is no longer sent: it had one event more.
   if (k >= events.length + (superseded ? 1 : 0)) return null
   const sent = Math.min(k, events.length)
-  const ended = ends || translator.terminal === 'failed'
   return {
     items: [
       ...bare(preludeAfter(opening, events.slice(0, sent))),
       ...framed(events, seq, item.cursor, sent),
     ],
-    from: ended ? null : at,
+    from: ends ? null : at,
     bounds,
     stream,
   }
