@@ -131,10 +131,21 @@ module.exports = {
     },
     {
       name: 'http-only-from-transport',
-      comment: 'Only src/http itself and src/agent_stream.ts reach into the transport.',
+      comment:
+        'Only src/http itself and src/agent_stream.ts reach into the transport (and the `/types` entry, for its types).',
       severity: 'error',
-      from: { path: '^src/', pathNot: '^src/(http/|agent_stream\\.ts$|define_config\\.ts$)' },
+      from: {
+        path: '^src/',
+        pathNot: '^src/(http/|types/|agent_stream\\.ts$|define_config\\.ts$)',
+      },
       to: { path: '^src/http/' },
+    },
+    {
+      name: 'types-entry-types-only',
+      comment: 'The `/types` entry (src/types) re-exports types only: it loads no code of ours.',
+      severity: 'error',
+      from: { path: '^src/types/' },
+      to: { path: '^src/', pathNot: '^src/types/', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'ai-sdk-only-in-its-folder',

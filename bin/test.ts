@@ -2,9 +2,19 @@ import { assert } from '@japa/assert'
 import { fileSystem } from '@japa/file-system'
 import { configure, processCLIArgs, run } from '@japa/runner'
 
+/*
+ * An unhandled rejection anywhere in the run fails it: Japa's runner records each one while
+ * tests run, prints it after the summary and exits 1 (tests/suite_rejections.spec.ts pins
+ * this). A spec never installs a process-level `unhandledRejection` listener; a test that
+ * expects a client to reject awaits or catches that promise.
+ *
+ * tests/fixtures/ holds the fixture projects some specs run this file in (their own
+ * `tests/**` below their folder), never part of this suite.
+ */
 processCLIArgs(process.argv.slice(2))
 configure({
   files: ['tests/**/*.spec.ts'],
+  exclude: ['node_modules/**', '.git/**', 'coverage/**', 'tests/fixtures/**'],
   plugins: [assert(), fileSystem({ autoClean: true })],
   forceExit: true,
   timeout: 30_000,

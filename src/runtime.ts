@@ -9,6 +9,7 @@ import type { HistoryBounds } from './runner/conversation.js'
 import { AgUiDoor, AgUiRunStore, type AgUiDoorOptions } from './agui/door/index.js'
 import { UiMessageDoor } from './ui_message/door/index.js'
 
+/** Options of {@link createRuntime}: the sink's, plus the runner, parking and the doors'. */
 export interface RuntimeOptions extends LucidSinkOptions {
   /** The host's agent. */
   runner: AgentRunner

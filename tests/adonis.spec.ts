@@ -138,21 +138,27 @@ test.group('In an AdonisJS app', (group) => {
     assert,
   }) => {
     const { readFile } = await import('node:fs/promises')
-    const pkg = await import('../index.js')
+    const entries: Record<string, Record<string, unknown>> = {
+      'adonis-agent-stream': await import('../index.js'),
+      'adonis-agent-stream/schema': await import('../src/schema/index.js'),
+    }
     for (const stub of [
       'stubs/make/migration/agent_stream_tables.stub',
       'stubs/config/agent_stream.stub',
     ]) {
       const source = await readFile(new URL(`../${stub}`, import.meta.url), 'utf8')
-      const imports = [...source.matchAll(/import \{([^}]+)\} from 'adonis-agent-stream'/g)]
+      const imports = [
+        ...source.matchAll(/import \{([^}]+)\} from '(adonis-agent-stream(?:\/[^']+)?)'/g),
+      ]
       assert.isAbove(imports.length, 0, stub)
-      for (const name of imports.flatMap((m) =>
-        m[1]
+      for (const [, names, entry] of imports) {
+        assert.property(entries, entry, `${stub} imports ${entry}`)
+        for (const name of names
           .split(',')
           .map((n) => n.trim())
-          .filter(Boolean)
-      )) {
-        assert.isFunction((pkg as Record<string, unknown>)[name], `${stub} imports ${name}`)
+          .filter(Boolean)) {
+          assert.isFunction(entries[entry][name], `${stub} imports ${name} from ${entry}`)
+        }
       }
     }
   })

@@ -17,8 +17,6 @@ import { postJson, serveApp } from './helpers/http.js'
 import { assertConforms, parseSse, type WireEvent } from './helpers/agui.js'
 import { sleep } from './helpers/sink.js'
 
-process.on('unhandledRejection', () => {})
-
 async function setup(options: ScriptedAgentOptions = { steps: ['read', 'approval'] }) {
   const served = await serveApp({ runner: scriptedAgent(options) })
   await resetTables(await served.app.container.make('lucid.db'))

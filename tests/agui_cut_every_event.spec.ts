@@ -14,9 +14,6 @@ import { postJson, runInput, serveApp } from './helpers/http.js'
 import { assertConforms, parseSse, recordingFetch, type WireEvent } from './helpers/agui.js'
 import { SCENARIOS } from './helpers/scenarios.js'
 
-// HttpAgent 1.0.0 rethrows a cut socket's teardown as an unhandled rejection (agui-1.0.md 2.4).
-process.on('unhandledRejection', () => {})
-
 type Item = { event: WireEvent; id?: string }
 
 /**

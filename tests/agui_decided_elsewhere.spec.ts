@@ -8,8 +8,6 @@ import { resetTables } from './helpers/db.js'
 import { serveRuntime } from './helpers/fetch_node.js'
 import { postJson, serveApp } from './helpers/http.js'
 
-process.on('unhandledRejection', () => {})
-
 /** An AG-UI door served under `base`, and the parking service the admin decides through. */
 interface Door {
   base: string

@@ -12,9 +12,6 @@ import { resetTables } from './helpers/db.js'
 import { serveApp } from './helpers/http.js'
 import { assertConforms, parseSse, recordingFetch, type WireEvent } from './helpers/agui.js'
 
-// HttpAgent 1.0.0 rethrows a cut socket's teardown as an unhandled rejection (agui-1.0.md 2.4).
-process.on('unhandledRejection', () => {})
-
 async function setup(options: ScriptedAgentOptions = {}) {
   const served = await serveApp({ runner: scriptedAgent(options) })
   await resetTables(await served.app.container.make('lucid.db'))

@@ -9,9 +9,6 @@ import { resetTables } from './helpers/db.js'
 import { serveApp } from './helpers/http.js'
 import { ReattachingAgent, assertConforms, recordingFetch } from './helpers/agui.js'
 
-// HttpAgent 1.0.0 rethrows a cut socket's teardown as an unhandled rejection (agui-1.0.md 2.4).
-process.on('unhandledRejection', () => {})
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const assistantText = (messages: any[]) =>

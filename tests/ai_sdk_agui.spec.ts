@@ -8,8 +8,6 @@ import { serveRuntime } from './helpers/fetch_node.js'
 import { assertConforms, recordingFetch } from './helpers/agui.js'
 import { finish, scriptedModel, text, toolCall } from './helpers/ai_sdk.js'
 
-process.on('unhandledRejection', () => {})
-
 test.group('AI SDK runner | served through the AG-UI door', () => {
   test('HttpAgent: streamed text, the tool call, the approval interrupt, the resume', async ({
     assert,

@@ -2,13 +2,10 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { test } from '@japa/runner'
 import { jsonSchema, streamText, tool, ToolLoopAgent } from 'ai'
-import {
-  aiSdkAgent,
-  askTool,
-  DENIAL_SENTENCES,
-  framesToMessages,
-  inputMessages,
-} from '../src/ai_sdk/index.js'
+import { aiSdkAgent, askTool } from '../src/ai_sdk/index.js'
+import { DENIAL_SENTENCES } from '../src/ai_sdk/denial.js'
+import { framesToMessages } from '../src/ai_sdk/history.js'
+import { inputMessages } from '../src/ai_sdk/input.js'
 import { FAILURE_SENTENCES } from '../src/core/frames.js'
 import { setupRunner } from './helpers/parking.js'
 import { collect, runId } from './helpers/sink.js'

@@ -75,4 +75,26 @@ test.group('Layering rules (.dependency-cruiser.cjs, run by npm run lint)', () =
     assert.include(failed.stdout, 'no-circular: src/sink/a.ts')
     assert.include(failed.stdout, 'agui-translate-pure: src/agui/translate/t.ts')
   })
+  test('the /types entry re-exports types of any layer, and loads no code of ours', async ({
+    assert,
+    fs,
+  }) => {
+    await fs.create('tsconfig.json', TSCONFIG)
+    await fs.create('src/http/routes.ts', `export interface RoutesOptions { prefix?: string }\n`)
+    await fs.create('src/types/extended.ts', `export {}\n`)
+    await fs.create(
+      'src/types/index.ts',
+      `import './extended.js'\nexport type { RoutesOptions } from '../http/routes.js'\n`
+    )
+    assert.equal((await check(fs.basePath)).code, 0)
+
+    await fs.create('src/define_config.ts', `export const defineConfig = () => ({})\n`)
+    await fs.create(
+      'src/types/index.ts',
+      `export type { RoutesOptions } from '../http/routes.js'\nexport { defineConfig } from '../define_config.js'\n`
+    )
+    const failed = await check(fs.basePath)
+    assert.notEqual(failed.code, 0)
+    assert.include(failed.stdout, 'types-entry-types-only: src/types/index.ts')
+  })
 })

@@ -16,6 +16,8 @@ import { runId } from './helpers/sink.js'
  * app has no `node_modules/adonis-agent-stream` to resolve the name through).
  */
 const PACKAGE_ENTRY = new URL('../index.ts', import.meta.url).href
+/** `adonis-agent-stream/schema`, which the published migration imports. */
+const SCHEMA_ENTRY = new URL('../src/schema/index.ts', import.meta.url).href
 const MIGRATION = /^\d+_create_agent_stream_tables\.ts$/
 
 /** A fresh app skeleton at `fs.basePath` (a temp folder), as the official packages' tests write. */
@@ -74,18 +76,23 @@ async function migrations(fs: FileSystem) {
 
 /**
  * Make the temp app resolve what the published files import, as an installed package would:
- * `adonis-agent-stream` is a one-line package re-exporting the repository's entry, and
- * `@adonisjs/*` links to the repository's copies (the same module instances the test uses).
+ * `adonis-agent-stream` is a package of one-line files re-exporting the repository's entries
+ * (the root, and `/schema` for the migration), and `@adonisjs/*` links to the repository's
+ * copies (the same module instances the test uses).
  */
 async function installPackage(fs: FileSystem) {
   await fs.createJson('node_modules/adonis-agent-stream/package.json', {
     name: 'adonis-agent-stream',
     type: 'module',
-    exports: { '.': './index.js' },
+    exports: { '.': './index.js', './schema': './schema.js' },
   })
   await fs.create(
     'node_modules/adonis-agent-stream/index.js',
     `export * from ${JSON.stringify(PACKAGE_ENTRY)}\n`
+  )
+  await fs.create(
+    'node_modules/adonis-agent-stream/schema.js',
+    `export * from ${JSON.stringify(SCHEMA_ENTRY)}\n`
   )
   await symlink(
     fileURLToPath(new URL('../node_modules/@adonisjs', import.meta.url)),
@@ -116,7 +123,7 @@ test.group('node ace configure adonis-agent-stream', (group) => {
     assert.lengthOf(files, 1)
     assert.match(files[0], MIGRATION)
     await assert.fileContains(`database/migrations/${files[0]}`, [
-      `from 'adonis-agent-stream'`,
+      `from 'adonis-agent-stream/schema'`,
       'createStreamTables(this.schema, this.db.dialect.name)',
       'dropStreamTables(this.schema)',
     ])

@@ -28,7 +28,8 @@ const PATHS: Record<string, string[]> = {
   'adonis-agent-stream/ai-sdk': ['src/ai_sdk/index.ts'],
   'adonis-agent-stream/copilotkit': ['src/copilotkit/index.ts'],
   'adonis-agent-stream/testing': ['src/testing/index.ts'],
-  'adonis-agent-stream/types': ['src/types/extended.ts'],
+  'adonis-agent-stream/types': ['src/types/index.ts'],
+  'adonis-agent-stream/schema': ['src/schema/index.ts'],
 }
 
 /** Imports a block may make only where their package is installed (checked by their own suite). */

@@ -14,6 +14,8 @@ const SOURCES: Record<string, string> = {
   'adonis-agent-stream': 'index.ts',
   'adonis-agent-stream/ai-sdk': 'src/ai_sdk/index.ts',
   'adonis-agent-stream/testing': 'src/testing/index.ts',
+  'adonis-agent-stream/schema': 'src/schema/index.ts',
+  'adonis-agent-stream/types': 'src/types/index.ts',
 }
 
 type Body = (context: { assert: Assert }) => Promise<void>

@@ -9,8 +9,6 @@ import { createDatabase, resetTables } from './helpers/db.js'
 import { serveRuntime } from './helpers/fetch_node.js'
 import { assertConforms, parseSse, recordingFetch } from './helpers/agui.js'
 
-process.on('unhandledRejection', () => {})
-
 /** The AG-UI door's Fetch handler on a bare `node:http` server (see `serveRuntime`). */
 function serveBare() {
   return serveRuntime(

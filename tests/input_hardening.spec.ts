@@ -12,9 +12,6 @@ import { createDatabase, resetTables } from './helpers/db.js'
 import { readResponse, serveApp } from './helpers/http.js'
 import { assertConforms, parseSse, recordingFetch, type WireEvent } from './helpers/agui.js'
 
-// HttpAgent 1.0.0 rethrows a refused run's teardown as an unhandled rejection.
-process.on('unhandledRejection', () => {})
-
 /** `{"a":{"a":...1...}}` nested `levels` deep, as JSON text (no recursion, any depth). */
 const deepJson = (levels: number) => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`
 

@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join, posix } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
+import ts from 'typescript'
 import { DEFAULT_TABLES } from '../src/store/schema.js'
 
 /**
@@ -26,6 +27,132 @@ import { DEFAULT_TABLES } from '../src/store/schema.js'
  */
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 const run = promisify(execFile)
+
+/**
+ * The public face: every name an app can import, per entry (`adonis-agent-stream` and its
+ * subpaths), values and types apart. The README and docs/ import nothing else; a name added or
+ * dropped here is a change of the package's API.
+ */
+const FACE: Record<string, { values: string[]; types: string[] }> = {
+  'adonis-agent-stream': {
+    values: [
+      'AgentStream',
+      'LucidTokenStreamSink',
+      'childSinkWriter',
+      'configure',
+      'createAgUiFetchHandler',
+      'createRuntime',
+      'createUiMessageFetchHandler',
+      'defaultApproverPolicy',
+      'defineConfig',
+      'errors',
+      'notifiers',
+      'registerRoutes',
+      'stubsRoot',
+    ],
+    types: ['AgentRunner', 'ResumeContext', 'RunContext', 'RunOutcome'],
+  },
+  'adonis-agent-stream/types': {
+    values: [],
+    types: [
+      'AdminAuthorizer',
+      'AgUiFetchHandlerOptions',
+      'AgentRunner',
+      'AgentStreamConfig',
+      'AgentStreamErrorCode',
+      'AgentStreamEvent',
+      'ApproverPolicy',
+      'DeliveredFrame',
+      'DisplayName',
+      'ElicitationOption',
+      'ElicitationQuestion',
+      'ElicitationRequest',
+      'LucidSinkOptions',
+      'NotifierFactory',
+      'Principal',
+      'PrincipalResolver',
+      'ResumeContext',
+      'RoutesOptions',
+      'RunContext',
+      'RunOutcome',
+      'RuntimeOptions',
+      'SettledItem',
+      'SinkWriter',
+      'StreamFrame',
+      'TokenStreamSink',
+      'ToolConfirmation',
+      'UiMessageFetchHandlerOptions',
+      'UserPart',
+    ],
+  },
+  'adonis-agent-stream/schema': {
+    values: [
+      'addQueueIndexes',
+      'addThreadListIndex',
+      'createCheckpointsTable',
+      'createDoorTables',
+      'createParkingTables',
+      'createStreamTables',
+      'dropCheckpointsTable',
+      'dropDoorTables',
+      'dropParkingTables',
+      'dropQueueIndexes',
+      'dropStreamTables',
+      'dropThreadListIndex',
+      'tableNames',
+    ],
+    types: ['TableNames'],
+  },
+  'adonis-agent-stream/ai-sdk': {
+    values: ['aiSdkAgent', 'askTool'],
+    types: ['AiSdkAgentOptions', 'ApprovalOptions', 'AskInput', 'AskOutput'],
+  },
+  'adonis-agent-stream/copilotkit': {
+    values: ['AgentStreamRunner'],
+    types: ['AgentStreamRunnerOptions'],
+  },
+  'adonis-agent-stream/testing': { values: ['scriptedAgent'], types: ['ScriptedAgentOptions'] },
+  'adonis-agent-stream/services/main': { values: ['default'], types: [] },
+  'adonis-agent-stream/agent_stream_provider': { values: ['default'], types: [] },
+}
+
+/**
+ * What an app's own TypeScript does with the installed package: one value or type of most
+ * entries used as documented, the container binding `adonis-agent-stream/types` brings, and
+ * a wrong use of each kept an error (`@ts-expect-error`), so no entry's types can quietly turn
+ * into `any`.
+ */
+const USAGE = `
+import type { ApplicationService } from '@adonisjs/core/types'
+import { defineConfig, type AgentRunner, type RunOutcome } from 'adonis-agent-stream'
+import type { StreamFrame } from 'adonis-agent-stream/types'
+import { createStreamTables, tableNames } from 'adonis-agent-stream/schema'
+import { askTool } from 'adonis-agent-stream/ai-sdk'
+import { AgentStreamRunner } from 'adonis-agent-stream/copilotkit'
+import { scriptedAgent } from 'adonis-agent-stream/testing'
+
+export async function bound(app: ApplicationService) {
+  const agentStream = await app.container.make('agentStream')
+  // @ts-expect-error the binding is the package's AgentStream, not any
+  const wrong: string = agentStream
+  return [wrong, agentStream.sink] as const
+}
+
+const runner: AgentRunner = scriptedAgent()
+export const config = defineConfig({ runner })
+export const frame: StreamFrame = { t: 'text', v: 'hello' }
+// @ts-expect-error a frame's t is one of the SPI's kinds
+export const notAFrame: StreamFrame = { t: 'sound', v: 'hello' }
+// @ts-expect-error an outcome is one of four statuses
+export const notAnOutcome: RunOutcome = { status: 'done' }
+export const tables = tableNames({ streams: 'streams' })
+export const up = (schema: Parameters<typeof createStreamTables>[0]) =>
+  createStreamTables(schema, 'pg', tables)
+// @ts-expect-error the dialect is required
+export const noDialect = (schema: Parameters<typeof createStreamTables>[0]) => createStreamTables(schema)
+export const ask = askTool({ description: 'Ask the person' })
+export const copilot = new AgentStreamRunner({ url: 'http://127.0.0.1:3333/agent/agui' })
+`
 
 type Report = {
   migrations: string[]
@@ -176,14 +303,15 @@ test.group('package: npm pack', (group) => {
     assert.lengthOf(report.migratedFiles, 1)
     for (const table of Object.values(DEFAULT_TABLES)) assert.include(report.tables, table)
 
-    assert.includeMembers(report.exports, ['defineConfig', 'AgentStream', 'configure', 'stubsRoot'])
+    assert.sameMembers(report.exports, FACE['adonis-agent-stream'].values)
+    assert.sameMembers(report.subpaths['types'], [])
     assert.isTrue(report.serviceIsSingleton)
     assert.isTrue(report.serviceIsAgentStream)
     assert.equal(report.status, 'ended')
     assert.sameMembers(report.commands, ['agent-stream:inspect', 'agent-stream:purge'])
-    assert.include(report.subpaths['testing'], 'scriptedAgent')
-    assert.include(report.subpaths['ai-sdk'], 'aiSdkAgent')
-    assert.include(report.subpaths['copilotkit'], 'AgentStreamRunner')
+    for (const subpath of ['schema', 'testing', 'ai-sdk', 'copilotkit']) {
+      assert.sameMembers(report.subpaths[subpath], FACE[`adonis-agent-stream/${subpath}`].values)
+    }
     assert.include(report.subpaths['commands/purge'], 'default')
 
     assert.equal(report.stubsRoot, join(packageDir, 'build', 'stubs'))
@@ -191,5 +319,79 @@ test.group('package: npm pack', (group) => {
       'config/agent_stream.stub',
       'make/migration/agent_stream_tables.stub',
     ])
+  }).timeout(300_000)
+  test("an app's TypeScript sees every entry's names, each documented, and their types hold", async ({
+    assert,
+  }) => {
+    const { tmp, packageDir } = await packed()
+    const app = join(tmp, 'app')
+    const entries = Object.keys(FACE)
+    const face = entries.map((entry, i) => `import * as entry${i} from '${entry}'`).join('\n')
+    await writeFile(join(app, 'face.ts'), `${face}\n\nexport {}\n`)
+    await writeFile(join(app, 'usage.ts'), USAGE)
+    // Two programs: the usage alone, so the container binding it sees is the one `/types` brings
+    // (the face imports the provider, which brings it too).
+    const compile = (file: string) =>
+      ts.createProgram({
+        rootNames: [join(app, file)],
+        options: {
+          target: ts.ScriptTarget.ESNext,
+          module: ts.ModuleKind.NodeNext,
+          moduleResolution: ts.ModuleResolutionKind.NodeNext,
+          types: ['node'],
+          strict: true,
+          noEmit: true,
+          skipLibCheck: false,
+          experimentalDecorators: true,
+        },
+      })
+    const program = compile('face.ts')
+    const checker = program.getTypeChecker()
+
+    const faceFile = program.getSourceFile(join(app, 'face.ts'))!
+    const imports = faceFile.statements.filter(ts.isImportDeclaration)
+    for (const [i, declaration] of imports.entries()) {
+      const entry = entries[i]
+      const module = checker.getSymbolAtLocation(declaration.moduleSpecifier)
+      assert.exists(module, `${entry} resolves to its types`)
+      const names = checker.getExportsOfModule(module!)
+      assert.sameMembers(
+        names.map((symbol) => symbol.name),
+        [...FACE[entry].values, ...FACE[entry].types],
+        entry
+      )
+      for (const symbol of names) {
+        const target =
+          symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol
+        const docs = ts.displayPartsToString(target.getDocumentationComment(checker)).trim()
+        assert.isAbove(docs.length, 0, `${entry}: ${symbol.name} has a docstring`)
+      }
+    }
+
+    // Every declaration file of the package the entries reach compiles (its code: a docstring's
+    // `{@link Type.member}` is not TypeScript's to resolve), and so does the usage, as written.
+    const usage = compile('usage.ts')
+    const checked = [
+      ...program
+        .getSourceFiles()
+        .filter((file) => file.fileName.startsWith(packageDir))
+        .map((file) => ({ from: program, file })),
+      { from: usage, file: usage.getSourceFile(join(app, 'usage.ts'))! },
+    ]
+    const inComment = (text: string, at: number) =>
+      text.lastIndexOf('/*', at) > text.lastIndexOf('*/', at)
+    const errors: string[] = []
+    for (const { from, file } of checked) {
+      for (const diagnostic of [
+        ...from.getSyntacticDiagnostics(file),
+        ...from.getSemanticDiagnostics(file),
+      ]) {
+        if (inComment(file.text, diagnostic.start ?? 0)) continue
+        const { line } = file.getLineAndCharacterOfPosition(diagnostic.start ?? 0)
+        const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, ' ')
+        errors.push(`${posix.relative(app, file.fileName)}:${line + 1}: ${message}`)
+      }
+    }
+    assert.deepEqual(errors, [])
   }).timeout(300_000)
 })

@@ -10,8 +10,6 @@ import { serveRuntime } from './helpers/fetch_node.js'
 import { jsonClient, serveApp } from './helpers/http.js'
 import { headlessChat, textOf, toolParts } from './helpers/ui_chat.js'
 
-process.on('unhandledRejection', () => {})
-
 /** A served useChat door: where its routes are, and how a decision is made elsewhere. */
 interface Door {
   base: string

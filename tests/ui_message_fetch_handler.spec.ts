@@ -6,8 +6,6 @@ import { scriptedAgent, type ScriptedAgentOptions } from '../src/testing/scripte
 import { serveRuntime } from './helpers/fetch_node.js'
 import { headlessChat, textOf, toolParts } from './helpers/ui_chat.js'
 
-process.on('unhandledRejection', () => {})
-
 const MAX_BODY = 16_384
 
 /** The useChat door's Fetch handler on a bare `node:http` server (see `serveRuntime`). */

@@ -12,9 +12,6 @@ import { cookieClient, serveWebKit } from './helpers/web_kit.js'
  * behind `middleware.auth()` as the README shows (`tests/helpers/web_kit.ts`).
  */
 
-// HttpAgent 1.0.0 rethrows a cut socket's teardown as an unhandled rejection (agui-1.0.md 2.4).
-process.on('unhandledRejection', () => {})
-
 /** Every JSON or SSE GET of the package (ids need not exist: auth answers first). */
 const READS = [
   '/agent/agui/runs/r1',

@@ -20,6 +20,7 @@ export interface RoutedAgentStream extends StreamRoutesDeps {
   closing?: AbortSignal
 }
 
+/** Options of {@link registerRoutes} and `agentStream.registerRoutes`: the prefix, the names. */
 export interface RoutesOptions {
   /** Where the routes live. Default `/agent-stream`. */
   prefix?: string

@@ -1,0 +1,24 @@
+/**
+ * `adonis-agent-stream/schema`: the package's tables, for the app's migrations. The published
+ * migration (`stubs/make/migration/agent_stream_tables.stub`) creates and drops them with these;
+ * an app migrated before a table or an index was added calls the one it lacks in a migration of
+ * its own (docs/operations.md). Each takes Lucid's `this.schema`, the `create*` ones also the
+ * dialect (`this.db.dialect.name`), and every one the table names (`tableNames(config.tables)`;
+ * default the package's `agent_*` names).
+ */
+export {
+  addQueueIndexes,
+  addThreadListIndex,
+  createCheckpointsTable,
+  createDoorTables,
+  createParkingTables,
+  createStreamTables,
+  dropCheckpointsTable,
+  dropDoorTables,
+  dropParkingTables,
+  dropQueueIndexes,
+  dropStreamTables,
+  dropThreadListIndex,
+  tableNames,
+} from '../store/schema.js'
+export type { TableNames } from '../store/schema.js'
