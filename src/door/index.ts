@@ -2,7 +2,7 @@
  * The door kernel: what every protocol door stands on, whatever its protocol. Its deps and
  * construction (deps.ts), its translator checkpoints (checkpoints.ts) and their key, silent
  * replays and trails (translation.ts), the one serve loop (serve_loop.ts), the ownership rule
- * (owner.ts), a stream's open items (parked.ts), the input guard (guard.ts), the shared refusals (refusals.ts), a re-attach's cursor checked (position_check.ts), the one verdict on
+ * (owner.ts), a stream's open items and the decisions a door applies (parked.ts), the input guard (guard.ts), the shared refusals (refusals.ts), a re-attach's cursor checked (position_check.ts), the one verdict on
  * what follows a segment end (verdict.ts), and the reply union every door answers (reply.ts).
  * A door adds a translator, a state codec and its protocol's rules.
  */
@@ -24,7 +24,7 @@ export {
   type ServedStep,
 } from './serve_loop.js'
 export { ownedBy, ownerOf } from './owner.js'
-export { openItems } from './parked.js'
+export { applyDecision, openItems, type DoorDecision, type ParkedRef } from './parked.js'
 export { guardInput, refusalOfError, type GuardRules } from './guard.js'
 export { invalidCursor, notFound, refused } from './refusals.js'
 export { checkedPosition, type PositionGrammar } from './position_check.js'

@@ -1,5 +1,5 @@
 import type { Principal } from '../../core/run.js'
-import { ownerOf } from '../../door/index.js'
+import { applyDecision, ownerOf, type DoorDecision } from '../../door/index.js'
 import type { PendingItem } from '../../parking/types.js'
 import { lapsed } from '../../parking/policy.js'
 import { validateDecision, validateReply } from '../../parking/replies.js'
@@ -103,18 +103,15 @@ async function planEntry(
   entry: AgUiResumeEntry,
   principal: Principal | null
 ): Promise<Planned | AgUiRefusalCode> {
-  const { parking } = deps
-  const stored = await parking.findItem(item.runId, item.itemId, item.park)
-  if (!stored || !(await parking.mayDecide(principal, stored))) return 'not_allowed'
-  const decider = { principal, via: 'chat' }
+  const stored = await deps.parking.findItem(item.runId, item.itemId, item.park)
+  if (!stored || !(await deps.parking.mayDecide(principal, stored))) return 'not_allowed'
+  const ref = { runId: item.runId, itemId: item.itemId, park: item.park }
+  const decide = (decision: DoorDecision) => () => applyDecision(deps, ref, principal, decision)
   const cancelled = entry.status === 'cancelled'
   const expired = lapsed(stored)
   if (expired && !cancelled) return 'interrupt_expired'
   // A lapsed item cancelled: it settles as expired, as the sweeper would settle it.
-  if (expired) {
-    return { item, entry, apply: () => parking.expire(item.runId, item.itemId, item.park) }
-  }
-  const at = { park: item.park }
+  if (expired) return { item, entry, apply: decide({ verb: 'expire' }) }
   if (item.kind === 'elicitation') {
     let reply: { answers: Record<string, string[]>; skipped: boolean }
     try {
@@ -127,18 +124,10 @@ async function planEntry(
     } catch {
       return 'invalid_resume_payload'
     }
-    return {
-      item,
-      entry,
-      apply: () => parking.answer(item.runId, item.itemId, decider, { ...reply, ...at }),
-    }
+    return { item, entry, apply: decide({ verb: 'answer', body: reply }) }
   }
   if (cancelled) {
-    return {
-      item,
-      entry,
-      apply: () => parking.reject(item.runId, item.itemId, decider, { reason: 'cancelled', ...at }),
-    }
+    return { item, entry, apply: decide({ verb: 'reject', body: { reason: 'cancelled' } }) }
   }
   const decision = replyCheck.approval(entry.payload)
   if (!decision) return 'invalid_resume_payload'
@@ -150,16 +139,9 @@ async function planEntry(
   const body = {
     ...(decision.reason ? { reason: decision.reason } : {}),
     ...(decision.approved && decision.editedArgs ? { input: decision.editedArgs } : {}),
-    ...at,
   }
-  return {
-    item,
-    entry,
-    apply: () =>
-      decision.approved
-        ? parking.approve(item.runId, item.itemId, decider, body)
-        : parking.reject(item.runId, item.itemId, decider, body),
-  }
+  const verb = decision.approved ? 'approve' : 'reject'
+  return { item, entry, apply: decide({ verb, body }) }
 }
 
 /**
