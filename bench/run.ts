@@ -13,7 +13,7 @@ import { mkdirSync, rmSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import type { Database } from '@adonisjs/lucid/database'
 import { Redis } from 'ioredis'
-import { LucidTokenStreamSink } from '../src/sink/lucid_sink.js'
+import { LucidTokenStreamSink, sinkInternals } from '../src/sink/lucid_sink.js'
 import { notifiers } from '../src/follow/notifiers/index.js'
 import { RedisNotifier } from '../src/follow/notifiers/redis.js'
 import { formatCursor, parseCursor } from '../src/core/cursor.js'
@@ -289,7 +289,9 @@ async function benchDatabase(dialect: string) {
     const id = runId('xlat-redis')
     await call(writer, { op: 'open', runId: id })
     const reading = readOurs(redisSink, id)
-    const subscriber = redisSink.tail.notifiers.find((n) => n instanceof RedisNotifier)
+    const subscriber = sinkInternals(redisSink).tail.notifiers.find(
+      (n) => n instanceof RedisNotifier
+    )
     while (!(subscriber as RedisNotifier).listening) await new Promise((r) => setTimeout(r, 10))
     const { commits } = await call(writer, { op: 'ours', runId: id, plan })
     const ours = commitLatencies(new Map(commits), await reading)
@@ -498,12 +500,12 @@ async function serveDoor(
   insertRun = true,
   options: { storedCheckpointEvery?: number } = {}
 ) {
-  const { createParking } = await import('../src/runtime.js')
+  const { createRuntime } = await import('../src/runtime.js')
   const { AgUiRunStore } = await import('../src/agui/door/runs.js')
   const { AgUiDoor } = await import('../src/agui/door/door.js')
   const { tableNames } = await import('../src/store/schema.js')
   const { serveReattach } = await import('./serve_reattach.js')
-  const stack = createParking(db, {
+  const stack = createRuntime(db, {
     runner: {
       start: async () => ({ status: 'finished' }),
       resume: async () => ({ status: 'finished' }),
@@ -520,7 +522,7 @@ async function serveDoor(
       resumeHash: null,
       ownerId: null,
     })
-  const door = new AgUiDoor({ sink, driver: stack.driver, parking: stack.service, runs }, options)
+  const door = new AgUiDoor({ sink, driver: stack.driver, parking: stack.parking, runs }, options)
   const served = await serveReattach(door)
   return {
     url: served.url,

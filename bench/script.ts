@@ -1,7 +1,7 @@
 /**
  * What the benchmark's agent writes, and the instrumentation both sides share.
  */
-import type { LucidTokenStreamSink } from '../src/sink/lucid_sink.js'
+import { sinkInternals, type LucidTokenStreamSink } from '../src/sink/lucid_sink.js'
 import type { StreamFrame } from '../src/core/frames.js'
 import { now } from './baseline.js'
 
@@ -53,7 +53,7 @@ export async function play(writer: ScriptWriter, plan: Plan) {
  */
 export function instrumentCommits(sink: LucidTokenStreamSink) {
   const committedAt = new Map<string, number>()
-  const store = sink.store
+  const { store } = sinkInternals(sink)
   const commit = store.commit.bind(store)
   store.commit = async (runId, plan) => {
     const result = await commit(runId, plan)

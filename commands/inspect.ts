@@ -4,9 +4,10 @@ import vine from '@vinejs/vine'
 import { DateTime } from 'luxon'
 import { RUN_ID } from '../src/core/frames.js'
 import { describeIssues, issuesOf } from '../src/errors.js'
-import type { PendingItem } from '../src/parking/types.js'
+import type { ParkedItem } from '../src/parking/types.js'
 import { RUN_STATUSES, RunList, type RunSummary } from '../src/store/run_list.js'
-import type { StoredRow } from '../src/store/stream_store.js'
+import type { StoredRow } from '../src/store/rows.js'
+import { sinkInternals } from '../src/sink/lucid_sink.js'
 import { gatherStory, summarizeRow, type StoryHead as Head } from '../src/story/index.js'
 
 export { summarizeRow }
@@ -102,7 +103,7 @@ export default class AgentStreamInspect extends BaseCommand {
     const { sink } = agentStream
     const threadId = filter.thread ?? filter.chat
     // The useChat door keeps a chat as a thread of the same id.
-    const runs = await new RunList(() => sink.client, sink.store.tables).list({
+    const runs = await new RunList(() => sinkInternals(sink).client, sink.tables).list({
       threadId,
       status: filter.status,
       limit: filter.limit ?? LIST_LIMIT.default,
@@ -149,7 +150,7 @@ export default class AgentStreamInspect extends BaseCommand {
     return { expiresAt: iso(head.leaseExpiresAt), lapsed: head.leaseExpiresAt < Date.now() }
   }
 
-  #printJson(head: Head, rows: StoredRow[], parked: PendingItem[]) {
+  #printJson(head: Head, rows: StoredRow[], parked: ParkedItem[]) {
     const lease = this.#lease(head)
     this.logger.log(
       JSON.stringify(
@@ -193,7 +194,7 @@ export default class AgentStreamInspect extends BaseCommand {
     )
   }
 
-  #printTables(head: Head, rows: StoredRow[], parked: PendingItem[]) {
+  #printTables(head: Head, rows: StoredRow[], parked: ParkedItem[]) {
     const lease = this.#lease(head)
     const leaseText =
       lease.expiresAt === null

@@ -3,7 +3,7 @@ import type { Logger } from '@adonisjs/core/logger'
 import type { ResolvedAgentStreamConfig } from './define_config.js'
 import type { LucidTokenStreamSink } from './sink/lucid_sink.js'
 import { createRuntime } from './runtime.js'
-import type { ParkingService } from './parking/service.js'
+import type { Parking } from './parking/parking.js'
 import type { RunDriver } from './runner/driver.js'
 import type { AgentRunner } from './runner/contract.js'
 import type { AgUiDoor } from './agui/door/index.js'
@@ -21,13 +21,15 @@ const NO_RUNNER: AgentRunner = {
 }
 
 /**
- * The package's one container singleton (`agentStream`): the Lucid sink, the run driver and the
- * decision service, and the operations the ace commands and the app call.
+ * The package's one container singleton (`agentStream`): the Lucid sink, the run driver, parking
+ * (decisions, queries, the queue, the sweeper), both doors and their controllers, and the
+ * operations the ace commands and the app call.
  */
 export class AgentStream {
   readonly sink: LucidTokenStreamSink
   readonly driver: RunDriver
-  readonly parking: ParkingService
+  /** Parking: `decisions`, `queries`, `queue`, `sweeper` and `ready` (see `Parking`). */
+  readonly parking: Parking
   /** The AG-UI door and its controller (mounted by the routes). */
   readonly door: AgUiDoor
   readonly agui: AgUiController
@@ -53,7 +55,7 @@ export class AgentStream {
     })
     this.sink = stack.sink
     this.driver = stack.driver
-    this.parking = stack.service
+    this.parking = stack.parking
     this.door = stack.door
     this.agui = new AgUiController(this.door, {
       principal: config.principal,
@@ -82,7 +84,7 @@ export class AgentStream {
 
   /** Start the expiry/resume sweeper (the provider does on `ready`, never in warmup). */
   startSweeper() {
-    this.#stopSweeper ??= this.parking.startSweeper(
+    this.#stopSweeper ??= this.parking.sweeper.start(
       this.config.sweepIntervalMs ?? DEFAULTS.sweepIntervalMs
     )
   }

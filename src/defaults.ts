@@ -88,7 +88,7 @@ export const DEFAULTS = Object.freeze({
   drainMs: 5000,
   /** `Retry-After` (seconds) of the 503 `replica_shutdown` refusal of a draining replica. */
   retryAfterSeconds: 1,
-  /** Parked items per page of `ParkingService.list`, and its most. */
+  /** Parked items per page of `ParkingQueries.list` (and the queue's pages), and its most. */
   parkedPerPage: 20,
   parkedPerPageMax: 100,
   /** Items expired, resumed or abandoned per sweep step. */

@@ -1,7 +1,17 @@
 import type { Database } from '@adonisjs/lucid/database'
-import { LucidTokenStreamSink, type LucidSinkOptions } from './sink/lucid_sink.js'
-import { ParkingStore } from './parking/parking_store.js'
-import { ParkingService } from './parking/service.js'
+import { LucidTokenStreamSink, sinkInternals, type LucidSinkOptions } from './sink/lucid_sink.js'
+import type { ParkingStore } from './parking/parking_store.js'
+import type { Parking } from './parking/parking.js'
+import { ParkingTables } from './parking/store_rows.js'
+import { SuspensionParks } from './parking/store_parks.js'
+import { ItemSettling } from './parking/store_settling.js'
+import { SuspensionClaims } from './parking/store_claims.js'
+import { ParkingReads } from './parking/store_reads.js'
+import { ParkingQueries } from './parking/queries.js'
+import { ParkingQueue } from './parking/queue.js'
+import { ParkingDecisions } from './parking/decisions.js'
+import { ParkingSweeper } from './parking/sweeper.js'
+import { ReadyNotices } from './parking/ready.js'
 import type { ApproverPolicy } from './parking/types.js'
 import { RunDriver } from './runner/driver.js'
 import type { AgentRunner } from './runner/contract.js'
@@ -30,17 +40,17 @@ export interface RuntimeOptions extends LucidSinkOptions {
   history?: HistoryBounds
 }
 
-/** The options of {@link createParking} (the same as {@link RuntimeOptions}). */
-export type ParkingOptions = RuntimeOptions
-
 /**
- * The composition root: the sink, the parking store, the run driver and the decision service on
- * one Lucid connection. Approvals and elicitations written through the sink park in the frame's
- * transaction; a suspension the service leaves with nothing pending is resumed by the driver,
- * which listens for its ready notices (parking never calls the runner).
+ * The composition root: the sink, the parking store, the run driver, parking (decisions,
+ * queries, the queue, the sweeper) and both doors on one Lucid connection. Approvals and
+ * elicitations written through the sink park in the frame's transaction; a suspension a decision
+ * leaves with nothing pending is resumed by the driver, which listens for its ready notices
+ * (parking never calls the runner).
  *
- * Returns `{ sink, parking, driver, service, door, uiMessage, drain, close }`: `parking` is the {@link ParkingStore},
- * `service` the {@link ParkingService}, `door` the {@link AgUiDoor} (protocol logic, no HTTP: serve
+ * Returns `{ sink, parkingStore, driver, parking, door, uiMessage, drain, close }`:
+ * `parkingStore` the {@link ParkingStore} (the SQL parts the sink, the driver and parking share),
+ * `parking` the {@link Parking} (`decisions`, `queries`, `queue`, `sweeper`, `ready`: what
+ * `AgentStream.parking` is too), `door` the {@link AgUiDoor} (protocol logic, no HTTP: serve
  * it with the AdonisJS routes or `createAgUiFetchHandler`), `uiMessage` the {@link UiMessageDoor}
  * (the AI SDK UI message stream, for `useChat`), on the same run rows. Nothing here needs AdonisJS's HTTP
  * layer: only a Lucid `Database`.
@@ -52,31 +62,52 @@ export type ParkingOptions = RuntimeOptions
  * stored, and re-attach from their cursor on another replica).
  */
 export function createRuntime(db: Database, options: RuntimeOptions) {
-  let parking: ParkingStore | null = null
+  let parks: SuspensionParks | null = null
   const sink = new LucidTokenStreamSink(db, {
     ...options,
-    park: (trx, meta, frame, seq) => parking!.park(trx, meta, frame, seq),
+    park: (trx, meta, frame, seq) => parks!.park(trx, meta, frame, seq),
   })
-  parking = new ParkingStore(() => sink.client, sink.tables)
-  const driver = new RunDriver(sink, parking, options.runner, {
+  // The client is opened on first use, so the store may be made before the database is ready.
+  const rows = new ParkingTables(() => sinkInternals(sink).client, sink.tables)
+  parks = new SuspensionParks(rows)
+  const settling = new ItemSettling(rows)
+  const parkingStore: ParkingStore = {
+    rows,
+    parks,
+    settling,
+    claims: new SuspensionClaims(rows, settling),
+    reads: new ParkingReads(rows),
+  }
+  const driver = new RunDriver(sink, parkingStore, options.runner, {
     replicaId: options.replicaId,
     claimLeaseMs: options.claimLeaseMs,
     onError: options.onError,
     history: options.history,
   })
-  const service = new ParkingService(sink, parking, options.approverPolicy, {
-    onError: options.onError,
-  })
+  const ready = new ReadyNotices()
+  const queries = new ParkingQueries(rows)
+  const { onError } = options
+  const decisions = new ParkingDecisions(
+    { sink, store: parkingStore, queries, ready, onError },
+    options.approverPolicy
+  )
+  const parking: Parking = {
+    decisions,
+    queries,
+    queue: new ParkingQueue(rows),
+    sweeper: new ParkingSweeper({ store: parkingStore, decisions, ready, onError }),
+    ready,
+  }
   // Looked up at each notice (not bound once), so a test may replace `driver.tryResume`.
-  service.onReady(({ runId, park }) => driver.tryResume(runId, park))
-  const runs = new AgUiRunStore(() => sink.client, sink.tables)
-  const door = new AgUiDoor({ sink, driver, parking: service, runs }, options.agui)
+  ready.on(({ runId, park }) => driver.tryResume(runId, park))
+  const runs = new AgUiRunStore(() => sinkInternals(sink).client, sink.tables)
+  const door = new AgUiDoor({ sink, driver, parking, runs }, options.agui)
   // The same projection opt-ins (`agui.reasoning`, `toolErrorText`, `custom`), body cap and
   // checkpoint spacings.
   const { reasoning, toolErrorText, custom, maxBodyBytes, checkpointEvery, storedCheckpointEvery } =
     options.agui ?? {}
   const uiMessage = new UiMessageDoor(
-    { sink, driver, parking: service, runs },
+    { sink, driver, parking, runs },
     {
       reasoning,
       toolErrorText,
@@ -95,8 +126,5 @@ export function createRuntime(db: Database, options: RuntimeOptions) {
       await drain()
       await sink.shutdown()
     })())
-  return { sink, parking, driver, service, door, uiMessage, drain, close }
+  return { sink, parkingStore, driver, parking, door, uiMessage, drain, close }
 }
-
-/** {@link createRuntime} under its former name. */
-export const createParking = createRuntime

@@ -376,7 +376,7 @@ test.group('Admin console in Chromium', () => {
   }) => {
     const { url, start, agentStream } = await setup(hostileAgent)
     const runId = await start()
-    const items = await agentStream.parking.pendingOf(runId)
+    const items = await agentStream.parking.queries.pendingOf(runId)
     assert.lengthOf(items, 3)
     // Decided through the API with a hostile reason, so the history holds one too.
     const rejected = await fetch(

@@ -25,7 +25,7 @@ async function setup(config: AgentStreamConfig = {}) {
     const response = await postJson(`${served.url}/runs`, { message: 'go' }, user)
     const { runId } = (await response.json()) as { runId: string }
     await served.agentStream.driver.settled()
-    const [item] = await served.agentStream.parking.pendingOf(runId)
+    const [item] = await served.agentStream.parking.queries.pendingOf(runId)
     return { runId, item, path: `/admin/items/${item.runId}/${item.itemId}?park=${item.park}` }
   }
   const snapshot = async () => {
@@ -118,7 +118,10 @@ test.group('Admin console: who decides', () => {
     assert.equal(await notice.innerText(), 'Approved: the run continues.')
     assert.equal(await notice.getAttribute('role'), 'status')
     await agentStream.driver.settled()
-    const [decided] = await agentStream.parking.list({ status: 'decided', runId: item.runId })
+    const [decided] = await agentStream.parking.queries.list({
+      status: 'decided',
+      runId: item.runId,
+    })
     assert.equal(decided.decidedBy, 'bob')
     assert.equal(decided.decidedVia, 'admin')
     assert.deepEqual(errors, [])
@@ -179,7 +182,7 @@ test.group('Admin console: who decides', () => {
     const response = await postJson(`${served.url}/runs`, { message: 'go' })
     const { runId } = (await response.json()) as { runId: string }
     await served.agentStream.driver.settled()
-    const [item] = await served.agentStream.parking.pendingOf(runId)
+    const [item] = await served.agentStream.parking.queries.pendingOf(runId)
     await new Promise((resolve) => setTimeout(resolve, 20))
     const { page } = await adminPage('alice')
     await page.goto(`${served.url}/admin/items/${item.runId}/${item.itemId}?park=${item.park}`)
@@ -188,13 +191,13 @@ test.group('Admin console: who decides', () => {
     // The same rule the service decides by (`lapsed`): a decision now is refused, still pending.
     await assert.rejects(
       () =>
-        served.agentStream.parking.approve(item.runId, item.itemId, {
+        served.agentStream.parking.decisions.approve(item.runId, item.itemId, {
           principal: { id: 'alice' },
           via: 'admin',
         }),
       DecisionLapsedError
     )
-    assert.lengthOf(await served.agentStream.parking.pendingOf(runId), 1)
+    assert.lengthOf(await served.agentStream.parking.queries.pendingOf(runId), 1)
   }).timeout(120_000)
 
   test('the key hints on the buttons meet AA contrast (axe color-contrast)', async ({ assert }) => {

@@ -124,7 +124,7 @@ test.group('Admin page in Chromium', () => {
     const { url, runId, snapshot, agentStream } = await setup()
     const denied = await fetch(`${url}/admin`, { headers: { 'x-user': 'alice' } })
     assert.equal(denied.status, 403)
-    const [item] = await agentStream.parking.list({ streamRunId: runId })
+    const [item] = await agentStream.parking.queries.list({ streamRunId: runId })
     const before = await snapshot()
     const forged = await fetch(`${url}/admin/items/${item.runId}/${item.itemId}/approve`, {
       method: 'POST',

@@ -127,10 +127,10 @@ async function delegatedRun(served: Awaited<ReturnType<typeof setup>>) {
   const runId = await start({ message: 'delegate', threadId: 'thread-delegate' })
   const child = `${runId}.researcher`
   await sleep(250)
-  await agentStream.parking.approve(child, 'call-1', decider('admin'), { reason: 'fine' })
+  await agentStream.parking.decisions.approve(child, 'call-1', decider('admin'), { reason: 'fine' })
   await agentStream.driver.settled()
   await sleep(400)
-  await agentStream.parking.approve(child, 'call-2', decider('api'), {})
+  await agentStream.parking.decisions.approve(child, 'call-2', decider('api'), {})
   await agentStream.driver.settled()
   return { runId, child }
 }
@@ -199,7 +199,7 @@ test.group('Admin runs in Chromium', () => {
       'admin',
     ])
     // The wait is what the rows say: at least the 250 ms the test waited.
-    const [asked] = await served.agentStream.parking.list({
+    const [asked] = await served.agentStream.parking.queries.list({
       runId: child,
       status: 'decided',
       perPage: 10,
@@ -350,9 +350,14 @@ test.group('Admin runs in Chromium', () => {
     const longRun = `r${'a'.repeat(186)}`
     const longThread = `t${'b'.repeat(190)}`
     await served.start({ message: 'hostile', runId: longRun, threadId: longThread })
-    await served.agentStream.parking.reject(`${longRun}.sub`, 'h-1', served.decider('admin'), {
-      reason: `${HTML}${BIDI}${LONG_REASON}`,
-    })
+    await served.agentStream.parking.decisions.reject(
+      `${longRun}.sub`,
+      'h-1',
+      served.decider('admin'),
+      {
+        reason: `${HTML}${BIDI}${LONG_REASON}`,
+      }
+    )
     await served.agentStream.driver.settled()
     const context = await (await launchBrowser()).newContext({ extraHTTPHeaders: ADMIN })
     const page = await context.newPage()

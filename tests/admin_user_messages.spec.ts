@@ -105,7 +105,7 @@ test.group("Admin console: the person's messages", () => {
       assert.notInclude(body, PNG_BASE64)
     }
 
-    const items = await agentStream.parking.list({ status: 'pending' })
+    const items = await agentStream.parking.queries.list({ status: 'pending' })
     assert.lengthOf(items, 2)
     const chatItem = items.find((item) => item.threadId === chatId)!
     const aguiItem = items.find((item) => item.streamRunId === aguiRun)!

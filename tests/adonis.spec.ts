@@ -5,6 +5,7 @@ import AgentStreamPurge from '../commands/purge.js'
 import { defineConfig } from '../src/define_config.js'
 import { setupApp } from './helpers/app.js'
 import { collect, runId, textOf } from './helpers/sink.js'
+import { sinkInternals } from '../src/sink/lucid_sink.js'
 
 async function migrate(app: any, direction: 'up' | 'down') {
   const db = await app.container.make('lucid.db')
@@ -108,7 +109,7 @@ test.group('In an AdonisJS app', (group) => {
     const agentStream = await app.container.make('agentStream')
     const db = await app.container.make('lucid.db')
     assert.isFalse(db.manager.isConnected('main'))
-    assert.isFalse(agentStream.sink.tail.running)
+    assert.isFalse(sinkInternals(agentStream.sink).tail.running)
   })
 
   test('the sweeper starts on ready and stops on shutdown; a run with the configured runner parks', async ({
@@ -127,7 +128,7 @@ test.group('In an AdonisJS app', (group) => {
     const id = runId()
     const { done } = await agentStream.driver.start({ runId: id, principal: { id: 'u1' } })
     assert.equal((await done).status, 'parked')
-    const [item] = await agentStream.parking.list({ runId: id })
+    const [item] = await agentStream.parking.queries.list({ runId: id })
     assert.equal(item.toolName, 'send_email')
     await agentStream.shutdown()
     assert.isFalse(agentStream.sweeping)

@@ -234,7 +234,7 @@ test.group('AG-UI: a cancelled run ends cancelled on every route (issue 10, item
         [projection.TOOL_CANCELLED_SENTENCE]
       )
     }
-    assert.lengthOf(await served.agentStream.parking.pendingOf(runId), 0)
+    assert.lengthOf(await served.agentStream.parking.queries.pendingOf(runId), 0)
   })
 
   test('a run aborted after it asked for approval ends cancelled, not on an interrupt', ({
@@ -271,13 +271,13 @@ test.group('Declined, expired and cancelled calls each say so (issue 10, item 6)
     })
     const expired = await park()
     const rejected = await park()
-    const [item] = await agentStream.parking.list({ streamRunId: rejected.runId })
+    const [item] = await agentStream.parking.queries.list({ streamRunId: rejected.runId })
     const reject = await postJson(`${url}/items/${item.runId}/${item.itemId}/reject`, {
       reason: 'not now',
     })
     assert.equal(reject.status, 200)
     await sleep(400)
-    assert.equal(await agentStream.parking.expireLapsed(), 1)
+    assert.equal(await agentStream.parking.sweeper.expireLapsed(), 1)
     await agentStream.driver.settled()
     for (const [parked, status, sentence] of [
       [expired, 'expired', projection.TOOL_EXPIRED_SENTENCE],

@@ -192,8 +192,8 @@ test.group('AG-UI door: what CopilotKit sends and restores', () => {
     agent.messages.push({ id: 'u1', role: 'user', content: 'Send the weekly report' })
     await run(agent, {})
     // Someone else answers (the admin page's service), then a client with nothing connects.
-    const [item] = await ctx.agentStream.parking.list({ threadId, status: 'pending' })
-    await ctx.agentStream.parking.approve(item.runId, item.itemId, {
+    const [item] = await ctx.agentStream.parking.queries.list({ threadId, status: 'pending' })
+    await ctx.agentStream.parking.decisions.approve(item.runId, item.itemId, {
       principal: { id: 'alice' },
       via: 'admin',
     })

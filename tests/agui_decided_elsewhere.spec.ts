@@ -1,7 +1,7 @@
 import { test } from '@japa/runner'
 import { randomUUID } from 'node:crypto'
 import { createAgUiFetchHandler } from '../src/http/fetch_handler.js'
-import type { ParkingService } from '../src/parking/service.js'
+import type { Parking } from '../src/parking/parking.js'
 import { scriptedAgent } from '../src/testing/scripted_agent.js'
 import { assertConforms, parseSse, type WireEvent } from './helpers/agui.js'
 import { resetTables } from './helpers/db.js'
@@ -11,7 +11,7 @@ import { postJson, serveApp } from './helpers/http.js'
 /** An AG-UI door served under `base`, and the parking service the admin decides through. */
 interface Door {
   base: string
-  parking: ParkingService
+  parking: Parking
   settled: () => Promise<void>
 }
 
@@ -39,7 +39,7 @@ const transports: { name: string; open: (cleanup: any) => Promise<Door> }[] = [
       cleanup(served.close)
       return {
         base: `${served.url}/agui`,
-        parking: served.runtime.service,
+        parking: served.runtime.parking,
         settled: () => served.runtime.driver.settled(),
       }
     },
@@ -64,8 +64,8 @@ async function decidedElsewhere(door: Door) {
     await postJson(door.base, { threadId, runId: randomUUID(), messages: message })
   )
   const [interrupt] = first.at(-1)!.outcome.interrupts as WireEvent[]
-  const [item] = await door.parking.list({ threadId })
-  await door.parking.approve(item.runId, item.itemId, {
+  const [item] = await door.parking.queries.list({ threadId })
+  await door.parking.decisions.approve(item.runId, item.itemId, {
     principal: { id: 'alice' },
     via: 'admin',
   })

@@ -21,10 +21,16 @@ async function setup() {
   const stack = await setupRunner(scriptedAgent())
   // With the transcript on, a state kept for other frames would show in MESSAGES_SNAPSHOT.
   const options = { checkpointEvery: 2, messagesSnapshot: true }
-  const warm = new AgUiDoor({ ...stack, parking: stack.service, runs: stack.door.runs }, options)
+  const warm = new AgUiDoor(
+    { sink: stack.sink, driver: stack.driver, parking: stack.parking, runs: stack.door.runs },
+    options
+  )
   /** A door with nothing kept: what a replica that never saw the stream serves. */
   const cold = () =>
-    new AgUiDoor({ ...stack, parking: stack.service, runs: stack.door.runs }, options)
+    new AgUiDoor(
+      { sink: stack.sink, driver: stack.driver, parking: stack.parking, runs: stack.door.runs },
+      options
+    )
   return { ...stack, warm, cold }
 }
 

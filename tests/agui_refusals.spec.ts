@@ -243,8 +243,8 @@ test.group('AG-UI door: refusals change nothing', () => {
   }) => {
     const ctx = await setup(scriptedAgent({ steps: ['approval', 'question'] }))
     const { threadId, interrupts } = await parked(ctx.post)
-    const [item] = await ctx.agentStream.parking.list({ threadId })
-    await ctx.agentStream.parking.approve(item.runId, item.itemId, {
+    const [item] = await ctx.agentStream.parking.queries.list({ threadId })
+    await ctx.agentStream.parking.decisions.approve(item.runId, item.itemId, {
       principal: { id: 'alice' },
       via: 'admin',
     })

@@ -229,7 +229,7 @@ test.group('AI SDK runner', () => {
       ],
       [...text('Sent.'), ...finish()],
     ] as Turn[])
-    const { driver, sink, service } = await setupRunner(
+    const { driver, sink, parking } = await setupRunner(
       aiSdkAgent({ model, tools: { send_email: email.tool }, approval: { approver: 'requester' } })
     )
     const id = runId()
@@ -256,7 +256,7 @@ test.group('AI SDK runner', () => {
       'action'
     )
 
-    await service.approve(id, 'call_9', decider, { input: { to: 'boss@example.com' } })
+    await parking.decisions.approve(id, 'call_9', decider, { input: { to: 'boss@example.com' } })
     await driver.settled()
     assert.deepEqual(email.ran, [{ to: 'boss@example.com' }])
     assert.lengthOf(model.doStreamCalls, 2)
@@ -295,17 +295,17 @@ test.group('AI SDK runner', () => {
       [...toolCall('call_b', 'send_email', { to: 'b@example.com' }), ...finish('tool-calls')],
       [...text('One sent, one not.'), ...finish()],
     ] as Turn[])
-    const { driver, sink, service } = await setupRunner(
+    const { driver, sink, parking } = await setupRunner(
       aiSdkAgent({ model, tools: { send_email: email.tool } })
     )
     const id = runId()
     await (
       await driver.start({ runId: id, input: 'Send both', principal: alice })
     ).done
-    await service.approve(id, 'call_a', decider)
+    await parking.decisions.approve(id, 'call_a', decider)
     await driver.settled()
     assert.deepEqual(email.ran, [{ to: 'a@example.com' }])
-    await service.reject(id, 'call_b', decider)
+    await parking.decisions.reject(id, 'call_b', decider)
     await driver.settled()
     assert.deepEqual(email.ran, [{ to: 'a@example.com' }])
     assert.lengthOf(model.doStreamCalls, 3)
@@ -341,11 +341,11 @@ test.group('AI SDK runner', () => {
       instructions: 'You send emails.',
       tools: { send_email: email.tool },
     })
-    const { driver, sink, service } = await setupRunner(aiSdkAgent({ agent }))
+    const { driver, sink, parking } = await setupRunner(aiSdkAgent({ agent }))
     const id = runId()
     const first = await (await driver.start({ runId: id, input: 'Send it', principal: alice })).done
     assert.equal(first.status, 'parked')
-    await service.approve(id, 'call_9', decider)
+    await parking.decisions.approve(id, 'call_9', decider)
     await driver.settled()
     assert.deepEqual(email.ran, [{ to: 'team@example.com' }])
     assert.equal(textOf(await collect(sink.subscribe(id))), 'Sent.')
@@ -364,14 +364,14 @@ test.group('AI SDK runner', () => {
       [...toolCall('call_9', 'send_email', { to: 'team@example.com' }), ...finish('tool-calls')],
       [...text('Understood, not sent.'), ...finish()],
     ] as Turn[])
-    const { driver, sink, service } = await setupRunner(
+    const { driver, sink, parking } = await setupRunner(
       aiSdkAgent({ model, tools: { send_email: email.tool } })
     )
     const id = runId()
     await (
       await driver.start({ runId: id, input: 'Send it', principal: alice })
     ).done
-    await service.reject(id, 'call_9', decider, { reason: 'Not this week.' })
+    await parking.decisions.reject(id, 'call_9', decider, { reason: 'Not this week.' })
     await driver.settled()
     assert.lengthOf(email.ran, 0)
     const frames: any[] = await collect(sink.subscribe(id))
@@ -397,14 +397,14 @@ test.group('AI SDK runner', () => {
       [...toolCall('call_9', 'send_email', { to: 'team@example.com' }), ...finish('tool-calls')],
       [...text('It expired.'), ...finish()],
     ] as Turn[])
-    const { driver, service } = await setupRunner(
+    const { driver, parking } = await setupRunner(
       aiSdkAgent({ model, tools: { send_email: email.tool }, approval: { expiresInMs: 3_600_000 } })
     )
     const id = runId()
     await (
       await driver.start({ runId: id, input: 'Send it', principal: alice })
     ).done
-    await service.expire(id, 'call_9')
+    await parking.decisions.expire(id, 'call_9')
     await driver.settled()
     assert.lengthOf(email.ran, 0)
     const prompt = promptOf(model.doStreamCalls[1])
@@ -437,7 +437,7 @@ test.group('AI SDK runner', () => {
       ],
       [...text('CSV it is.'), ...finish()],
     ] as Turn[])
-    const { driver, sink, service } = await setupRunner(
+    const { driver, sink, parking } = await setupRunner(
       aiSdkAgent({ model, tools: { ask: askTool() } })
     )
     const id = runId()
@@ -451,7 +451,7 @@ test.group('AI SDK runner', () => {
     assert.equal(asked.request.preamble, 'Two quick questions.')
     assert.equal(asked.request.questions[0].id, 'format')
 
-    await service.answer(id, 'call_q', decider, { answers: { format: ['csv'] } })
+    await parking.decisions.answer(id, 'call_q', decider, { answers: { format: ['csv'] } })
     await driver.settled()
     const frames: any[] = await collect(sink.subscribe(id))
     assert.equal(textOf(frames), 'CSV it is.')
@@ -502,7 +502,7 @@ test.group('AI SDK runner | a replica dies between the approval and the resume',
     const log = join(fs.basePath, 'tool.log')
     await fs.create('tool.log', '')
     const { model, runner } = await emailScenario(log, 'after')
-    const { service, sink, driver } = await setupRunner(runner, { claimLeaseMs: 300 })
+    const { parking, sink, driver } = await setupRunner(runner, { claimLeaseMs: 300 })
     const replica = await Replica.start({ claimLeaseMs: 300 } as any, {
       script: 'aiSdk',
       env: { TOOL_LOG: log },
@@ -523,7 +523,7 @@ test.group('AI SDK runner | a replica dies between the approval and the resume',
     assert.equal(await readFile(log, 'utf8'), '') // the process that parked never ran the tool
     // Once the dead replica's claim lapses, this process takes the resume.
     await new Promise((resolve) => setTimeout(resolve, 350))
-    assert.equal(await service.resumeReady(), 1)
+    assert.equal(await parking.sweeper.resumeReady(), 1)
     await driver.settled()
     const frames: any[] = await collect(sink.subscribe(id))
     assert.equal(textOf(frames), 'I will send it. Sent.')

@@ -1,9 +1,9 @@
 import { test } from '@japa/runner'
 import { Feed } from '../src/follow/feed.js'
-import type { StoredRow } from '../src/store/stream_store.js'
+import type { StoredRow } from '../src/store/rows.js'
 import type { StreamFrame } from '../src/core/frames.js'
 import { DEFAULTS } from '../src/defaults.js'
-import { LucidTokenStreamSink } from '../src/sink/lucid_sink.js'
+import { LucidTokenStreamSink, sinkInternals } from '../src/sink/lucid_sink.js'
 import { collect, runId, setupSink, sleep } from './helpers/sink.js'
 
 const bytesOf = (body: string) => Buffer.byteLength(body, 'utf8')
@@ -32,7 +32,7 @@ test.group('Byte budgets: store pages', () => {
   }) => {
     const { sink } = await setupSink()
     const id = await writeMixed(sink)
-    const all = (await sink.store.page(id, 1, 1000, Number.MAX_SAFE_INTEGER)).rows
+    const all = (await sinkInternals(sink).reads.page(id, 1, 1000, Number.MAX_SAFE_INTEGER)).rows
     assert.lengthOf(all, 25)
     const sizes = all.map((row) => bytesOf(row.body))
     // Budgets on, just under and just over every cumulative size, from several starts, with
@@ -42,7 +42,7 @@ test.group('Byte budgets: store pages', () => {
         const rest = sizes.slice(from - 1, from - 1 + limit)
         const sums = rest.map((_, i) => rest.slice(0, i + 1).reduce((a, b) => a + b, 0))
         for (const budget of [0, 1, ...sums.flatMap((sum) => [sum - 1, sum, sum + 1])]) {
-          const page = await sink.store.page(id, from, limit, budget)
+          const page = await sinkInternals(sink).reads.page(id, from, limit, budget)
           const fits = sums.filter((sum) => sum <= budget).length
           const expected = Math.min(rest.length, Math.max(2, fits))
           const where = `limit ${limit}, from ${from}, budget ${budget}`
@@ -52,15 +52,15 @@ test.group('Byte budgets: store pages', () => {
       }
     }
     // The row limit still holds, and says more may follow.
-    const limited = await sink.store.page(id, 1, 5, Number.MAX_SAFE_INTEGER)
+    const limited = await sinkInternals(sink).reads.page(id, 1, 5, Number.MAX_SAFE_INTEGER)
     assert.deepEqual(
       limited.rows.map((row) => row.seq),
       [1, 2, 3, 4, 5]
     )
     assert.isTrue(limited.more)
-    const last = await sink.store.page(id, 21, 5, Number.MAX_SAFE_INTEGER)
+    const last = await sinkInternals(sink).reads.page(id, 21, 5, Number.MAX_SAFE_INTEGER)
     assert.isTrue(last.more)
-    assert.isFalse((await sink.store.page(id, 22, 5, Number.MAX_SAFE_INTEGER)).more)
+    assert.isFalse((await sinkInternals(sink).reads.page(id, 22, 5, Number.MAX_SAFE_INTEGER)).more)
   })
 
   test('every reader reads pages within readerBytes, whatever pageSize; what it yields is unchanged', async ({
@@ -76,8 +76,8 @@ test.group('Byte budgets: store pages', () => {
     }
     const { sink } = await setupSink({ pageSize: 5000, readerBytes: 300, windowBytes: 200 }, false)
     const budgets: number[] = []
-    const page = sink.store.page.bind(sink.store)
-    sink.store.page = async (run, fromSeq, limit, maxBytes) => {
+    const page = sinkInternals(sink).reads.page.bind(sinkInternals(sink).reads)
+    sinkInternals(sink).reads.page = async (run, fromSeq, limit, maxBytes) => {
       budgets.push(maxBytes)
       const read = await page(run, fromSeq, limit, maxBytes)
       const held = read.rows.slice(2).reduce((sum, row) => sum + bytesOf(row.body), 0)
@@ -162,15 +162,18 @@ test.group('Byte budgets: the shared feed window', () => {
     const id = runId('window')
     const writer = await other.open(id)
     const budgets: number[] = []
-    const page = sink.store.page.bind(sink.store)
-    sink.store.page = async (run, fromSeq, limit, maxBytes) => {
+    const page = sinkInternals(sink).reads.page.bind(sinkInternals(sink).reads)
+    sinkInternals(sink).reads.page = async (run, fromSeq, limit, maxBytes) => {
       budgets.push(maxBytes)
       return page(run, fromSeq, limit, maxBytes)
     }
     const reader = collect(sink.subscribe(id))
-    await sink.tail.follow(id)
+    await sinkInternals(sink).tail.follow(id)
     let most = 0
-    const sampling = setInterval(() => (most = Math.max(most, sink.tail.windowBytes(id))), 1)
+    const sampling = setInterval(
+      () => (most = Math.max(most, sinkInternals(sink).tail.windowBytes(id))),
+      1
+    )
     for (let i = 0; i < 40; i++) {
       const frame: StreamFrame = { t: 'component', name: 'card', data: { pad: 'y'.repeat(1000) } }
       await writer.write(frame)
@@ -182,9 +185,9 @@ test.group('Byte budgets: the shared feed window', () => {
     clearInterval(sampling)
     assert.isAbove(most, 0)
     assert.isAtMost(most, 4096)
-    assert.isAtMost(sink.tail.windowBytes(id), 4096)
+    assert.isAtMost(sinkInternals(sink).tail.windowBytes(id), 4096)
     assert.include(budgets, 4096)
-    sink.tail.unfollow(id)
+    sinkInternals(sink).tail.unfollow(id)
     await other.shutdown()
   })
 })

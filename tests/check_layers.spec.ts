@@ -57,8 +57,8 @@ test.group('Layering rules (.dependency-cruiser.cjs, run by npm run lint)', () =
     await fs.create('tsconfig.json', TSCONFIG)
     await fs.create('src/runner/driver.ts', `export const driver = 1\n`)
     await fs.create(
-      'src/parking/service.ts',
-      `import { driver } from '../runner/driver.js'\nexport const service = driver\n`
+      'src/parking/decisions.ts',
+      `import { driver } from '../runner/driver.js'\nexport const decisions = driver\n`
     )
     await fs.create('src/sink/a.ts', `import { b } from './b.js'\nexport const a = b\n`)
     await fs.create(
@@ -71,7 +71,7 @@ test.group('Layering rules (.dependency-cruiser.cjs, run by npm run lint)', () =
     )
     const failed = await check(fs.basePath)
     assert.notEqual(failed.code, 0)
-    assert.include(failed.stdout, 'parking-not-runner-agui-http: src/parking/service.ts')
+    assert.include(failed.stdout, 'parking-not-runner-agui-http: src/parking/decisions.ts')
     assert.include(failed.stdout, 'no-circular: src/sink/a.ts')
     assert.include(failed.stdout, 'agui-translate-pure: src/agui/translate/t.ts')
   })

@@ -12,6 +12,7 @@ import { createDatabase, DIALECT, resetTables } from './helpers/db.js'
 import { parseSse } from './helpers/agui.js'
 import { postJson, runInput, serveApp } from './helpers/http.js'
 import { collect, runId, setupSink, sleep, textOf } from './helpers/sink.js'
+import { sinkInternals } from '../src/sink/lucid_sink.js'
 
 /** Every string anywhere in `value` (keys too) is well-formed Unicode. */
 function wellFormedDeep(value: unknown): boolean {
@@ -280,14 +281,14 @@ test.group('Text at code-point granularity | cursors from the feed window', () =
     const { sink } = await setupSink({ coalesceWindowMs: 50 })
     const id = runId('window')
     const writer = await sink.open(id)
-    await sink.tail.follow(id)
+    await sinkInternals(sink).tail.follow(id)
     await writer.write({ t: 'text', v: 'A' })
     // Grown in place: the window holds a delivery from offset 1, then one from offset 4.
     await writer.write({ t: 'text', v: '😀B' })
     await writer.flush()
     await writer.write({ t: 'text', v: '😁' })
     await writer.end()
-    assert.isAbove(sink.tail.windowLength(id), 0)
+    assert.isAbove(sinkInternals(sink).tail.windowLength(id), 0)
     const [first] = await collect(sink.subscribe(id), { limit: 1 })
     const seq = first.cursor.split('.')[0]
     for (const [offset, rest] of [
@@ -298,7 +299,7 @@ test.group('Text at code-point granularity | cursors from the feed window', () =
       assert.equal(textOf(frames), rest, `after ${seq}.${offset}`)
       for (const f of frames) assert.isTrue(wellFormedDeep(f))
     }
-    sink.tail.unfollow(id)
+    sinkInternals(sink).tail.unfollow(id)
   })
 })
 

@@ -292,7 +292,7 @@ test.group('node ace configure adonis-agent-stream', (group) => {
     const writer = await agentStream.sink.open(id)
     await writer.write({ t: 'text', v: 'hello' })
     await writer.end()
-    assert.equal((await agentStream.sink.store.head(id))?.status, 'ended')
+    assert.equal((await agentStream.sink.head(id))?.status, 'ended')
 
     const down = new MigrationRunner(db, app, {
       direction: 'down',

@@ -6,6 +6,7 @@ import { createRuntime } from '../src/runtime.js'
 import { collect, runId, setupSink, sleep, textOf } from './helpers/sink.js'
 import { createDatabase, resetTables } from './helpers/db.js'
 import { assertConforms, type WireEvent } from './helpers/agui.js'
+import { sinkInternals } from '../src/sink/lucid_sink.js'
 
 const cleanupWith = (fn: () => Promise<void>) => getActiveTest()?.cleanup(fn)
 
@@ -75,7 +76,7 @@ test.group('Cursors (property)', () => {
           const writer = await sink.open(id)
           // Follow the stream before the first write and keep following it: the replica's feed
           // stays alive, so the resumes below are served from its shared window.
-          await sink.tail.follow(id)
+          await sinkInternals(sink).tail.follow(id)
           const live = collect(sink.subscribe(id))
           const written: StreamFrame[] = []
           for (const s of steps) {
@@ -97,7 +98,7 @@ test.group('Cursors (property)', () => {
           // Cut after every frame the live reader got (cursors inside coalesced rows included),
           // and after every frame a full replay gives: prefix + resume == everything.
           const replay = await collect(sink.subscribe(id))
-          const fromWindow = sink.tail.windowLength(id) > 0
+          const fromWindow = sinkInternals(sink).tail.windowLength(id) > 0
           for (const frames of [seen, replay]) {
             for (let cut = 0; cut <= frames.length; cut++) {
               const prefix = frames.slice(0, cut)
@@ -108,7 +109,7 @@ test.group('Cursors (property)', () => {
             }
           }
           assert.isTrue(fromWindow)
-          sink.tail.unfollow(id)
+          sinkInternals(sink).tail.unfollow(id)
         }),
         { numRuns: Number(process.env.PROPERTY_RUNS ?? 25) }
       )

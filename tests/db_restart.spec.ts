@@ -12,6 +12,7 @@ import { serveApp } from './helpers/http.js'
 import { sleep, textOf } from './helpers/sink.js'
 import { Replica } from './helpers/replica.js'
 import { PgNotifier } from '../src/follow/notifiers/index.js'
+import { sinkInternals } from '../src/sink/lucid_sink.js'
 
 /**
  * Issue 10 item 19: a run in flight survives a database restart (a private server, stopped and
@@ -239,7 +240,9 @@ test.group('Database restart: a run in flight survives it (private server)', (gr
       'error'
     )
     // The LISTEN connection came back (PostgreSQL).
-    const listener = run.agentStream.sink.tail.notifiers.find((n) => n instanceof PgNotifier)
+    const listener = sinkInternals(run.agentStream.sink).tail.notifiers.find(
+      (n) => n instanceof PgNotifier
+    )
     if (DIALECT === 'pg') assert.isTrue(listener?.listening)
   })
     .skip(SKIP, 'needs DB=pg or DB=mysql and the server binaries')

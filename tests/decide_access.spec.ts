@@ -36,7 +36,7 @@ async function setup(approver = 'requester') {
   const parkNative = async () => {
     const { runId } = (await call('POST', '/runs', { message: 'go' })).json
     await served.agentStream.driver.settled()
-    const [item] = await served.agentStream.parking.pendingOf(runId)
+    const [item] = await served.agentStream.parking.queries.pendingOf(runId)
     return { runId, item }
   }
   return { ...served, snapshot, call, post, parkNative }

@@ -58,8 +58,11 @@ test.group('Decision races', () => {
     await (
       await stack.driver.start({ runId: id, principal: alice })
     ).done
-    rejectFirst = () => stack.service.reject(id, 'a', { principal: alice }, { reason: 'no' })
-    assert.deepEqual(await stack.service.cancel(id, { principal: alice }), { status: 'cancelled' })
+    rejectFirst = () =>
+      stack.parking.decisions.reject(id, 'a', { principal: alice }, { reason: 'no' })
+    assert.deepEqual(await stack.parking.decisions.cancel(id, { principal: alice }), {
+      status: 'cancelled',
+    })
     assert.isNull(rejectFirst)
     const rows = await stack.db
       .connection()
@@ -96,8 +99,13 @@ test.group('Decision races', () => {
       approverPolicy: async (principal, item) => {
         if (cancelling && !rejecting) {
           rejecting = true
-          const pending = await stack.service.list({ runId: id })
-          await stack.service.reject(id, pending[0].itemId, { principal: alice }, { reason: 'no' })
+          const pending = await stack.parking.queries.list({ runId: id })
+          await stack.parking.decisions.reject(
+            id,
+            pending[0].itemId,
+            { principal: alice },
+            { reason: 'no' }
+          )
           rejecting = false
         }
         return principal?.id === item.requester?.id
@@ -108,7 +116,7 @@ test.group('Decision races', () => {
     ).done
     cancelling = true
     await assert.rejects(
-      () => stack.service.cancel(id, { principal: alice }),
+      () => stack.parking.decisions.cancel(id, { principal: alice }),
       DecisionConflictError
     )
     cancelling = false
@@ -116,7 +124,7 @@ test.group('Decision races', () => {
     const rejected = rows.filter((row: any) => row.status === 'rejected').length
     assert.isAbove(rows.filter((row: any) => row.status === 'pending').length, 0)
     assert.equal(rejected + rows.filter((row: any) => row.status === 'pending').length, 16)
-    assert.equal(await stack.parking.suspensionStatus(id, 1), 'parked')
+    assert.equal(await stack.parkingStore.reads.suspensionStatus(id, 1), 'parked')
     // Only the rejections wrote: one denial each, no cancel.
     const denied = await denials(stack, id)
     assert.lengthOf(denied, rejected)
@@ -139,7 +147,7 @@ test.group('Decision races', () => {
       }
       const rejections = Promise.all(
         ids.map((call) =>
-          stack.service
+          stack.parking.decisions
             .reject(id, call, { principal: alice }, { reason: 'no' })
             .catch((error) => assert.instanceOf(error, DecisionConflictError))
         )
@@ -147,7 +155,7 @@ test.group('Decision races', () => {
       // The abandon starts a little later each round: the rejections commit before its read,
       // between its read and its writes, and after.
       await sleep(round % 8)
-      const calls = await stack.parking.abandon(id)
+      const calls = await stack.parkingStore.parks.abandon(id)
       await rejections
       const rows = await stack.db.connection().from('agent_approvals').where('run_id', id)
       // A call the person rejected got its denial from the rejection; one the abandon cancelled
@@ -172,9 +180,9 @@ test.group('Decision races', () => {
     // The decision is made while no replica resumes it.
     const tryResume = stack.driver.tryResume.bind(stack.driver)
     stack.driver.tryResume = async () => false
-    await stack.service.approve(id, 'a', { principal: alice })
+    await stack.parking.decisions.approve(id, 'a', { principal: alice })
     // A replica claims it, then stalls past its claim's lease; this one takes over and finishes.
-    const stalled = await stack.parking.claim(id, 1, 'stalled-replica', 20)
+    const stalled = await stack.parkingStore.claims.claim(id, 1, 'stalled-replica', 20)
     assert.isNotNull(stalled)
     await sleep(40)
     assert.isTrue(await tryResume(id, 1))
@@ -182,7 +190,7 @@ test.group('Decision races', () => {
     const after = await stack.sink.head(id)
     assert.equal(after!.status, 'ended')
     // The stalled replica wakes and resumes with its lapsed claim: nothing happens.
-    const late = new RunDriver(stack.sink, stack.parking, asking([]), {
+    const late = new RunDriver(stack.sink, stack.parkingStore, asking([]), {
       replicaId: 'stalled-replica',
     })
     assert.isNull(await late.resume(stalled!))
@@ -191,6 +199,6 @@ test.group('Decision races', () => {
       lastSeq: after!.lastSeq,
       rev: after!.rev,
     })
-    assert.equal(await stack.parking.suspensionStatus(id, 1), 'resumed')
+    assert.equal(await stack.parkingStore.reads.suspensionStatus(id, 1), 'resumed')
   })
 })

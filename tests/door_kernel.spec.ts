@@ -24,7 +24,7 @@ import {
   InvalidAgUiInputError,
   ReplicaShutdownError,
 } from '../src/errors.js'
-import { deliveryItem, positionOf } from '../src/sink/replay.js'
+import { deliveryItem, positionOf } from '../src/sink/read_path.js'
 
 /**
  * The door kernel's pure parts, without a database: the one verdict on what follows a segment
@@ -61,9 +61,11 @@ test.group('Door kernel: what follows a segment end', () => {
     const asked: [string, number | undefined][] = []
     const parkingOf = (state: StreamAfterEnd | null) => ({
       parking: {
-        streamAfter: async (streamRunId: string, end?: number) => {
-          asked.push([streamRunId, end])
-          return state as never
+        queries: {
+          streamAfter: async (streamRunId: string, end?: number) => {
+            asked.push([streamRunId, end])
+            return state as never
+          },
         },
       },
     })

@@ -1,5 +1,5 @@
 import { test } from '@japa/runner'
-import { LucidTokenStreamSink } from '../src/sink/lucid_sink.js'
+import { LucidTokenStreamSink, sinkInternals } from '../src/sink/lucid_sink.js'
 import { childSinkWriter } from '../src/sink/spi.js'
 import type { DeliveredFrame } from '../src/core/frames.js'
 import { createDatabase } from './helpers/db.js'
@@ -212,7 +212,7 @@ test.group('Live follow', () => {
     assert.lengthOf(fastFrames, total)
     assert.equal(((await first).value as any).event.title, '0')
     // One shared feed for both readers, whatever the lag.
-    assert.equal(sink.tail.followed, 1)
+    assert.equal(sinkInternals(sink).tail.followed, 1)
     // The slow reader still gets everything after its first frame, in order, from the store.
     const rest: any[] = []
     while (true) {
@@ -238,13 +238,13 @@ test.group('Live follow', () => {
     const first = reader.next()
     await writer.write({ t: 'text', v: 'bye' })
     assert.equal(((await first).value as any).v, 'bye')
-    assert.isTrue(sink.tail.running) // the poll timer
+    assert.isTrue(sinkInternals(sink).tail.running) // the poll timer
     assert.isTrue(writer.leasing) // the lease renewal timer
     await sink.shutdown()
     // The run may go on elsewhere: no error frame, the reader just ends (and can resume).
     assert.isTrue((await reader.next()).done)
-    assert.equal(sink.tail.followed, 0)
-    assert.isFalse(sink.tail.running)
+    assert.equal(sinkInternals(sink).tail.followed, 0)
+    assert.isFalse(sinkInternals(sink).tail.running)
     assert.isFalse(writer.leasing)
     await db.manager.closeAll()
   })
@@ -275,9 +275,9 @@ test.group('Live follow', () => {
     const writer = await other.open(id)
     const reading = collect(sink.subscribe(id))
     await sleep(50)
-    const page = sink.store.page.bind(sink.store)
+    const page = sinkInternals(sink).reads.page.bind(sinkInternals(sink).reads)
     let failures = 1
-    sink.store.page = async (...args) => {
+    sinkInternals(sink).reads.page = async (...args) => {
       if (failures-- > 0) throw new Error('connection reset')
       return page(...args)
     }
@@ -293,9 +293,9 @@ test.group('Live follow', () => {
     const id = runId()
     const writer = await sink.open(id)
     await writer.write({ t: 'text', v: 'done' })
-    const commit = sink.store.commit.bind(sink.store)
+    const commit = sinkInternals(sink).store.commit.bind(sinkInternals(sink).store)
     let failures = 1
-    sink.store.commit = async (...args) => {
+    sinkInternals(sink).store.commit = async (...args) => {
       if (failures-- > 0) throw new Error('deadlock')
       return commit(...args)
     }

@@ -2,7 +2,7 @@ import { test } from '@japa/runner'
 import fc from 'fast-check'
 import type { Database } from '@adonisjs/lucid/database'
 import { StreamClosedError } from '../src/errors.js'
-import type { LucidTokenStreamSink } from '../src/sink/lucid_sink.js'
+import { sinkInternals, type LucidTokenStreamSink } from '../src/sink/lucid_sink.js'
 import type { LucidSinkWriter } from '../src/sink/writer.js'
 import { collect, runId, setupSink, sleep, textOf } from './helpers/sink.js'
 
@@ -50,7 +50,7 @@ function assertGapFree(assert: any, rows: { seq: number }[]) {
  * each with `error`. Returns whether it fired.
  */
 function faultNextTransaction(sink: LucidTokenStreamSink, when: 'before' | 'after', error: Error) {
-  const client = sink.store.client
+  const client = sinkInternals(sink).store.client
   const transaction = client.transaction.bind(client)
   let armed = true
   let fired = false

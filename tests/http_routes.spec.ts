@@ -72,7 +72,7 @@ test.group('Routes: native stream, decisions, names', () => {
     const { call, agentStream } = await setup(scriptedAgent({ steps: ['approval', 'question'] }))
     const { runId } = (await call('POST', '/runs', { message: 'go' })).json
     await agentStream.driver.settled()
-    const [item] = await agentStream.parking.list({ streamRunId: runId })
+    const [item] = await agentStream.parking.queries.list({ streamRunId: runId })
     const path = `/items/${item.runId}/${item.itemId}`
     // Another person's item answers exactly as a missing one (403: tests/decide_access.spec.ts).
     const foreign = await call('POST', `${path}/approve`, {}, 'mallory')
@@ -88,7 +88,7 @@ test.group('Routes: native stream, decisions, names', () => {
     assert.equal((await call('POST', `${path}/reject`, {})).status, 409)
     await agentStream.driver.settled()
     // The run went on and parked on the question set.
-    const [question] = await agentStream.parking.list({ streamRunId: runId })
+    const [question] = await agentStream.parking.queries.list({ streamRunId: runId })
     assert.equal(question.kind, 'elicitation')
     const invalid = await call('POST', `/items/${question.runId}/${question.itemId}/answer`, {
       answers: { nope: ['x'] },
@@ -118,7 +118,7 @@ test.group('Routes: native stream, decisions, names', () => {
       (e) => e.event
     )
     assert.equal(parkedView.at(-1)!.outcome.type, 'interrupt')
-    const [item] = await agentStream.parking.list({ threadId })
+    const [item] = await agentStream.parking.queries.list({ threadId })
     assert.equal(
       (await call('POST', `/items/${item.runId}/${item.itemId}/approve`, {})).status,
       200

@@ -43,7 +43,7 @@ async function setup(options: ScriptedAgentOptions = { steps: ['approval', 'ques
     const started = await post('/agui', input(threadId))
     const interrupt = parseSse(started.text).at(-1)!.event.outcome.interrupts[0] as WireEvent
     await served.agentStream.driver.settled()
-    const [item] = await served.agentStream.parking.list({ threadId })
+    const [item] = await served.agentStream.parking.queries.list({ threadId })
     return { threadId, interrupt, item, path: `/items/${item.runId}/${item.itemId}` }
   }
   return { ...served, db, send, post, park, snapshot: () => snapshot(db) }
@@ -61,7 +61,7 @@ async function toQuestion(ctx: Awaited<ReturnType<typeof setup>>) {
   const parked = await ctx.park()
   await ctx.post(`${parked.path}/approve`, {})
   await ctx.agentStream.driver.settled()
-  const [question] = await ctx.agentStream.parking.list({ threadId: parked.threadId })
+  const [question] = await ctx.agentStream.parking.queries.list({ threadId: parked.threadId })
   if (question?.kind !== 'elicitation') throw new Error('no question set')
   return {
     threadId: parked.threadId,

@@ -65,7 +65,10 @@ test.group('agent-stream:inspect', () => {
     await (
       await agentStream.driver.start({ runId: id, principal: { id: 'u1' } })
     ).done
-    await agentStream.parking.approve(id, `${id}.call0`, { principal: { id: 'u1' }, via: 'admin' })
+    await agentStream.parking.decisions.approve(id, `${id}.call0`, {
+      principal: { id: 'u1' },
+      via: 'admin',
+    })
     await agentStream.driver.settled()
 
     const { command, logs } = await inspect(app, [id, '--json'])
@@ -159,7 +162,7 @@ test.group('agent-stream:inspect', () => {
     await (
       await agentStream.driver.start({ runId: done, principal: { id: 'u1' } })
     ).done
-    await agentStream.parking.approve(done, `${done}.call0`, {
+    await agentStream.parking.decisions.approve(done, `${done}.call0`, {
       principal: { id: 'u1' },
       via: 'api',
     })

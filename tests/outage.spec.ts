@@ -1,7 +1,7 @@
 import { test } from '@japa/runner'
 import { StoreUnavailableError } from '../src/errors.js'
 import { FAILURE_SENTENCES, type StreamFrame } from '../src/core/frames.js'
-import type { LucidTokenStreamSink } from '../src/sink/lucid_sink.js'
+import { sinkInternals, type LucidTokenStreamSink } from '../src/sink/lucid_sink.js'
 import { isTransientError } from '../src/store/transient.js'
 import { DIALECT } from './helpers/db.js'
 import { collect, countRows, runId, setupSink, sleep, textOf } from './helpers/sink.js'
@@ -26,7 +26,7 @@ function injectCommitFaults(
   sink: LucidTokenStreamSink,
   fault: (n: number) => 'before' | 'after' | null
 ) {
-  const store = sink.store
+  const { store } = sinkInternals(sink)
   const commit = store.commit.bind(store)
   let n = 0
   store.commit = async (...args: Parameters<typeof commit>) => {
@@ -131,15 +131,16 @@ test.group('Database outage | commits whose outcome is unknown', () => {
     const { sink } = await setupSink()
     const id = runId()
     await sink.open(id)
-    const row = { kind: 'event' as const, body: JSON.stringify({ t: 'event', event: {} }) }
-    const first = await sink.store.commit(id, { rows: [row], token: 'tok.1' })
+    const frame = { t: 'event', event: {} } as StreamFrame
+    const first = await sinkInternals(sink).store.commit(id, { frames: [frame], token: 'tok.1' })
     // The first attempt's COMMIT landed but was not confirmed: nothing was published for it
     // after commit (Redis); the retry that finds it stored is what tells other replicas.
     const published: string[] = []
-    ;(sink.store as { committed?: (runId: string, rev?: number) => void }).committed = (run, rev) =>
-      published.push(rev === undefined ? run : `${run} ${rev}`)
-    const again = await sink.store.commit(id, {
-      rows: [row],
+    ;(
+      sinkInternals(sink).store as { committed?: (runId: string, rev?: number) => void }
+    ).committed = (run, rev) => published.push(rev === undefined ? run : `${run} ${rev}`)
+    const again = await sinkInternals(sink).store.commit(id, {
+      frames: [frame],
       token: 'tok.1',
       retried: true,
       sinceSeq: 1,
@@ -344,10 +345,10 @@ test.group('Database outage | the driver', () => {
       },
       resume: async () => ({ status: 'finished' }),
     }
-    const { sink, driver, parking } = await setupRunner(runner)
+    const { sink, driver, parkingStore } = await setupRunner(runner)
     injectCommitFaults(sink, () => (down ? 'before' : null))
-    const abandon = parking.abandon.bind(parking)
-    parking.abandon = async (...args: Parameters<typeof abandon>) => {
+    const abandon = parkingStore.parks.abandon.bind(parkingStore.parks)
+    parkingStore.parks.abandon = async (...args: Parameters<typeof abandon>) => {
       if (down) throw refused()
       return abandon(...args)
     }
@@ -380,11 +381,11 @@ test.group('Database outage | the driver', () => {
       },
       resume: async () => ({ status: 'finished' }),
     }
-    const { sink, driver, parking } = await setupRunner(runner)
+    const { sink, driver, parkingStore } = await setupRunner(runner)
     // The first abandon lands whole, then its reply is lost: the retry finds nothing open.
-    const abandon = parking.abandon.bind(parking)
+    const abandon = parkingStore.parks.abandon.bind(parkingStore.parks)
     let attempts = 0
-    parking.abandon = async (...args: Parameters<typeof abandon>) => {
+    parkingStore.parks.abandon = async (...args: Parameters<typeof abandon>) => {
       const calls = await abandon(...args)
       if (++attempts === 1) throw refused()
       return calls
@@ -408,9 +409,9 @@ test.group('Database outage | readers and leases', () => {
     for (let i = 0; i < 12; i++)
       await writer.write({ t: 'event', event: { kind: 'title', title: `k${i}` } })
     await writer.end()
-    const page = sink.store.page.bind(sink.store)
+    const page = sinkInternals(sink).reads.page.bind(sinkInternals(sink).reads)
     let calls = 0
-    sink.store.page = async (...args: Parameters<typeof page>) => {
+    sinkInternals(sink).reads.page = async (...args: Parameters<typeof page>) => {
       if (++calls % 2 === 1) throw refused()
       return page(...args)
     }
@@ -438,9 +439,9 @@ test.group('Database outage | readers and leases', () => {
     // The database "goes away" for the pollers long enough for the lease to lapse, and the
     // writer cannot renew meanwhile.
     writer.release()
-    const heads = sink.store.heads.bind(sink.store)
+    const heads = sinkInternals(sink).reads.heads.bind(sinkInternals(sink).reads)
     let down = true
-    sink.store.heads = async (...args: Parameters<typeof heads>) => {
+    sinkInternals(sink).reads.heads = async (...args: Parameters<typeof heads>) => {
       if (down) throw refused()
       return heads(...args)
     }
@@ -498,7 +499,7 @@ test.group('Database outage | a BEGIN that fails', () => {
     const writer = await sink.open(id)
     // knex hands out a transaction whose BEGIN failed (a pooled connection the server dropped):
     // its queries then throw "Transaction query already complete", which is not the cause.
-    const knexClient = (sink.store.client.getWriteClient() as any).client
+    const knexClient = (sinkInternals(sink).store.client.getWriteClient() as any).client
     const transaction = knexClient.transaction
     let begins = 0
     knexClient.transaction = function (...args: unknown[]) {
@@ -514,8 +515,8 @@ test.group('Database outage | a BEGIN that fails', () => {
       return trx
     }
     try {
-      const error = await sink.store
-        .commit(id, { rows: [{ kind: 'event', body: '{"t":"event","event":{}}' }] })
+      const error = await sinkInternals(sink)
+        .store.commit(id, { frames: [{ t: 'event', event: {} } as StreamFrame] })
         .then(
           () => null,
           (e) => e
@@ -549,7 +550,7 @@ test.group('Database outage | a COMMIT that fails', () => {
     })()
     await sleep(50)
     // The next transaction's own connection is killed from another one right before COMMIT.
-    const client = sink.store.client
+    const client = sinkInternals(sink).store.client
     const transaction = client.transaction.bind(client)
     let armed = true
     client.transaction = (async (...args: any[]) => {
@@ -573,8 +574,9 @@ test.group('Database outage | a COMMIT that fails', () => {
     }) as any
     // The after-commit hook (the Redis publish) hears only of confirmed commits.
     const published: string[] = []
-    ;(sink.store as { committed?: (runId: string, rev?: number) => void }).committed = (run) =>
-      published.push(run)
+    ;(
+      sinkInternals(sink).store as { committed?: (runId: string, rev?: number) => void }
+    ).committed = (run) => published.push(run)
     const error = await sink
       .append(id, { frames: [{ t: 'event', event: { kind: 'title', title: 'lost' } }] })
       .then(

@@ -38,7 +38,7 @@ test.group('Parking | park atomically, decide once, resume', () => {
   test('an approval parks the run: frame, parking row and suspension in one commit', async ({
     assert,
   }) => {
-    const { driver, db, service } = await setupParking({ steps: ['read', 'approval'] })
+    const { driver, db, parking } = await setupParking({ steps: ['read', 'approval'] })
     const id = runId()
     const { done } = await driver.start({ runId: id, threadId: 't1', principal: alice })
     assert.deepEqual(await done, { status: 'parked', checkpoint: { at: 1, path: [] } })
@@ -56,7 +56,7 @@ test.group('Parking | park atomically, decide once, resume', () => {
     const suspension = await db.connection().from('agent_suspensions').where('run_id', id).first()
     assert.equal(suspension.status, 'parked')
     assert.deepEqual(JSON.parse(suspension.checkpoint), { at: 1, path: [] })
-    const [pending] = await service.list({ threadId: 't1' })
+    const [pending] = await parking.queries.list({ threadId: 't1' })
     assert.include(pending, {
       kind: 'approval',
       runId: id,
@@ -69,12 +69,12 @@ test.group('Parking | park atomically, decide once, resume', () => {
   })
 
   test('if the park fails, neither the frame nor any parking row is stored', async ({ assert }) => {
-    const { sink, parking, db } = await setupParking()
+    const { sink, parkingStore, db } = await setupParking()
     const id = runId()
     const writer = await sink.open(id, { threadId: 't' })
     await writer.write({ t: 'text', v: 'before' })
-    const park = parking.park.bind(parking)
-    parking.park = async (...args) => {
+    const park = parkingStore.parks.park.bind(parkingStore.parks)
+    parkingStore.parks.park = async (...args) => {
       await park(...args)
       throw new Error('disk full')
     }
@@ -87,9 +87,14 @@ test.group('Parking | park atomically, decide once, resume', () => {
   })
 
   test('approve: settlement frames, then the run resumes once and finishes', async ({ assert }) => {
-    const { driver, service, sink, resumes } = await setupParking({ steps: ['approval'] })
+    const { driver, parking, sink, resumes } = await setupParking({ steps: ['approval'] })
     const id = await parked(driver)
-    await service.approve(id, `${id}.call0`, { principal: alice, via: 'chat' }, { reason: 'ok' })
+    await parking.decisions.approve(
+      id,
+      `${id}.call0`,
+      { principal: alice, via: 'chat' },
+      { reason: 'ok' }
+    )
     await driver.settled()
     const frames = await collect(sink.subscribe(id))
     assert.lengthOf(resumes, 1)
@@ -100,7 +105,7 @@ test.group('Parking | park atomically, decide once, resume', () => {
     assert.deepInclude(settled.event, { status: 'approved', decidedVia: 'chat', reason: 'ok' })
     assert.equal(settled.event.decidedBy, 'alice')
     await assert.rejects(
-      () => service.approve(id, `${id}.call0`, { principal: alice }),
+      () => parking.decisions.approve(id, `${id}.call0`, { principal: alice }),
       DecisionConflictError
     )
     await sleep(100)
@@ -110,9 +115,9 @@ test.group('Parking | park atomically, decide once, resume', () => {
   test('edited arguments replace the input; reject writes tool-output-denied', async ({
     assert,
   }) => {
-    const { driver, service, sink } = await setupParking({ steps: ['approval'] })
+    const { driver, parking, sink } = await setupParking({ steps: ['approval'] })
     const a = await parked(driver)
-    await service.approve(
+    await parking.decisions.approve(
       a,
       `${a}.call0`,
       { principal: alice },
@@ -124,7 +129,7 @@ test.group('Parking | park atomically, decide once, resume', () => {
     assert.deepEqual(output.event.output.input, { to: 'boss@example.com' })
 
     const b = await parked(driver)
-    await service.reject(b, `${b}.call0`, { principal: alice }, { reason: 'not now' })
+    await parking.decisions.reject(b, `${b}.call0`, { principal: alice }, { reason: 'not now' })
     await driver.settled()
     const rejected = await collect(sink.subscribe(b))
     assert.includeMembers(events(rejected), ['approval-settled', 'tool-output-denied'])
@@ -134,43 +139,56 @@ test.group('Parking | park atomically, decide once, resume', () => {
   test('a question set: answers validated and normalized; defaults fill absent questions', async ({
     assert,
   }) => {
-    const { driver, service, sink, db } = await setupParking({ steps: ['question'] })
+    const { driver, parking, sink, db } = await setupParking({ steps: ['question'] })
     const id = await parked(driver)
     const item = `${id}.call0`
     const before = await snapshot(db)
     await assert.rejects(
-      () => service.answer(id, item, { principal: alice }, { answers: { nope: ['x'] } }),
+      () => parking.decisions.answer(id, item, { principal: alice }, { answers: { nope: ['x'] } }),
       InvalidDecisionError
     )
     await assert.rejects(
       () =>
-        service.answer(id, item, { principal: alice }, { answers: { note: ['x'.repeat(5000)] } }),
+        parking.decisions.answer(
+          id,
+          item,
+          { principal: alice },
+          { answers: { note: ['x'.repeat(5000)] } }
+        ),
       InvalidDecisionError
     )
     await assert.rejects(
-      () => service.answer(id, item, { principal: alice }, { answers: { format: 'pdf' } }),
+      () =>
+        parking.decisions.answer(id, item, { principal: alice }, { answers: { format: 'pdf' } }),
       InvalidDecisionError
     )
     await assert.rejects(
-      () => service.approve(id, item, { principal: alice, via: 'chat' }),
+      () => parking.decisions.approve(id, item, { principal: alice, via: 'chat' }),
       DecisionMismatchError
     )
     // As the AG-UI door's responseSchema says: a value outside the options (no free text), or
     // two values for a single choice, is refused naming the rule, not dropped.
     await assert.rejects(
-      () => service.answer(id, item, { principal: alice }, { answers: { format: ['gif'] } }),
+      () =>
+        parking.decisions.answer(id, item, { principal: alice }, { answers: { format: ['gif'] } }),
       /"answers" fails the "option" rule/
     )
     await assert.rejects(
-      () => service.answer(id, item, { principal: alice }, { answers: { format: ['csv', 'pdf'] } }),
+      () =>
+        parking.decisions.answer(
+          id,
+          item,
+          { principal: alice },
+          { answers: { format: ['csv', 'pdf'] } }
+        ),
       /"answers" fails the "single" rule/
     )
     await assert.rejects(
-      () => service.answer(id, item, { principal: alice }, { answers: {}, extra: 'x' }),
+      () => parking.decisions.answer(id, item, { principal: alice }, { answers: {}, extra: 'x' }),
       /fails the "knownField" rule/
     )
     assert.equal(await snapshot(db), before)
-    await service.answer(
+    await parking.decisions.answer(
       id,
       item,
       { principal: alice },
@@ -188,7 +206,7 @@ test.group('Parking | park atomically, decide once, resume', () => {
 
     // Skipped: no answers, and the agent proceeds on assumptions.
     const skip = await parked(driver)
-    await service.answer(
+    await parking.decisions.answer(
       skip,
       `${skip}.call0`,
       { principal: alice },
@@ -204,16 +222,16 @@ test.group('Parking | park atomically, decide once, resume', () => {
   test('answers to an approval are a mismatch; approve from the admin inbox confirms defaults', async ({
     assert,
   }) => {
-    const { driver, service, sink } = await setupParking({ steps: ['approval'] })
+    const { driver, parking, sink } = await setupParking({ steps: ['approval'] })
     const a = await parked(driver)
     await assert.rejects(
-      () => service.answer(a, `${a}.call0`, { principal: alice }, { answers: {} }),
+      () => parking.decisions.answer(a, `${a}.call0`, { principal: alice }, { answers: {} }),
       DecisionMismatchError
     )
 
     const q = await setupParking({ steps: ['question'] }, {}, false)
     const b = await parked(q.driver)
-    await q.service.approve(b, `${b}.call0`, { principal: alice, via: 'admin' })
+    await q.parking.decisions.approve(b, `${b}.call0`, { principal: alice, via: 'admin' })
     await q.driver.settled()
     const frames = await collect(q.sink.subscribe(b))
     assert.include(textOf(frames), 'Format: pdf.')
@@ -223,34 +241,37 @@ test.group('Parking | park atomically, decide once, resume', () => {
   test('who may decide: the requester, or the role; a stranger gets 404 like a missing item, whoever may see it 403; nothing changes', async ({
     assert,
   }) => {
-    const { driver, service, db } = await setupParking({ steps: ['approval'] })
+    const { driver, parking, db } = await setupParking({ steps: ['approval'] })
     const mine = await parked(driver)
     const before = await snapshot(db)
     // Someone who may neither see nor decide alice's item: the same error as a missing one.
     await assert.rejects(
-      () => service.approve(mine, `${mine}.call0`, { principal: bob }),
+      () => parking.decisions.approve(mine, `${mine}.call0`, { principal: bob }),
       ParkedItemNotFoundError
     )
     await assert.rejects(
-      () => service.reject(mine, `${mine}.call0`, { principal: bob }),
+      () => parking.decisions.reject(mine, `${mine}.call0`, { principal: bob }),
       ParkedItemNotFoundError
     )
     await assert.rejects(
-      () => service.approve(mine, `${mine}.call0`, { principal: null }),
+      () => parking.decisions.approve(mine, `${mine}.call0`, { principal: null }),
       ParkedItemNotFoundError
     )
-    await assert.rejects(() => service.cancel(mine, { principal: bob }), ParkedItemNotFoundError)
     await assert.rejects(
-      () => service.approve(mine, 'no-such-item', { principal: alice }),
+      () => parking.decisions.cancel(mine, { principal: bob }),
+      ParkedItemNotFoundError
+    )
+    await assert.rejects(
+      () => parking.decisions.approve(mine, 'no-such-item', { principal: alice }),
       ParkedItemNotFoundError
     )
     // An admin sees every item: the policy's refusal is 403 for them.
     await assert.rejects(
-      () => service.approve(mine, `${mine}.call0`, { principal: bob, admin: true }),
+      () => parking.decisions.approve(mine, `${mine}.call0`, { principal: bob, admin: true }),
       DecisionForbiddenError
     )
     await assert.rejects(
-      () => service.cancel(mine, { principal: bob, admin: true }),
+      () => parking.decisions.cancel(mine, { principal: bob, admin: true }),
       DecisionForbiddenError
     )
     assert.equal(await snapshot(db), before)
@@ -259,24 +280,24 @@ test.group('Parking | park atomically, decide once, resume', () => {
     const theirs = await parked(roles.driver)
     // Alice's own run: she sees the item, the policy refuses her (no finance role): 403.
     await assert.rejects(
-      () => roles.service.approve(theirs, `${theirs}.call0`, { principal: alice }),
+      () => roles.parking.decisions.approve(theirs, `${theirs}.call0`, { principal: alice }),
       DecisionForbiddenError
     )
     await assert.rejects(
-      () => roles.service.approve(theirs, `${theirs}.call0`, { principal: bob }),
+      () => roles.parking.decisions.approve(theirs, `${theirs}.call0`, { principal: bob }),
       ParkedItemNotFoundError
     )
-    await roles.service.approve(theirs, `${theirs}.call0`, {
+    await roles.parking.decisions.approve(theirs, `${theirs}.call0`, {
       principal: { id: 'carol', roles: ['finance'] },
     })
     // Nothing parked any more: a conflict for its owner, a 404 for a stranger.
     await roles.driver.settled()
     await assert.rejects(
-      () => roles.service.cancel(theirs, { principal: alice }),
+      () => roles.parking.decisions.cancel(theirs, { principal: alice }),
       DecisionConflictError
     )
     await assert.rejects(
-      () => roles.service.cancel(theirs, { principal: bob }),
+      () => roles.parking.decisions.cancel(theirs, { principal: bob }),
       ParkedItemNotFoundError
     )
   })
@@ -284,17 +305,17 @@ test.group('Parking | park atomically, decide once, resume', () => {
   test('after expiresAt: refused as lapsed; the sweeper settles it expired and the run resumes', async ({
     assert,
   }) => {
-    const { driver, service, sink, resumes } = await setupParking({
+    const { driver, parking, sink, resumes } = await setupParking({
       steps: ['approval'],
       expiresInMs: 150,
     })
     const id = await parked(driver)
     await sleep(250)
     await assert.rejects(
-      () => service.approve(id, `${id}.call0`, { principal: alice }),
+      () => parking.decisions.approve(id, `${id}.call0`, { principal: alice }),
       DecisionLapsedError
     )
-    assert.equal(await service.expireLapsed(), 1)
+    assert.equal(await parking.sweeper.expireLapsed(), 1)
     await driver.settled()
     const frames = await collect(sink.subscribe(id))
     const settled = frames.find((f: any) => f.event?.kind === 'approval-settled') as any
@@ -307,18 +328,21 @@ test.group('Parking | park atomically, decide once, resume', () => {
   test('cancel a parked run: a cancelled event, no resume; cancel after a decision conflicts', async ({
     assert,
   }) => {
-    const { driver, service, sink, resumes } = await setupParking({ steps: ['approval'] })
+    const { driver, parking, sink, resumes } = await setupParking({ steps: ['approval'] })
     const id = await parked(driver)
-    await service.cancel(id, { principal: alice })
+    await parking.decisions.cancel(id, { principal: alice })
     const frames = await collect(sink.subscribe(id))
     assert.equal(events(frames).at(-1), 'cancelled')
     await assert.rejects(
-      () => service.approve(id, `${id}.call0`, { principal: alice }),
+      () => parking.decisions.approve(id, `${id}.call0`, { principal: alice }),
       DecisionConflictError
     )
     const other = await parked(driver)
-    await service.approve(other, `${other}.call0`, { principal: alice })
-    await assert.rejects(() => service.cancel(other, { principal: alice }), DecisionConflictError)
+    await parking.decisions.approve(other, `${other}.call0`, { principal: alice })
+    await assert.rejects(
+      () => parking.decisions.cancel(other, { principal: alice }),
+      DecisionConflictError
+    )
     await until(() => resumes.length === 1)
     assert.deepEqual(resumes, [other])
   })
@@ -326,7 +350,7 @@ test.group('Parking | park atomically, decide once, resume', () => {
   test('a child parks two levels down: answered by its own run id; the stream shows it all', async ({
     assert,
   }) => {
-    const { driver, service, sink, db, resumes } = await setupParking({
+    const { driver, parking, sink, db, resumes } = await setupParking({
       steps: ['child'],
       childDepth: 2,
     })
@@ -341,9 +365,9 @@ test.group('Parking | park atomically, decide once, resume', () => {
       .where('run_id', grandchild)
       .first()
     assert.equal(suspension.parent_run_id, `${id}.sub1`)
-    const [pending] = await service.list({ streamRunId: id })
+    const [pending] = await parking.queries.list({ streamRunId: id })
     assert.include(pending, { runId: grandchild, streamRunId: id })
-    await service.approve(grandchild, `${grandchild}.call`, { principal: alice })
+    await parking.decisions.approve(grandchild, `${grandchild}.call`, { principal: alice })
     await driver.settled()
     const frames = await collect(sink.subscribe(id))
     const text = textOf(frames)
@@ -425,9 +449,9 @@ test.group('Parking | park atomically, decide once, resume', () => {
   test('a failed resume ends the segment with an error frame, not a stuck run', async ({
     assert,
   }) => {
-    const { driver, service, sink } = await setupParking({ steps: ['approval'], failAt: 'resume' })
+    const { driver, parking, sink } = await setupParking({ steps: ['approval'], failAt: 'resume' })
     const id = await parked(driver)
-    await service.approve(id, `${id}.call0`, { principal: alice })
+    await parking.decisions.approve(id, `${id}.call0`, { principal: alice })
     await driver.settled()
     const frames = await collect(sink.subscribe(id))
     assert.deepInclude(frames.at(-1) as any, { t: 'error', code: 'run_failed' })
@@ -437,22 +461,24 @@ test.group('Parking | park atomically, decide once, resume', () => {
   test('a decision that lands while no replica resumes: the suspension stays claimable, the sweeper resumes', async ({
     assert,
   }) => {
-    const { driver, service, sink, parking, resumes } = await setupParking({ steps: ['approval'] })
+    const { driver, parking, sink, parkingStore, resumes } = await setupParking({
+      steps: ['approval'],
+    })
     const id = await parked(driver)
     // The deciding replica dies between settling and claiming.
     const tryResume = driver.tryResume.bind(driver)
     driver.tryResume = async () => {
       throw new Error('process died')
     }
-    await service.approve(id, `${id}.call0`, { principal: alice })
+    await parking.decisions.approve(id, `${id}.call0`, { principal: alice })
     driver.tryResume = tryResume
-    assert.equal(await parking.suspensionStatus(id, 1), 'parked')
+    assert.equal(await parkingStore.reads.suspensionStatus(id, 1), 'parked')
     // A replica claimed and died before starting: after its claim lapses, it is claimable again.
-    assert.isNotNull(await parking.claim(id, 1, 'dead-replica', 50))
-    assert.equal(await parking.suspensionStatus(id, 1), 'claimed')
-    assert.equal(await service.resumeReady(), 0)
+    assert.isNotNull(await parkingStore.claims.claim(id, 1, 'dead-replica', 50))
+    assert.equal(await parkingStore.reads.suspensionStatus(id, 1), 'claimed')
+    assert.equal(await parking.sweeper.resumeReady(), 0)
     await sleep(80)
-    assert.equal(await service.resumeReady(), 1)
+    assert.equal(await parking.sweeper.resumeReady(), 1)
     await driver.settled()
     const frames = await collect(sink.subscribe(id))
     assert.include(textOf(frames), 'Sent.')
@@ -464,16 +490,16 @@ test.group('Parking | rows and listing', () => {
   test('a tool-call id reused across iterations gets a new parking row each time', async ({
     assert,
   }) => {
-    const { driver, service, db } = await setupRunner(reusedIdRunner(2))
+    const { driver, parking, db } = await setupRunner(reusedIdRunner(2))
     const id = await parked(driver)
-    await service.approve(id, 'call_1', { principal: alice })
+    await parking.decisions.approve(id, 'call_1', { principal: alice })
     await driver.settled()
     // Two parks used the id now: a decision names its park.
     await assert.rejects(
-      () => service.approve(id, 'call_1', { principal: alice }),
+      () => parking.decisions.approve(id, 'call_1', { principal: alice }),
       DecisionConflictError
     )
-    await service.approve(id, 'call_1', { principal: alice }, { park: 2 })
+    await parking.decisions.approve(id, 'call_1', { principal: alice }, { park: 2 })
     await driver.settled()
     const rows = await db.connection().from('agent_approvals').where('run_id', id).orderBy('park')
     assert.deepEqual(
@@ -488,7 +514,7 @@ test.group('Parking | rows and listing', () => {
   test('list: by thread, by run, all, newest first, paged; decided items in the history', async ({
     assert,
   }) => {
-    const { driver, service } = await setupParking({ steps: ['approval'] })
+    const { driver, parking } = await setupParking({ steps: ['approval'] })
     const ids: string[] = []
     for (let i = 0; i < 5; i++) {
       const id = runId(`list${i}`)
@@ -498,29 +524,29 @@ test.group('Parking | rows and listing', () => {
       ).done
       await sleep(2)
     }
-    assert.lengthOf(await service.list(), 5)
+    assert.lengthOf(await parking.queries.list(), 5)
     assert.deepEqual(
-      (await service.list({ threadId: 'B' })).map((i) => i.runId),
+      (await parking.queries.list({ threadId: 'B' })).map((i) => i.runId),
       [ids[4], ids[3]]
     )
     assert.deepEqual(
-      (await service.list({ runId: ids[1] })).map((i) => i.runId),
+      (await parking.queries.list({ runId: ids[1] })).map((i) => i.runId),
       [ids[1]]
     )
-    const page1 = await service.list({ perPage: 2, page: 1 })
-    const page2 = await service.list({ perPage: 2, page: 2 })
+    const page1 = await parking.queries.list({ perPage: 2, page: 1 })
+    const page2 = await parking.queries.list({ perPage: 2, page: 2 })
     assert.deepEqual(
       [...page1, ...page2].map((i) => i.runId),
       [ids[4], ids[3], ids[2], ids[1]]
     )
-    await service.reject(
+    await parking.decisions.reject(
       ids[0],
       `${ids[0]}.call0`,
       { principal: alice, via: 'admin' },
       { reason: 'no' }
     )
     await driver.settled()
-    const [decided] = await service.list({ status: 'decided' })
+    const [decided] = await parking.queries.list({ status: 'decided' })
     assert.include(decided, {
       runId: ids[0],
       status: 'rejected',
@@ -528,29 +554,34 @@ test.group('Parking | rows and listing', () => {
       decidedVia: 'admin',
       reason: 'no',
     })
-    assert.lengthOf(await service.list(), 4)
+    assert.lengthOf(await parking.queries.list(), 4)
   })
 
   test('an oversized or malformed decision changes no row', async ({ assert }) => {
-    const { driver, service, db } = await setupParking({ steps: ['approval'] })
+    const { driver, parking, db } = await setupParking({ steps: ['approval'] })
     const id = await parked(driver)
     const before = await snapshot(db)
     const item = `${id}.call0`
     await assert.rejects(
       () =>
-        service.approve(id, item, { principal: alice }, { input: { blob: 'x'.repeat(70_000) } }),
+        parking.decisions.approve(
+          id,
+          item,
+          { principal: alice },
+          { input: { blob: 'x'.repeat(70_000) } }
+        ),
       InvalidDecisionError
     )
     await assert.rejects(
-      () => service.approve(id, item, { principal: alice }, { reason: 'x'.repeat(3000) }),
+      () => parking.decisions.approve(id, item, { principal: alice }, { reason: 'x'.repeat(3000) }),
       InvalidDecisionError
     )
     await assert.rejects(
-      () => service.reject(id, item, { principal: alice }, { reason: 42 }),
+      () => parking.decisions.reject(id, item, { principal: alice }, { reason: 42 }),
       InvalidDecisionError
     )
     await assert.rejects(
-      () => service.reject(id, item, { principal: alice }, { input: {} }),
+      () => parking.decisions.reject(id, item, { principal: alice }, { input: {} }),
       DecisionMismatchError
     )
     assert.equal(await snapshot(db), before)
@@ -590,9 +621,9 @@ test.group('Parking | edges', () => {
       principal: alice,
       input: { ask: 'report' },
     })
-    await until(async () => (await stack.service.list({ runId: id })).length === 1)
-    await stack.service.approve(id, 'c1', { principal: alice })
-    assert.equal(await stack.parking.suspensionStatus(id, 1), 'open') // not claimable yet
+    await until(async () => (await stack.parking.queries.list({ runId: id })).length === 1)
+    await stack.parking.decisions.approve(id, 'c1', { principal: alice })
+    assert.equal(await stack.parkingStore.reads.suspensionStatus(id, 1), 'open') // not claimable yet
     decided()
     await done
     await stack.driver.settled()
@@ -603,7 +634,7 @@ test.group('Parking | edges', () => {
   test('purge keeps the stream of a parked run; a late answer after expiry is 410', async ({
     assert,
   }) => {
-    const { driver, service, sink, db } = await setupParking({
+    const { driver, parking, sink, db } = await setupParking({
       steps: ['approval'],
       expiresInMs: 100,
     })
@@ -612,9 +643,9 @@ test.group('Parking | edges', () => {
     assert.equal(await sink.purge({ olderThanMs: 0 }), 0)
     assert.isTrue(await sink.has(id))
     await sleep(150)
-    assert.equal(await service.expireLapsed(), 1)
+    assert.equal(await parking.sweeper.expireLapsed(), 1)
     await assert.rejects(
-      () => service.approve(id, `${id}.call0`, { principal: alice }),
+      () => parking.decisions.approve(id, `${id}.call0`, { principal: alice }),
       DecisionLapsedError
     )
   })
@@ -624,25 +655,25 @@ test.group('Parking | edges', () => {
   }) => {
     const stack = await setupRunner(reusedIdRunner(3))
     const id = await parked(stack.driver)
-    const [first] = await stack.service.list({ runId: id })
+    const [first] = await stack.parking.queries.list({ runId: id })
     assert.equal(first.park, 1)
-    await stack.service.approve(id, 'call_1', { principal: alice }, { park: 1 })
+    await stack.parking.decisions.approve(id, 'call_1', { principal: alice }, { park: 1 })
     await stack.driver.settled()
     // A duplicate of that first approval arrives late: park 2 is untouched.
     await assert.rejects(
-      () => stack.service.approve(id, 'call_1', { principal: alice }, { park: 1 }),
+      () => stack.parking.decisions.approve(id, 'call_1', { principal: alice }, { park: 1 }),
       DecisionConflictError
     )
-    const [second] = await stack.service.list({ runId: id })
+    const [second] = await stack.parking.queries.list({ runId: id })
     assert.include(second, { park: 2, status: 'pending' })
   })
 
   test('cancel by the stream run id when a child parked; every pending call gets its denial', async ({
     assert,
   }) => {
-    const { driver, service, sink, resumes } = await setupParking({ steps: ['child'] })
+    const { driver, parking, sink, resumes } = await setupParking({ steps: ['child'] })
     const id = await parked(driver)
-    await service.cancel(id, { principal: alice })
+    await parking.decisions.cancel(id, { principal: alice })
     const frames = await collect(sink.subscribe(id))
     const denied = frames.filter((f: any) => f.event?.kind === 'tool-output-denied') as any[]
     assert.deepEqual(
@@ -656,7 +687,7 @@ test.group('Parking | edges', () => {
   test('a segment that died before parking: the sweeper abandons its suspension', async ({
     assert,
   }) => {
-    const { sink, parking, service, db } = await setupParking(
+    const { sink, parkingStore, parking, db } = await setupParking(
       {},
       { leaseMs: 200, pollIntervalMs: 50 }
     )
@@ -666,10 +697,10 @@ test.group('Parking | edges', () => {
     writer.release() // the process died mid-segment: no outcome, no end()
     const reading = collect(sink.subscribe(id)) // a reader's replica fails the stream on lease lapse
     assert.deepInclude((await reading).at(-1) as any, { t: 'error', code: 'run_failed' })
-    assert.equal(await parking.abandonOrphans(), 1)
-    assert.equal(await parking.suspensionStatus(id, 1), 'abandoned')
+    assert.equal(await parkingStore.parks.abandonOrphans(), 1)
+    assert.equal(await parkingStore.reads.suspensionStatus(id, 1), 'abandoned')
     const row = await db.connection().from('agent_approvals').where('run_id', id).first()
     assert.equal(row.status, 'cancelled')
-    assert.lengthOf(await service.list({ runId: id }), 0)
+    assert.lengthOf(await parking.queries.list({ runId: id }), 0)
   })
 })

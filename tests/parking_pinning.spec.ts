@@ -155,25 +155,25 @@ test.group('Parking | every decision addresses one park (issue 10, item 11)', ()
     assert.deepEqual(ran, [{ n: 1 }, { n: 2 }])
   })
 
-  test('the parking service API: an unpinned decision or expiry on a reused id is a conflict', async ({
+  test('the parking decisions API: an unpinned decision or expiry on a reused id is a conflict', async ({
     assert,
   }) => {
     const { call, runId, agentStream, db } = await setup()
     await call(`/items/${runId}/call_0/approve`, {})
     await call(`/items/${runId}/q_0/answer`, { answers: { ok: ['yes'] } })
     await agentStream.driver.settled()
-    const service = agentStream.parking
+    const { decisions } = agentStream.parking
     const alice = { principal: { id: 'alice' } }
     const before = await snapshot(db)
-    await assert.rejects(() => service.approve(runId, 'call_0', alice), DecisionConflictError)
-    await assert.rejects(() => service.reject(runId, 'call_0', alice), DecisionConflictError)
+    await assert.rejects(() => decisions.approve(runId, 'call_0', alice), DecisionConflictError)
+    await assert.rejects(() => decisions.reject(runId, 'call_0', alice), DecisionConflictError)
     await assert.rejects(
-      () => service.answer(runId, 'q_0', alice, { answers: {} }),
+      () => decisions.answer(runId, 'q_0', alice, { answers: {} }),
       DecisionConflictError
     )
-    await assert.rejects(() => service.expire(runId, 'call_0'), DecisionConflictError)
+    await assert.rejects(() => decisions.expire(runId, 'call_0'), DecisionConflictError)
     assert.equal(await snapshot(db), before)
-    assert.include(await service.reject(runId, 'call_0', alice, { park: 2 }), {
+    assert.include(await decisions.reject(runId, 'call_0', alice, { park: 2 }), {
       status: 'rejected',
     })
   })

@@ -34,7 +34,7 @@ test.group('Parking across two processes', () => {
     test(`${name}, 50 times: exactly one wins, the agent resumes at most once`, async ({
       assert,
     }) => {
-      const { driver, service, sink, db } = await setupParking({ steps: ['approval'] })
+      const { driver, parking, sink, db } = await setupParking({ steps: ['approval'] })
       const replica = await Replica.start({}, { script: 'parking', agent: { steps: ['approval'] } })
       let cancelledWins = 0
       const wins: Record<string, number> = { approve: 0, reject: 0, cancel: 0 }
@@ -48,8 +48,8 @@ test.group('Parking across two processes', () => {
         const [here, there] = i % 2 === 0 ? [mine, theirs] : [theirs, mine]
         const act = (op: string) =>
           op === 'cancel'
-            ? service.cancel(id, { principal: alice })
-            : service[op as 'approve' | 'reject'](id, item, { principal: alice })
+            ? parking.decisions.cancel(id, { principal: alice })
+            : parking.decisions[op as 'approve' | 'reject'](id, item, { principal: alice })
         const outcomes = await race(() => act(here), replica, {
           op: there,
           runId: id,
@@ -132,7 +132,7 @@ test.group('Parking | a replica dies between deciding and resuming', () => {
     ['after the claim, before the resume', 'claimThenDie', true],
   ] as const) {
     test(`kill -9 ${name}: another replica resumes the run once`, async ({ assert }) => {
-      const { driver, service, sink, parking, resumes } = await setupParking(
+      const { driver, parking, sink, parkingStore, resumes } = await setupParking(
         { steps: ['approval'] },
         { claimLeaseMs: 300 }
       )
@@ -148,12 +148,12 @@ test.group('Parking | a replica dies between deciding and resuming', () => {
       replica.child.send({ id: 1, op, runId: id, itemId: `${id}.call0`, principal: alice })
       await exited
       // Decided (first answer wins, it stands); claimed or not, never half-claimed.
-      assert.equal(await parking.suspensionStatus(id, 1), claimed ? 'claimed' : 'parked')
-      if (claimed) assert.equal(await service.resumeReady(), 0) // the claim has not lapsed yet
+      assert.equal(await parkingStore.reads.suspensionStatus(id, 1), claimed ? 'claimed' : 'parked')
+      if (claimed) assert.equal(await parking.sweeper.resumeReady(), 0) // the claim has not lapsed yet
       await sleep(claimed ? 350 : 0)
-      assert.equal(await service.resumeReady(), 1)
+      assert.equal(await parking.sweeper.resumeReady(), 1)
       await driver.settled()
-      assert.equal(await service.resumeReady(), 0)
+      assert.equal(await parking.sweeper.resumeReady(), 0)
       const frames = await collect(sink.subscribe(id))
       assert.include(textOf(frames), 'Sent.')
       assert.equal(textOf(frames).split('All done.').length - 1, 1)

@@ -121,21 +121,21 @@ test.group('Parking | sibling sub-agents park in one segment (issue 10, item 12)
     assert,
   }) => {
     const resumes: { runId: string; items: [string, string, string][] }[] = []
-    const { driver, service, sink } = await setupRunner(siblings(resumes))
+    const { driver, parking, sink } = await setupRunner(siblings(resumes))
     const id = runId()
     await (
       await driver.start({ runId: id, principal: alice })
     ).done
-    const pending = await service.list({ streamRunId: id })
+    const pending = await parking.queries.list({ streamRunId: id })
     assert.sameMembers(
       pending.map((i) => i.runId),
       [`${id}.c1`, `${id}.c2`]
     )
-    await service.approve(`${id}.c1`, 'c1-call', { principal: alice })
+    await parking.decisions.approve(`${id}.c1`, 'c1-call', { principal: alice })
     await driver.settled()
     await sleep(100)
     assert.lengthOf(resumes, 0, 'resumed while c2 still waits')
-    await service.reject(`${id}.c2`, 'c2-call', { principal: alice })
+    await parking.decisions.reject(`${id}.c2`, 'c2-call', { principal: alice })
     await driver.settled()
     await until(() => resumes.length === 1)
     await sleep(100)
@@ -152,7 +152,7 @@ test.group('Parking | sibling sub-agents park in one segment (issue 10, item 12)
     const frames = await collect(sink.subscribe(id))
     assert.include(frames.at(-1) as any, { t: 'text', v: 'Both done.' })
     // The sweeper finds nothing more to resume.
-    assert.equal(await service.resumeReady(), 0)
+    assert.equal(await parking.sweeper.resumeReady(), 0)
   })
 
   test('one AG-UI resume answering both siblings: one continuation, served whole', async ({
@@ -200,12 +200,12 @@ test.group('Parking | sibling sub-agents park in one segment (issue 10, item 12)
     assert,
   }) => {
     const resumes: { runId: string; items: [string, string, string][] }[] = []
-    const { driver, service, sink, db } = await setupRunner(siblings(resumes))
+    const { driver, parking, sink, db } = await setupRunner(siblings(resumes))
     const id = runId()
     await (
       await driver.start({ runId: id, principal: alice })
     ).done
-    await service.cancel(`${id}.c2`, { principal: alice })
+    await parking.decisions.cancel(`${id}.c2`, { principal: alice })
     const frames = (await collect(sink.subscribe(id))) as any[]
     assert.sameMembers(
       frames.filter((f) => f.event?.kind === 'tool-output-denied').map((f) => f.event.id),
@@ -309,7 +309,7 @@ test.group('Parking | "all" is every item, not a page (issue 10, item 13)', () =
         return { status: 'finished' }
       },
     }
-    const { driver, service, sink } = await setupRunner(runner)
+    const { driver, parking, sink } = await setupRunner(runner)
     const id = runId()
     await (
       await driver.start({ runId: id, principal: alice })
@@ -318,7 +318,7 @@ test.group('Parking | "all" is every item, not a page (issue 10, item 13)', () =
     assert.deepEqual((refused as InvalidFrameError).issues, [
       { field: 'approval', rule: 'maxItemsPerSegment' },
     ])
-    assert.lengthOf(await service.pendingOf(id), max)
+    assert.lengthOf(await parking.queries.pendingOf(id), max)
     const frames = (await collect(sink.subscribe(id))) as any[]
     assert.notInclude(
       frames.map((f) => f.id),

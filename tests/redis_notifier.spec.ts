@@ -5,7 +5,7 @@ import { test } from '@japa/runner'
 import { Redis } from 'ioredis'
 import type { DeliveredFrame } from '../src/core/frames.js'
 import { notifiers } from '../src/follow/notifiers/index.js'
-import { LucidTokenStreamSink } from '../src/sink/lucid_sink.js'
+import { LucidTokenStreamSink, sinkInternals } from '../src/sink/lucid_sink.js'
 import { setupApp } from './helpers/app.js'
 import { resetTables } from './helpers/db.js'
 import {
@@ -106,7 +106,7 @@ test.group('Redis notifier (notifiers.redis())', () => {
     // A settlement appended after the end (as parking does), its COMMIT held back 150 ms:
     // nothing is published before the commit.
     const rev = (await sink.head(id))!.rev + 1
-    const client = sink.store.client
+    const client = sinkInternals(sink).store.client
     const transaction = client.transaction.bind(client)
     let checked = false
     client.transaction = (async (...args: any[]) => {
@@ -182,8 +182,8 @@ test.group('Redis notifier (notifiers.redis())', () => {
     await until(() => textOf(reading.frames) === 'before ', 3000, 'the first frame')
 
     let polls = 0
-    const poll = sink.tail.poll.bind(sink.tail)
-    sink.tail.poll = () => {
+    const poll = sinkInternals(sink).tail.poll.bind(sinkInternals(sink).tail)
+    sinkInternals(sink).tail.poll = () => {
       polls++
       return poll()
     }

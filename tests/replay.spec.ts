@@ -1,5 +1,6 @@
 import { test } from '@japa/runner'
 import { collect, runId, setupSink } from './helpers/sink.js'
+import { sinkInternals } from '../src/sink/lucid_sink.js'
 import { seedStream } from './helpers/seed.js'
 
 test.group('sink.replay', () => {
@@ -81,8 +82,8 @@ test.group('Long reads let the event loop turn', () => {
     const id = runId('growing')
     await seedStream(db, id, 2000, false)
     const limits: number[] = []
-    const page = sink.store.page.bind(sink.store)
-    sink.store.page = (run, fromSeq, limit, maxBytes) => {
+    const page = sinkInternals(sink).reads.page.bind(sinkInternals(sink).reads)
+    sinkInternals(sink).reads.page = (run, fromSeq, limit, maxBytes) => {
       limits.push(limit)
       return page(run, fromSeq, limit, maxBytes)
     }

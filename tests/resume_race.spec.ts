@@ -56,9 +56,9 @@ test.group('A resume racing readers', () => {
     let reads = 0
     for (let round = 1; round <= ROUNDS; round++) {
       const end = (await stack.sink.segmentEnd(runId, (await stack.sink.head(runId))!.lastSeq - 1))!
-      const [item] = await stack.service.list({ streamRunId: runId })
+      const [item] = await stack.parking.queries.list({ streamRunId: runId })
       assert.equal(item.itemId, `call-${round}`)
-      await stack.service.approve(item.runId, item.itemId, { principal: alice })
+      await stack.parking.decisions.approve(item.runId, item.itemId, { principal: alice })
       let reading = true
       const agui = async () => {
         while (reading) {
@@ -66,7 +66,7 @@ test.group('A resume racing readers', () => {
           // synchronously: back to back in one turn, the readers would starve the resume).
           await setImmediate()
           reads++
-          if (!(await streamGoesOn({ parking: stack.service }, runId, end)))
+          if (!(await streamGoesOn({ parking: stack.parking }, runId, end)))
             wrong.push(`AG-UI, round ${round}`)
         }
       }
@@ -88,7 +88,7 @@ test.group('A resume racing readers', () => {
     }
     assert.deepEqual(wrong, [])
     assert.isAbove(reads, ROUNDS * 4)
-    const [last] = await stack.service.list({ streamRunId: runId })
+    const [last] = await stack.parking.queries.list({ streamRunId: runId })
     assert.equal(last.itemId, `call-${ROUNDS + 1}`)
   })
 })

@@ -159,7 +159,7 @@ test.group('Graceful shutdown: a replica drains on SIGTERM', () => {
     const decided = await post(`${replica.url}/items/${parkedRun}/${parkedRun}.call0/approve`, {})
     assert.equal(decided.status, 200)
     const { parking } = other.agentStream
-    assert.equal((await parking.streamAfter(parkedRun))?.suspension, 'parked')
+    assert.equal((await parking.queries.streamAfter(parkedRun))?.suspension, 'parked')
 
     // The run in flight finishes normally within the drain time.
     replica.release()
@@ -173,7 +173,7 @@ test.group('Graceful shutdown: a replica drains on SIGTERM', () => {
     assert.equal(await replica.exited, 0)
 
     // The parked run survived the deploy: another replica resumes it.
-    assert.equal(await parking.resumeReady(), 1)
+    assert.equal(await parking.sweeper.resumeReady(), 1)
     await other.agentStream.driver.settled()
     assert.equal((await other.agentStream.sink.head(parkedRun))?.status, 'ended')
     const frames = []
@@ -197,15 +197,22 @@ test.group('Graceful shutdown: a replica drains on SIGTERM', () => {
     await (await post(`${served.url}/agui`, runInput(`t-${randomUUID()}`, runId))).text()
     await driver.drain(0)
     // Decided while draining: recorded, not claimed here.
-    const [item] = await parking.pendingOf(runId)
-    await parking.approve(runId, item.itemId, { principal: { id: 'alice' }, via: 'api' })
-    assert.equal((await parking.streamAfter(runId))?.suspension, 'parked')
+    const [item] = await parking.queries.pendingOf(runId)
+    await parking.decisions.approve(runId, item.itemId, { principal: { id: 'alice' }, via: 'api' })
+    assert.equal((await parking.queries.streamAfter(runId))?.suspension, 'parked')
     // A claim that landed just before the drain began: the resume gives it back.
-    const claimed = await parking.store.claim(runId, item.park, driver.replicaId, 30_000)
+    const claimed = await driver.parkingStore.claims.claim(
+      runId,
+      item.park,
+      driver.replicaId,
+      30_000
+    )
     assert.isNotNull(claimed)
     assert.isNull(await driver.resume(claimed!))
-    assert.equal((await parking.streamAfter(runId))?.suspension, 'parked')
-    assert.deepEqual(await parking.store.claimCandidates(10), [{ runId, park: item.park }])
+    assert.equal((await parking.queries.streamAfter(runId))?.suspension, 'parked')
+    assert.deepEqual(await driver.parkingStore.claims.claimCandidates(10), [
+      { runId, park: item.park },
+    ])
   })
 
   test('createRuntime: close() drains (503 on both Fetch handlers, then replica_shutdown for a run that does not stop)', async ({

@@ -1,6 +1,8 @@
 import { test } from '@japa/runner'
 import { InvalidCursorError, InvalidFrameError, StreamClosedError } from '../src/errors.js'
 import type { StreamFrame } from '../src/core/frames.js'
+import { LucidTokenStreamSink } from '../src/sink/lucid_sink.js'
+import { connectionConfig, createDatabase, resetTables } from './helpers/db.js'
 import { collect, countRows, runId, setupSink, sleep, textOf } from './helpers/sink.js'
 
 const strip = ({ cursor: _, ...frame }: any) => frame
@@ -210,5 +212,71 @@ test.group('LucidTokenStreamSink | invalid frames', () => {
         assert.throws(() => sink.subscribe('r', { after: bad }), InvalidCursorError.message)
       }
     })
+  })
+})
+
+test.group('LucidTokenStreamSink | parked frames', () => {
+  test('an approval row is written once, with the park it joined: one INSERT, no UPDATE', async ({
+    assert,
+    cleanup,
+  }) => {
+    // `debug` makes Lucid report every statement (its `db:query` event).
+    const statements: string[] = []
+    let recording = false
+    const db = createDatabase({ ...connectionConfig(), debug: true }, (query) => {
+      if (recording) statements.push(query.sql)
+    })
+    await resetTables(db)
+    const parked: number[] = []
+    const sink = new LucidTokenStreamSink(db, {
+      park: async (_trx, _meta, _frame, seq) => {
+        parked.push(seq)
+        return 7
+      },
+    })
+    cleanup(async () => {
+      await sink.shutdown()
+      await db.manager.closeAll()
+    })
+    const id = runId()
+    const writer = await sink.open(id)
+    await writer.write({ t: 'text', v: 'Asking. ' })
+    const approval: StreamFrame = {
+      t: 'approval',
+      runId: id,
+      id: 'call-1',
+      toolName: 'send_email',
+      input: { to: 'team@example.com' },
+    }
+    recording = true
+    try {
+      await writer.write(approval)
+    } finally {
+      recording = false
+    }
+    const frames = statements.filter((sql) => sql.includes('agent_stream_frames'))
+    assert.lengthOf(
+      frames.filter((sql) => /^\s*insert/i.test(sql)),
+      1,
+      frames.join('\n')
+    )
+    assert.lengthOf(
+      frames.filter((sql) => /^\s*update/i.test(sql)),
+      0,
+      frames.join('\n')
+    )
+    await writer.end()
+    const [row] = await db
+      .connection()
+      .from('agent_stream_frames')
+      .where('run_id', id)
+      .where('kind', 'approval')
+    assert.deepEqual(parked, [Number(row.seq)])
+    assert.deepEqual(JSON.parse(row.body), { ...approval, park: 7 })
+    const replayed = (await collect(sink.subscribe(id))).map(strip)
+    assert.deepEqual(replayed, [
+      { t: 'text', v: 'Asking. ' },
+      { ...approval, park: 7 },
+    ])
   })
 })

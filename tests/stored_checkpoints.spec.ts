@@ -25,7 +25,10 @@ const SPACING = { checkpointEvery: 2, storedCheckpointEvery: 8 }
 async function setup(onError?: (error: unknown) => void) {
   const stack = await setupRunner(scriptedAgent(), { onError })
   const newDoor = (options: object = SPACING) =>
-    new AgUiDoor({ ...stack, parking: stack.service, runs: stack.door.runs }, options)
+    new AgUiDoor(
+      { sink: stack.sink, driver: stack.driver, parking: stack.parking, runs: stack.door.runs },
+      options
+    )
   /** What the replays into translators read, in rows (the silent part of a re-attach, up to a cursor). */
   const reads = { rows: 0 }
   const replay = stack.sink.replay.bind(stack.sink)
@@ -244,7 +247,7 @@ test.group('Stored checkpoints: useChat door', () => {
     const depsOf = (checkpoints: UiDoorDeps['checkpoints']): UiDoorDeps => ({
       sink: stack.sink,
       driver: stack.driver,
-      parking: stack.service,
+      parking: stack.parking,
       runs: stack.door.runs,
       options: {},
       checkpoints,

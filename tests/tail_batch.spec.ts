@@ -1,5 +1,5 @@
 import { test } from '@japa/runner'
-import { LucidTokenStreamSink } from '../src/sink/lucid_sink.js'
+import { LucidTokenStreamSink, sinkInternals } from '../src/sink/lucid_sink.js'
 import { DEFAULTS } from '../src/defaults.js'
 import type { StreamFrame } from '../src/core/frames.js'
 import { collect, runId, setupSink, sleep } from './helpers/sink.js'
@@ -14,13 +14,13 @@ async function twoReplicas(options: { windowBytes?: number } = {}) {
   const { sink, db } = await setupSink({ notifier: 'poll', pollIntervalMs: 60_000, ...options })
   const other = new LucidTokenStreamSink(db, { notifier: 'poll', pollIntervalMs: 60_000 })
   const calls = { page: 0, pages: [] as number[] }
-  const page = sink.store.page.bind(sink.store)
-  const pages = sink.store.pages.bind(sink.store)
-  sink.store.page = (...args) => {
+  const page = sinkInternals(sink).reads.page.bind(sinkInternals(sink).reads)
+  const pages = sinkInternals(sink).reads.pages.bind(sinkInternals(sink).reads)
+  sinkInternals(sink).reads.page = (...args) => {
     calls.page++
     return page(...args)
   }
-  sink.store.pages = (requests, ...rest) => {
+  sinkInternals(sink).reads.pages = (requests, ...rest) => {
     calls.pages.push(requests.length)
     return pages(requests, ...rest)
   }
@@ -32,8 +32,8 @@ async function twoReplicas(options: { windowBytes?: number } = {}) {
  * nothing more from the store by itself).
  */
 async function ready(sink: LucidTokenStreamSink, ids: string[]) {
-  await Promise.all(ids.map((id) => sink.tail.follow(id)))
-  for (const id of ids) sink.tail.unfollow(id)
+  await Promise.all(ids.map((id) => sinkInternals(sink).tail.follow(id)))
+  for (const id of ids) sinkInternals(sink).tail.unfollow(id)
   await sleep(20)
 }
 
@@ -55,7 +55,7 @@ test.group('Tail: streams woken together share a read', () => {
         await writer.end()
       })
     )
-    await sink.tail.poll()
+    await sinkInternals(sink).tail.poll()
     const got = await Promise.all(readers)
     for (const [i, frames] of got.entries()) {
       assert.deepEqual(frames.map(strip), [
@@ -94,7 +94,7 @@ test.group('Tail: streams woken together share a read', () => {
     await write(2, { t: 'component', name: 'card', data: { pad: 'x'.repeat(3000) } })
     await write(2, { t: 'component', name: 'card', data: { pad: 'y'.repeat(3000) } })
     for (const writer of writers) await writer.end()
-    await sink.tail.poll()
+    await sinkInternals(sink).tail.poll()
     const got = await Promise.all(readers)
     for (const [i, frames] of got.entries()) assert.deepEqual(frames.map(strip), expected[i])
     assert.deepEqual(calls.pages, [3])
@@ -118,7 +118,7 @@ test.group('Tail: streams woken together share a read', () => {
       }
       await writer.end()
     }
-    const read = await sink.store.pages(
+    const read = await sinkInternals(sink).reads.pages(
       [
         { runId: a, fromSeq: 2 },
         { runId: b, fromSeq: 5 },
@@ -137,7 +137,7 @@ test.group('Tail: streams woken together share a read', () => {
     assert.isFalse(read.has(c))
     // Rows over the per-row share (2000 / 4 rows) but within the budget: their bodies come in a
     // second read.
-    const roomy = await sink.store.pages([{ runId: c, fromSeq: 4 }], 4, 2000)
+    const roomy = await sinkInternals(sink).reads.pages([{ runId: c, fromSeq: 4 }], 4, 2000)
     assert.deepEqual(
       roomy.get(c)!.rows.map((row) => (row.kind === 'end' ? 'end' : JSON.parse(row.body).data.n)),
       [4, 5, 'end']
@@ -160,9 +160,9 @@ test.group('Tail: streams woken together share a read', () => {
     for (let n = 0; n < 10; n++) frames.push({ t: 'component', name: 'row', data: { n } })
     for (const frame of frames) await writer.write(frame)
     await writer.end()
-    await sink.tail.poll()
+    await sinkInternals(sink).tail.poll()
     assert.deepEqual((await reader).map(strip), frames)
-    const page = await sink.store.page(id, 0, 4, 1_000_000)
+    const page = await sinkInternals(sink).reads.page(id, 0, 4, 1_000_000)
     assert.deepEqual(
       page.rows.map((row) => row.seq),
       [1, 2, 3, 4]
@@ -176,8 +176,8 @@ test.group('Tail: streams woken together share a read', () => {
   }) => {
     const { sink, db } = await setupSink({ notifier: 'poll', pollIntervalMs: 60_000 })
     const sizes: number[] = []
-    const pages = sink.store.pages.bind(sink.store)
-    sink.store.pages = (requests, ...rest) => {
+    const pages = sinkInternals(sink).reads.pages.bind(sinkInternals(sink).reads)
+    sinkInternals(sink).reads.pages = (requests, ...rest) => {
       sizes.push(requests.length)
       return pages(requests, ...rest)
     }
@@ -217,7 +217,7 @@ test.group('Tail: streams woken together share a read', () => {
       ended_at: null,
     }))
     await insert('agent_stream_frames', (id) => row(id, 1))
-    for (const id of ids) await sink.tail.follow(id)
+    for (const id of ids) await sinkInternals(sink).tail.follow(id)
     // Another replica writes a row to each; the writer of the first one died (its lease lapsed).
     await insert('agent_stream_frames', (id) => row(id, 2))
     await db.from('agent_streams').update({ last_seq: 2, rev: 2 })
@@ -226,14 +226,14 @@ test.group('Tail: streams woken together share a read', () => {
       .where('run_id', ids[0])
       .update({ lease_expires_at: at - 1 })
     sizes.length = 0
-    await sink.tail.poll()
+    await sinkInternals(sink).tail.poll()
     assert.deepEqual(sizes, [...Array.from({ length: 11 }, () => 100)])
     // Each got its new row (the lapsed one also its failure: an error frame and an end).
-    for (const id of ids.slice(1)) assert.equal(sink.tail.windowLength(id), 1, id)
-    assert.equal(sink.tail.windowLength(ids[0]), 3)
+    for (const id of ids.slice(1)) assert.equal(sinkInternals(sink).tail.windowLength(id), 1, id)
+    assert.equal(sinkInternals(sink).tail.windowLength(ids[0]), 3)
     const lapsed = await db.from('agent_streams').where('run_id', ids[0]).first()
     assert.equal(lapsed.status, 'failed')
-    for (const id of ids) sink.tail.unfollow(id)
+    for (const id of ids) sinkInternals(sink).tail.unfollow(id)
     await db.from('agent_streams').update({ status: 'ended', lease_expires_at: null })
   }).timeout(120_000)
 })

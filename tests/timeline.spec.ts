@@ -2,7 +2,7 @@ import { test } from '@japa/runner'
 import { DateTime } from 'luxon'
 import type { StreamFrame } from '../src/core/frames.js'
 import { renderTimeline, svgText, timelineModel } from '../src/http/admin/timeline.js'
-import type { PendingItem } from '../src/parking/types.js'
+import type { ParkedItem } from '../src/parking/types.js'
 import { APPENDED_END, type StoredRow } from '../src/store/rows.js'
 import type { RunStory } from '../src/story/index.js'
 
@@ -12,7 +12,7 @@ const iso = (ms: number) => DateTime.fromMillis(ms).toUTC().toISO()!
 /** A story from rows given as `[at, frame | 'end' | 'appended' | text]`. */
 function story(
   rows: [number, StreamFrame | 'end' | 'appended' | string][],
-  parked: PendingItem[] = [],
+  parked: ParkedItem[] = [],
   status: 'open' | 'ended' | 'failed' = 'ended'
 ): RunStory {
   const stored: StoredRow[] = rows.map(([at, value], index) => {
@@ -57,7 +57,7 @@ const approval = (runId: string, itemId: string, asked: number, decided: number 
     decidedBy: decided === null ? null : 'bob',
     decidedVia: decided === null ? null : 'chat',
     decidedAt: decided === null ? null : iso(T0 + decided),
-  }) satisfies PendingItem
+  }) satisfies ParkedItem
 
 const event = (e: any): StreamFrame => ({ t: 'event', event: e })
 

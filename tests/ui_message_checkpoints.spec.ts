@@ -24,7 +24,7 @@ function depsOf(stack: Stack, checkpoints?: TranslatorCheckpoints<string>): UiDo
   return {
     sink: stack.sink,
     driver: stack.driver,
-    parking: stack.service,
+    parking: stack.parking,
     runs: stack.door.runs,
     options: {},
     checkpoints,

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai'
 import type { AgentRunner } from '../src/runner/contract.js'
 import { createUiMessageFetchHandler } from '../src/http/ui_message_fetch_handler.js'
-import type { ParkingService } from '../src/parking/service.js'
+import type { Parking } from '../src/parking/parking.js'
 import { scriptedAgent, type ScriptedAgentOptions } from '../src/testing/scripted_agent.js'
 import { resetTables } from './helpers/db.js'
 import { serveRuntime } from './helpers/fetch_node.js'
@@ -13,7 +13,7 @@ import { headlessChat, textOf, toolParts } from './helpers/ui_chat.js'
 /** A served useChat door: where its routes are, and how a decision is made elsewhere. */
 interface Door {
   base: string
-  parking: ParkingService
+  parking: Parking
   /** Decide the stream's pending approval elsewhere (not through the chat). */
   decide: (streamRunId: string, action: 'approve' | 'reject') => Promise<void>
 }
@@ -60,7 +60,7 @@ async function adonisDoor(options: Options): Promise<Door> {
     base: url,
     parking: agentStream.parking,
     async decide(streamRunId, action) {
-      const [item] = await agentStream.parking.pendingOf(streamRunId)
+      const [item] = await agentStream.parking.queries.pendingOf(streamRunId)
       const answer = await request('POST', `/items/${item.runId}/${item.itemId}/${action}`, {})
       if (answer.status !== 200) throw new Error(`the decision API answered ${answer.status}`)
     },
@@ -76,15 +76,16 @@ async function fetchDoor(
     createUiMessageFetchHandler(runtime.uiMessage, { basePath: '/agent', principal })
   )
   cleanup(served.close)
-  const parking = served.runtime.service
+  const parking = served.runtime.parking
   return {
     base: `${served.url}/agent`,
     parking,
     async decide(streamRunId, action) {
-      const [item] = await parking.pendingOf(streamRunId)
+      const [item] = await parking.queries.pendingOf(streamRunId)
       const decider = { principal: { id: 'alice' }, via: 'admin' }
-      if (action === 'approve') await parking.approve(item.runId, item.itemId, decider, {})
-      else await parking.reject(item.runId, item.itemId, decider, {})
+      if (action === 'approve')
+        await parking.decisions.approve(item.runId, item.itemId, decider, {})
+      else await parking.decisions.reject(item.runId, item.itemId, decider, {})
     },
   }
 }
@@ -112,7 +113,7 @@ for (const transport of transports) {
       assert.equal(toolParts((await other.resume())!)[0].state, 'approval-requested')
       const unchanged = await other.continue()
       assert.equal(toolParts(unchanged)[0].state, 'approval-requested')
-      assert.lengthOf(await door.parking.pendingOf(asked.id), 1)
+      assert.lengthOf(await door.parking.queries.pendingOf(asked.id), 1)
       await door.decide(asked.id, 'approve')
 
       // The page still shows its buttons and clicks Approve: the answer is the turn's
@@ -125,7 +126,7 @@ for (const transport of transports) {
       assert.deepEqual(call.output.sent, true)
       assert.equal(textOf(done), 'Sent. All done.')
       // Decided once, by the decision made first.
-      const [item] = await door.parking.list({ status: 'decided', streamRunId: asked.id })
+      const [item] = await door.parking.queries.list({ status: 'decided', streamRunId: asked.id })
       assert.equal(item.status, 'approved')
       assert.notEqual(item.decidedVia, 'chat')
 
@@ -152,7 +153,7 @@ for (const transport of transports) {
       assert.equal(call.state, 'output-denied')
       assert.isFalse(call.approval.approved)
       assert.equal(textOf(done), 'Not sent (rejected). All done.')
-      const [item] = await door.parking.list({ status: 'decided', streamRunId: asked.id })
+      const [item] = await door.parking.queries.list({ status: 'decided', streamRunId: asked.id })
       assert.equal(item.status, 'rejected')
       // The same click sent again (a retry): the same answer, nothing changes.
       const again = structuredClone(page.messages)
@@ -162,7 +163,10 @@ for (const transport of transports) {
       page.messages.splice(0, page.messages.length, ...again)
       const twice = await page.continue()
       assert.equal(toolParts(twice)[0].state, 'output-denied')
-      assert.lengthOf(await door.parking.list({ status: 'decided', streamRunId: asked.id }), 1)
+      assert.lengthOf(
+        await door.parking.queries.list({ status: 'decided', streamRunId: asked.id }),
+        1
+      )
     })
 
     test('a question set answered elsewhere: the page answers too and sees the first answers', async ({
@@ -172,8 +176,8 @@ for (const transport of transports) {
       const door = await transport.open({ steps: ['question'] }, cleanup)
       const page = headlessChat(door.base, `chat-${randomUUID()}`)
       const asked = await page.send('go')
-      const [item] = await door.parking.pendingOf(asked.id)
-      await door.parking.answer(
+      const [item] = await door.parking.queries.pendingOf(asked.id)
+      await door.parking.decisions.answer(
         item.runId,
         item.itemId,
         { principal: { id: 'alice' }, via: 'admin' },
@@ -225,7 +229,7 @@ for (const transport of transports) {
       })
       assert.equal(early.status, 410)
       assert.equal(((await early.json()) as { code: string }).code, 'E_DECISION_LAPSED')
-      assert.equal(await door.parking.expireLapsed(), 1)
+      assert.equal(await door.parking.sweeper.expireLapsed(), 1)
       // Settled by the expiry: the click's answer is that outcome and the rest of the turn.
       const done = await page.answerApprovals(true)
       const [call] = toolParts(done)

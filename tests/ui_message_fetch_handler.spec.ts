@@ -5,6 +5,7 @@ import { createUiMessageFetchHandler } from '../src/http/ui_message_fetch_handle
 import { scriptedAgent, type ScriptedAgentOptions } from '../src/testing/scripted_agent.js'
 import { serveRuntime } from './helpers/fetch_node.js'
 import { headlessChat, textOf, toolParts } from './helpers/ui_chat.js'
+import { sinkInternals } from '../src/sink/lucid_sink.js'
 
 const MAX_BODY = 16_384
 
@@ -83,7 +84,7 @@ test.group('useChat door outside AdonisJS: the Fetch-API handler on node:http', 
     assert.equal(done.id, asked.id)
     assert.equal(toolParts(done)[1].state, 'output-available')
     assert.equal(textOf(done), 'Revenue was 42. Sent. All done.')
-    const [item] = await runtime.service.list({ status: 'decided', streamRunId: asked.id })
+    const [item] = await runtime.parking.queries.list({ status: 'decided', streamRunId: asked.id })
     assert.equal(item.status, 'approved')
     assert.equal(item.decidedBy, 'alice')
     // Finished: nothing to resume (204).
@@ -288,8 +289,8 @@ test.group('useChat door outside AdonisJS: the Fetch-API handler on node:http', 
 
     // Nothing changed: the same turn, still waiting, nothing decided, no other chat started.
     assert.deepEqual(await runtime.uiMessage.runs.latest(chatId), runsBefore)
-    assert.lengthOf(await runtime.service.pendingOf(asked.id), 1)
-    assert.lengthOf(await runtime.service.list({ status: 'decided' }), 0)
+    assert.lengthOf(await runtime.parking.queries.pendingOf(asked.id), 1)
+    assert.lengthOf(await runtime.parking.queries.list({ status: 'decided' }), 0)
     assert.isNull(await runtime.uiMessage.runs.latest(big.id))
     const again = await chat.resume()
     assert.equal(toolParts(again!)[0].state, 'approval-requested')
@@ -313,11 +314,14 @@ test.group('useChat door outside AdonisJS: the Fetch-API handler on node:http', 
     const reader = stream!.getReader()
     let first = await reader.read()
     while (!first.done && first.value.type !== 'text-delta') first = await reader.read()
-    await until(() => runtime.sink.tail.followed > 0, 'the live reader to follow the stream')
+    await until(
+      () => sinkInternals(runtime.sink).tail.followed > 0,
+      'the live reader to follow the stream'
+    )
     controller.abort()
     await reader.cancel().catch(() => {})
     // Both readers are gone from the server while the run still writes.
-    await until(() => runtime.sink.tail.followed === 0, 'the readers to end')
+    await until(() => sinkInternals(runtime.sink).tail.followed === 0, 'the readers to end')
     assert.equal((await runtime.sink.head(drop))?.status, 'open')
     // Once the run ends there is nothing to resume.
     await runtime.driver.settled()

@@ -121,7 +121,10 @@ test.group('useChat door over HTTP with the AI SDK client', () => {
     assert.deepEqual(sent.output.sent, true)
     assert.equal(textOf(done), 'Sent. All done.')
     // The item is decided once, via the chat, by alice.
-    const [item] = await agentStream.parking.list({ status: 'decided', streamRunId: asked.id })
+    const [item] = await agentStream.parking.queries.list({
+      status: 'decided',
+      streamRunId: asked.id,
+    })
     assert.equal(item.status, 'approved')
     assert.equal(item.decidedVia, 'chat')
     assert.equal(item.decidedBy, 'alice')
@@ -143,7 +146,10 @@ test.group('useChat door over HTTP with the AI SDK client', () => {
     })
     assert.notDeepInclude(chunks, { type: 'tool-output-denied', toolCallId: call.toolCallId })
     assert.deepEqual(chunks.slice(-2), [{ type: 'finish', finishReason: 'stop' }, '[DONE]'])
-    const decided = await agentStream.parking.list({ status: 'decided', streamRunId: asked.id })
+    const decided = await agentStream.parking.queries.list({
+      status: 'decided',
+      streamRunId: asked.id,
+    })
     assert.deepEqual(
       decided.map((i) => [i.status, i.decidedVia]),
       [['approved', 'chat']]
@@ -196,11 +202,11 @@ test.group('useChat door over HTTP with the AI SDK client', () => {
     assert.equal(bad.status, 400)
     assert.equal(bad.json.code, 'invalid_input')
     assert.notInclude(bad.text, 'a/b')
-    assert.lengthOf(await agentStream.parking.list({ status: 'decided' }), 0)
+    assert.lengthOf(await agentStream.parking.queries.list({ status: 'decided' }), 0)
 
     // Decided elsewhere first (the decision API): no conflict for the chat, its answer is the
     // turn from the ask on, with the decision made first (rejected), not the page's.
-    const [item] = await agentStream.parking.pendingOf(asked.id)
+    const [item] = await agentStream.parking.queries.pendingOf(asked.id)
     const api = await request('POST', `/items/${item.runId}/${item.itemId}/reject`, {})
     assert.equal(api.status, 200)
     const late = await request('POST', '/chat', { id: chatId, messages: answered })
@@ -212,7 +218,10 @@ test.group('useChat door over HTTP with the AI SDK client', () => {
       approved: false,
     })
     assert.deepInclude(chunks, { type: 'tool-output-denied', toolCallId: part.toolCallId })
-    const [decided] = await agentStream.parking.list({ status: 'decided', streamRunId: asked.id })
+    const [decided] = await agentStream.parking.queries.list({
+      status: 'decided',
+      streamRunId: asked.id,
+    })
     assert.equal(decided.status, 'rejected')
     assert.equal(decided.decidedVia, 'api')
   })

@@ -113,7 +113,7 @@ async function decideElsewhere(
   action: 'approve' | 'reject'
 ) {
   const streamRunId = (await lastAssistant(page).getAttribute('data-id'))!
-  const [item] = await served.agentStream.parking.pendingOf(streamRunId)
+  const [item] = await served.agentStream.parking.queries.pendingOf(streamRunId)
   const answer = await jsonClient(served.url)(
     'POST',
     `/items/${item.runId}/${item.itemId}/${action}`,
@@ -238,7 +238,7 @@ test.group('useChat page in Chromium', () => {
       await lastAssistant(page).locator('.tool[data-state=output-denied] em').textContent(),
       'denied'
     )
-    const decided = await served.agentStream.parking.list({ status: 'decided' })
+    const decided = await served.agentStream.parking.queries.list({ status: 'decided' })
     assert.deepEqual(
       decided.map((item) => [item.status, item.decidedVia]),
       [
@@ -262,7 +262,7 @@ test.group('useChat page in Chromium', () => {
     await lastAssistant(page).locator('.text', { hasText: 'All done.' }).waitFor()
     assert.equal(await textOf(page), 'Revenue was 42. Sent. All done.')
     assert.lengthOf(await page.getByRole('button', { name: 'Approve' }).all(), 0)
-    const [item] = await served.agentStream.parking.list({ status: 'decided' })
+    const [item] = await served.agentStream.parking.queries.list({ status: 'decided' })
     assert.equal(item.decidedVia, 'api')
     await noError(assert, page, errors)
   }).timeout(60_000)

@@ -100,7 +100,7 @@ test.group('The package pages in an AdonisJS web app (Chromium)', () => {
     await page.getByRole('button', { name: /Approve/ }).click()
     await page.getByRole('status').filter({ hasText: 'Approved' }).waitFor()
     await agentStream.driver.settled()
-    const [item] = await agentStream.parking.list({ streamRunId: runId, status: 'decided' })
+    const [item] = await agentStream.parking.queries.list({ streamRunId: runId, status: 'decided' })
     assert.equal(item?.status, 'approved')
   }).timeout(90_000)
 
@@ -133,7 +133,7 @@ test.group('The package pages in an AdonisJS web app (Chromium)', () => {
       await page.locator('#back-to-item').click()
       await page.locator('article.item').waitFor()
     }
-    const [item] = await agentStream.parking.list({ streamRunId: runId })
+    const [item] = await agentStream.parking.queries.list({ streamRunId: runId })
     assert.equal(item.status, 'pending')
   }).timeout(90_000)
 

@@ -1,7 +1,7 @@
 import { parseCursor, type Cursor } from '../core/cursor.js'
 import type { DeliveredFrame } from '../core/frames.js'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
-import type { SegmentEnd, SupersededFrame } from '../sink/replay.js'
+import type { SegmentEnd, SupersededFrame } from '../sink/read_path.js'
 import { rowFingerprint, type Checkpointable, type TranslatorCheckpoints } from './store.js'
 import { CheckpointTrail } from './trail.js'
 

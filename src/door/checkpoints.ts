@@ -1,5 +1,5 @@
 import { StoredCheckpoints, TranslatorCheckpoints, type StateCodec } from '../checkpoints/index.js'
-import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
+import { sinkInternals, type LucidTokenStreamSink } from '../sink/lucid_sink.js'
 import { CheckpointRows } from '../store/checkpoint_rows.js'
 
 /** How a door's translator state is stored: the door's name (part of the stored key) and codec. */
@@ -37,7 +37,7 @@ export function doorCheckpoints<S>(
   const checkpoints = new TranslatorCheckpoints<S>(settings.checkpointEvery)
   if (settings.storedCheckpointEvery !== 0) {
     checkpoints.stored = new StoredCheckpoints(
-      new CheckpointRows(() => sink.client, sink.tables),
+      new CheckpointRows(() => sinkInternals(sink).client, sink.tables),
       state.codec,
       state.door,
       { every: settings.storedCheckpointEvery, onError: sink.onError }

@@ -1,15 +1,15 @@
 import type { TranslatorCheckpoints } from '../checkpoints/index.js'
-import type { ParkingService } from '../parking/service.js'
+import type { Parking } from '../parking/parking.js'
 import type { RunDriver } from '../runner/driver.js'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
 import type { AgUiRunStore } from '../store/door_runs.js'
 import { doorCheckpoints, type CheckpointSettings, type DoorState } from './checkpoints.js'
 
-/** The layers every door stands on: the sink, the run driver, the parking service, the run rows. */
+/** The layers every door stands on: the sink, the run driver, parking, the run rows. */
 export interface DoorCore {
   sink: LucidTokenStreamSink
   driver: RunDriver
-  parking: ParkingService
+  parking: Parking
   /** The run rows the doors share (`src/store/door_runs.ts`). */
   runs: AgUiRunStore
 }
@@ -48,7 +48,7 @@ export function doorDeps<O extends CheckpointSettings, S>(
 export abstract class DoorBase<O, S, D extends DoorDeps<O, S> = DoorDeps<O, S>> {
   readonly sink: LucidTokenStreamSink
   readonly driver: RunDriver
-  readonly parking: ParkingService
+  readonly parking: Parking
   readonly runs: AgUiRunStore
   readonly options: O
   protected readonly deps: D

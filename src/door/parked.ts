@@ -1,14 +1,18 @@
 import type { Principal } from '../core/run.js'
-import type { ParkingService } from '../parking/service.js'
-import type { PendingItem } from '../parking/types.js'
+import type { Parking } from '../parking/parking.js'
+import type { ParkedItem } from '../parking/types.js'
 
 /**
- * What every door asks of the parking service to decide: a stream's open items, and the
- * decisions a person gives through a door (`via: 'chat'`). The parking service enforces its
- * rules (decide once, lapsed, approver).
+ * What every door asks of parking to decide: a stream's open items, and the decisions a person
+ * gives through a door (`via: 'chat'`). Parking's decisions enforce their rules (decide once,
+ * lapsed, approver).
  */
 
-type Parking = Pick<ParkingService, 'pendingOf' | 'approve' | 'reject' | 'answer' | 'expire'>
+/** The parts of parking a door decides through. */
+interface DoorParking {
+  queries: Pick<Parking['queries'], 'pendingOf'>
+  decisions: Pick<Parking['decisions'], 'approve' | 'reject' | 'answer' | 'expire'>
+}
 
 /**
  * Every item a stream waits for (approvals and question sets, all of them, never a page): what
@@ -16,10 +20,10 @@ type Parking = Pick<ParkingService, 'pendingOf' | 'approve' | 'reject' | 'answer
  * must answer.
  */
 export function openItems(
-  deps: { parking: Pick<Parking, 'pendingOf'> },
+  deps: { parking: Pick<DoorParking, 'queries'> },
   streamRunId: string
-): Promise<PendingItem[]> {
-  return deps.parking.pendingOf(streamRunId)
+): Promise<ParkedItem[]> {
+  return deps.parking.queries.pendingOf(streamRunId)
 }
 
 /** Where a parked item is: its run, its id, the park it belongs to. */
@@ -31,24 +35,24 @@ export interface ParkedRef {
 
 /**
  * A decision a person gives through a door: approve or reject an approval, answer a question
- * set (the body as the parking service takes it, with the item's `park`), or settle a lapsed item
- * as expired (as the sweeper would).
+ * set (the body as parking's decisions take it; the item's `park` is added), or settle a lapsed
+ * item as expired (as the sweeper would).
  */
 export type DoorDecision =
   { verb: 'approve' | 'reject' | 'answer'; body: Record<string, unknown> } | { verb: 'expire' }
 
 /** Apply `decision` to the parked item `ref` as `principal`, through a door (`via: 'chat'`). */
 export function applyDecision(
-  deps: { parking: Parking },
+  deps: { parking: DoorParking },
   ref: ParkedRef,
   principal: Principal | null,
   decision: DoorDecision
 ): Promise<unknown> {
-  const { parking } = deps
-  if (decision.verb === 'expire') return parking.expire(ref.runId, ref.itemId, ref.park)
+  const { decisions } = deps.parking
+  if (decision.verb === 'expire') return decisions.expire(ref.runId, ref.itemId, ref.park)
   const decider = { principal, via: 'chat' }
   const body = { ...decision.body, park: ref.park }
-  if (decision.verb === 'approve') return parking.approve(ref.runId, ref.itemId, decider, body)
-  if (decision.verb === 'reject') return parking.reject(ref.runId, ref.itemId, decider, body)
-  return parking.answer(ref.runId, ref.itemId, decider, body)
+  if (decision.verb === 'approve') return decisions.approve(ref.runId, ref.itemId, decider, body)
+  if (decision.verb === 'reject') return decisions.reject(ref.runId, ref.itemId, decider, body)
+  return decisions.answer(ref.runId, ref.itemId, decider, body)
 }

@@ -1,7 +1,7 @@
 import type { Cursor } from '../core/cursor.js'
 import type { CheckpointTrail, ReplayItem } from '../checkpoints/index.js'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
-import { positionOf } from '../sink/replay.js'
+import { positionOf } from '../sink/read_path.js'
 import type { SentEvent } from './reply.js'
 
 /** One item's events, and whether they end what is served. */

@@ -1,8 +1,8 @@
-import type { ParkingService } from '../parking/service.js'
+import type { Parking } from '../parking/parking.js'
 
 /**
  * A stream as the parking service reads it after a segment end, in one snapshot
- * (`ParkingService.streamAfter`): its row's status, the next segment end after the one asked
+ * (`ParkingQueries.streamAfter`): its row's status, the next segment end after the one asked
  * about, its newest suspension's status and how many items it waits for.
  */
 export interface StreamAfterEnd {
@@ -42,17 +42,17 @@ export function afterSegmentEnd(after: StreamAfterEnd | null): SegmentEndVerdict
  * `end`: after its newest one), with the stream's row as read in the same snapshot.
  */
 export async function readAfterSegmentEnd(
-  deps: { parking: Pick<ParkingService, 'streamAfter'> },
+  deps: { parking: { queries: Pick<Parking['queries'], 'streamAfter'> } },
   streamRunId: string,
   end?: number
 ) {
-  const after = await deps.parking.streamAfter(streamRunId, end)
+  const after = await deps.parking.queries.streamAfter(streamRunId, end)
   return { verdict: afterSegmentEnd(after), after }
 }
 
 /** Whether the stream goes on after the segment that ended at `end` (`goes-on`). */
 export async function streamGoesOn(
-  deps: { parking: Pick<ParkingService, 'streamAfter'> },
+  deps: { parking: { queries: Pick<Parking['queries'], 'streamAfter'> } },
   streamRunId: string,
   end: number
 ) {

@@ -1,7 +1,7 @@
 import { compareCursors, type Cursor } from '../core/cursor.js'
 import { codePointStart } from '../core/text.js'
 import type { StreamFrame } from '../core/frames.js'
-import { APPENDED_END, type RowKind, type StoredRow } from '../store/stream_store.js'
+import { APPENDED_END, type RowKind, type StoredRow } from '../store/rows.js'
 
 /**
  * One piece of a stream as readers receive it: a stored row, the part of a text row that grew,

@@ -1,17 +1,14 @@
-import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { StreamFrame } from '../core/frames.js'
-import type { CommitResult, StreamStore } from '../store/stream_store.js'
-import { DEFAULTS } from '../defaults.js'
+import type { CommitResult } from '../store/append_plan.js'
+import type { StreamState } from '../store/rows.js'
+import type { StreamReads } from '../store/stream_reads.js'
+import { nowMs } from '../store/sql.js'
 import { Feed } from './feed.js'
 import type { Notifier } from './notifiers/notifier.js'
+import { NotifierLifecycle } from './notifier_lifecycle.js'
+import { TailReads, type Woken } from './tail_reads.js'
 
-/** A followed stream to read up to a revision. */
-interface Woken {
-  runId: string
-  feed: Feed
-  rev: number
-}
-
+/** How a tail follows: its feeds' windows, its reads, and what it does with lapsed leases. */
 export interface TailOptions {
   /** Deliveries kept per followed stream for readers that keep up. */
   windowSize: number
@@ -33,36 +30,41 @@ export interface TailOptions {
 /**
  * The ONE tail reader of a replica. It follows every stream that has a reader on this replica,
  * and reads the store once per change of a stream however many readers it has, so database reads
- * do not grow with readers (DESIGN.md section 3, `follow`).
+ * do not grow with readers (its reads: {@link TailReads}).
  *
  * Wake-ups: a local writer hands its committed rows over right after the commit (no read at
  * all); {@link Notifier}s wake it for commits on other replicas: PostgreSQL LISTEN/NOTIFY, and a
  * poll of the heads of all followed streams in one query (`resync`), the fallback and the safety
- * net, which also finds writers whose lease lapsed. No timer runs while nothing is followed.
+ * net, which also finds writers whose lease lapsed. No timer runs while nothing is followed
+ * ({@link NotifierLifecycle}).
  */
 export class Tail {
   #feeds = new Map<string, Feed>()
-  #refreshing = new Map<string, Promise<void>>()
-  #dirty = new Set<string>()
+  #store: StreamReads
+  #reads: TailReads
+  #notifiers: NotifierLifecycle
   /** Streams woken with a newer rev since the last turn of the event loop, and that rev. */
   #due = new Map<string, number>()
   #polling: Promise<void> | null = null
-  /** Notifiers started, and the linger timers of those outliving the last followed stream. */
-  #started = new Set<Notifier>()
-  #linger = new Map<Notifier, NodeJS.Timeout>()
   #closed = false
   /** Local commits in flight per stream, and the highest rev notified meanwhile. */
   #inflight = new Map<string, { count: number; rev: number }>()
-  /** When a read of this tail last failed (epoch milliseconds). */
-  #failedAt = Number.NEGATIVE_INFINITY
   /** Told of every stream this replica hears about (see {@link observe}). */
   #observers = new Set<(runId: string) => void>()
 
   constructor(
-    readonly store: StreamStore,
+    store: StreamReads,
     readonly notifiers: Notifier[],
     readonly options: TailOptions
-  ) {}
+  ) {
+    this.#store = store
+    this.#reads = new TailReads(store, this.#feeds, options)
+    this.#notifiers = new NotifierLifecycle(notifiers, {
+      wake: (runId, rev) => this.wake(runId, rev),
+      // Time to poll, or a reconnected listener that may have missed notifications.
+      resync: () => void this.poll().catch(() => {}),
+    })
+  }
 
   /** Start following a stream (or join its feed). Pair every call with {@link unfollow}. */
   async follow(runId: string): Promise<Feed> {
@@ -74,7 +76,7 @@ export class Tail {
       created.ready = (async () => {
         // Head first, then the last row: the rev can only be older than the rows read, which
         // costs one extra read later, never a missed row.
-        const heads = await this.store.heads([runId])
+        const heads = await this.#store.heads([runId])
         const head = heads.get(runId)
         if (!head) {
           created.missing = true
@@ -82,9 +84,9 @@ export class Tail {
           return
         }
         created.rev = head.rev
-        created.reset(await this.store.lastRow(runId), head.status)
+        created.reset(await this.#store.lastRow(runId), head.status)
       })()
-      this.#ensureRunning()
+      if (!this.#closed) this.#notifiers.start()
     }
     feed.refs++
     try {
@@ -96,26 +98,12 @@ export class Tail {
     return feed
   }
 
+  /** Stop following a stream (its feed goes once its last reader left). */
   unfollow(runId: string) {
     const feed = this.#feeds.get(runId)
     if (!feed) return
     if (--feed.refs <= 0) this.#feeds.delete(runId)
-    if (this.#feeds.size === 0) {
-      // A notifier holding a connection (LISTEN) lingers a little (readers come and go), then
-      // stops: an idle replica holds no connection and nothing keeps its process alive.
-      for (const notifier of [...this.#started]) {
-        if (!notifier.lingerMs) {
-          void this.#stop(notifier).catch(() => {})
-        } else if (!this.#linger.has(notifier)) {
-          const timer = setTimeout(() => {
-            this.#linger.delete(notifier)
-            if (this.#feeds.size === 0) void this.#stop(notifier).catch(() => {})
-          }, notifier.lingerMs)
-          timer.unref()
-          this.#linger.set(notifier, timer)
-        }
-      }
-    }
+    if (this.#feeds.size === 0) this.#notifiers.idle(() => this.#feeds.size === 0)
   }
 
   /** Deliveries held in memory for a followed stream (bounded by `windowSize`). */
@@ -130,7 +118,7 @@ export class Tail {
 
   /** Whether a notifier (the poll's timer, LISTEN) or a lingering timer is active. */
   get running() {
-    return this.#started.size > 0 || this.#linger.size > 0
+    return this.#notifiers.running
   }
 
   /** How many streams this replica follows. */
@@ -231,7 +219,7 @@ export class Tail {
     }
   }
 
-  /** Read the streams woken since the last turn of the event loop (see {@link readMany}). */
+  /** Read the streams woken since the last turn of the event loop (see `TailReads.readMany`). */
   #readDue() {
     const due = this.#due
     this.#due = new Map()
@@ -240,119 +228,7 @@ export class Tail {
       const feed = this.#feeds.get(runId)
       if (feed && !feed.missing && rev > feed.rev) woken.push({ runId, feed, rev })
     }
-    void this.#readMany(woken).catch(() => {})
-  }
-
-  /**
-   * Read several followed streams' new rows, each feed then at its `rev`: those no read is busy
-   * with in one store read ({@link StreamStore.pages}), the others (and one alone) through
-   * {@link refresh}. A stream left out of the shared read, whose page came back full, or that
-   * was woken again meanwhile, is read on by `refresh`. Rejects when a read failed (the rev of
-   * a stream whose read failed stays, so the next poll reads it again).
-   */
-  async #readMany(woken: Woken[]): Promise<void> {
-    const alone: Promise<void>[] = []
-    const batch: Woken[] = []
-    for (const entry of woken) {
-      if (this.#refreshing.has(entry.runId) || !entry.feed.initialized) {
-        alone.push(this.#refreshTo(entry))
-      } else {
-        batch.push(entry)
-      }
-    }
-    if (batch.length === 1) alone.push(this.#refreshTo(batch[0]))
-    if (batch.length < 2) {
-      await Promise.all(alone)
-      return
-    }
-    // Shared reads of `tailBatchStreams` streams each, one after the other.
-    let previous: Promise<unknown> = Promise.resolve()
-    for (let i = 0; i < batch.length; i += DEFAULTS.tailBatchStreams) {
-      const chunk = batch.slice(i, i + DEFAULTS.tailBatchStreams)
-      const read = previous.then(() => this.#readShared(chunk))
-      previous = read
-      for (const entry of chunk) {
-        // Busy until its rows are in: a wake-up meanwhile waits for this, then reads on.
-        const done = read.then((pages) => {
-          this.#refreshing.delete(entry.runId)
-          const page = pages?.get(entry.runId)
-          if (page && !page.more && !this.#dirty.has(entry.runId)) return
-          return this.#refreshTo(entry)
-        })
-        this.#refreshing.set(entry.runId, done)
-        alone.push(done)
-      }
-    }
-    await Promise.all(alone)
-  }
-
-  /**
-   * One shared read of some woken streams, applied to their feeds (each then at its `rev` unless
-   * its page came back full); `null` when it failed. Never rejects.
-   */
-  async #readShared(chunk: Woken[]) {
-    // From the head's own row (a text row may have grown): the rows after it, `tailBatchRows`.
-    const requests = chunk.map(({ runId, feed }) => ({ runId, fromSeq: feed.head.seq }))
-    try {
-      const pages = await this.store.pages(
-        requests,
-        DEFAULTS.tailBatchRows + 1,
-        this.options.windowBytes
-      )
-      for (const { runId, feed, rev } of chunk) {
-        const page = pages.get(runId)
-        if (!page) continue
-        feed.apply(page.rows)
-        if (!page.more) feed.rev = Math.max(feed.rev, rev)
-      }
-      return pages
-    } catch {
-      this.#failedAt = Date.now()
-      return null
-    }
-  }
-
-  /** {@link refresh}, then the feed is at `rev` (when the read succeeded). */
-  #refreshTo({ runId, feed, rev }: Woken) {
-    return this.refresh(runId).then(() => {
-      feed.rev = Math.max(feed.rev, rev)
-    })
-  }
-
-  /** Read a followed stream's new rows into its feed. One read at a time per stream. */
-  async refresh(runId: string): Promise<void> {
-    const running = this.#refreshing.get(runId)
-    if (running) {
-      this.#dirty.add(runId)
-      return running
-    }
-    const work = (async () => {
-      try {
-        do {
-          this.#dirty.delete(runId)
-          const feed = this.#feeds.get(runId)
-          if (!feed || feed.missing) return
-          await feed.ready
-          const { pageSize, windowBytes } = this.options
-          let page
-          do {
-            page = await this.store
-              .page(runId, feed.head.seq, pageSize, windowBytes)
-              .catch((error) => {
-                this.#failedAt = Date.now()
-                throw error
-              })
-            feed.apply(page.rows)
-            // The event loop turns between pages (a synchronous driver would hold it).
-            if (page.more) await nextTurn()
-          } while (page.more && this.#feeds.has(runId))
-        } while (this.#dirty.has(runId))
-      } finally {
-        this.#refreshing.delete(runId)
-      }
-    })()
-    this.#refreshing.set(runId, work)
-    return work
+    void this.#reads.readMany(woken).catch(() => {})
   }
 
   /** Poll the heads of every followed stream in one query; read those that changed. */
@@ -370,13 +246,7 @@ export class Tail {
       (id) => this.#feeds.has(id) && !this.#feeds.get(id)!.missing
     )
     if (runIds.length === 0) return
-    let heads
-    try {
-      heads = await this.store.heads(runIds)
-    } catch (error) {
-      this.#failedAt = Date.now()
-      throw error
-    }
+    const heads = await this.#reads.heads(runIds)
     const changed: Woken[] = []
     for (const runId of runIds) {
       const feed = this.#feeds.get(runId)
@@ -391,9 +261,9 @@ export class Tail {
       // The rev is recorded only once the read succeeded: a failed read is retried next poll.
       if (head.rev !== feed.rev) changed.push({ runId, feed, rev: head.rev })
     }
-    await this.#readMany(changed)
-    if (Date.now() - this.#failedAt < (this.options.lapseGraceMs ?? 0)) return
-    for (const runId of this.store.lapsed(heads)) {
+    await this.#reads.readMany(changed)
+    if (this.#reads.failedWithin(this.options.lapseGraceMs ?? 0)) return
+    for (const runId of lapsed(heads)) {
       await this.options.onLapsed(runId).catch(() => {})
     }
   }
@@ -406,29 +276,17 @@ export class Tail {
     this.#closed = true
     for (const feed of this.#feeds.values()) feed.markClosed()
     this.#feeds.clear()
-    await Promise.all([...this.#started].map((notifier) => this.#stop(notifier)))
+    await this.#notifiers.stop()
   }
+}
 
-  async #stop(notifier: Notifier) {
-    const timer = this.#linger.get(notifier)
-    if (timer) clearTimeout(timer)
-    this.#linger.delete(notifier)
-    if (this.#started.delete(notifier)) await notifier.stop()
-  }
-
-  #ensureRunning() {
-    if (this.#closed) return
-    for (const notifier of this.notifiers) {
-      const timer = this.#linger.get(notifier)
-      if (timer) clearTimeout(timer)
-      this.#linger.delete(notifier)
-      if (this.#started.has(notifier)) continue
-      this.#started.add(notifier)
-      notifier.start({
-        wake: (runId, rev) => this.wake(runId, rev),
-        // Time to poll, or a reconnected listener that may have missed notifications.
-        resync: () => void this.poll().catch(() => {}),
-      })
+/** The streams among `heads` that are open with a lapsed lease. */
+function lapsed(heads: Map<string, StreamState>, at = nowMs()): string[] {
+  const runIds: string[] = []
+  for (const [runId, head] of heads) {
+    if (head.status === 'open' && head.leaseExpiresAt !== null && head.leaseExpiresAt < at) {
+      runIds.push(runId)
     }
   }
+  return runIds
 }

@@ -3,14 +3,14 @@ import { AgentStreamException, InvalidDecisionError, isPackageErrorCode } from '
 import { DEPTH_ISSUE, tooDeep } from '../core/json_depth.js'
 import { mediaTypeRefusal } from './media_type.js'
 import { refusalBody } from './refusal.js'
-import type { ParkingService } from '../parking/service.js'
+import type { Parking } from '../parking/parking.js'
 import { resolvePrincipal, type AdminAuthorizer, type PrincipalResolver } from './principal.js'
 import type { Decider } from '../parking/policy.js'
 
 /**
  * The decision routes (JSON): approve, reject, answer a parked item, cancel a parked run. Each
  * takes `application/json` only (415 `unsupported_media_type` otherwise, also for cancel: a
- * cross-site form decides nothing). The parking service validates every body (VineJS, the depth
+ * cross-site form decides nothing). Parking's decisions validate every body (VineJS, the depth
  * rule, no unknown field); its typed errors answer as `{ code, message }` with their status: 403
  * not yours to decide (to whoever may see the item: the run's own principal, or a request the
  * app's `admin` hook allows), 404 no such item (also another person's item the policy does not
@@ -19,25 +19,40 @@ import type { Decider } from '../parking/policy.js'
  */
 export class DecisionsController {
   constructor(
-    readonly parking: ParkingService,
+    readonly parking: Parking,
     readonly options: { principal?: PrincipalResolver; admin?: AdminAuthorizer } = {}
   ) {}
 
   approve(ctx: HttpContext) {
     return this.#decide(ctx, (decider) =>
-      this.parking.approve(ctx.params.runId, ctx.params.itemId, decider, ctx.request.body())
+      this.parking.decisions.approve(
+        ctx.params.runId,
+        ctx.params.itemId,
+        decider,
+        ctx.request.body()
+      )
     )
   }
 
   reject(ctx: HttpContext) {
     return this.#decide(ctx, (decider) =>
-      this.parking.reject(ctx.params.runId, ctx.params.itemId, decider, ctx.request.body())
+      this.parking.decisions.reject(
+        ctx.params.runId,
+        ctx.params.itemId,
+        decider,
+        ctx.request.body()
+      )
     )
   }
 
   answer(ctx: HttpContext) {
     return this.#decide(ctx, (decider) =>
-      this.parking.answer(ctx.params.runId, ctx.params.itemId, decider, ctx.request.body())
+      this.parking.decisions.answer(
+        ctx.params.runId,
+        ctx.params.itemId,
+        decider,
+        ctx.request.body()
+      )
     )
   }
 
@@ -45,7 +60,7 @@ export class DecisionsController {
   cancel(ctx: HttpContext) {
     return this.#decide(ctx, (decider) => {
       if (tooDeep(ctx.request.body())) throw new InvalidDecisionError([DEPTH_ISSUE])
-      return this.parking.cancel(ctx.params.runId, decider)
+      return this.parking.decisions.cancel(ctx.params.runId, decider)
     })
   }
 

@@ -2,7 +2,7 @@ import type { Router } from '@adonisjs/core/http'
 import type { RouteGroup } from '@adonisjs/core/http'
 import type { AgUiController } from './agui_controller.js'
 import type { UiMessageController } from './ui_message_controller.js'
-import type { ParkingService } from '../parking/service.js'
+import type { Parking } from '../parking/parking.js'
 import { AdminController } from './admin/admin_controller.js'
 import { RunsController } from './admin/runs_controller.js'
 import { claimRoute, packageRoute } from './package_routes.js'
@@ -10,10 +10,11 @@ import { DecisionsController } from './decisions_controller.js'
 import { StreamController, type StreamRoutesDeps } from './stream_controller.js'
 import { ThreadsController } from './threads_controller.js'
 import { ThreadList } from '../store/thread_list.js'
+import { sinkInternals } from '../sink/lucid_sink.js'
 
 /** What the routes serve: the package's service (`AgentStream`) as the transport sees it. */
 export interface RoutedAgentStream extends StreamRoutesDeps {
-  parking: ParkingService
+  parking: Parking
   agui: AgUiController
   uiMessage: UiMessageController
   /** Aborted when the replica shuts down (`AgentStream.closing`): the admin's SSE ends. */
@@ -87,7 +88,7 @@ export function registerRoutes(
     displayName: config.displayName,
     rules: config.agui,
     replay: (runId, range) => sink.replay(runId, range),
-    observe: (listener) => sink.tail.observe(listener),
+    observe: (listener) => sinkInternals(sink).tail.observe(listener),
     pollMs: sink.options.pollIntervalMs,
     closing: agentStream.closing,
   })
@@ -98,9 +99,12 @@ export function registerRoutes(
     rules: config.agui,
   })
   const agui = agentStream.agui
-  const threads = new ThreadsController(new ThreadList(() => sink.client, sink.tables), {
-    principal: config.principal,
-  })
+  const threads = new ThreadsController(
+    new ThreadList(() => sinkInternals(sink).client, sink.tables),
+    {
+      principal: config.principal,
+    }
+  )
   const group = router
     .group(() => {
       type Handler = Parameters<typeof packageRoute>[1]

@@ -10,7 +10,7 @@ import type { ApproverPolicy } from './types.js'
 
 /**
  * Whether an item's time ran out at `at` (epoch milliseconds; now by default): past its
- * `expiresAt`, nobody may decide it and the sweeper settles it as expired. The service's
+ * `expiresAt`, nobody may decide it and the sweeper settles it as expired. Parking's
  * decisions and the console's forms ask this; the store's SQL reads (`lapsed`, `settle`) state
  * the same comparison in SQL.
  */

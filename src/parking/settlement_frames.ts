@@ -1,7 +1,7 @@
 import type { StreamFrame } from '../core/frames.js'
 import type { Principal } from '../core/run.js'
 import type { ItemRow } from './store_rows.js'
-import type { PendingItem } from './types.js'
+import type { ParkedItem } from './types.js'
 
 /** How an item is settled, as {@link settlementFrames} writes it. */
 export interface SettlementOutcome {
@@ -68,7 +68,7 @@ export function settlementFrames(
  * The calls a cancel denies: the segment's approvals that will not run now (pending, or
  * approved but never resumed), by item id, in the items' order. PURE.
  */
-export function deniedCalls(items: Pick<PendingItem, 'kind' | 'status' | 'itemId'>[]): string[] {
+export function deniedCalls(items: Pick<ParkedItem, 'kind' | 'status' | 'itemId'>[]): string[] {
   return items
     .filter(
       (item) =>

@@ -1,16 +1,15 @@
 import type { Principal } from '../core/run.js'
 import { nowMs as now } from '../store/sql.js'
-import type { StreamState } from '../store/rows.js'
 import {
   ITEM_KINDS,
   LIVE,
   parse,
   toItem,
-  toPending,
+  toParkedItem,
   type ItemRow,
   type ParkingTables,
 } from './store_rows.js'
-import type { PendingItem } from './types.js'
+import type { ParkedItem } from './types.js'
 
 /** A run's suspension as {@link ParkingReads.latestSuspension} reads it. */
 export interface SuspensionRow {
@@ -23,64 +22,12 @@ export interface SuspensionRow {
 }
 
 /**
- * A stream as {@link ParkingReads.streamAfter} reads it, in one snapshot: its row, its next
- * segment end after a seq, its newest suspension's status and how many items it waits for.
+ * The store's own reads of suspensions and items, for the decisions and the sweeper: a
+ * suspension's status, a run's newest suspension, a stream's current segment and its items,
+ * lapsed items. What people read (items by id, listings, a stream's snapshot) is `queries.ts`.
  */
-export interface StreamAfter {
-  stream: StreamState
-  /** The first segment end after the seq asked about (`null`: none yet, or none asked). */
-  nextEnd: number | null
-  /** The newest suspension's status (see {@link SuspensionRow}), `null` when it never parked. */
-  suspension: string | null
-  /** Pending items (approvals and elicitations) of the stream. */
-  pending: number
-}
-
-/** A filter for {@link ParkingReads.list}: `page` from 1. */
-export interface ListFilter {
-  status?: 'pending' | 'decided'
-  threadId?: string
-  runId?: string
-  streamRunId?: string
-  page: number
-  perPage: number
-}
-
-/** Reading parked items and suspensions: lookups by id, by stream, lapsed items, listings. */
 export class ParkingReads {
   constructor(readonly rows: ParkingTables) {}
-
-  /** An item's row at `park`, or its newest park, from either table; null when there is none. */
-  async findItem(runId: string, itemId: string, park?: number): Promise<ItemRow | null> {
-    for (const kind of ITEM_KINDS) {
-      const query = this.rows.client
-        .from(this.rows.items(kind))
-        .where('run_id', runId)
-        .where('item_id', itemId)
-        .orderBy('park', 'desc')
-      if (park !== undefined) query.where('park', park)
-      const row = await query.first()
-      if (row) return toItem(kind, row)
-    }
-    return null
-  }
-
-  /**
-   * Every park's row of an item id, from either table, oldest park first (a tool-call id a
-   * provider reuses has one row per park).
-   */
-  async findItems(runId: string, itemId: string): Promise<ItemRow[]> {
-    const out: ItemRow[] = []
-    for (const kind of ITEM_KINDS) {
-      const rows = await this.rows.client
-        .from(this.rows.items(kind))
-        .where('run_id', runId)
-        .where('item_id', itemId)
-        .orderBy('park', 'asc')
-      out.push(...rows.map((row: Record<string, any>) => toItem(kind, row)))
-    }
-    return out.sort((a, b) => a.park - b.park)
-  }
 
   /** The status of a suspension, or null. */
   async suspensionStatus(runId: string, park: number): Promise<string | null> {
@@ -91,82 +38,6 @@ export class ParkingReads {
       .where('park', park)
       .first()
     return row ? row.status : null
-  }
-
-  /** The newest parked suspension inside a stream (a child's, when the stream's run delegated). */
-  async parkedInStream(streamRunId: string): Promise<SuspensionRow | null> {
-    const row = await this.rows.client
-      .from(this.rows.tables.suspensions)
-      .where('stream_run_id', streamRunId)
-      .where('status', 'parked')
-      .orderBy('updated_at', 'desc')
-      .first()
-    return row ? this.latestSuspension(row.run_id) : null
-  }
-
-  /** The newest suspension inside a stream, whatever its status (`{ runId, park, status }`). */
-  async newestInStream(
-    streamRunId: string
-  ): Promise<{ runId: string; park: number; status: string } | null> {
-    const row = await this.rows.client
-      .from(this.rows.tables.suspensions)
-      .select('run_id', 'park', 'status')
-      .where('stream_run_id', streamRunId)
-      .orderBy('updated_at', 'desc')
-      .orderBy('park', 'desc')
-      .first()
-    return row
-      ? { runId: row.run_id as string, park: Number(row.park), status: row.status as string }
-      : null
-  }
-
-  /**
-   * The stream's row, its first segment end after `afterSeq` (none asked: `null`), its newest
-   * suspension's status and its pending items, in ONE statement: one snapshot on every
-   * database. Reads made one after another can straddle a resume's steps (the stream reopened
-   * with its suspension marked resumed, then ended again) and see none of them: the stream
-   * still ended, the suspension already resumed. `null` when the stream does not exist.
-   */
-  async streamAfter(streamRunId: string, afterSeq?: number): Promise<StreamAfter | null> {
-    const { streams, frames, suspensions, approvals, elicitations } = this.rows.tables
-    const client = this.rows.client
-    const pending = (table: string) =>
-      `(select count(*) from ${table} i where i.stream_run_id = s.run_id and i.status = 'pending')`
-    const query = client
-      .knexQuery()
-      .from({ s: streams })
-      .select('s.last_seq', 's.rev', 's.status', 's.lease_expires_at', 's.created_at')
-      .select(
-        client.knexRawQuery(
-          `(select p.status from ${suspensions} p where p.stream_run_id = s.run_id
-  order by p.updated_at desc, p.park desc limit 1) as suspension`
-        )
-      )
-      .select(client.knexRawQuery(`${pending(approvals)} + ${pending(elicitations)} as pending`))
-      .where('s.run_id', streamRunId)
-    if (afterSeq !== undefined) {
-      query.select(
-        client.knexRawQuery(
-          `(select min(f.seq) from ${frames} f where f.run_id = s.run_id and f.kind = 'end'
-  and f.body = '' and f.seq > ?) as next_end`,
-          [afterSeq]
-        )
-      )
-    }
-    const row = (await query.first()) as Record<string, any> | undefined
-    if (!row) return null
-    return {
-      stream: {
-        lastSeq: Number(row.last_seq),
-        rev: Number(row.rev),
-        status: row.status,
-        leaseExpiresAt: row.lease_expires_at === null ? null : Number(row.lease_expires_at),
-        createdAt: Number(row.created_at),
-      },
-      nextEnd: row.next_end === null || row.next_end === undefined ? null : Number(row.next_end),
-      suspension: row.suspension ?? null,
-      pending: Number(row.pending),
-    }
   }
 
   /** The run's newest suspension, whatever its status. */
@@ -205,35 +76,18 @@ export class ParkingReads {
   }
 
   /**
-   * EVERY pending item of a stream (what its parked segment waits for), in stream order: for
-   * reads that need all of them (a resume covers them all, a cancel declines them all), never
-   * a page. A segment holds at most `DEFAULTS.maxItemsPerSegment` items.
-   */
-  async pendingItems(streamRunId: string): Promise<PendingItem[]> {
-    const items: PendingItem[] = []
-    for (const kind of ITEM_KINDS) {
-      const rows = await this.rows.client
-        .from(this.rows.items(kind))
-        .where('stream_run_id', streamRunId)
-        .where('status', 'pending')
-      for (const row of rows) items.push(toPending(toItem(kind, row), row))
-    }
-    return items.sort((a, b) => a.streamSeq - b.streamSeq)
-  }
-
-  /**
    * EVERY item of a stream's current segment (of each run that parked in it), whatever its
    * status, in stream order: never a page.
    */
-  async segmentItems(streamRunId: string): Promise<PendingItem[]> {
-    const items: PendingItem[] = []
+  async segmentItems(streamRunId: string): Promise<ParkedItem[]> {
+    const items: ParkedItem[] = []
     for (const member of await this.liveInStream(streamRunId)) {
       for (const kind of ITEM_KINDS) {
         const rows = await this.rows.client
           .from(this.rows.items(kind))
           .where('run_id', member.runId)
           .where('park', member.park)
-        for (const row of rows) items.push(toPending(toItem(kind, row), row))
+        for (const row of rows) items.push(toParkedItem(toItem(kind, row), row))
       }
     }
     return items.sort((a, b) => a.streamSeq - b.streamSeq)
@@ -253,41 +107,5 @@ export class ParkingReads {
       out.push(...rows.map((row: Record<string, any>) => toItem(kind, row)))
     }
     return out
-  }
-
-  /**
-   * Items for a person: newest first, filtered, paged (`page` from 1). Never the checkpoint or
-   * the stored principal.
-   */
-  async list(filter: ListFilter): Promise<PendingItem[]> {
-    const items: PendingItem[] = []
-    const limit = Math.min(filter.page, 1000) * filter.perPage
-    for (const kind of ITEM_KINDS) {
-      const query = this.rows.client
-        .from(this.rows.items(kind))
-        .orderBy('created_at', 'desc')
-        .orderBy('run_id', 'asc')
-        .orderBy('item_id', 'asc')
-        .limit(limit)
-      if (filter.status === 'decided') query.whereNot('status', 'pending')
-      else query.where('status', 'pending')
-      if (filter.threadId) query.where('thread_id', filter.threadId)
-      if (filter.runId) query.where('run_id', filter.runId)
-      if (filter.streamRunId) query.where('stream_run_id', filter.streamRunId)
-      for (const row of await query) items.push(toPending(toItem(kind, row), row))
-    }
-    const key = (i: PendingItem) => `${i.runId}\u0000${i.itemId}`
-    items.sort((a, b) =>
-      a.createdAt !== b.createdAt
-        ? a.createdAt < b.createdAt
-          ? 1
-          : -1
-        : key(a) < key(b)
-          ? -1
-          : key(a) > key(b)
-            ? 1
-            : 0
-    )
-    return items.slice((filter.page - 1) * filter.perPage, limit)
   }
 }

@@ -3,8 +3,9 @@ import { DateTime } from 'luxon'
 import type { ElicitationRequest } from '../core/frames.js'
 import type { Principal } from '../core/run.js'
 import type { TableNames } from '../store/schema.js'
-import type { ItemStatus, PendingItem, SettledItem } from './types.js'
+import type { ItemStatus, ParkedItem, SettledItem } from './types.js'
 
+/** What a person is asked: a tool call to approve, or a question set to answer. */
 export type ItemKind = 'approval' | 'elicitation'
 
 /** Both item tables, in the order every multi-table read walks them. */
@@ -105,6 +106,33 @@ export class ParkingTables {
   }
 }
 
+/**
+ * The one item lookup: an item's stored row at `park` or, without one, at its newest park. Both
+ * tables are read: an item id is unique per run and park within one table, not across the two
+ * (a run may ask approval `x` in one park and question set `x` in a later one), so the newest
+ * park across both wins; within one park, the first kind of {@link ITEM_KINDS} (the approval).
+ * Returns the row's kind and the row as stored (each reader parses what it serves), or null.
+ */
+export async function findItemRow(
+  rows: ParkingTables,
+  runId: string,
+  itemId: string,
+  park?: number
+): Promise<{ kind: ItemKind; row: Record<string, any> } | null> {
+  let found: { kind: ItemKind; row: Record<string, any> } | null = null
+  for (const kind of ITEM_KINDS) {
+    const query = rows.client
+      .from(rows.items(kind))
+      .where('run_id', runId)
+      .where('item_id', itemId)
+      .orderBy('park', 'desc')
+    if (park !== undefined) query.where('park', park)
+    const row = await query.first()
+    if (row && (!found || Number(row.park) > Number(found.row.park))) found = { kind, row }
+  }
+  return found
+}
+
 /** An item row as stored (snake_case, JSON text) parsed into an {@link ItemRow}. */
 export function toItem(kind: ItemKind, row: Record<string, any>): ItemRow {
   return {
@@ -126,8 +154,8 @@ export function toItem(kind: ItemKind, row: Record<string, any>): ItemRow {
   }
 }
 
-/** An item as listed for a person: ISO times, no checkpoint, no stored principal. */
-export function toPending(item: ItemRow, row: Record<string, any>): PendingItem {
+/** An item as a person sees it (a {@link ParkedItem}): ISO times, no checkpoint, no principal. */
+export function toParkedItem(item: ItemRow, row: Record<string, any>): ParkedItem {
   const iso = (ms: number) => DateTime.fromMillis(ms).toUTC().toISO()!
   return {
     kind: item.kind,

@@ -51,15 +51,6 @@ export class ItemSettling {
     return affected(await query.update(update)) === 1
   }
 
-  /** Pending items of one park, counted over both tables. */
-  async pendingCount(
-    client: QueryClientContract | TransactionClientContract,
-    runId: string,
-    park: number
-  ) {
-    return this.rows.countPending(client, { run_id: runId, park })
-  }
-
   /**
    * Pending items of a stream, counted over both tables: the items of its segment that parked
    * (earlier segments' items are all settled before it resumed).

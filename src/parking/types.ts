@@ -23,8 +23,12 @@ export interface SettledItem {
   skipped?: boolean
 }
 
-/** A parked item as listed for a person (no checkpoint, no principal). */
-export interface PendingItem {
+/**
+ * A parked item, whatever its status (pending, decided, expired or cancelled), as a person sees
+ * it: ISO times, no checkpoint, no stored principal (its stored row, with the principal, is the
+ * store's `ItemRow`).
+ */
+export interface ParkedItem {
   kind: 'approval' | 'elicitation'
   /** The PARKED run's id (a child's own id), which decisions address. */
   runId: string

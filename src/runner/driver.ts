@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
+import { sinkInternals, type LucidTokenStreamSink } from '../sink/lucid_sink.js'
 import type { LucidSinkWriter } from '../sink/writer.js'
 import type { ClaimedSuspension, ParkingStore } from '../parking/parking_store.js'
 import { cancelledCall } from '../parking/settlement_frames.js'
@@ -63,12 +63,13 @@ export class RunDriver {
 
   constructor(
     readonly sink: LucidTokenStreamSink,
-    readonly parking: ParkingStore,
+    /** The parking store's parts a run's segments use: parks (a segment's end) and claims. */
+    readonly parkingStore: Pick<ParkingStore, 'parks' | 'claims'>,
     readonly runner: AgentRunner,
     readonly options: DriverOptions = {}
   ) {
     this.replicaId = options.replicaId ?? `replica-${randomUUID()}`
-    this.#runs = new AgUiRunStore(() => sink.client, sink.tables)
+    this.#runs = new AgUiRunStore(() => sinkInternals(sink).client, sink.tables)
   }
 
   /**
@@ -113,7 +114,7 @@ export class RunDriver {
   async resume(claimed: ClaimedSuspension): Promise<RunOutcome | null> {
     // A claim that landed while this replica began to drain: given back, for another replica.
     if (this.#drain.draining) {
-      await this.parking.releaseClaim(claimed.streamRunId, this.replicaId)
+      await this.parkingStore.claims.release(claimed.streamRunId, this.replicaId)
       return null
     }
     const meta: RunMeta = {
@@ -129,7 +130,9 @@ export class RunDriver {
     let writer: LucidSinkWriter
     try {
       writer = await this.sink.open(claimed.streamRunId, meta, async (trx) => {
-        if (!(await this.parking.markResumed(claimed.streamRunId, this.replicaId, trx))) {
+        if (
+          !(await this.parkingStore.claims.markResumed(claimed.streamRunId, this.replicaId, trx))
+        ) {
           throw new ClaimLapsed()
         }
       })
@@ -336,7 +339,7 @@ export class RunDriver {
     const retry = { boundMs: this.sink.options.outageBoundMs }
     if (
       outcome.status === 'parked' &&
-      (await retryTransient(() => this.parking.hasOpen(stream), retry))
+      (await retryTransient(() => this.parkingStore.parks.hasOpen(stream), retry))
     ) {
       // The end marker, the checkpoint and `parked` commit together: the suspension becomes
       // claimable only once the segment ended (a resume reopens the stream), and never stays
@@ -345,7 +348,7 @@ export class RunDriver {
       const checkpoint = outcome.checkpoint
       await writer.end({
         within: async (trx) => {
-          parked = await this.parking.parked(trx, stream, checkpoint, input, meta.runId)
+          parked = await this.parkingStore.parks.parked(trx, stream, checkpoint, input, meta.runId)
         },
       })
       // Decisions that landed before the segment returned: the segment may be ready already
@@ -363,7 +366,7 @@ export class RunDriver {
     }
     // Kept across attempts: a retry after part of the abandon landed still denies every call.
     const abandoned: string[] = []
-    await retryTransient(() => this.parking.abandon(stream, abandoned), retry)
+    await retryTransient(() => this.parkingStore.parks.abandon(stream, abandoned), retry)
     if (outcome.status === 'cancelled') {
       // The calls this segment asked approval for will not run: each gets its denial, as a
       // cancel of a parked run writes (the conversation stays valid for a next model call).
@@ -389,7 +392,7 @@ export class RunDriver {
   ): Promise<boolean> {
     // A draining replica claims nothing: the suspension stays ready for another one.
     if (this.#drain.draining) return false
-    const claimed = await this.parking.claim(runId, park, this.replicaId, claimLeaseMs)
+    const claimed = await this.parkingStore.claims.claim(runId, park, this.replicaId, claimLeaseMs)
     if (!claimed) return false
     void this.#track(this.resume(claimed)).catch((error) => this.options.onError?.(error))
     return true

@@ -1,114 +1,116 @@
 import type { Database } from '@adonisjs/lucid/database'
 import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
-import { DateTime } from 'luxon'
 import { InvalidRunIdError } from '../errors.js'
-import { notifierFactory } from '../follow/notifiers/index.js'
 import { Tail } from '../follow/tail.js'
 import { tableNames, type TableNames } from '../store/schema.js'
-import {
-  StreamStore,
-  type CommitResult,
-  type StoredRow,
-  type StreamHead,
-} from '../store/stream_store.js'
-import { compareCursors, parseCursor, type Cursor } from '../core/cursor.js'
+import type { AppendPlan, CommitResult } from '../store/append_plan.js'
+import type { StoredRow, StreamHead } from '../store/rows.js'
+import { StreamReads } from '../store/stream_reads.js'
+import { StreamStore } from '../store/stream_store.js'
+import { parseCursor, type Cursor } from '../core/cursor.js'
 import { RUN_ID, type DeliveredFrame } from '../core/frames.js'
 import { DEFAULTS } from '../defaults.js'
 import type { TokenStreamSink } from './spi.js'
 import { follow, RUN_FAILED_MESSAGE, type SegmentEnd } from './subscriber.js'
-import { retryTransient } from './outage.js'
-import { appendFrames, type AppendContext, type AppendRequest } from './append.js'
-import { replayStored, storedRows, type SupersededFrame } from './replay.js'
+import { appendFrames, type AppendContext } from './append.js'
+import { beyondHead, replayStored, storedRows, type SupersededFrame } from './read_path.js'
+import { purgeEnded, type PurgeOptions } from './purge.js'
 import { LucidSinkWriter, type ParkHook } from './writer.js'
 import type { RunMeta } from '../core/run.js'
-import type { LucidSinkOptions, SubscribeOptions } from './sink_options.js'
+import {
+  resolveSinkOptions,
+  type LucidSinkOptions,
+  type ResolvedSinkOptions,
+  type SubscribeOptions,
+} from './sink_options.js'
 
 export type { LucidSinkOptions, SubscribeOptions } from './sink_options.js'
 
 /**
- * The Lucid `TokenStreamSink` (sink-spi.md): frames stored in SQL, consecutive text coalesced into
- * one row, any number of readers on any replica replaying from a cursor and then following live.
+ * What the package's own layers (parking, the doors, the runner, the admin console, the
+ * commands) and its tests reach of a sink besides its public face, through
+ * {@link sinkInternals}. Not part of the package's public face: `index.ts` never exports it.
+ */
+export interface SinkInternals {
+  /** The writes of streams (and the connection). */
+  readonly store: StreamStore
+  /** The reads of streams. */
+  readonly reads: StreamReads
+  /** This replica's tail reader (feeds, notifiers, `observe`). */
+  readonly tail: Tail
+  /** The Lucid client the tables live on, opened on first use (parking and door rows share it). */
+  readonly client: QueryClientContract
+}
+
+let internalsOf: (sink: LucidTokenStreamSink) => SinkInternals
+
+/**
+ * The Lucid `TokenStreamSink`: frames stored in SQL, consecutive text coalesced into one row,
+ * any number of readers on any replica replaying from a cursor and then following live.
  *
- * Invariants (DESIGN.md section 4): persist then publish; no gap and no duplicate from any
- * cursor; seq gap-free and commit-ordered per stream; a stream always ends (a dead writer's lease
- * lapses and its readers get an `error` frame `run_failed`).
+ * Invariants: persist then publish; no gap and no duplicate from any cursor; seq gap-free and
+ * commit-ordered per stream; a stream always ends (a dead writer's lease lapses and its readers
+ * get an `error` frame `run_failed`).
  *
  * Timers and the LISTEN connection start with the first reader and stop with the last one, so a
  * sink that nobody reads (warmup, a console command) holds no resources.
  */
 export class LucidTokenStreamSink implements TokenStreamSink {
-  readonly store: StreamStore
-  readonly tail: Tail
-  readonly options: Required<Omit<LucidSinkOptions, 'connection' | 'tables' | 'onError' | 'park'>>
+  /** The options, every default applied. */
+  readonly options: ResolvedSinkOptions
+  /** The package's table names. */
   readonly tables: TableNames
+  #store: StreamStore
+  #reads: StreamReads
+  #tail: Tail
+  #internals: SinkInternals
   #park: ParkHook | undefined
   #onError: ((error: unknown) => void) | undefined
   #writers = new Set<LucidSinkWriter>()
   #append: AppendContext
   #stopped = false
 
-  constructor(
-    readonly db: Database,
-    options: LucidSinkOptions = {}
-  ) {
-    const name = options.connection ?? db.primaryConnectionName
-    const node = db.manager.get(name)
-    if (!node) throw new Error(`agent-stream: unknown Lucid connection "${name}"`)
-    const client = node.config.client as string
-    const postgres = ['pg', 'postgres', 'postgresql'].includes(client)
-    const choice = options.notifier ?? 'auto'
-    const setup = notifierFactory(choice, postgres).create({
-      client,
-      postgres,
-      connection: node.config.connection,
-      pollIntervalMs: options.pollIntervalMs,
-      notifyChannel: options.notifyChannel,
-      onError: options.onError,
-    })
-    this.options = {
-      coalesceWindowMs: options.coalesceWindowMs ?? DEFAULTS.coalesceWindowMs,
-      maxTextRowChars: options.maxTextRowChars ?? DEFAULTS.maxTextRowChars,
-      maxFrameBytes: options.maxFrameBytes ?? DEFAULTS.maxFrameBytes,
-      leaseMs: options.leaseMs ?? DEFAULTS.leaseMs,
-      outageBoundMs: options.outageBoundMs ?? DEFAULTS.outageBoundMs,
-      outageBufferBytes: options.outageBufferBytes ?? DEFAULTS.outageBufferBytes,
-      notifier: choice,
-      notifyChannel: setup.notifyChannel ?? options.notifyChannel ?? DEFAULTS.notifyChannel,
-      pollIntervalMs: setup.pollIntervalMs,
-      ttlMs: options.ttlMs ?? DEFAULTS.ttlMs,
-      windowSize: options.windowSize ?? DEFAULTS.windowSize,
-      windowBytes: options.windowBytes ?? DEFAULTS.windowBytes,
-      readerBytes: options.readerBytes ?? DEFAULTS.readerBytes,
-      // A page holds the cursor's own row too: two rows is the least that makes progress.
-      pageSize: Math.max(2, options.pageSize ?? DEFAULTS.pageSize),
-      groupCommit: options.groupCommit ?? true,
-    }
-    for (const budget of ['windowBytes', 'readerBytes'] as const) {
-      if (!Number.isSafeInteger(this.options[budget]) || this.options[budget] < 1)
-        throw new Error(`agent-stream: "${budget}" must be an integer >= 1`)
-    }
+  static {
+    internalsOf = (sink) => sink.#internals
+  }
+
+  /**
+   * @param db the Lucid database the tables live on (`options.connection` names the connection)
+   * @throws Error for an unknown connection, or an invalid byte budget
+   */
+  constructor(db: Database, options: LucidSinkOptions = {}) {
+    const { connection, resolved, notifier } = resolveSinkOptions(db, options)
+    this.options = resolved
     this.tables = tableNames(options.tables)
     this.#park = options.park
-    this.store = new StreamStore(
-      () => db.connection(name),
-      this.tables,
-      setup.notifyChannel,
-      setup.publish,
-      this.options.groupCommit ? DEFAULTS.groupCommitMembers : 0
-    )
-    this.tail = new Tail(this.store, setup.notifiers, {
-      windowSize: this.options.windowSize,
-      windowBytes: this.options.windowBytes,
-      pageSize: this.options.pageSize,
-      onLapsed: (runId) => this.#failLapsed(runId),
-      lapseGraceMs: this.options.leaseMs,
-    })
     this.#onError = options.onError
-    this.#append = {
-      store: this.store,
-      tail: this.tail,
-      maxFrameBytes: this.options.maxFrameBytes,
+    const store = new StreamStore(
+      () => db.connection(connection),
+      this.tables,
+      notifier.notifyChannel,
+      notifier.publish,
+      resolved.groupCommit ? DEFAULTS.groupCommitMembers : 0
+    )
+    const reads = new StreamReads(() => store.client, this.tables)
+    const tail = new Tail(reads, notifier.notifiers, {
+      windowSize: resolved.windowSize,
+      windowBytes: resolved.windowBytes,
+      pageSize: resolved.pageSize,
+      onLapsed: (runId) => this.#failLapsed(runId),
+      lapseGraceMs: resolved.leaseMs,
+    })
+    this.#store = store
+    this.#reads = reads
+    this.#tail = tail
+    this.#internals = {
+      store,
+      reads,
+      tail,
+      get client() {
+        return store.client
+      },
     }
+    this.#append = { store, tail, maxFrameBytes: resolved.maxFrameBytes }
   }
 
   /** What one reader reads at a time: rows, and UTF-8 bytes (`readerBytes`). */
@@ -119,11 +121,6 @@ export class LucidTokenStreamSink implements TokenStreamSink {
   /** The `onError` of the options, if any: what the doors warn through too. */
   get onError(): ((error: unknown) => void) | undefined {
     return this.#onError
-  }
-
-  /** The Lucid client the tables live on (parking and door rows share it). */
-  get client(): QueryClientContract {
-    return this.store.client
   }
 
   /**
@@ -142,8 +139,8 @@ export class LucidTokenStreamSink implements TokenStreamSink {
     within?: (trx: TransactionClientContract) => Promise<void>
   ): Promise<LucidSinkWriter> {
     assertRunId(runId)
-    const lastSeq = await this.store.open(runId, this.options.leaseMs, within)
-    const writer = new LucidSinkWriter(runId, this.store, this.tail, {
+    const lastSeq = await this.#store.open(runId, this.options.leaseMs, within)
+    const writer = new LucidSinkWriter(runId, this.#append, {
       coalesceWindowMs: this.options.coalesceWindowMs,
       maxTextRowChars: this.options.maxTextRowChars,
       maxFrameBytes: this.options.maxFrameBytes,
@@ -163,7 +160,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
     })
     this.#writers.add(writer)
     writer.onRelease = () => this.#writers.delete(writer)
-    this.tail.wake(runId)
+    this.#tail.wake(runId)
     return writer
   }
 
@@ -180,8 +177,8 @@ export class LucidTokenStreamSink implements TokenStreamSink {
     return follow(
       runId,
       start,
-      this.tail,
-      this.store,
+      this.#tail,
+      this.#reads,
       this.#reading(options.signal)
     ) as AsyncIterable<DeliveredFrame>
   }
@@ -205,7 +202,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
     assertRunId(runId)
     const after = options.after
     const start = typeof after === 'object' ? after : parseCursor(after)
-    return follow(runId, start, this.tail, this.store, this.#reading(options.signal), {
+    return follow(runId, start, this.#tail, this.#reads, this.#reading(options.signal), {
       segments: true,
       superseded: options.superseded,
     })
@@ -222,24 +219,12 @@ export class LucidTokenStreamSink implements TokenStreamSink {
    * the cursor names the stream's last row while the stream is open (its text may still grow).
    * A stream that is not open ends with its end marker, at `lastSeq`.
    */
-  async beyondHead(
+  beyondHead(
     runId: string,
     cursor: Cursor,
     known?: Pick<StreamHead, 'lastSeq' | 'status'>
   ): Promise<boolean> {
-    if (cursor.seq === 0 && cursor.offset === undefined) return false
-    if (known && (cursor.seq !== known.lastSeq || known.status !== 'open')) {
-      return cursor.seq > known.lastSeq
-    }
-    const last = await retryTransient(() => this.store.lastRow(runId), {
-      boundMs: this.options.outageBoundMs,
-    })
-    if (!last) return true
-    const head: Cursor =
-      last.kind === 'text' ? { seq: last.seq, offset: last.body.length } : { seq: last.seq }
-    return cursor.seq === last.seq && last.kind === 'text'
-      ? compareCursors(cursor, head) > 0
-      : cursor.seq > last.seq
+    return beyondHead(this.#reads, runId, cursor, known, { boundMs: this.options.outageBoundMs })
   }
 
   /**
@@ -247,19 +232,22 @@ export class LucidTokenStreamSink implements TokenStreamSink {
    * (validated, stored, then handed to this replica's readers; other replicas are notified).
    * Settlements of parked items and a dead writer's failure go through here.
    *
-   * @param request `frames` in order; `end` closes the segment after them (`ended`, or `failed`
+   * @param plan `frames` in order; `end` closes the segment after them (`ended`, or `failed`
    *   for a dead writer); `within(trx, storedRows)` runs in the transaction (throwing rolls back);
    *   `onlyIfLeaseLapsed` appends only to a stream whose writer's lease lapsed; `evenIfClosed`
-   *   appends to an ended or failed stream too (an end marker follows, its status stays)
+   *   appends to an ended or failed stream too (an end marker follows, its status stays). The
+   *   frames are always validated here (the plan's writer-side fields are the writers' own).
    * @returns the commit's result (`before`, `rev`, the stored rows); `null` when there was nothing
    *   to write, or with `onlyIfLeaseLapsed` when the lease had not lapsed
    * @throws InvalidRunIdError, InvalidFrameError (nothing stored), StreamClosedError (not open,
    *   or with `evenIfClosed` does not exist), or what `within` throws
    */
-  async append(runId: string, request: AppendRequest): Promise<CommitResult | null> {
+  async append(
+    runId: string,
+    plan: Pick<AppendPlan, 'frames' | 'end' | 'within' | 'onlyIfLeaseLapsed' | 'evenIfClosed'>
+  ): Promise<CommitResult | null> {
     assertRunId(runId)
-    const { frames, ...plan } = request
-    return appendFrames(this.#append, runId, frames, plan)
+    return appendFrames(this.#append, runId, plan)
   }
 
   /**
@@ -293,13 +281,13 @@ export class LucidTokenStreamSink implements TokenStreamSink {
   ): AsyncIterable<DeliveredFrame | SupersededFrame | SegmentEnd> {
     assertRunId(runId)
     const after = typeof options.after === 'object' ? options.after : parseCursor(options.after)
-    return replayStored(this.store, runId, {
+    return replayStored(this.#reads, runId, {
       after,
       until: options.until,
       ...this.#limits,
       firstPageSize: options.growing ? DEFAULTS.firstPageSize : undefined,
       // A synchronous driver (better-sqlite3) cannot overlap reads with anything.
-      prefetch: options.growing && !this.store.dialect.includes('sqlite'),
+      prefetch: options.growing && !this.#store.dialect.includes('sqlite'),
       stopped: () => this.#stopped || options.signal?.aborted === true,
       appendedEnds: options.appendedEnds,
       superseded: options.superseded,
@@ -318,12 +306,12 @@ export class LucidTokenStreamSink implements TokenStreamSink {
     options: { fromSeq?: number; toSeq?: number } = {}
   ): AsyncIterable<StoredRow[]> {
     assertRunId(runId)
-    return storedRows(this.store, runId, { ...options, ...this.#limits })
+    return storedRows(this.#reads, runId, { ...options, ...this.#limits })
   }
 
   /** Seq of the first segment end after `afterSeq` (where that segment ended), or `null`. */
   segmentEnd(runId: string, afterSeq: number): Promise<number | null> {
-    return this.store.segmentEnd(runId, afterSeq)
+    return this.#reads.segmentEnd(runId, afterSeq)
   }
 
   /**
@@ -331,7 +319,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
    * the stream does not exist (never opened, or purged).
    */
   head(runId: string) {
-    return this.store.head(runId)
+    return this.#reads.head(runId)
   }
 
   /** Drop the run's stream: its rows are deleted and its readers end. */
@@ -340,15 +328,15 @@ export class LucidTokenStreamSink implements TokenStreamSink {
     for (const writer of [...this.#writers]) {
       if (writer.runId === runId) writer.release()
     }
-    await this.store.remove(runId)
-    this.tail.wake(runId)
-    await this.tail.poll()
+    await this.#store.remove(runId)
+    this.#tail.wake(runId)
+    await this.#tail.poll()
   }
 
   /** Whether the sink holds a stream for the run (open, ended or failed, and not purged). */
   async has(runId: string): Promise<boolean> {
     if (!RUN_ID.test(runId)) return false
-    return this.store.exists(runId)
+    return this.#reads.exists(runId)
   }
 
   /**
@@ -363,27 +351,8 @@ export class LucidTokenStreamSink implements TokenStreamSink {
    *
    * @returns the number of streams removed (with `dryRun`: that would be, nothing deleted)
    */
-  async purge(options: { olderThanMs?: number; dryRun?: boolean; batchSize?: number } = {}) {
-    const now = DateTime.now().toMillis()
-    const endedBefore = now - (options.olderThanMs ?? this.options.ttlMs)
-    const batch = Math.max(1, Math.floor(options.batchSize ?? DEFAULTS.purgeBatch))
-    if (options.dryRun) {
-      const due = await this.store.purgeable(endedBefore, Number.MAX_SAFE_INTEGER)
-      return due.length
-    }
-    let removed = 0
-    while (true) {
-      const runIds = await this.store.purgeable(endedBefore, batch)
-      const gone = await this.store.purge(runIds, endedBefore)
-      removed += gone
-      // A short batch was the last; a full one that removed nothing (all reopened) stops too.
-      if (runIds.length < batch || gone === 0) break
-    }
-    await this.store.removeOrphanRows(Math.min(endedBefore, now - DEFAULTS.orphanGraceMs), batch)
-    // Checkpoints a write stored while their stream was being removed (never served).
-    await this.store.removeOrphanCheckpoints(batch)
-    if (removed > 0 && this.tail.followed > 0) await this.tail.poll()
-    return removed
+  purge(options: PurgeOptions = {}): Promise<number> {
+    return purgeEnded(this.#store, this.#tail, this.options.ttlMs, options)
   }
 
   /** Stop timers and the LISTEN connection; open writers stop renewing their lease. */
@@ -391,7 +360,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
     // Replays end too (a reader mid-replay starts no read on a database about to close).
     this.#stopped = true
     for (const writer of [...this.#writers]) writer.shutdown()
-    await this.tail.close()
+    await this.#tail.close()
   }
 
   /** How a reader reads: its limits, its signal, and how long it rides out an outage. */
@@ -411,4 +380,12 @@ export class LucidTokenStreamSink implements TokenStreamSink {
 
 function assertRunId(runId: string) {
   if (typeof runId !== 'string' || !RUN_ID.test(runId)) throw new InvalidRunIdError()
+}
+
+/**
+ * The sink's internals (its store, reads, tail and client) for the package's own layers and
+ * tests: package-internal, never exported from the package's root (`index.ts`).
+ */
+export function sinkInternals(sink: LucidTokenStreamSink): SinkInternals {
+  return internalsOf(sink)
 }

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import { StreamClosedError } from '../errors.js'
 import { FAILURE_SENTENCES, type StreamFrame } from '../core/frames.js'
-import type { CommitResult } from '../store/stream_store.js'
+import type { AppendPlan, CommitResult } from '../store/append_plan.js'
 import { isTransientError } from '../store/transient.js'
-import { appendFrames, type AppendContext, type WriterAppend } from './append.js'
+import { appendFrames, type AppendContext } from './append.js'
 import type { Outage } from './outage.js'
 
 /**
@@ -30,8 +30,9 @@ export class RetriedCommits {
   }
 
   /**
-   * Append `frames` with `plan`, retrying transient failures with the same token: `outage` is
-   * told of each failure and paces the retries; after each pause `giveUp()` may end them.
+   * Append `plan`, retrying transient failures with the same token (set here, with `retried` and
+   * `sinceSeq`): `outage` is told of each failure and paces the retries; after each pause
+   * `giveUp()` may end them.
    *
    * @returns the result (`landed` when an earlier attempt had stored it) and the milliseconds
    *   its successful attempt took
@@ -39,8 +40,7 @@ export class RetriedCommits {
    *   error `giveUp()` returns, or the last one once `outage` is stopped
    */
   async append(
-    frames: StreamFrame[],
-    plan: WriterAppend,
+    plan: AppendPlan,
     outage: Outage,
     giveUp: () => Error | null
   ): Promise<{ result: CommitResult | null; ms: number }> {
@@ -49,7 +49,7 @@ export class RetriedCommits {
     while (true) {
       const started = performance.now()
       try {
-        const result = await appendFrames(this.context, this.runId, frames, {
+        const result = await appendFrames(this.context, this.runId, {
           ...plan,
           token,
           retried,
@@ -88,7 +88,8 @@ export class RetriedCommits {
     let reported = false
     while (!retry.stopped) {
       try {
-        await appendFrames(this.context, this.runId, [frame], {
+        await appendFrames(this.context, this.runId, {
+          frames: [frame],
           end: 'failed',
           token,
           retried,

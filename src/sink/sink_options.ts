@@ -1,5 +1,8 @@
+import type { Database } from '@adonisjs/lucid/database'
 import type { TableNames } from '../store/schema.js'
-import type { NotifierChoice } from '../follow/notifiers/index.js'
+import { notifierFactory, type NotifierChoice } from '../follow/notifiers/index.js'
+import type { NotifierSetup } from '../follow/notifiers/notifier.js'
+import { DEFAULTS } from '../defaults.js'
 import type { ParkHook } from './writer_options.js'
 
 /** Options of `LucidTokenStreamSink`. Every duration is in milliseconds. */
@@ -68,6 +71,62 @@ export interface LucidSinkOptions {
   park?: ParkHook
 }
 
+/** A sink's options with every default applied (`LucidTokenStreamSink.options`). */
+export type ResolvedSinkOptions = Required<
+  Omit<LucidSinkOptions, 'connection' | 'tables' | 'onError' | 'park'>
+>
+
+/**
+ * Resolve a sink's options against its Lucid database: the connection (by name), its notifiers
+ * (set up from `notifier`, PostgreSQL or not) and every default.
+ *
+ * @throws Error for an unknown connection, or a `windowBytes`/`readerBytes` that is not an
+ *   integer >= 1
+ */
+export function resolveSinkOptions(
+  db: Database,
+  options: LucidSinkOptions
+): { connection: string; resolved: ResolvedSinkOptions; notifier: NotifierSetup } {
+  const connection = options.connection ?? db.primaryConnectionName
+  const node = db.manager.get(connection)
+  if (!node) throw new Error(`agent-stream: unknown Lucid connection "${connection}"`)
+  const client = node.config.client as string
+  const postgres = ['pg', 'postgres', 'postgresql'].includes(client)
+  const choice = options.notifier ?? 'auto'
+  const notifier = notifierFactory(choice, postgres).create({
+    client,
+    postgres,
+    connection: node.config.connection,
+    pollIntervalMs: options.pollIntervalMs,
+    notifyChannel: options.notifyChannel,
+    onError: options.onError,
+  })
+  const resolved: ResolvedSinkOptions = {
+    coalesceWindowMs: options.coalesceWindowMs ?? DEFAULTS.coalesceWindowMs,
+    maxTextRowChars: options.maxTextRowChars ?? DEFAULTS.maxTextRowChars,
+    maxFrameBytes: options.maxFrameBytes ?? DEFAULTS.maxFrameBytes,
+    leaseMs: options.leaseMs ?? DEFAULTS.leaseMs,
+    outageBoundMs: options.outageBoundMs ?? DEFAULTS.outageBoundMs,
+    outageBufferBytes: options.outageBufferBytes ?? DEFAULTS.outageBufferBytes,
+    notifier: choice,
+    notifyChannel: notifier.notifyChannel ?? options.notifyChannel ?? DEFAULTS.notifyChannel,
+    pollIntervalMs: notifier.pollIntervalMs,
+    ttlMs: options.ttlMs ?? DEFAULTS.ttlMs,
+    windowSize: options.windowSize ?? DEFAULTS.windowSize,
+    windowBytes: options.windowBytes ?? DEFAULTS.windowBytes,
+    readerBytes: options.readerBytes ?? DEFAULTS.readerBytes,
+    // A page holds the cursor's own row too: two rows is the least that makes progress.
+    pageSize: Math.max(2, options.pageSize ?? DEFAULTS.pageSize),
+    groupCommit: options.groupCommit ?? true,
+  }
+  for (const budget of ['windowBytes', 'readerBytes'] as const) {
+    if (!Number.isSafeInteger(resolved[budget]) || resolved[budget] < 1)
+      throw new Error(`agent-stream: "${budget}" must be an integer >= 1`)
+  }
+  return { connection, resolved, notifier }
+}
+
+/** How a reader subscribes: from a cursor, until a signal aborts. */
 export interface SubscribeOptions {
   /** Cursor of the last frame the reader has (the SSE `Last-Event-ID`); absent = from the start. */
   after?: string

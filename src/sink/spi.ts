@@ -1,7 +1,7 @@
 import type { StreamFrame } from '../core/frames.js'
 
 /**
- * Where an agent writes one run's frames (sink-spi.md, `SinkWriter`).
+ * Where an agent writes one run's frames.
  *
  * Writes keep their order. A writer may hold text back to coalesce it; `flush()` writes out what
  * is held, `end()` writes it and marks the stream finished.
@@ -15,8 +15,8 @@ export interface SinkWriter {
 }
 
 /**
- * The data plane (sink-spi.md, `TokenStreamSink`): writers keyed by run id, subscribers that
- * replay what is stored and then follow live frames until the end.
+ * The data plane: writers keyed by run id, subscribers that replay what is stored and then
+ * follow live frames until the end (`docs/sink.md`).
  */
 export interface TokenStreamSink {
   /** Open, or reopen, the writer for a run. A reopened stream continues its sequence. */

@@ -1,7 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { Tail } from '../follow/tail.js'
 import type { Delivery } from '../follow/feed.js'
-import type { StreamStore } from '../store/stream_store.js'
+import type { StreamReads } from '../store/stream_reads.js'
 import { compareCursors, formatCursor, type Cursor } from '../core/cursor.js'
 import { FAILURE_SENTENCES, type DeliveredFrame } from '../core/frames.js'
 import { DEFAULTS } from '../defaults.js'
@@ -11,10 +11,10 @@ import {
   type ItemOptions,
   type SegmentEnd,
   type SupersededFrame,
-} from './replay.js'
+} from './read_path.js'
 import { retryTransient } from './outage.js'
 
-export type { SegmentEnd } from './replay.js'
+export type { SegmentEnd } from './read_path.js'
 
 /**
  * Wait for `changed`, or for the signal to abort (a reader that went away stops waiting at once).
@@ -68,7 +68,7 @@ export async function* follow(
   runId: string,
   start: Cursor,
   tail: Tail,
-  store: StreamStore,
+  store: StreamReads,
   reading: Reading,
   items: Omit<ItemOptions, 'appendedEnds'> = {}
 ): AsyncGenerator<DeliveredFrame | SupersededFrame | SegmentEnd> {

@@ -58,7 +58,7 @@ const elicitationRequest = vine.object({
   ),
 })
 
-/** Fields of each known event kind; unknown kinds pass with only `kind` checked (sink-spi.md). */
+/** Fields of each known event kind; unknown kinds pass with only `kind` checked. */
 const eventKinds = {
   'step-start': {},
   'step-finish': {

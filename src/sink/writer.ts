@@ -1,10 +1,9 @@
 import { StoreUnavailableError, StreamClosedError } from '../errors.js'
-import type { StreamStore } from '../store/stream_store.js'
 import type { RunMeta } from '../core/run.js'
-import type { Tail } from '../follow/tail.js'
 import type { StreamFrame } from '../core/frames.js'
 import type { SinkWriter } from './spi.js'
-import type { AppendContext, AppendPlan } from './append.js'
+import type { AppendPlan } from '../store/append_plan.js'
+import type { AppendContext } from './append.js'
 import { averageCommitMs, coalesceText } from './coalescing.js'
 import { Outage } from './outage.js'
 import { RetriedCommits } from './retried_commit.js'
@@ -75,17 +74,16 @@ export class LucidSinkWriter implements SinkWriter {
   #recording: Promise<void> | null = null
   #failureRetry: Outage | null = null
 
-  /** The sink's write path: store, tail and frame size cap. */
-  readonly context: AppendContext
+  /** The sink's write path: its store, this replica's tail and the frame size cap. */
+  #context: AppendContext
 
   constructor(
     readonly runId: string,
-    readonly store: StreamStore,
-    readonly tail: Tail,
+    context: AppendContext,
     readonly options: WriterOptions
   ) {
-    this.context = { store, tail, maxFrameBytes: options.maxFrameBytes }
-    this.#commits = new RetriedCommits(this.context, runId, options.openedAtSeq)
+    this.#context = context
+    this.#commits = new RetriedCommits(context, runId, options.openedAtSeq)
     this.#pair = new SplitPair(options.maxFrameBytes)
     this.#outage = new Outage(options.outageBoundMs, {
       // Callers waiting for a commit go on: their frames are held.
@@ -93,7 +91,7 @@ export class LucidSinkWriter implements SinkWriter {
       exceeded: () => this.#lose('bound'),
     })
     this.#buffer = new OutageBuffer(options.outageBufferBytes, this.#outage)
-    this.#lease = new LeaseRenewal(store, runId, options.leaseMs, this.#outage, () => {
+    this.#lease = new LeaseRenewal(context.store, runId, options.leaseMs, this.#outage, () => {
       this.#failure = new StreamClosedError(this.runId)
       this.release()
     })
@@ -173,7 +171,7 @@ export class LucidSinkWriter implements SinkWriter {
     this.#assertWritable()
     return this.#enqueue(() => {
       this.#breakPair()
-      return this.#commit([])
+      return this.#commit()
     })
   }
 
@@ -192,7 +190,7 @@ export class LucidSinkWriter implements SinkWriter {
     try {
       await this.#enqueue(() => {
         this.#breakPair()
-        return this.#commit([], { end: 'ended', within: options.within })
+        return this.#commit({ frames: [], end: 'ended', within: options.within })
       })
     } catch (error) {
       this.#ending = false
@@ -276,12 +274,12 @@ export class LucidSinkWriter implements SinkWriter {
       this.#buffer.hold(frame.v)
       if (decision.write === 'now') {
         if (decision.newRow) this.#row = null
-        return this.#commit([])
+        return this.#commit()
       }
       if (!this.#timer) {
         this.#timer = setTimeout(() => {
           this.#timer = null
-          this.#enqueue(() => this.#commit([])).catch((error) => {
+          this.#enqueue(() => this.#commit()).catch((error) => {
             this.#failure = error
           })
         }, decision.delayMs)
@@ -290,46 +288,47 @@ export class LucidSinkWriter implements SinkWriter {
     }
     this.#breakPair()
     if (frame.t === 'component' && frame.partial) {
-      await this.#commit([])
-      this.tail.partial(this.runId, frame)
+      await this.#commit()
+      this.#context.tail.partial(this.runId, frame)
       return
     }
     const park = this.options.park
     if (park && (frame.t === 'approval' || frame.t === 'elicitation')) {
       const meta = this.#metas.get(frame.runId) ?? this.options.meta
-      await this.#commit([frame], {
-        within: async (trx, stored) => {
-          const row = stored.find((r) => r.kind === frame.t)!
+      await this.#commit({
+        frames: [frame],
+        stamp: async (trx, rows) => {
+          const row = rows.find((r) => r.kind === frame.t)!
           const number = await park(trx, meta, frame, row.seq)
-          // Which park the frame is part of is known only now: every reader (live or replayed)
-          // gets it in the frame, so a decision can name it.
-          await this.store.rewrite(trx, this.runId, row, JSON.stringify({ ...frame, park: number }))
+          // Which park the frame is part of is known only once its seq is: every reader (live
+          // or replayed) gets it in the frame, so a decision can name it. The row is inserted
+          // with it.
+          row.body = JSON.stringify({ ...frame, park: number })
         },
       })
       return
     }
-    await this.#commit([frame])
+    await this.#commit({ frames: [frame] })
   }
 
   /**
-   * Commit held text and `frames` in one transaction through the sink's one write path
-   * ({@link appendFrames}), which hands them to this replica's tail. A transient failure is
-   * retried (same token: a retry first checks whether the attempt landed) until the database
-   * answers or the run is lost.
+   * Commit held text and `plan` (its frames, validated when written) in one transaction through
+   * the sink's one write path (`appendFrames`), which hands them to this replica's tail. A
+   * transient failure is retried (same token: a retry first checks whether the attempt landed)
+   * until the database answers or the run is lost.
    */
-  async #commit(frames: StreamFrame[], plan: AppendPlan = {}): Promise<void> {
+  async #commit(plan: AppendPlan = { frames: [] }): Promise<void> {
     if (this.#lost) throw this.#lost
     if (this.#timer) clearTimeout(this.#timer)
     this.#timer = null
     const held = this.#held
-    if (held.length === 0 && frames.length === 0 && !plan.end) return
+    if (held.length === 0 && plan.frames.length === 0 && !plan.end) return
     const text = held
       ? { seq: this.#row?.seq ?? null, prefix: this.#row?.body ?? '', text: held }
       : undefined
     let committed
     try {
       committed = await this.#commits.append(
-        frames,
         { ...plan, validated: true, leaseMs: this.options.leaseMs, text },
         this.#outage,
         () => this.#lost
@@ -356,7 +355,7 @@ export class LucidSinkWriter implements SinkWriter {
       }
     }
     // Any other frame closes the text row: the next text starts a new one.
-    if (frames.length > 0 || plan.end) this.#row = null
+    if (plan.frames.length > 0 || plan.end) this.#row = null
   }
 
   /**

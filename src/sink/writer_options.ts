@@ -3,9 +3,10 @@ import type { RunMeta } from '../core/run.js'
 import type { StreamFrame } from '../core/frames.js'
 
 /**
- * Called inside the transaction that stores an `approval` or `elicitation` frame, so the parking
- * row and the suspension commit with the frame or not at all (DESIGN.md invariant 6). Resolves
- * to the park the frame opened or joined, which is stamped into the stored frame (`park`).
+ * Called inside the transaction that stores an `approval` or `elicitation` frame, once its seq
+ * is allocated and before its row is inserted, so the parking row and the suspension commit with
+ * the frame or not at all. Resolves to the park the frame opened or joined, which is stamped
+ * into the stored frame (`park`): the row is written once, with it.
  */
 export type ParkHook = (
   trx: TransactionClientContract,

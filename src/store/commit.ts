@@ -2,15 +2,8 @@ import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { StreamClosedError } from '../errors.js'
 import type { TableNames } from './schema.js'
 import { affectedRows as affected, nowMs as now } from './sql.js'
-import {
-  frameRecord,
-  APPENDED_END,
-  int,
-  toStoredRow,
-  type CommitPlan,
-  type CommitResult,
-  type NewRow,
-} from './rows.js'
+import { frameRecord, APPENDED_END, int, toStoredRow, toStreamState, type NewRow } from './rows.js'
+import type { AppendPlan, CommitResult, NumberedRow } from './append_plan.js'
 
 /** What the commit transaction needs of its store. */
 export interface CommitContext {
@@ -22,12 +15,12 @@ export interface CommitContext {
 }
 
 /**
- * One write, inside `trx`: lock the stream row, allocate seqs, grow or insert the text, insert
- * rows, supersede replaced components, run `plan.within`, renew the lease, notify. The stream's
- * row lock serializes writers of one stream across processes, so seqs are gap-free and commit
- * in seq order (DESIGN.md invariant 3). Every row written carries `plan.token`; with
- * `plan.retried`, an earlier attempt that stored rows with that token is returned instead
- * (`landed`), and nothing is written again.
+ * One append, inside `trx`: lock the stream row, allocate seqs, grow or insert the held text,
+ * let `plan.stamp` finish the rows, insert them (`rows`: the plan's, see `planRows`), supersede
+ * replaced components, run `plan.within`, renew the lease, notify. The stream's row lock
+ * serializes writers of one stream across processes, so seqs are gap-free and commit in seq
+ * order. Every row written carries `plan.token`; with `plan.retried`, an earlier attempt that
+ * stored rows with that token is returned instead (`landed`), and nothing is written again.
  *
  * @returns what was written; `null` only with `onlyIfLeaseLapsed` when the lease had not lapsed
  * @throws StreamClosedError when the stream is not open (ended, failed or purged; with
@@ -37,7 +30,8 @@ export async function commitInTransaction(
   trx: TransactionClientContract,
   ctx: CommitContext,
   runId: string,
-  plan: CommitPlan
+  plan: AppendPlan,
+  rows: NewRow[]
 ): Promise<CommitResult | null> {
   const at = now()
   if (plan.token && plan.retried) {
@@ -55,17 +49,17 @@ export async function commitInTransaction(
   const touched = await lock.update({
     rev: trx.raw('rev + 1'),
     updated_at: at,
-    ...(plan.leaseMs ? { lease_expires_at: at + plan.leaseMs } : {}),
+    ...(plan.leaseMs && !plan.end ? { lease_expires_at: at + plan.leaseMs } : {}),
   })
   if (affected(touched) === 0) {
     if (plan.onlyIfLeaseLapsed) return null
     throw new StreamClosedError(runId)
   }
-  const head = await trx.from(ctx.tables.streams).where('run_id', runId).first()
-  const before = int(head.last_seq)
+  const head = toStreamState(await trx.from(ctx.tables.streams).where('run_id', runId).first())
+  const before = head.lastSeq
   let next = before
-  const result: CommitResult = { before, rev: int(head.rev), rows: [] }
-  const inserts: (NewRow & { seq: number })[] = []
+  const result: CommitResult = { before, rev: head.rev, rows: [] }
+  const inserts: NumberedRow[] = []
 
   if (plan.text && plan.text.text.length > 0) {
     const { seq, prefix, text } = plan.text
@@ -83,11 +77,14 @@ export async function commitInTransaction(
       inserts.push({ seq: ++next, kind: 'text', body: text })
     }
   }
-  for (const row of plan.rows) inserts.push({ ...row, seq: ++next })
+  for (const row of rows) inserts.push({ ...row, seq: ++next })
   const closed = head.status !== 'open'
   // Frames appended to an ended stream (a decision's) are followed by an end marker again, so
   // readers still find it ended; its body tells doors it ends no segment.
   if (closed && inserts.length > 0) inserts.push({ kind: 'end', body: APPENDED_END, seq: ++next })
+  // What only this commit knows (the park an approval joined) goes into the rows before they
+  // are inserted: each is written once.
+  await plan.stamp?.(trx, inserts)
 
   if (inserts.length > 0) {
     await trx
@@ -109,8 +106,8 @@ export async function commitInTransaction(
   const update: Record<string, unknown> = {}
   if (next !== before) update.last_seq = next
   if (closed && next !== before) update.ended_at = at
-  if (plan.endStatus) {
-    update.status = plan.endStatus
+  if (plan.end) {
+    update.status = plan.end
     update.ended_at = at
     update.lease_expires_at = null
   }
@@ -138,7 +135,7 @@ async function landedAttempt(
   trx: TransactionClientContract,
   tables: TableNames,
   runId: string,
-  plan: CommitPlan,
+  plan: AppendPlan,
   at: number
 ): Promise<CommitResult | null> {
   // Whatever the status: an attempt that landed with an end marker closed the stream. (Rows

@@ -4,12 +4,12 @@ import type { TableNames } from './schema.js'
 import { nowMs as now } from './sql.js'
 import {
   frameRecord,
-  int,
-  type CommitPlan,
-  type CommitResult,
+  toStreamState,
   type NewRow,
   type StoredRow,
+  type StreamState,
 } from './rows.js'
+import type { AppendPlan, CommitResult, NumberedRow } from './append_plan.js'
 
 /** What the group's transaction needs of its store. */
 export interface GroupContext {
@@ -20,28 +20,30 @@ export interface GroupContext {
   notify: (trx: TransactionClientContract, commits: [runId: string, rev: number][]) => Promise<void>
 }
 
-/** One stream's commit in a group: a plan {@link groupable} accepts. */
+/** One stream's append in a group: a plan {@link groupable} accepts, and its rows (`planRows`). */
 export interface GroupMember {
   runId: string
-  plan: CommitPlan
+  plan: AppendPlan
+  rows: NewRow[]
 }
 
 /** One member's outcome: what was written, or why nothing was (its stream is not open). */
 export type GroupOutcome = { result: CommitResult } | { error: Error }
 
 /**
- * Whether a plan can ride in a group: a plain append (held text, rows, an end marker, a lease
- * renewal). Plans that need the stream to themselves go alone: code inside the transaction
- * (`within`), a retry's look-up of an earlier attempt, a lease check, an append to a closed
- * stream, and components (their supersede pass).
+ * Whether a plan, with its `rows`, can ride in a group: a plain append (held text, rows, an end
+ * marker, a lease renewal). Plans that need the stream to themselves go alone: code inside the
+ * transaction (`stamp`, `within`), a retry's look-up of an earlier attempt, a lease check, an
+ * append to a closed stream, and components (their supersede pass).
  */
-export function groupable(plan: CommitPlan): boolean {
+export function groupable(plan: AppendPlan, rows: NewRow[]): boolean {
   return (
+    !plan.stamp &&
     !plan.within &&
     !plan.retried &&
     !plan.onlyIfLeaseLapsed &&
     !plan.evenIfClosed &&
-    plan.rows.every((row) => !row.componentId)
+    rows.every((row) => !row.componentId)
   )
 }
 
@@ -50,9 +52,9 @@ export function groupable(plan: CommitPlan): boolean {
  * the number of members (group commit): lock every member's stream row, read their heads, grow
  * their text rows (one UPDATE), insert their new rows (one INSERT), move their heads (one
  * UPDATE), notify. Each stream keeps its own rules: its seqs are allocated under its row lock,
- * gap-free, after its last seq, in commit order (DESIGN.md invariant 3); each row carries its
- * member's `plan.token`, so a retry of a member finds out whether the group landed. A member
- * whose stream is not open gets `StreamClosedError` and writes nothing; the others commit.
+ * gap-free, after its last seq, in commit order; each row carries its member's `plan.token`, so
+ * a retry of a member finds out whether the group landed. A member whose stream is not open
+ * gets `StreamClosedError` and writes nothing; the others commit.
  *
  * Members must name distinct streams and pass {@link groupable}.
  *
@@ -72,29 +74,29 @@ export async function commitGroupInTransaction(
     .from(streams)
     .whereIn('run_id', ids)
     .update({ rev: trx.raw('rev') })
-  const heads = new Map<string, { last_seq: unknown; rev: unknown; status: string }>()
+  const heads = new Map<string, StreamState>()
   for (const row of await trx
     .from(streams)
-    .select('run_id', 'last_seq', 'rev', 'status')
+    .select('run_id', 'last_seq', 'rev', 'status', 'lease_expires_at', 'created_at')
     .whereIn('run_id', ids)) {
-    heads.set(row.run_id, row)
+    heads.set(row.run_id, toStreamState(row))
   }
 
   const outcomes: GroupOutcome[] = []
   const grows: { runId: string; seq: number; text: string; token?: string }[] = []
-  const inserts: (NewRow & { runId: string; seq: number; token?: string })[] = []
-  const moved: { runId: string; lastSeq?: number; plan: CommitPlan }[] = []
+  const inserts: (NumberedRow & { runId: string; token?: string })[] = []
+  const moved: { runId: string; lastSeq?: number; plan: AppendPlan }[] = []
   const notified: [string, number][] = []
-  for (const { runId, plan } of members) {
+  for (const { runId, plan, rows } of members) {
     const head = heads.get(runId)
     if (!head || head.status !== 'open') {
       outcomes.push({ error: new StreamClosedError(runId) })
       continue
     }
-    const before = int(head.last_seq)
+    const before = head.lastSeq
     let next = before
-    const result: CommitResult = { before, rev: int(head.rev) + 1, rows: [] }
-    const mine: (NewRow & { seq: number })[] = []
+    const result: CommitResult = { before, rev: head.rev + 1, rows: [] }
+    const mine: NumberedRow[] = []
     if (plan.text && plan.text.text.length > 0) {
       const { seq, prefix, text } = plan.text
       if (seq !== null && seq === before) {
@@ -104,7 +106,7 @@ export async function commitGroupInTransaction(
         mine.push({ seq: ++next, kind: 'text', body: text })
       }
     }
-    for (const row of plan.rows) mine.push({ ...row, seq: ++next })
+    for (const row of rows) mine.push({ ...row, seq: ++next })
     for (const row of mine) inserts.push({ ...row, runId, token: plan.token })
     result.rows = mine.map((row) => ({
       seq: row.seq,
@@ -178,7 +180,7 @@ async function growTexts(
 async function moveHeads(
   trx: TransactionClientContract,
   ctx: GroupContext,
-  moved: { runId: string; lastSeq?: number; plan: CommitPlan }[],
+  moved: { runId: string; lastSeq?: number; plan: AppendPlan }[],
   at: number
 ) {
   const update: Record<string, unknown> = { rev: trx.raw('rev + 1'), updated_at: at }
@@ -191,10 +193,10 @@ async function moveHeads(
     'last_seq',
     moved.filter((m) => m.lastSeq !== undefined).map((m) => [m.runId, m.lastSeq!])
   )
-  const ended = moved.filter((m) => m.plan.endStatus)
+  const ended = moved.filter((m) => m.plan.end)
   column(
     'status',
-    ended.map((m) => [m.runId, m.plan.endStatus!])
+    ended.map((m) => [m.runId, m.plan.end!])
   )
   column(
     'ended_at',
@@ -204,7 +206,7 @@ async function moveHeads(
   column('lease_expires_at', [
     ...ended.map((m): [string, Value] => [m.runId, null]),
     ...moved
-      .filter((m) => !m.plan.endStatus && m.plan.leaseMs)
+      .filter((m) => !m.plan.end && m.plan.leaseMs)
       .map((m): [string, Value] => [m.runId, at + m.plan.leaseMs!]),
   ])
   await trx

@@ -1,7 +1,7 @@
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import type { TableNames } from './schema.js'
 import { nowMs } from './sql.js'
-import type { StreamState } from './rows.js'
+import { toStreamState, type StreamState } from './rows.js'
 
 /**
  * One door run: a segment of a stream that a client started or resumed through a door (AG-UI, or
@@ -73,15 +73,7 @@ export class AgUiRunStore {
       .first()
     if (!row) return null
     const stream: StreamState | null =
-      row.s_run_id === null || row.s_run_id === undefined
-        ? null
-        : {
-            lastSeq: Number(row.s_last_seq),
-            rev: Number(row.s_rev),
-            status: row.s_status,
-            leaseExpiresAt: row.s_lease_expires_at === null ? null : Number(row.s_lease_expires_at),
-            createdAt: Number(row.s_created_at),
-          }
+      row.s_run_id === null || row.s_run_id === undefined ? null : toStreamState(row, 's_')
     return { run: toRun(row), stream }
   }
 

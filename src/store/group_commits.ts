@@ -1,4 +1,5 @@
-import type { CommitPlan, CommitResult } from './rows.js'
+import type { AppendPlan, CommitResult } from './append_plan.js'
+import type { NewRow } from './rows.js'
 import type { GroupMember, GroupOutcome } from './commit_group.js'
 import { isTransientError } from './transient.js'
 
@@ -19,7 +20,7 @@ interface Waiting extends GroupMember {
  * `commitGroupInTransaction`). When the group's transaction fails:
  *
  * - transiently (a lost connection, a deadlock): every member gets that error; its writer retries
- *   it alone with its own token (`CommitPlan.retried`), which finds out whether the group landed,
+ *   it alone with its own token (`AppendPlan.retried`), which finds out whether the group landed,
  *   so nothing is written twice;
  * - otherwise (it rolled back): every member is committed again alone, so only the one at fault
  *   fails (with `retried` when it has a token: the look-up costs one read and makes sure).
@@ -33,14 +34,18 @@ export class GroupCommits {
     /** Commit several streams in one transaction. */
     readonly group: (members: GroupMember[]) => Promise<GroupOutcome[]>,
     /** Commit one stream in its own transaction (the store's path for any plan). */
-    readonly alone: (runId: string, plan: CommitPlan) => Promise<CommitResult | null>,
+    readonly alone: (
+      runId: string,
+      plan: AppendPlan,
+      rows: NewRow[]
+    ) => Promise<CommitResult | null>,
     readonly maxMembers: number
   ) {}
 
-  /** Commit `plan` to `runId` in the next group. Resolves once that group committed. */
-  commit(runId: string, plan: CommitPlan): Promise<CommitResult | null> {
+  /** Commit `plan` (its `rows`) to `runId` in the next group. Resolves once that group committed. */
+  commit(runId: string, plan: AppendPlan, rows: NewRow[]): Promise<CommitResult | null> {
     return new Promise((resolve, reject) => {
-      this.#waiting.push({ runId, plan, resolve, reject })
+      this.#waiting.push({ runId, plan, rows, resolve, reject })
       this.#schedule()
     })
   }
@@ -81,7 +86,7 @@ export class GroupCommits {
   async #commit(batch: Waiting[]) {
     if (batch.length === 1) {
       const [only] = batch
-      return this.alone(only.runId, only.plan).then(only.resolve, only.reject)
+      return this.alone(only.runId, only.plan, only.rows).then(only.resolve, only.reject)
     }
     let outcomes: GroupOutcome[]
     try {
@@ -93,10 +98,11 @@ export class GroupCommits {
       }
       await Promise.all(
         batch.map((member) =>
-          this.alone(member.runId, { ...member.plan, retried: Boolean(member.plan.token) }).then(
-            member.resolve,
-            member.reject
-          )
+          this.alone(
+            member.runId,
+            { ...member.plan, retried: Boolean(member.plan.token) },
+            member.rows
+          ).then(member.resolve, member.reject)
         )
       )
       return

@@ -1,11 +1,10 @@
-import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
-
 /** The body of an end marker that follows frames appended to an ended stream (no segment end). */
 export const APPENDED_END = 'appended'
 
 /** What a frames row holds. `end` marks a segment's end (`SinkWriter.end()`); it is never yielded. */
 export type RowKind = 'text' | 'component' | 'event' | 'error' | 'elicitation' | 'approval' | 'end'
 
+/** A stream's status: `open`, `ended` (by `end()`) or `failed` (its writer died or lost the run). */
 export type StreamStatus = 'open' | 'ended' | 'failed'
 
 /** One stored row, as read back. */
@@ -37,59 +36,6 @@ export interface StreamHead {
   status: StreamStatus
   /** Epoch milliseconds; `null` when no writer holds the stream. */
   leaseExpiresAt: number | null
-}
-
-/**
- * One write transaction's plan: text held back by a writer and the rows that follow it.
- * `text.seq` is the writer's own text row, grown in place when it is still the stream's last
- * row; otherwise the text goes into a new row.
- */
-export interface CommitPlan {
-  text?: { seq: number | null; prefix: string; text: string }
-  rows: NewRow[]
-  /** Write the end marker's status: `ended` after `end()`, `failed` for a dead writer. */
-  endStatus?: 'ended' | 'failed'
-  /** Renew the writer's lease to now + this many milliseconds. */
-  leaseMs?: number
-  /** Only commit when the lease has lapsed (used to fail a dead writer's stream exactly once). */
-  onlyIfLeaseLapsed?: boolean
-  /**
-   * Also commit to a stream that is ended or failed (a settlement written after a run parked):
-   * its status stays, and an end marker closes what was appended so readers still end.
-   */
-  evenIfClosed?: boolean
-  /**
-   * Runs inside the transaction, after the stream row is locked and the rows are inserted
-   * (parking rows, decisions). Throwing rolls the whole commit back.
-   */
-  within?: (trx: TransactionClientContract, rows: StoredRow[]) => Promise<void>
-  /**
-   * The writer's name for this commit (at most 64 characters, unique per commit), stored on every
-   * row it writes. The same token on every attempt of one commit.
-   */
-  token?: string
-  /**
-   * An earlier attempt with this `token` failed with its outcome unknown: first look (under the
-   * stream row's lock) for rows with the token; when there are, that attempt landed and they
-   * are returned as its result, nothing is written again and `within` does not run.
-   */
-  retried?: boolean
-  /** Lowest seq an earlier attempt can have written (narrows the look-up; default 1). */
-  sinceSeq?: number
-}
-
-/** What a commit wrote, in seq order. */
-export interface CommitResult {
-  /** The stream's last seq before this commit. */
-  before: number
-  /** The stream's `rev` after this commit. */
-  rev: number
-  /** The text row that grew in place, with its length before and its whole body after. */
-  grown?: { seq: number; from: number; body: string }
-  /** Rows inserted, with their seqs. */
-  rows: StoredRow[]
-  /** A retried commit found its earlier attempt had landed (`rev` is then unknown: -1). */
-  landed?: boolean
 }
 
 /** A SQL value as a number (drivers return bigints and decimals as strings). */
@@ -147,3 +93,19 @@ export function toStoredRow(row: RawRow): StoredRow {
  * one: what was learnt of the first is never used for the second).
  */
 export type StreamState = StreamHead & { createdAt: number }
+
+/**
+ * THE decoder of a `streams` row as a driver returns it (bigints and decimals may come as
+ * strings): its head and `createdAt`. `prefix` names the columns of a join that aliased them
+ * (`s_last_seq`, ... with `'s_'`). Every read of a stream's row parses it here.
+ */
+export function toStreamState(row: Record<string, unknown>, prefix = ''): StreamState {
+  const lease = row[`${prefix}lease_expires_at`]
+  return {
+    lastSeq: int(row[`${prefix}last_seq`]),
+    rev: int(row[`${prefix}rev`]),
+    status: row[`${prefix}status`] as StreamStatus,
+    leaseExpiresAt: lease === null || lease === undefined ? null : int(lease),
+    createdAt: int(row[`${prefix}created_at`]),
+  }
+}

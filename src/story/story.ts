@@ -1,7 +1,7 @@
 import type { StoredRow } from '../store/rows.js'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
-import type { ParkingService } from '../parking/service.js'
-import type { PendingItem } from '../parking/types.js'
+import type { Parking } from '../parking/parking.js'
+import type { ParkedItem } from '../parking/types.js'
 
 /** The stream's row as `LucidTokenStreamSink.head` reads it (times in epoch milliseconds). */
 export type StoryHead = NonNullable<Awaited<ReturnType<LucidTokenStreamSink['head']>>>
@@ -16,7 +16,7 @@ export type StoryHead = NonNullable<Awaited<ReturnType<LucidTokenStreamSink['hea
 export interface RunStory {
   head: StoryHead
   rows: StoredRow[]
-  parked: PendingItem[]
+  parked: ParkedItem[]
 }
 
 /** Items per parking read. */
@@ -24,14 +24,14 @@ const PARKED_PAGE = 100
 
 /**
  * Gather a run's story (see {@link RunStory}): the head, the rows up to the head's last seq
- * through the sink's stored-rows read, the parked items through the parking service's listing.
+ * through the sink's stored-rows read, the parked items through parking's queries (`list`).
  *
  * @returns `null` when the run has no stream (never opened, or purged)
  * @throws InvalidRunIdError for an id outside the run id grammar
  */
 export async function gatherStory(
   sink: LucidTokenStreamSink,
-  parking: ParkingService,
+  parking: Parking,
   runId: string
 ): Promise<RunStory | null> {
   const head = await sink.head(runId)
@@ -39,10 +39,10 @@ export async function gatherStory(
   const rows: StoredRow[] = []
   for await (const page of sink.storedRows(runId, { toSeq: head.lastSeq })) rows.push(...page)
   // By item: one decided between the two listings is in both, and its decided row is the newer.
-  const byItem = new Map<string, PendingItem>()
+  const byItem = new Map<string, ParkedItem>()
   for (const status of ['pending', 'decided'] as const) {
     for (let page = 1; ; page++) {
-      const items = await parking.list({
+      const items = await parking.queries.list({
         streamRunId: runId,
         status,
         page,

@@ -5,7 +5,7 @@ import { EmitterFactory } from '@adonisjs/core/factories/events'
 import { LoggerFactory } from '@adonisjs/core/factories/logger'
 import { Database } from '@adonisjs/lucid/database'
 import { defineConfig } from '@adonisjs/lucid'
-import type { ConnectionConfig } from '@adonisjs/lucid/types/database'
+import type { ConnectionConfig, DbQueryEventNode } from '@adonisjs/lucid/types/database'
 import {
   createCheckpointsTable,
   createDoorTables,
@@ -83,12 +83,17 @@ export function connectionConfig(
 
 /**
  * A standalone Lucid `Database` on the suite's database (or on `connection`, a private server's),
- * like the official packages' tests.
+ * like the official packages' tests. `onQuery` is told of every statement (Lucid's `db:query`
+ * event; the connection must have `debug: true`).
  */
-export function createDatabase(connection: ConnectionConfig = connectionConfig()): Database {
+export function createDatabase(
+  connection: ConnectionConfig = connectionConfig(),
+  onQuery?: (query: DbQueryEventNode) => void
+): Database {
   const config = defineConfig({ connection: 'main', connections: { main: connection } })
   const app = new AppFactory().create(new URL('../tmp/', import.meta.url))
   const emitter = new EmitterFactory().create(app)
+  if (onQuery) emitter.on('db:query', onQuery)
   return new Database(config, new LoggerFactory().create(), emitter)
 }
 

@@ -1,5 +1,5 @@
 import { getActiveTest } from '@japa/runner'
-import { createParking, type ParkingOptions } from '../../src/runtime.js'
+import { createRuntime, type RuntimeOptions } from '../../src/runtime.js'
 import { scriptedAgent, type ScriptedAgentOptions } from '../../src/testing/scripted_agent.js'
 import type { AgentRunner, RunContext } from '../../src/runner/contract.js'
 import { createDatabase, resetTables } from './db.js'
@@ -7,13 +7,13 @@ import { createDatabase, resetTables } from './db.js'
 /** The whole parking stack on fresh tables, with the scripted agent; closed when the test ends. */
 export async function setupParking(
   agent: ScriptedAgentOptions = {},
-  options: Partial<ParkingOptions> = {},
+  options: Partial<RuntimeOptions> = {},
   reset = true
 ) {
   const db = createDatabase()
   if (reset) await resetTables(db)
   const resumes: string[] = []
-  const stack = createParking(db, {
+  const stack = createRuntime(db, {
     runner: scriptedAgent({ ...agent, onResume: (ctx) => resumes.push(ctx.runId) }),
     ...options,
   })
@@ -25,10 +25,10 @@ export async function setupParking(
 }
 
 /** The parking stack with a runner of the test's own, on fresh tables; closed when the test ends. */
-export async function setupRunner(runner: AgentRunner, options: Partial<ParkingOptions> = {}) {
+export async function setupRunner(runner: AgentRunner, options: Partial<RuntimeOptions> = {}) {
   const db = createDatabase()
   await resetTables(db)
-  const stack = createParking(db, { ...options, runner })
+  const stack = createRuntime(db, { ...options, runner })
   getActiveTest()?.cleanup(async () => {
     await stack.sink.shutdown()
     await db.manager.closeAll()

@@ -2,7 +2,7 @@ import { getActiveTest } from '@japa/runner'
 import { Redis, type RedisOptions } from 'ioredis'
 import { notifiers, type RedisNotifierFactoryOptions } from '../../src/follow/notifiers/index.js'
 import { RedisNotifier } from '../../src/follow/notifiers/redis.js'
-import type { LucidTokenStreamSink } from '../../src/sink/lucid_sink.js'
+import { sinkInternals, type LucidTokenStreamSink } from '../../src/sink/lucid_sink.js'
 
 /** The Redis the suite uses (shared: every key and channel under {@link REDIS_PREFIX}). */
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
@@ -33,7 +33,7 @@ export function redisNotifier(spec: RedisNotifierSpec) {
 
 /** The Redis notifier a sink's tail runs. */
 export function redisNotifierOf(sink: LucidTokenStreamSink) {
-  const notifier = sink.tail.notifiers.find((n) => n instanceof RedisNotifier)
+  const notifier = sinkInternals(sink).tail.notifiers.find((n) => n instanceof RedisNotifier)
   if (!notifier) throw new Error('the sink has no Redis notifier')
   return notifier as RedisNotifier
 }

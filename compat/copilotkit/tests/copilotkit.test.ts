@@ -107,8 +107,8 @@ test('runtime restart: a new runtime instance restores the thread and its open a
 test('the admin approves first: the chat shows the continuation, in order', async () => {
   const threadId = thread()
   const { client, approval } = await toApproval(runtime.url, threadId)
-  const [item] = await app.agentStream.parking.list({ threadId, status: 'pending' })
-  await app.agentStream.parking.approve(item.runId, item.itemId, {
+  const [item] = await app.agentStream.parking.queries.list({ threadId, status: 'pending' })
+  await app.agentStream.parking.decisions.approve(item.runId, item.itemId, {
     principal: DEMO_USER,
     via: 'admin',
   })

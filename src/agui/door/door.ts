@@ -1,4 +1,4 @@
-import type { PendingItem } from '../../parking/types.js'
+import type { ParkedItem } from '../../parking/types.js'
 import type { Principal } from '../../core/run.js'
 import type { TranslatorCheckpoint } from '../translate/index.js'
 import type { UserMessage } from '../../core/user_message.js'
@@ -110,7 +110,7 @@ export class AgUiDoor extends DoorBase<AgUiDoorOptions, TranslatorCheckpoint, Ag
   async thread(
     threadId: string,
     principal: Principal | null
-  ): Promise<{ latest: AgUiRun | null; pending: PendingItem[] } | null> {
+  ): Promise<{ latest: AgUiRun | null; pending: ParkedItem[] } | null> {
     const latest = await this.runs.latest(threadId)
     if (latest && !ownedBy(latest, principal)) return null
     // Every pending item: a resume must answer all of them (never a page of them).

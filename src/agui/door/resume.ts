@@ -1,6 +1,6 @@
 import type { Principal } from '../../core/run.js'
 import { applyDecision, ownerOf, type DoorDecision } from '../../door/index.js'
-import type { PendingItem } from '../../parking/types.js'
+import type { ParkedItem } from '../../parking/types.js'
 import { lapsed } from '../../parking/policy.js'
 import { validateDecision, validateReply } from '../../parking/replies.js'
 import { continuationRunId, decodeAgUiId, encodeAgUiId } from '../ids.js'
@@ -12,14 +12,14 @@ import type { AgUiRun } from './runs.js'
 import { serveRun } from './serve.js'
 
 interface Planned {
-  item: PendingItem
+  item: ParkedItem
   entry: AgUiResumeEntry
   /** The reply, validated, as the parking service takes it. */
   apply: () => Promise<unknown>
 }
 
 /** The id the translator gave this item's interrupt (same grammar, same stored position). */
-export function interruptId(item: PendingItem) {
+export function interruptId(item: ParkedItem) {
   return encodeAgUiId({
     runId: item.streamRunId,
     kind: 'int',
@@ -43,7 +43,7 @@ export async function resume(
   input: AgUiInput,
   hash: string,
   latest: AgUiRun,
-  pending: PendingItem[],
+  pending: ParkedItem[],
   principal: Principal | null,
   signal?: AbortSignal,
   reused = false
@@ -99,12 +99,12 @@ export async function resume(
 /** Validate one resume entry against its item; a refusal code, or how to apply it. */
 async function planEntry(
   deps: AgUiDeps,
-  item: PendingItem,
+  item: ParkedItem,
   entry: AgUiResumeEntry,
   principal: Principal | null
 ): Promise<Planned | AgUiRefusalCode> {
-  const stored = await deps.parking.findItem(item.runId, item.itemId, item.park)
-  if (!stored || !(await deps.parking.mayDecide(principal, stored))) return 'not_allowed'
+  const stored = await deps.parking.queries.findItem(item.runId, item.itemId, item.park)
+  if (!stored || !(await deps.parking.decisions.mayDecide(principal, stored))) return 'not_allowed'
   const ref = { runId: item.runId, itemId: item.itemId, park: item.park }
   const decide = (decision: DoorDecision) => () => applyDecision(deps, ref, principal, decision)
   const cancelled = entry.status === 'cancelled'
@@ -161,7 +161,7 @@ export async function settledElsewhere(
     if (!parts || parts.kind !== 'int' || parts.address.length !== 2) return null
     const [runId, itemId] = parts.address
     // The interrupt's own park (its frame's position), not the newest park of a reused id.
-    const rows = await deps.parking.findItems(runId, itemId)
+    const rows = await deps.parking.queries.findItems(runId, itemId)
     const item = rows.find((row) => row.streamRunId === parts.runId && row.streamSeq === parts.n)
     if (!item || item.threadId !== threadId || item.status === 'pending') return null
     if (item.status === 'cancelled') cancelled = true

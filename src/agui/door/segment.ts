@@ -1,5 +1,5 @@
 import { readAfterSegmentEnd } from '../../door/index.js'
-import { positionOf } from '../../sink/replay.js'
+import { positionOf } from '../../sink/read_path.js'
 import type { AgUiDeps } from './reply.js'
 import type { SegmentBounds, StreamState } from './segment_cache.js'
 

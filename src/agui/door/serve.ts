@@ -9,7 +9,7 @@ import {
   withoutIds,
   type ServedStep,
 } from '../../door/index.js'
-import { positionOf } from '../../sink/replay.js'
+import { positionOf } from '../../sink/read_path.js'
 import { FrameTranslator, preludeAfter, type AgUiEvent } from '../translate/index.js'
 import type { AgUiRun } from './runs.js'
 import { withinFrameId, type DoorPosition } from './position.js'

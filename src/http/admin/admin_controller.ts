@@ -1,8 +1,8 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import { DateTime } from 'luxon'
 import type { ProjectionRules } from '../../core/projection.js'
-import type { ParkingService } from '../../parking/service.js'
-import type { PendingItem } from '../../parking/types.js'
+import type { Parking } from '../../parking/parking.js'
+import type { ParkedItem } from '../../parking/types.js'
 import { asHttpError } from '../decisions_controller.js'
 import {
   resolvePrincipal,
@@ -79,7 +79,7 @@ export class AdminController {
   readonly live: QueueLive
 
   constructor(
-    readonly parking: ParkingService,
+    readonly parking: Parking,
     readonly options: AdminOptions
   ) {
     this.live = new QueueLive(parking, { observe: options.observe, pollMs: options.pollMs })
@@ -124,7 +124,7 @@ export class AdminController {
     const park = String(ctx.request.qs().park ?? '')
     const pinned = /^[1-9][0-9]{0,9}$/.test(park) ? Number(park) : undefined
     const { runId, itemId } = ctx.params
-    const item = await this.parking.listedItem(runId, itemId, pinned)
+    const item = await this.parking.queries.listedItem(runId, itemId, pinned)
     if (!item) {
       ctx.response.status(404)
       return ctx.response.type('html').send(
@@ -253,21 +253,25 @@ export class AdminController {
       park = decision.park
       if (action === 'approve') {
         const edited = await editedInput(body.input, () =>
-          this.parking.findItem(runId, itemId, decision.park)
+          this.parking.queries.findItem(runId, itemId, decision.park)
         )
         if (edited === INVALID_JSON)
           return back('invalid_json', this.#itemPath(runId, itemId, decision.park))
-        await this.parking.approve(runId, itemId, decider, {
+        await this.parking.decisions.approve(runId, itemId, decider, {
           ...decision,
           ...(edited === UNCHANGED ? {} : { input: edited }),
         })
-      } else if (action === 'reject') await this.parking.reject(runId, itemId, decider, decision)
+      } else if (action === 'reject')
+        await this.parking.decisions.reject(runId, itemId, decider, decision)
       else {
         // The stored question set decodes the form (`form.ts`); a missing item answers nothing,
-        // and the service says why.
-        const item = await this.parking.findItem(runId, itemId, decision.park)
+        // and the decision says why.
+        const item = await this.parking.queries.findItem(runId, itemId, decision.park)
         const answers = item?.request ? answersFromForm(body, item.request) : {}
-        await this.parking.answer(runId, itemId, decider, { answers, park: decision.park })
+        await this.parking.decisions.answer(runId, itemId, decider, {
+          answers,
+          park: decision.park,
+        })
       }
     } catch (error) {
       const answer = asHttpError(error)
@@ -289,8 +293,8 @@ export class AdminController {
   }
 
   /** The queue's item after `item` (newest first), or null. */
-  async #nextAfter(item: PendingItem) {
-    const { items } = await this.parking.queuePage(
+  async #nextAfter(item: ParkedItem) {
+    const { items } = await this.parking.queue.page(
       { view: 'pending' },
       {
         order: 'newest',
@@ -344,8 +348,8 @@ export class AdminController {
     const now = DateTime.now()
     const filter = storeFilter(view, query, now.toMillis())
     const [page, counts] = await Promise.all([
-      this.parking.queuePage(filter, { order: query.order, after: query.after, limit: PAGE_SIZE }),
-      this.parking.queueCounts(filter, now.toMillis()),
+      this.parking.queue.page(filter, { order: query.order, after: query.after, limit: PAGE_SIZE }),
+      this.parking.queue.counts(filter, now.toMillis()),
     ])
     await names.load(shownPrincipals(page.items))
     return {
@@ -362,8 +366,8 @@ export class AdminController {
 
   async #panel(names: PrincipalNames, current?: string) {
     const [page, counts] = await Promise.all([
-      this.parking.queuePage({ view: 'pending' }, { order: 'newest', limit: PANEL_SIZE }),
-      this.parking.queueWatermark(),
+      this.parking.queue.page({ view: 'pending' }, { order: 'newest', limit: PANEL_SIZE }),
+      this.parking.queue.watermark(),
     ])
     await names.load(shownPrincipals(page.items))
     return renderPanel(this.options.base, page.items, counts.pending, names, current)

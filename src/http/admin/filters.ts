@@ -1,6 +1,6 @@
 import vine from '@vinejs/vine'
 import { InvalidDecisionError, issuesOf, type ValidationIssue } from '../../errors.js'
-import type { QueueFilter, QueueKey } from '../../parking/parking_store.js'
+import type { QueueFilter, QueueKey } from '../../parking/queue.js'
 
 /**
  * The queue's and the history's filters as a query string, and back: validated with VineJS

@@ -67,7 +67,7 @@ const formValidator = vine.compile(
     .allowUnknownProperties()
 )
 
-/** A decision form's `park` and `reason` once validated, as the parking service takes them. */
+/** A decision form's `park` and `reason` once validated, as parking's decisions take them. */
 export interface DecisionForm {
   park?: number
   reason?: string
@@ -103,7 +103,7 @@ export const INVALID_JSON = Symbol('invalid json')
 /**
  * The input an approve form carries: the parsed JSON when the person changed it, UNCHANGED
  * when it equals what was asked (`asked` reads the stored item; or no field was sent),
- * INVALID_JSON when it does not parse. The service validates an edit like the API's
+ * INVALID_JSON when it does not parse. The decisions validate an edit like the API's
  * (`validateDecision`: size, depth, Unicode).
  */
 export async function editedInput(

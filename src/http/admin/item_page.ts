@@ -1,5 +1,5 @@
 import type { DateTime } from 'luxon'
-import type { PendingItem } from '../../parking/types.js'
+import type { ParkedItem } from '../../parking/types.js'
 import { optionToken, questionField } from './form.js'
 import { BIDI_CONTROLS, e, plain, t } from './layout.js'
 import { approverText, itemHref, timeLeft, when, whatText } from './list_page.js'
@@ -19,10 +19,10 @@ export interface ItemContext {
   base: string
   /** The forms' hidden CSRF fields, `[name, value]` (`access.ts`, `csrfFields`). */
   csrf: Array<[name: string, value: string]>
-  item: PendingItem
+  item: ParkedItem
   conversation: string
   /** The next item of the queue after this one (newest first), for `n`. */
-  next: PendingItem | null
+  next: ParkedItem | null
   now: DateTime
   /** Whether the viewer may decide it (`who_decides.ts`). */
   deciding: Deciding
@@ -94,7 +94,7 @@ function questionForms(ctx: ItemContext) {
   )
 }
 
-function outcome(item: PendingItem, now: DateTime, names: PrincipalNames) {
+function outcome(item: ParkedItem, now: DateTime, names: PrincipalNames) {
   const edited =
     item.editedInput !== undefined
       ? `<h3>Input it ran with (edited)</h3><pre class="input" tabindex="0">${t(JSON.stringify(item.editedInput, null, 2))}</pre>`
@@ -148,7 +148,7 @@ ${input}
 /** The queue beside an item: the first page, compact. */
 export function renderPanel(
   base: string,
-  items: PendingItem[],
+  items: ParkedItem[],
   total: number,
   names: PrincipalNames,
   current?: string

@@ -1,8 +1,8 @@
 import type { DateTime } from 'luxon'
-import type { QueueCounts, QueueKey } from '../../parking/parking_store.js'
+import type { QueueCounts, QueueKey } from '../../parking/queue.js'
 import { lapsed } from '../../parking/policy.js'
-import { QUESTION_SET } from '../../parking/store_queue.js'
-import type { PendingItem } from '../../parking/types.js'
+import { QUESTION_SET } from '../../parking/queue.js'
+import type { ParkedItem } from '../../parking/types.js'
 import { encodeKey, listHref, type ListQuery } from './filters.js'
 import { e, plain, t } from './layout.js'
 import type { PrincipalNames } from './names.js'
@@ -18,7 +18,7 @@ export interface ListContext {
   base: string
   view: 'pending' | 'decided'
   query: ListQuery
-  items: PendingItem[]
+  items: ParkedItem[]
   next: QueueKey | null
   counts: QueueCounts
   now: DateTime
@@ -30,7 +30,7 @@ export const viewPath = (base: string, view: 'pending' | 'decided') =>
   `${base}/admin${view === 'pending' ? '' : '/history'}`
 
 /** The item view of an item. */
-export const itemHref = (base: string, item: Pick<PendingItem, 'runId' | 'itemId' | 'park'>) =>
+export const itemHref = (base: string, item: Pick<ParkedItem, 'runId' | 'itemId' | 'park'>) =>
   `${base}/admin/items/${encodeURIComponent(item.runId)}/${encodeURIComponent(item.itemId)}?park=${item.park}`
 
 /**
@@ -64,7 +64,7 @@ export function when(iso: string | null | undefined, now: DateTime) {
 }
 
 /** Time left before an item lapses. */
-export function timeLeft(item: PendingItem, now: DateTime) {
+export function timeLeft(item: ParkedItem, now: DateTime) {
   if (!item.expiresAt) return '<span class="muted">no expiry</span>'
   const at = Date.parse(item.expiresAt)
   if (lapsed({ expiresAt: at }, now.toMillis())) return '<span class="bad">expired</span>'
@@ -72,26 +72,26 @@ export function timeLeft(item: PendingItem, now: DateTime) {
 }
 
 /** Who may decide an item (by its approver; the requester by display name). */
-export function approverText(item: PendingItem, names: PrincipalNames) {
+export function approverText(item: ParkedItem, names: PrincipalNames) {
   return item.approver === 'requester'
     ? `requester${item.requesterId ? ` <span class="muted">(${names.html(item.requesterId)})</span>` : ''}`
     : `role <code>${t(item.approver)}</code>`
 }
 
 /** Every principal id a list of items shows (requesters, deciders), for `PrincipalNames.load`. */
-export const shownPrincipals = (items: PendingItem[]) =>
+export const shownPrincipals = (items: ParkedItem[]) =>
   items.flatMap((item) => [item.requesterId, item.decidedBy])
 
 /** What was asked: the tool, or the question set. */
-export const whatText = (item: PendingItem) =>
+export const whatText = (item: ParkedItem) =>
   item.kind === 'approval'
     ? `<code>${t(item.toolName)}</code>`
     : `question set <code>${t(item.itemId)}</code>`
 
 /** A key for a row (live updates keep the selection on it). */
-export const rowKey = (item: PendingItem) => `${item.runId}\u0000${item.itemId}\u0000${item.park}`
+export const rowKey = (item: ParkedItem) => `${item.runId}\u0000${item.itemId}\u0000${item.park}`
 
-function row(ctx: ListContext, item: PendingItem) {
+function row(ctx: ListContext, item: ParkedItem) {
   const link = `<a class="open" href="${e(itemHref(ctx.base, item))}">${whatText(item)}</a>`
   const cells =
     ctx.view === 'pending'

@@ -1,8 +1,8 @@
-import type { ParkingService } from '../../parking/service.js'
+import type { Parking } from '../../parking/parking.js'
 
 /**
  * The admin console's live queue: ONE watcher per replica, however many consoles are open. It
- * reads the queue's fingerprint (`ParkingService.queueWatermark`, index reads only) when the
+ * reads the queue's fingerprint (`ParkingQueue.watermark`, index reads only) when the
  * sink's tail hears of any stream changing (a local commit at once; another replica's through
  * the notifiers: PostgreSQL NOTIFY, Redis), and on a poll for what no notifier carries
  * (MySQL/SQLite without Redis, or no stream followed here). Consoles are told only when the
@@ -18,7 +18,7 @@ export class QueueLive {
   #soon: NodeJS.Timeout | null = null
 
   constructor(
-    readonly parking: ParkingService,
+    readonly parking: Parking,
     readonly options: {
       /** The sink's tail (`observe`): wake-ups for every stream this replica hears of. */
       observe: (listener: (runId: string) => void) => () => void
@@ -83,7 +83,7 @@ export class QueueLive {
     try {
       do {
         this.#again = false
-        const mark = await this.parking.queueWatermark()
+        const mark = await this.parking.queue.watermark()
         const version = `${mark.pending}.${mark.newestAsked}.${mark.newestDecided}`
         if (version !== this.#version) {
           this.#version = version

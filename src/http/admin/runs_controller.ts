@@ -5,8 +5,8 @@ import type { HttpContext } from '@adonisjs/core/http'
 import { RUN_ID, isRunId, type StreamFrame } from '../../core/frames.js'
 import type { ProjectionRules } from '../../core/projection.js'
 import { describeIssues, issuesOf } from '../../errors.js'
-import type { ParkingService } from '../../parking/service.js'
-import type { LucidTokenStreamSink } from '../../sink/lucid_sink.js'
+import type { Parking } from '../../parking/parking.js'
+import { sinkInternals, type LucidTokenStreamSink } from '../../sink/lucid_sink.js'
 import { RUN_STATUSES, RunList, type RunStatus } from '../../store/run_list.js'
 import { gatherStory } from '../../story/index.js'
 import type { AdminAuthorizer, DisplayName } from '../principal.js'
@@ -57,7 +57,7 @@ export class RunsController {
 
   constructor(
     readonly sink: LucidTokenStreamSink,
-    readonly parking: ParkingService,
+    readonly parking: Parking,
     readonly options: {
       base: string
       authorize?: AdminAuthorizer
@@ -65,7 +65,7 @@ export class RunsController {
       rules: ProjectionRules
     }
   ) {
-    this.runs = new RunList(() => sink.client, sink.store.tables)
+    this.runs = new RunList(() => sinkInternals(sink).client, sink.tables)
   }
 
   /** `GET <base>/admin/runs`: the list. A filter that breaks a rule is 400, naming it. */

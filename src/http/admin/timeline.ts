@@ -2,7 +2,7 @@ import { DateTime, Duration } from 'luxon'
 import type { StreamFrame } from '../../core/frames.js'
 import { APPENDED_END } from '../../store/rows.js'
 import type { RunStory } from '../../story/index.js'
-import type { PendingItem } from '../../parking/types.js'
+import type { ParkedItem } from '../../parking/types.js'
 import { BIDI_CONTROLS, e } from './layout.js'
 
 /**
@@ -32,7 +32,7 @@ interface Lane {
   name: string
   spans: Span[]
   marks: Mark[]
-  parks: PendingItem[]
+  parks: ParkedItem[]
 }
 
 /** What the picture shows, derived from a story. Exported for tests of the reading. */
@@ -187,7 +187,7 @@ export function svgId(value: string, max: number): string {
  * long it waited (or that it still waits).
  */
 export function decisionText(
-  item: PendingItem,
+  item: ParkedItem,
   now?: number,
   name: (principalId: string) => string = (id) => id
 ): string {
@@ -202,7 +202,7 @@ export function decisionText(
 }
 
 /** What an item asked: the tool, or the question set. */
-export const itemLabel = (item: PendingItem) =>
+export const itemLabel = (item: ParkedItem) =>
   item.kind === 'approval' ? `approve ${item.toolName ?? ''}` : `questions ${item.itemId}`
 
 const WIDTH = 960

@@ -1,7 +1,7 @@
 import type { Principal } from '../../core/run.js'
-import type { ParkingService } from '../../parking/service.js'
+import type { Parking } from '../../parking/parking.js'
 import { defaultApproverPolicy, lapsed } from '../../parking/policy.js'
-import type { PendingItem } from '../../parking/types.js'
+import type { ParkedItem } from '../../parking/types.js'
 import type { PrincipalNames } from './names.js'
 import { t } from './layout.js'
 
@@ -13,25 +13,25 @@ import { t } from './layout.js'
 export type Deciding = { may: true } | { may: false; why: string }
 
 /**
- * Whether `principal` may decide `item` at `now`: not past its expiry (the parking service's
+ * Whether `principal` may decide `item` at `now`: not past its expiry (the decisions'
  * `lapsed`) and the policy lets them, both read on the stored row, with its principal.
  */
 export async function deciding(
-  parking: ParkingService,
+  parking: Parking,
   principal: Principal | null,
-  item: PendingItem,
+  item: ParkedItem,
   names: PrincipalNames,
   now: number
 ): Promise<Deciding> {
-  const stored = await parking.findItem(item.runId, item.itemId, item.park)
-  // The service's own rule, on the stored row a decision would be checked against.
+  const stored = await parking.queries.findItem(item.runId, item.itemId, item.park)
+  // The decisions' own rule, on the stored row a decision would be checked against.
   if (stored && lapsed(stored, now)) {
     return {
       may: false,
       why: 'Its time ran out: nobody may decide it now (the sweeper settles it as expired).',
     }
   }
-  if (stored && (await parking.mayDecide(principal, stored))) return { may: true }
+  if (stored && (await parking.decisions.mayDecide(principal, stored))) return { may: true }
   if (!principal) {
     return {
       may: false,
@@ -39,7 +39,7 @@ export async function deciding(
     }
   }
   const you = `You are ${names.html(principal.id)}${principal.roles?.length ? `, with the roles ${principal.roles.map((role) => `<code>${t(role)}</code>`).join(', ')}` : ', with no role'}.`
-  if (parking.policy !== defaultApproverPolicy) {
+  if (parking.decisions.policy !== defaultApproverPolicy) {
     return {
       may: false,
       why: `The approver policy (config <code>approverPolicy</code>) does not let you decide it. ${you}`,

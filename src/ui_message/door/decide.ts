@@ -1,13 +1,13 @@
 import type { Principal } from '../../core/run.js'
 import { DEFAULTS } from '../../defaults.js'
 import { applyDecision } from '../../door/index.js'
-import { positionOf } from '../../sink/replay.js'
+import { positionOf } from '../../sink/read_path.js'
 import {
   DecisionConflictError,
   DecisionLapsedError,
   ParkedItemNotFoundError,
 } from '../../errors.js'
-import type { PendingItem } from '../../parking/types.js'
+import type { ParkedItem } from '../../parking/types.js'
 import { approvalSeq } from '../translate/index.js'
 import { CHAT_LIMITS, invalidPart, type ChatMessage } from './input.js'
 import type { UiDoorDeps } from './reply.js'
@@ -52,7 +52,7 @@ export async function planDecisions(
   deps: UiDoorDeps,
   streamRunId: string,
   message: ChatMessage,
-  pending: PendingItem[],
+  pending: ParkedItem[],
   principal: Principal | null
 ): Promise<PlannedDecision[]> {
   const plan: PlannedDecision[] = []
@@ -134,19 +134,19 @@ export async function applyDecisions(plan: PlannedDecision[]) {
   }
 }
 
-const settledItem = (deps: UiDoorDeps, item: PendingItem) =>
+const settledItem = (deps: UiDoorDeps, item: ParkedItem) =>
   isSettled(deps, item.runId, item.itemId, item.park)
 
 /** Whether the item at `park` of `runId` is no longer pending. */
 async function isSettled(deps: UiDoorDeps, runId: string, itemId: string, park: number) {
-  const row = await deps.parking.findItem(runId, itemId, park)
+  const row = await deps.parking.queries.findItem(runId, itemId, park)
   return row !== null && row.status !== 'pending'
 }
 
 /** The newest settled question set `itemId` of the stream, or undefined. */
 async function settledQuestions(deps: UiDoorDeps, streamRunId: string, itemId: unknown) {
   if (typeof itemId !== 'string') return undefined
-  const decided = await deps.parking.list({
+  const decided = await deps.parking.queries.list({
     status: 'decided',
     streamRunId,
     perPage: DEFAULTS.parkedPerPageMax,

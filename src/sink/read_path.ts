@@ -3,7 +3,8 @@ import { compareCursors, formatCursor, parseCursor, type Cursor } from '../core/
 import { codePointStart } from '../core/text.js'
 import type { DeliveredFrame } from '../core/frames.js'
 import { deliveryFrame, rowToDelivery, type Delivery } from '../follow/feed.js'
-import type { StoredRow, StreamStore } from '../store/stream_store.js'
+import type { StoredRow, StreamHead } from '../store/rows.js'
+import type { StreamReads } from '../store/stream_reads.js'
 import { retryTransient } from './outage.js'
 
 /**
@@ -30,13 +31,13 @@ export interface SegmentEnd {
 
 /**
  * THE store read: the rows of one page from `cursor` (`seq >= cursor.seq`, at most `limit` rows
- * and `maxBytes` UTF-8 bytes of bodies, see `StreamStore.page`) as the deliveries a reader at
+ * and `maxBytes` UTF-8 bytes of bodies, see `StreamReads.page`) as the deliveries a reader at
  * `cursor` receives (text sliced after it). `more`: rows may follow (else the stream has no
  * more). With `retry`, a read that fails because the database is unreachable is retried (see
  * {@link ReadRetry}).
  */
 export async function readPage(
-  store: StreamStore,
+  store: StreamReads,
   runId: string,
   cursor: Cursor,
   limit: number,
@@ -159,7 +160,7 @@ export interface ReplayOptions {
  * stored row; it never waits for more.
  */
 export async function* replayStored(
-  store: StreamStore,
+  store: StreamReads,
   runId: string,
   options: ReplayOptions
 ): AsyncGenerator<DeliveredFrame | SupersededFrame | SegmentEnd> {
@@ -238,7 +239,7 @@ function wholeRowDone(cursor: Cursor, until: Cursor) {
  * that show rows as stored (`agent-stream:inspect`).
  */
 export async function* storedRows(
-  store: StreamStore,
+  store: StreamReads,
   runId: string,
   options: { fromSeq?: number; toSeq?: number; pageSize: number; pageBytes: number }
 ): AsyncGenerator<StoredRow[]> {
@@ -253,4 +254,31 @@ export async function* storedRows(
     // The event loop turns between pages (see `replayStored`).
     await nextTurn()
   }
+}
+
+/**
+ * Whether `cursor` is past the stream's stored head: after its last row, or inside its last
+ * text row beyond the text stored (see `LucidTokenStreamSink.beyondHead`). `known`: the stream's
+ * row as the caller just read it; the last row is then read only when the cursor names the
+ * stream's last row while the stream is open (its text may still grow). The read is retried
+ * (see {@link ReadRetry}).
+ */
+export async function beyondHead(
+  store: StreamReads,
+  runId: string,
+  cursor: Cursor,
+  known: Pick<StreamHead, 'lastSeq' | 'status'> | undefined,
+  retry: ReadRetry
+): Promise<boolean> {
+  if (cursor.seq === 0 && cursor.offset === undefined) return false
+  if (known && (cursor.seq !== known.lastSeq || known.status !== 'open')) {
+    return cursor.seq > known.lastSeq
+  }
+  const last = await retryTransient(() => store.lastRow(runId), retry)
+  if (!last) return true
+  const head: Cursor =
+    last.kind === 'text' ? { seq: last.seq, offset: last.body.length } : { seq: last.seq }
+  return cursor.seq === last.seq && last.kind === 'text'
+    ? compareCursors(cursor, head) > 0
+    : cursor.seq > last.seq
 }

@@ -5,83 +5,60 @@ import {
   ParkedItemNotFoundError,
 } from '../errors.js'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
-import type {
-  ItemRow,
-  ParkingStore,
-  QueueCounts,
-  QueueFilter,
-  QueueKey,
-  QueueWatermark,
-} from './parking_store.js'
-import { ReadyNotices, type ReadyListener } from './ready.js'
+import type { ParkingStore } from './parking_store.js'
+import type { ItemRow } from './store_rows.js'
+import type { ParkingQueries } from './queries.js'
+import type { ReadyNotices } from './ready.js'
 import { cancelFrames, deniedCalls, settlementFrames } from './settlement_frames.js'
 import { normalizeReply, validateAnswer, validateDecision, validateReply } from './replies.js'
-import type { ApproverPolicy, PendingItem } from './types.js'
+import type { ApproverPolicy } from './types.js'
 import type { Principal } from '../core/run.js'
-import { DEFAULTS } from '../defaults.js'
 import { defaultApproverPolicy, lapsed, refusal, seesItem, type Decider } from './policy.js'
 
 /** How many times a cancel reads again after a decision changed what it denies. */
 const CANCEL_ATTEMPTS = 5
 
+/** What {@link ParkingDecisions} decides with. */
+export interface DecisionDeps {
+  /** Settlement frames are appended through it, in the decision's transaction. */
+  sink: LucidTokenStreamSink
+  /** Settling and cancelling (`settling`), the segment's suspensions (`reads`), one client. */
+  store: Pick<ParkingStore, 'rows' | 'reads' | 'settling'>
+  /** The item a decision names is read through it. */
+  queries: ParkingQueries
+  /** Told when a decision leaves a segment with nothing pending. */
+  ready: ReadyNotices
+  /** Background failures (a ready listener's), which never undo a decision. */
+  onError?: (error: unknown) => void
+}
+
 /**
- * Deciding parked items, once (DESIGN.md invariants 5 and 7): list, approve, reject, answer,
- * cancel. Every settlement writes its frames into the stream in the same transaction as the
- * decision; when the last open item of a suspension is settled, the service emits a ready notice
- * ({@link ParkingService.onReady}): the run driver listens, and exactly one replica claims the
+ * Deciding parked items, once: approve, reject, answer, expire, cancel. Every settlement writes
+ * its frames into the stream in the same transaction as the decision (a decision and its frames
+ * commit together or not at all); when the last open item of a segment is settled, a ready
+ * notice is emitted (`ready.ts`): the run driver listens, and exactly one replica claims the
  * suspension and resumes the run. Errors: `ParkedItemNotFoundError` (404; also to a
  * decider the policy refuses who may not see the item, `policy.ts`), `DecisionForbiddenError`
  * (403, to one who may: their own run, or an admin), `DecisionMismatchError` /
  * `InvalidDecisionError` (422), `DecisionConflictError` (409), `DecisionLapsedError` (410). A refused call changes nothing.
  */
-export class ParkingService {
+export class ParkingDecisions {
+  readonly #sink: LucidTokenStreamSink
+  readonly #store: DecisionDeps['store']
+  readonly #queries: ParkingQueries
+  readonly #ready: ReadyNotices
+  readonly #onError: ((error: unknown) => void) | undefined
+
   constructor(
-    readonly sink: LucidTokenStreamSink,
-    readonly store: ParkingStore,
-    readonly policy: ApproverPolicy = defaultApproverPolicy,
-    readonly options: { onError?: (error: unknown) => void } = {}
-  ) {}
-
-  readonly #ready = new ReadyNotices()
-
-  /**
-   * Listen for suspensions left with nothing pending (by a decision, an expiry, or the sweeper's
-   * `resumeReady`). Decisions await the listeners, so they resolve after the resume was claimed;
-   * a listener resolves to whether it claimed. Returns the function that stops listening.
-   */
-  onReady(listener: ReadyListener): () => void {
-    return this.#ready.on(listener)
-  }
-
-  /**
-   * A parked item's stored row (with its principal: never serve it to a browser) at `park`, or
-   * its newest park; null when there is none.
-   */
-  findItem(runId: string, itemId: string, park?: number): Promise<ItemRow | null> {
-    return this.store.findItem(runId, itemId, park)
-  }
-
-  /** Every park's row of an item id (a reused tool-call id has one per park), oldest first. */
-  findItems(runId: string, itemId: string): Promise<ItemRow[]> {
-    return this.store.findItems(runId, itemId)
-  }
-
-  /**
-   * The newest suspension inside a stream, whatever its status, or null: `{ runId, park, status }`
-   * (`status`: `open`, `parked`, `claimed`, `resumed`, `cancelled` or `abandoned`).
-   */
-  newestInStream(streamRunId: string) {
-    return this.store.newestInStream(streamRunId)
-  }
-
-  /**
-   * The stream's row (`stream`), its first segment end after `afterSeq` (`nextEnd`), its newest
-   * suspension's status (`suspension`) and its pending items (`pending`), read in one statement
-   * (one snapshot, so no step of a resume falls between two reads), or `null` when the stream
-   * does not exist.
-   */
-  streamAfter(streamRunId: string, afterSeq?: number) {
-    return this.store.streamAfter(streamRunId, afterSeq)
+    deps: DecisionDeps,
+    /** Who may decide (config `approverPolicy`); the console tells a refused person which. */
+    readonly policy: ApproverPolicy = defaultApproverPolicy
+  ) {
+    this.#sink = deps.sink
+    this.#store = deps.store
+    this.#queries = deps.queries
+    this.#ready = deps.ready
+    this.#onError = deps.onError
   }
 
   /**
@@ -100,63 +77,9 @@ export class ParkingService {
     })
   }
 
-  /** Pending items (or decided ones, for a history view), newest first. `page` from 1. */
-  list(
-    filter: {
-      status?: 'pending' | 'decided'
-      threadId?: string
-      runId?: string
-      streamRunId?: string
-      page?: number
-      perPage?: number
-    } = {}
-  ): Promise<PendingItem[]> {
-    return this.store.list({
-      ...filter,
-      page: Math.max(1, filter.page ?? 1),
-      perPage: Math.min(
-        DEFAULTS.parkedPerPageMax,
-        Math.max(1, filter.perPage ?? DEFAULTS.parkedPerPage)
-      ),
-    })
-  }
-
-  /**
-   * One page of the operator's queue (`view: 'pending'`, by when asked) or history
-   * (`view: 'decided'`, by when decided), filtered, keyset-paged: `next` is where the following
-   * page starts (`null` on the last). No checkpoint, no stored principal.
-   */
-  queuePage(
-    filter: QueueFilter,
-    options: { order: 'newest' | 'oldest'; after?: QueueKey; limit: number }
-  ) {
-    return this.store.queuePage(filter, {
-      ...options,
-      limit: Math.min(DEFAULTS.parkedPerPageMax, Math.max(1, options.limit)),
-    })
-  }
-
-  /**
-   * One item as a person sees it (any status, no checkpoint, no stored principal): at `park`,
-   * or its newest park; null when there is none.
-   */
-  listedItem(runId: string, itemId: string, park?: number): Promise<PendingItem | null> {
-    return this.store.listedItem(runId, itemId, park)
-  }
-
-  /** Counts per filter value for the queue or history (each with the other filters applied). */
-  queueCounts(filter: QueueFilter, now: number = Date.now()): Promise<QueueCounts> {
-    return this.store.queueCounts(filter, now)
-  }
-
-  /** The queue's fingerprint: it changes with every park and every decision. */
-  queueWatermark(): Promise<QueueWatermark> {
-    return this.store.queueWatermark()
-  }
-
   /**
    * Approve a tool call: `{ reason?, input?, park? }`; `input` replaces its arguments whole.
-   * `park` (the approval frame's, or `list()`'s) pins one park of the run's item id; without
+   * `park` (the approval frame's, or `queries.list()`'s) pins one park of the run's item id; without
    * it, an id that several parks of the run used is a conflict (nothing changes).
    */
   async approve(runId: string, itemId: string, decider: Decider, body: unknown = {}) {
@@ -222,19 +145,19 @@ export class ParkingService {
   }
 
   async #cancelOnce(runId: string, decider: Decider) {
-    const own = await this.store.latestSuspension(runId)
+    const own = await this.#store.reads.latestSuspension(runId)
     const streamRunId = own?.streamRunId ?? runId
-    const live = await this.store.liveInStream(streamRunId)
+    const live = await this.#store.reads.liveInStream(streamRunId)
     if (live.length === 0) {
       // Nothing parked: a conflict, told only to whoever may see the run (else the 404 of a
       // missing one: a 409 would say that another person's run exists).
-      const newest = own ?? (await this.store.newestInStream(streamRunId))
-      const parked = newest && (own ?? (await this.store.latestSuspension(newest.runId)))
+      const newest = own ?? (await this.#queries.newestInStream(streamRunId))
+      const parked = newest && (own ?? (await this.#store.reads.latestSuspension(newest.runId)))
       if (parked && seesItem(decider, parked.principal)) throw new DecisionConflictError()
       throw new ParkedItemNotFoundError()
     }
     // All of them, however many (never a page).
-    const items = await this.store.segmentItems(streamRunId)
+    const items = await this.#store.reads.segmentItems(streamRunId)
     const pending = items.filter((item) => item.status === 'pending')
     const may = async (approver: string) =>
       decider.principal !== null &&
@@ -257,11 +180,11 @@ export class ParkingService {
     const calls = deniedCalls(items)
     let changed = false
     try {
-      await this.sink.append(streamRunId, {
+      await this.#sink.append(streamRunId, {
         frames: cancelFrames(calls),
         evenIfClosed: true,
         within: async (trx) => {
-          const won = await this.store.cancel(
+          const won = await this.#store.settling.cancel(
             trx,
             streamRunId,
             decider.principal?.id ?? null,
@@ -279,29 +202,6 @@ export class ParkingService {
   }
 
   /**
-   * EVERY pending item of a stream (what its parked segment waits for), in stream order, not a
-   * page: for callers that must see all of them (a resume answers them all). With its stored
-   * principal: never serve it to a browser as is.
-   */
-  pendingOf(streamRunId: string): Promise<PendingItem[]> {
-    return this.store.pendingItems(streamRunId)
-  }
-
-  /** Settle lapsed items as expired (and resume what that unblocks). Returns how many. */
-  async expireLapsed(limit: number = DEFAULTS.sweepBatch) {
-    let expired = 0
-    for (const item of await this.store.lapsed(limit)) {
-      try {
-        await this.#settle(item, { principal: null, via: 'expiry' }, { status: 'expired' })
-        expired++
-      } catch (error) {
-        if (!(error instanceof DecisionConflictError)) this.options.onError?.(error)
-      }
-    }
-    return expired
-  }
-
-  /**
    * Settle one lapsed item as expired (what the sweeper would do), resuming what that unblocks.
    * `park` pins one park of a reused id (see {@link approve}).
    * @throws ParkedItemNotFoundError, DecisionConflictError when it is decided already, or when
@@ -309,45 +209,16 @@ export class ParkingService {
    */
   async expire(runId: string, itemId: string, park?: number) {
     const [item] = await this.#pinned(runId, itemId, park)
+    return this.expireItem(item)
+  }
+
+  /**
+   * Settle a stored item row as expired (the sweeper's, for each lapsed item), resuming what that
+   * unblocks.
+   * @throws DecisionConflictError when it is decided already, DecisionLapsedError when it expired
+   */
+  expireItem(item: ItemRow) {
     return this.#settle(item, { principal: null, via: 'expiry' }, { status: 'expired' })
-  }
-
-  /**
-   * Emit a ready notice for every suspension that may be claimable (decided while no replica
-   * resumed it, or claimed by one whose claim lapsed). Returns how many a listener claimed.
-   * @throws what a listener throws
-   */
-  async resumeReady(limit: number = DEFAULTS.sweepBatch) {
-    let resumed = 0
-    for (const { runId, park } of await this.store.claimCandidates(limit)) {
-      if (await this.#ready.emit({ runId, park })) resumed++
-    }
-    return resumed
-  }
-
-  /**
-   * Start the sweeper: every `intervalMs`, expire lapsed items and resume what is ready. Call it
-   * on `ready`, never in warmup. Returns a stop function.
-   */
-  startSweeper(intervalMs: number = DEFAULTS.sweepIntervalMs) {
-    let running = false
-    const timer = setInterval(() => {
-      if (running) return
-      running = true
-      void (async () => {
-        try {
-          await this.expireLapsed()
-          await this.store.abandonOrphans()
-          await this.resumeReady()
-        } catch (error) {
-          this.options.onError?.(error)
-        } finally {
-          running = false
-        }
-      })()
-    }, intervalMs)
-    timer.unref()
-    return () => clearInterval(timer)
   }
 
   /** The item a decision addresses, if the decider may decide it. See {@link #pinned}. */
@@ -370,8 +241,8 @@ export class ParkingService {
   async #pinned(runId: string, itemId: string, park?: number, unique = true) {
     const rows =
       park === undefined
-        ? await this.store.findItems(runId, itemId)
-        : [await this.store.findItem(runId, itemId, park)].filter((row) => row !== null)
+        ? await this.#queries.findItems(runId, itemId)
+        : [await this.#queries.findItem(runId, itemId, park)].filter((row) => row !== null)
     if (rows.length === 0) throw new ParkedItemNotFoundError()
     if (unique && rows.length > 1) throw new DecisionConflictError('ambiguous')
     return rows
@@ -395,11 +266,11 @@ export class ParkingService {
     const via = decider.via ?? 'api'
     const frames = settlementFrames(item, { principal: decider.principal, via }, outcome)
     // Settlement frames obey the same rules and size cap as any other frame (the sink validates).
-    await this.sink.append(item.streamRunId, {
+    await this.#sink.append(item.streamRunId, {
       frames,
       evenIfClosed: true,
       within: async (trx) => {
-        const won = await this.store.settle(trx, item, {
+        const won = await this.#store.settling.settle(trx, item, {
           status: outcome.status,
           decidedBy: decider.principal?.id ?? null,
           decidedVia: via,
@@ -417,12 +288,13 @@ export class ParkingService {
       // Ready once nothing of its segment is pending (several runs may have parked in it): a
       // listener (the run driver) claims it. Of two last decisions racing, the later commit sees
       // zero, so at least one emits; the claim rechecks.
-      if ((await this.store.pendingInStream(this.store.client, item.streamRunId)) === 0) {
+      const { rows, settling } = this.#store
+      if ((await settling.pendingInStream(rows.client, item.streamRunId)) === 0) {
         await this.#ready.emit({ runId: item.runId, park: item.park })
       }
     } catch (error) {
       // The decision stands; the sweeper claims the suspension later.
-      this.options.onError?.(error)
+      this.#onError?.(error)
     }
     return { status: outcome.status }
   }

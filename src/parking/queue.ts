@@ -1,6 +1,13 @@
 import type { DatabaseQueryBuilderContract } from '@adonisjs/lucid/types/querybuilder'
-import { ITEM_KINDS, toItem, toPending, type ItemKind, type ParkingTables } from './store_rows.js'
-import type { ItemStatus, PendingItem } from './types.js'
+import { DEFAULTS } from '../defaults.js'
+import {
+  ITEM_KINDS,
+  toItem,
+  toParkedItem,
+  type ItemKind,
+  type ParkingTables,
+} from './store_rows.js'
+import type { ItemStatus, ParkedItem } from './types.js'
 
 /**
  * The operator's queue and history over both item tables: filtered, ordered, keyset-paged (no
@@ -81,7 +88,12 @@ type Query = DatabaseQueryBuilderContract<any>
 /** A LIKE pattern matching `text` literally anywhere (escape character `!`, the same on every dialect). */
 const contains = (text: string) => `%${text.toLowerCase().replace(/[!%_]/g, (c) => `!${c}`)}%`
 
-export class QueueReads {
+/**
+ * The operator's queue (`view: 'pending'`) and history (`view: 'decided'`): keyset pages, counts
+ * per filter value, and the fingerprint the live queue polls (see the top of this file). What the
+ * admin page reads; one item by id is `ParkingQueries.listedItem`.
+ */
+export class ParkingQueue {
   constructor(readonly rows: ParkingTables) {}
 
   /** The column a view orders by. */
@@ -121,19 +133,21 @@ export class QueueReads {
   }
 
   /**
-   * One page of items, `limit` of them after `after` in the view's order (`newest` first by
-   * default), and the key the next page starts after (`null` on the last page). Never the
+   * One page of the queue (`view: 'pending'`, by when asked) or the history (`view: 'decided'`,
+   * by when decided), filtered: `limit` items (1 to `DEFAULTS.parkedPerPageMax`) after `after`
+   * in `order`, and the key the next page starts after (`null` on the last page). Never the
    * checkpoint or the stored principal.
    */
   async page(
     filter: QueueFilter,
     options: { order: 'newest' | 'oldest'; after?: QueueKey; limit: number }
-  ): Promise<{ items: PendingItem[]; next: QueueKey | null }> {
+  ): Promise<{ items: ParkedItem[]; next: QueueKey | null }> {
+    const limit = Math.min(DEFAULTS.parkedPerPageMax, Math.max(1, options.limit))
     const at = this.#at(filter)
     const desc = options.order === 'newest'
     const dir = desc ? 'desc' : 'asc'
     const cmp = desc ? '<' : '>'
-    const rows: { key: QueueKey; item: PendingItem }[] = []
+    const rows: { key: QueueKey; item: ParkedItem }[] = []
     for (const [rank, kind] of ITEM_KINDS.entries()) {
       if (!this.#fits(kind, filter)) continue
       const query = this.#where(this.rows.client.from(this.rows.items(kind)), kind, filter)
@@ -175,9 +189,9 @@ export class QueueReads {
         .orderBy('run_id', dir)
         .orderBy('park', dir)
         .orderBy('item_id', dir)
-        .limit(options.limit + 1)
+        .limit(limit + 1)
       for (const row of await query) {
-        const item = toPending(toItem(kind, row), row)
+        const item = toParkedItem(toItem(kind, row), row)
         rows.push({
           item,
           key: {
@@ -209,36 +223,18 @@ export class QueueReads {
       return 0
     }
     rows.sort((a, b) => compare(a.key, b.key))
-    const items = rows.slice(0, options.limit)
-    const next = rows.length > options.limit ? items[items.length - 1].key : null
+    const items = rows.slice(0, limit)
+    const next = rows.length > limit ? items[items.length - 1].key : null
     return { items: items.map((r) => r.item), next }
-  }
-
-  /**
-   * One item as a person sees it (any status): at `park`, or its newest park; null when there is
-   * none. Never the checkpoint or the stored principal.
-   */
-  async one(runId: string, itemId: string, park?: number): Promise<PendingItem | null> {
-    let best: PendingItem | null = null
-    for (const kind of ITEM_KINDS) {
-      const query = this.rows.client
-        .from(this.rows.items(kind))
-        .where('run_id', runId)
-        .where('item_id', itemId)
-        .orderBy('park', 'desc')
-      if (park !== undefined) query.where('park', park)
-      const row = await query.first()
-      if (row && (!best || Number(row.park) > best.park)) best = toPending(toItem(kind, row), row)
-    }
-    return best
   }
 
   /**
    * Counts per filter value (see {@link QueueCounts}), for the view and filter given: ONE
    * grouped read per item table (by tool, approver, status, how, and age bucket at `now`), every
-   * facet then summed from its groups with the other facets' filters applied.
+   * facet then summed from its groups with the other facets' filters applied. `now` (epoch ms)
+   * places the age buckets.
    */
-  async counts(filter: QueueFilter, now: number): Promise<QueueCounts> {
+  async counts(filter: QueueFilter, now: number = Date.now()): Promise<QueueCounts> {
     const facets = new Set(['tool', 'approver', 'age', 'status', 'via'])
     type Group = {
       tool: string

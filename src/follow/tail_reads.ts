@@ -1,0 +1,164 @@
+import { setImmediate as nextTurn } from 'node:timers/promises'
+import type { StreamReads } from '../store/stream_reads.js'
+import type { StreamState } from '../store/rows.js'
+import { DEFAULTS } from '../defaults.js'
+import type { Feed } from './feed.js'
+
+/** A followed stream to read up to a revision. */
+export interface Woken {
+  runId: string
+  feed: Feed
+  rev: number
+}
+
+/** How much a tail read brings: rows per read, and UTF-8 bytes (the feeds' window). */
+export interface TailReadLimits {
+  pageSize: number
+  windowBytes: number
+}
+
+/**
+ * A tail's store reads: the heads of followed streams, and their new rows into their feeds (one
+ * read at a time per stream; the streams woken together in one read). Remembers when a
+ * read last failed (a lease that lapsed meanwhile says nothing of its writer).
+ */
+export class TailReads {
+  #refreshing = new Map<string, Promise<void>>()
+  #dirty = new Set<string>()
+  /** When a read last failed (epoch milliseconds). */
+  #failedAt = Number.NEGATIVE_INFINITY
+
+  constructor(
+    readonly reads: StreamReads,
+    /** The tail's feeds by run id (read, never changed here). */
+    readonly feeds: ReadonlyMap<string, Feed>,
+    readonly limits: TailReadLimits
+  ) {}
+
+  /** Whether a read failed less than `ms` milliseconds ago. */
+  failedWithin(ms: number): boolean {
+    return Date.now() - this.#failedAt < ms
+  }
+
+  /** The heads of some streams in one read (see `StreamReads.heads`). */
+  async heads(runIds: string[]): Promise<Map<string, StreamState>> {
+    try {
+      return await this.reads.heads(runIds)
+    } catch (error) {
+      this.#failedAt = Date.now()
+      throw error
+    }
+  }
+
+  /**
+   * Read several followed streams' new rows, each feed then at its `rev`: those no read is busy
+   * with in one store read ({@link StreamReads.pages}), the others (and one alone) one by one,
+   * one read at a time per stream. A stream left out of the shared read, whose page came back
+   * full, or that was woken again meanwhile, is read on alone. Rejects when a read failed (the rev of
+   * a stream whose read failed stays, so the next poll reads it again).
+   */
+  async readMany(woken: Woken[]): Promise<void> {
+    const alone: Promise<void>[] = []
+    const batch: Woken[] = []
+    for (const entry of woken) {
+      if (this.#refreshing.has(entry.runId) || !entry.feed.initialized) {
+        alone.push(this.#refreshTo(entry))
+      } else {
+        batch.push(entry)
+      }
+    }
+    if (batch.length === 1) alone.push(this.#refreshTo(batch[0]))
+    if (batch.length < 2) {
+      await Promise.all(alone)
+      return
+    }
+    // Shared reads of `tailBatchStreams` streams each, one after the other.
+    let previous: Promise<unknown> = Promise.resolve()
+    for (let i = 0; i < batch.length; i += DEFAULTS.tailBatchStreams) {
+      const chunk = batch.slice(i, i + DEFAULTS.tailBatchStreams)
+      const read = previous.then(() => this.#readShared(chunk))
+      previous = read
+      for (const entry of chunk) {
+        // Busy until its rows are in: a wake-up meanwhile waits for this, then reads on.
+        const done = read.then((pages) => {
+          this.#refreshing.delete(entry.runId)
+          const page = pages?.get(entry.runId)
+          if (page && !page.more && !this.#dirty.has(entry.runId)) return
+          return this.#refreshTo(entry)
+        })
+        this.#refreshing.set(entry.runId, done)
+        alone.push(done)
+      }
+    }
+    await Promise.all(alone)
+  }
+
+  /**
+   * One shared read of some woken streams, applied to their feeds (each then at its `rev` unless
+   * its page came back full); `null` when it failed. Never rejects.
+   */
+  async #readShared(chunk: Woken[]) {
+    // From the head's own row (a text row may have grown): the rows after it, `tailBatchRows`.
+    const requests = chunk.map(({ runId, feed }) => ({ runId, fromSeq: feed.head.seq }))
+    try {
+      const pages = await this.reads.pages(
+        requests,
+        DEFAULTS.tailBatchRows + 1,
+        this.limits.windowBytes
+      )
+      for (const { runId, feed, rev } of chunk) {
+        const page = pages.get(runId)
+        if (!page) continue
+        feed.apply(page.rows)
+        if (!page.more) feed.rev = Math.max(feed.rev, rev)
+      }
+      return pages
+    } catch {
+      this.#failedAt = Date.now()
+      return null
+    }
+  }
+
+  /** {@link #refresh}, then the feed is at `rev` (when the read succeeded). */
+  #refreshTo({ runId, feed, rev }: Woken) {
+    return this.#refresh(runId).then(() => {
+      feed.rev = Math.max(feed.rev, rev)
+    })
+  }
+
+  /** Read a followed stream's new rows into its feed. One read at a time per stream. */
+  async #refresh(runId: string): Promise<void> {
+    const running = this.#refreshing.get(runId)
+    if (running) {
+      this.#dirty.add(runId)
+      return running
+    }
+    const work = (async () => {
+      try {
+        do {
+          this.#dirty.delete(runId)
+          const feed = this.feeds.get(runId)
+          if (!feed || feed.missing) return
+          await feed.ready
+          const { pageSize, windowBytes } = this.limits
+          let page
+          do {
+            page = await this.reads
+              .page(runId, feed.head.seq, pageSize, windowBytes)
+              .catch((error) => {
+                this.#failedAt = Date.now()
+                throw error
+              })
+            feed.apply(page.rows)
+            // The event loop turns between pages (a synchronous driver would hold it).
+            if (page.more) await nextTurn()
+          } while (page.more && this.feeds.has(runId))
+        } while (this.#dirty.has(runId))
+      } finally {
+        this.#refreshing.delete(runId)
+      }
+    })()
+    this.#refreshing.set(runId, work)
+    return work
+  }
+}

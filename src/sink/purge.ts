@@ -1,0 +1,49 @@
+import { DateTime } from 'luxon'
+import type { Tail } from '../follow/tail.js'
+import type { StreamStore } from '../store/stream_store.js'
+import { DEFAULTS } from '../defaults.js'
+
+/** What a purge removes (see `LucidTokenStreamSink.purge`). */
+export interface PurgeOptions {
+  /** Streams ended (or failed) longer ago than this go. Default: the sink's `ttlMs`. */
+  olderThanMs?: number
+  /** Count what would go, delete nothing. */
+  dryRun?: boolean
+  /** Streams per transaction. Default `DEFAULTS.purgeBatch`. */
+  batchSize?: number
+}
+
+/**
+ * Delete the streams ended (or failed) more than `olderThanMs` (else `ttlMs`) ago, with
+ * everything they owned, `batchSize` streams per transaction; then the rows such streams left
+ * behind and checkpoints left without their stream; readers still attached end (`tail`).
+ *
+ * @returns the number of streams removed (with `dryRun`: that would be, nothing deleted)
+ */
+export async function purgeEnded(
+  store: StreamStore,
+  tail: Tail,
+  ttlMs: number,
+  options: PurgeOptions = {}
+): Promise<number> {
+  const now = DateTime.now().toMillis()
+  const endedBefore = now - (options.olderThanMs ?? ttlMs)
+  const batch = Math.max(1, Math.floor(options.batchSize ?? DEFAULTS.purgeBatch))
+  if (options.dryRun) {
+    const due = await store.purgeable(endedBefore, Number.MAX_SAFE_INTEGER)
+    return due.length
+  }
+  let removed = 0
+  while (true) {
+    const runIds = await store.purgeable(endedBefore, batch)
+    const gone = await store.purge(runIds, endedBefore)
+    removed += gone
+    // A short batch was the last; a full one that removed nothing (all reopened) stops too.
+    if (runIds.length < batch || gone === 0) break
+  }
+  await store.removeOrphanRows(Math.min(endedBefore, now - DEFAULTS.orphanGraceMs), batch)
+  // Checkpoints a write stored while their stream was being removed (never served).
+  await store.removeOrphanCheckpoints(batch)
+  if (removed > 0 && tail.followed > 0) await tail.poll()
+  return removed
+}

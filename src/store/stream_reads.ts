@@ -1,0 +1,257 @@
+import type { QueryClientContract } from '@adonisjs/lucid/types/database'
+import type { TableNames } from './schema.js'
+import { DEFAULTS } from '../defaults.js'
+import {
+  int,
+  toStoredRow,
+  toStreamState,
+  type RawRow,
+  type StoredRow,
+  type StreamState,
+} from './rows.js'
+
+/**
+ * The reads of streams, through Lucid: their rows' heads (one stream, or many in one read), and
+ * their frames in pages bounded in rows and in UTF-8 bytes (one stream, or several woken
+ * together in one read). Never writes; the writes are `StreamStore`'s.
+ */
+export class StreamReads {
+  constructor(
+    /** The Lucid client the tables live on (`StreamStore.client`: opened on first use). */
+    readonly connect: () => QueryClientContract,
+    readonly tables: TableNames
+  ) {}
+
+  /** The Lucid client the reads run on. */
+  get client(): QueryClientContract {
+    return this.connect()
+  }
+
+  /** The heads of many streams in one read; a stream that does not exist is absent. */
+  async heads(runIds: string[]): Promise<Map<string, StreamState>> {
+    const heads = new Map<string, StreamState>()
+    for (let i = 0; i < runIds.length; i += DEFAULTS.headsBatch) {
+      const rows = await this.client
+        .from(this.tables.streams)
+        .select('run_id', 'last_seq', 'rev', 'status', 'lease_expires_at', 'created_at')
+        .whereIn('run_id', runIds.slice(i, i + DEFAULTS.headsBatch))
+      for (const row of rows) heads.set(row.run_id, toStreamState(row))
+    }
+    return heads
+  }
+
+  /**
+   * A read of frames rows with each row's size (`size`, UTF-8 bytes as SQL counts them) and its
+   * body only when at most `small` bytes (else `body` is null: a second read brings the bodies
+   * a page keeps), so a read never brings more bodies than it may keep. For {@link page} and
+   * {@link pages}, which add the rows to read.
+   */
+  #sizedRows(small: number) {
+    // (Capped to a 32-bit integer: SQL compares it with a size.)
+    const cap = Math.min(Math.floor(small), 2 ** 31 - 1)
+    return this.client
+      .from(this.tables.frames)
+      .select('seq', 'kind', 'component_id', 'superseded', 'created_at')
+      .select(this.client.knexRawQuery('octet_length(body) as size'))
+      .select(
+        this.client.knexRawQuery('case when octet_length(body) <= ? then body end as body', [cap])
+      )
+  }
+
+  /**
+   * One page of rows from `fromSeq` (inclusive), in seq order: at most `limit` rows, and no more
+   * than `maxBytes` of bodies (UTF-8 bytes, as SQL counts them): a page stops before the row that
+   * would take it past `maxBytes`. The first two rows are read whatever their size (a row is at
+   * most `maxFrameBytes`), so a page always makes progress past a cursor's own row. `more` says
+   * rows may follow (the page stopped at a limit); otherwise the stream had no more.
+   *
+   * One read brings every row's size, and the bodies of rows small enough that `limit` of them
+   * fit in `maxBytes` (most rows: one query); the bodies of larger rows the page takes come in a
+   * second read. So a read never brings more than `maxBytes` of bodies it does not keep.
+   *
+   * Seqs are gap-free, so the bounded range selects exactly those rows, and keeps every planner
+   * on the primary key (an open-ended range on a freshly filled table led PostgreSQL to scan and
+   * sort the whole rest of the run).
+   */
+  async page(
+    runId: string,
+    fromSeq: number,
+    limit: number,
+    maxBytes: number
+  ): Promise<{ rows: StoredRow[]; more: boolean }> {
+    // Seqs start at 1: from 0 a page would be one row short of `limit` and say no more follow.
+    fromSeq = Math.max(1, fromSeq)
+    const found: SizedRow[] = await this.#sizedRows(maxBytes / limit)
+      .where('run_id', runId)
+      .whereBetween('seq', [fromSeq, fromSeq + limit - 1])
+      .orderBy('seq', 'asc')
+    let taken = 0
+    let bytes = 0
+    for (const row of found) {
+      bytes += int(row.size)
+      if (taken >= 2 && bytes > maxBytes) break
+      taken++
+    }
+    const page = found.slice(0, taken)
+    const missing = page.filter((row) => row.body === null).map((row) => int(row.seq))
+    if (missing.length > 0) {
+      const bodies = new Map<number, string>()
+      const read = await this.client
+        .from(this.tables.frames)
+        .select('seq', 'body')
+        .where('run_id', runId)
+        .whereIn('seq', missing)
+      for (const row of read) bodies.set(int(row.seq), row.body)
+      for (const row of page) row.body ??= bodies.get(int(row.seq)) ?? null
+    }
+    // A row deleted in between (a purge): the page stops before it (no gap), and its readers end.
+    const kept = untilMissing(page)
+    return {
+      rows: kept.map((row) => toStoredRow(row as RawRow)),
+      more: kept.length < page.length || taken < found.length || found.length === limit,
+    }
+  }
+
+  /**
+   * The new rows of several streams in one read (a tail woken for many streams by one commit):
+   * for each `{ runId, fromSeq }`, its rows from `fromSeq` (inclusive), at most `limit`, in seq
+   * order, as {@link page} reads one stream. The bodies it brings stay within `maxBytes` in all
+   * (UTF-8 bytes, as SQL counts them): a stream whose rows would take the read past it is left
+   * out (absent from the result: read it with {@link page}, which takes large rows one page at a
+   * time). `more` per stream: rows may follow (it reached `limit`).
+   *
+   * Each stream's range is bounded on both sides (seqs are gap-free), as in {@link page}, so the
+   * read stays on the primary key: one index range per stream. One OR term per stream: give it
+   * at most `DEFAULTS.tailBatchStreams` streams (SQLite caps an expression's depth at 1000).
+   */
+  async pages(
+    requests: { runId: string; fromSeq: number }[],
+    limit: number,
+    maxBytes: number
+  ): Promise<Map<string, { rows: StoredRow[]; more: boolean }>> {
+    const out = new Map<string, { rows: StoredRow[]; more: boolean }>()
+    if (requests.length === 0) return out
+    type Found = SizedRow & { run_id: string }
+    const found: Found[] = await this.#sizedRows(maxBytes / (limit * requests.length))
+      .select('run_id')
+      .where((query) => {
+        for (const request of requests) {
+          // (From seq 1 at the least, as in `page`.)
+          const fromSeq = Math.max(1, request.fromSeq)
+          query.orWhere((range) =>
+            range.where('run_id', request.runId).whereBetween('seq', [fromSeq, fromSeq + limit - 1])
+          )
+        }
+      })
+      .orderBy('seq', 'asc')
+    const byStream = new Map<string, Found[]>()
+    for (const row of found) {
+      const rows = byStream.get(row.run_id)
+      if (rows) rows.push(row)
+      else byStream.set(row.run_id, [row])
+    }
+    let bytes = 0
+    const taken: [string, Found[]][] = []
+    for (const { runId } of requests) {
+      const rows = byStream.get(runId) ?? []
+      const size = rows.reduce((sum, row) => sum + int(row.size), 0)
+      if (bytes + size > maxBytes) continue
+      bytes += size
+      taken.push([runId, rows])
+    }
+    // The bodies of larger rows, in a second read: one OR term per stream, as in the first.
+    const missing = taken
+      .map(([runId, rows]) => [runId, rows.filter((row) => row.body === null)] as const)
+      .filter(([, rows]) => rows.length > 0)
+    if (missing.length > 0) {
+      const bodies = new Map<string, string>()
+      const read = await this.client
+        .from(this.tables.frames)
+        .select('run_id', 'seq', 'body')
+        .where((query) => {
+          for (const [runId, rows] of missing) {
+            const seqs = rows.map((row) => int(row.seq))
+            query.orWhere((row) => row.where('run_id', runId).whereIn('seq', seqs))
+          }
+        })
+      for (const row of read) bodies.set(`${row.run_id}\n${int(row.seq)}`, row.body)
+      for (const [runId, rows] of missing) {
+        for (const row of rows) row.body = bodies.get(`${runId}\n${int(row.seq)}`) ?? null
+      }
+    }
+    for (const [runId, rows] of taken) {
+      // A row deleted in between (a purge): the page stops before it (no gap); its readers end.
+      const kept = untilMissing(rows)
+      out.set(runId, {
+        rows: kept.map((row) => toStoredRow(row as RawRow)),
+        more: kept.length < rows.length || rows.length === limit,
+      })
+    }
+    return out
+  }
+
+  /** Seq of the first segment end after `afterSeq` (where that segment ended), or `null`. */
+  async segmentEnd(runId: string, afterSeq: number): Promise<number | null> {
+    const row = await this.client
+      .from(this.tables.frames)
+      .where('run_id', runId)
+      .where('kind', 'end')
+      .where('body', '')
+      .where('seq', '>', afterSeq)
+      .min('seq as seq')
+      .first()
+    return row?.seq === null || row?.seq === undefined ? null : Number(row.seq)
+  }
+
+  /** The stream's last row (for a follower's starting point), or `null` when it has none. */
+  async lastRow(runId: string): Promise<StoredRow | null> {
+    const row = await this.client
+      .from(this.tables.frames)
+      .select('seq', 'kind', 'body', 'component_id', 'superseded')
+      .where('run_id', runId)
+      .orderBy('seq', 'desc')
+      .first()
+    return row ? toStoredRow(row) : null
+  }
+
+  /**
+   * The stream's row, parsed (times in epoch milliseconds), or `null` when the stream does not
+   * exist (never opened, or purged).
+   */
+  async head(runId: string): Promise<
+    | (StreamState & {
+        runId: string
+        updatedAt: number
+        endedAt: number | null
+      })
+    | null
+  > {
+    const row = await this.client.from(this.tables.streams).where('run_id', runId).first()
+    if (!row) return null
+    return {
+      runId: row.run_id,
+      ...toStreamState(row),
+      updatedAt: int(row.updated_at),
+      endedAt: row.ended_at === null ? null : int(row.ended_at),
+    }
+  }
+
+  /** Whether the stream's row exists (open, ended or failed, and not purged). */
+  async exists(runId: string): Promise<boolean> {
+    const row = await this.client
+      .from(this.tables.streams)
+      .select('run_id')
+      .where('run_id', runId)
+      .first()
+    return Boolean(row)
+  }
+}
+
+/** A frames row read with its size, its body only when small ({@link StreamReads.page}). */
+type SizedRow = Omit<RawRow, 'body'> & { size: unknown; body: string | null }
+
+/** The rows before the first whose body is missing (deleted between two reads). */
+function untilMissing<T extends { body: string | null }>(rows: T[]): T[] {
+  const missing = rows.findIndex((row) => row.body === null)
+  return missing === -1 ? rows : rows.slice(0, missing)
+}

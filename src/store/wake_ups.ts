@@ -1,0 +1,68 @@
+import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
+import { inTransaction } from './sql.js'
+
+/** One stream's wake-up: its run id, and its revision after the commit when known. */
+export type WakeUp = [runId: string, rev?: number]
+
+/** How a store's commits wake the other replicas' tails. */
+export interface WakeUps {
+  /** PostgreSQL NOTIFY channel, the wake-up riding in the transaction; `null` for none. */
+  channel: string | null
+  /**
+   * Told after each committed transaction that changed a stream, with the run id and the
+   * stream's revision when known: for wake-ups that cannot ride in the transaction (Redis).
+   * Never called for a rollback. Must not throw.
+   */
+  committed?: (runId: string, rev?: number) => void
+}
+
+/**
+ * Work done in a {@link notifiedTransaction}: `notify` wakes one stream's readers, `notifyAll`
+ * several (in one statement).
+ */
+export type NotifiedWork<T> = (
+  trx: TransactionClientContract,
+  notify: (runId: string, rev?: number) => Promise<void>,
+  notifyAll: (commits: WakeUp[]) => Promise<void>
+) => Promise<T>
+
+/**
+ * Run `work` in a transaction on `client` that wakes other replicas for the streams it changed:
+ * `work` calls `notify(runId, rev?)` for one stream or `notifyAll(wakeUps)` for several (a
+ * group commit's, in one statement). The payload is `<runId>` or `<runId> <rev>`: ids only,
+ * never data (and far below PostgreSQL's 8000-byte limit). The rev lets a replica that already
+ * has this commit (its own writer handed it over) skip the read. PostgreSQL NOTIFY rides in the
+ * transaction (delivered on commit); `wakeUps.committed` is told once the commit succeeded.
+ */
+export async function notifiedTransaction<T>(
+  client: QueryClientContract,
+  wakeUps: WakeUps,
+  work: NotifiedWork<T>
+): Promise<T> {
+  const { channel, committed } = wakeUps
+  const notified: WakeUp[] = []
+  // inTransaction checks the COMMIT's own outcome: a COMMIT that failed (outcome unknown)
+  // throws here, so nothing is published for it (the writer's token-checked retry is).
+  const result = await inTransaction(client, (trx) => {
+    const notifyAll = async (commits: WakeUp[]) => {
+      if (channel && commits.length > 0) {
+        const calls = commits.map(() => 'pg_notify(?, ?)').join(', ')
+        const bindings = commits.flatMap(([runId, rev]) => [
+          channel,
+          rev === undefined ? runId : `${runId} ${rev}`,
+        ])
+        await trx.rawQuery(`select ${calls}`, bindings)
+      }
+      if (committed) notified.push(...commits)
+    }
+    return work(trx, (runId: string, rev?: number) => notifyAll([[runId, rev]]), notifyAll)
+  })
+  for (const [runId, rev] of notified) {
+    // The rows are committed: a failing wake-up must never make the write look failed (a
+    // retry would duplicate it). The heads poll covers a lost wake-up.
+    try {
+      committed!(runId, rev)
+    } catch {}
+  }
+  return result
+}
