@@ -60,7 +60,7 @@ export async function benchAdminQueue(
     if (response.status !== 200) throw new Error(`admin queue: HTTP ${response.status}`)
     rowsShown = [...html.matchAll(/<tr data-key=/g)].length
   }
-  served.agentStream.agui.closeAll()
+  served.agentStream.http.closeAll()
   served.http.closeAllConnections()
   await new Promise((resolve) => served.http.close(resolve))
   await served.agentStream.shutdown()

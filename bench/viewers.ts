@@ -1,5 +1,5 @@
 /**
- * Many talking runs, many viewers (issue 11, DESIGN.md section 7): R runs writing text at a fixed
+ * Many talking runs, many viewers (issue 11, docs/benchmark.md): R runs writing text at a fixed
  * token rate, V SSE viewers per run connected over HTTP to the replicas' AG-UI re-attach route,
  * every token stamped with its write time. Reports write -> delivery latency at the viewers, and
  * each replica's CPU, memory, database transactions/s and reads/s.

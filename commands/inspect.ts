@@ -8,7 +8,7 @@ import type { ParkedItem } from '../src/parking/types.js'
 import { RUN_STATUSES, RunList, type RunSummary } from '../src/store/run_list.js'
 import type { StoredRow } from '../src/store/rows.js'
 import { sinkInternals } from '../src/sink/lucid_sink.js'
-import { gatherStory, summarizeRow, type StoryHead as Head } from '../src/story/index.js'
+import { inspectRun, summarizeRow, type InspectedHead as Head } from '../src/inspection/index.js'
 
 export { summarizeRow }
 
@@ -63,14 +63,14 @@ export default class AgentStreamInspect extends BaseCommand {
     const listing = [this.thread, this.chat, this.status, this.limit].some((f) => f !== undefined)
     if (this.runId === undefined || listing) return this.#list()
     const agentStream = await this.app.container.make('agentStream')
-    // The same story the admin run view draws (`src/story/`).
-    const story = await gatherStory(agentStream.sink, agentStream.parking, this.runId)
-    if (!story) {
+    // The same inspection the admin run view draws (`src/inspection/`).
+    const inspection = await inspectRun(agentStream.sink, agentStream.parking, this.runId)
+    if (!inspection) {
       this.logger.error(`Unknown stream "${this.runId}"`)
       this.exitCode = 1
       return
     }
-    const { head, rows, parked } = story
+    const { head, rows, parked } = inspection
     if (this.json) this.#printJson(head, rows, parked)
     else this.#printTables(head, rows, parked)
   }

@@ -300,7 +300,7 @@ async function scenario(demo: Demo, log: (line: string) => void): Promise<CheckR
   wire.state.cutWhen = (e) => {
     if (e.type === 'TEXT_MESSAGE_CONTENT' && !ended) {
       ended = true
-      demo.agentStream.agui.closeAll()
+      demo.agentStream.http.closeAll()
     }
     return false
   }
@@ -357,7 +357,8 @@ export async function runCheck(options: CheckOptions = {}): Promise<CheckReport>
   const dbFile = fileURLToPath(
     new URL(`tmp/check-${process.pid}-${randomUUID().slice(0, 8)}.sqlite3`, import.meta.url)
   )
-  // HttpAgent 1.0.0 rethrows a cut socket's teardown as an unhandled rejection (agui-1.0.md 2.4).
+  // HttpAgent 1.0.0 rethrows a cut socket's teardown as an unhandled rejection
+  // (docs/design.md, "HttpAgent 1.0 quirks").
   const ignoreTeardown = (reason: unknown) => {
     const error = reason as Error | undefined
     if (error?.name === 'AbortError' || error?.message === 'terminated') return

@@ -203,8 +203,7 @@ export async function startDemo(options: DemoOptions = {}): Promise<Demo> {
     app,
     agentStream: agentStream!,
     stop: async () => {
-      agentStream!.agui.closeAll()
-      agentStream!.uiMessage.closeAll()
+      agentStream!.http.closeAll()
       http!.closeAllConnections()
       await new Promise((resolve) => http!.close(resolve))
       // A segment still writing gets a few seconds to end (it parks or finishes on its own).

@@ -7,8 +7,7 @@ import type { Parking } from './parking/parking.js'
 import type { RunDriver } from './runner/driver.js'
 import type { AgentRunner } from './runner/contract.js'
 import type { AgUiDoor } from './agui/door/index.js'
-import { AgUiController } from './http/agui_controller.js'
-import { UiMessageController } from './http/ui_message_controller.js'
+import { AdonisDoorAdapter } from './http/adonis_adapter.js'
 import type { UiMessageDoor } from './ui_message/door/index.js'
 import { registerRoutes, type RoutesOptions } from './http/routes.js'
 import type { Router, RouteGroup } from '@adonisjs/core/http'
@@ -30,12 +29,15 @@ export class AgentStream {
   readonly driver: RunDriver
   /** Parking: `decisions`, `queries`, `queue`, `sweeper` and `ready` (see `Parking`). */
   readonly parking: Parking
-  /** The AG-UI door and its controller (mounted by the routes). */
+  /** The AG-UI door (`door` in `createRuntime` too). */
   readonly door: AgUiDoor
-  readonly agui: AgUiController
-  /** The AI SDK UI message stream door (`useChat`) and its controller. */
-  readonly uiMessageDoor: UiMessageDoor
-  readonly uiMessage: UiMessageController
+  /** The AI SDK UI message stream door, for `useChat` (`uiMessage` in `createRuntime` too). */
+  readonly uiMessage: UiMessageDoor
+  /**
+   * The AdonisJS adapter: serves both doors' route tables on the routes (`registerRoutes`), and
+   * ends their open responses on shutdown.
+   */
+  readonly http: AdonisDoorAdapter
   #stopSweeper: (() => void) | null = null
   #drain: () => Promise<void>
   #shutdown: Promise<void> | null = null
@@ -57,17 +59,13 @@ export class AgentStream {
     this.driver = stack.driver
     this.parking = stack.parking
     this.door = stack.door
-    this.agui = new AgUiController(this.door, {
+    this.uiMessage = stack.uiMessage
+    this.http = new AdonisDoorAdapter({
       principal: config.principal,
       heartbeatMs: config.agui.heartbeatMs,
       abortOnDisconnect: config.agui.abortOnDisconnect,
     })
     this.#drain = stack.drain
-    this.uiMessageDoor = stack.uiMessage
-    this.uiMessage = new UiMessageController(this.uiMessageDoor, {
-      principal: config.principal,
-      heartbeatMs: config.agui.heartbeatMs,
-    })
   }
 
   /**
@@ -127,8 +125,7 @@ export class AgentStream {
       this.#stopSweeper = null
       await this.#drain()
       await this.sink.shutdown()
-      this.agui.closeAll()
-      this.uiMessage.closeAll()
+      this.http.closeAll()
       this.#closing.abort()
     })()
     return this.#shutdown

@@ -34,7 +34,7 @@ const assistantText = (messages: any[]) =>
     .map((m) => m.content)
     .join('')
 
-/** Nothing server-side on the wire (DESIGN.md invariant 8): walk every serialized event. */
+/** Nothing server-side on the wire (invariant 8, docs/design.md): walk every serialized event. */
 function assertNoSecrets(assert: any, events: WireEvent[]) {
   const wire = JSON.stringify(events)
   for (const secret of ['secret', 'decidedBy', 'alice', 'principal', 'checkpoint', 'sk-live']) {

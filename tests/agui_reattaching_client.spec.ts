@@ -78,7 +78,7 @@ test.group("The docs' re-attaching client", () => {
     try {
       while (!recorder.bodies[0]?.includes('TEXT_MESSAGE_CONTENT')) await sleep(5)
       // What shutdown does to every open AG-UI response: it ends, no RUN_FINISHED.
-      served.agentStream.agui.closeAll()
+      served.agentStream.http.closeAll()
       while (recorder.bodies.length < 2) await sleep(5)
     } finally {
       release()
@@ -140,7 +140,7 @@ test.group("The docs' re-attaching client", () => {
     while (!recorder.bodies[0]?.includes('TEXT_MESSAGE_CONTENT')) await sleep(5)
     // Someone else's thread now: the door answers 404.
     agent.headers = { 'x-user': 'mallory' }
-    served.agentStream.agui.closeAll()
+    served.agentStream.http.closeAll()
     // HttpAgent logs the failure it throws: keep the output clean.
     const error = console.error
     console.error = () => {}

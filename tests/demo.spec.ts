@@ -194,7 +194,7 @@ test.group('Demo', () => {
     await send(page, 'Send the weekly report')
     await posted
     // The run's stream is open: it ends, no RUN_FINISHED, no RUN_ERROR.
-    started.agentStream.agui.closeAll()
+    started.agentStream.http.closeAll()
     await page.getByRole('button', { name: 'Approve' }).click()
     await answerQuestions(page)
     const result = await done(page)

@@ -202,7 +202,7 @@ test.group('agent-stream:inspect', () => {
     await (
       await agentStream.driver.start({ runId: other, threadId: 'thread-2' })
     ).done
-    const reply = await agentStream.uiMessageDoor.chat(
+    const reply = await agentStream.uiMessage.chat(
       {
         id: 'chat-1',
         messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: 'hi' }] }],
@@ -241,7 +241,7 @@ test.group('agent-stream:inspect', () => {
     const { app, agentStream } = await setup()
     const png =
       'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=='
-    const reply = await agentStream.uiMessageDoor.chat(
+    const reply = await agentStream.uiMessage.chat(
       {
         id: 'chat-said',
         messages: [

@@ -69,6 +69,7 @@ const FACE: Record<string, { values: string[]; types: string[] }> = {
       'ElicitationRequest',
       'LucidSinkOptions',
       'NotifierFactory',
+      'ParkedItem',
       'Principal',
       'PrincipalResolver',
       'ResumeContext',

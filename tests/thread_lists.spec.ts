@@ -52,7 +52,7 @@ async function setup() {
     const user = request.headers.get('x-user')
     return user ? { id: user } : null
   }
-  const ui = createUiMessageFetchHandler(served.agentStream.uiMessageDoor, {
+  const ui = createUiMessageFetchHandler(served.agentStream.uiMessage, {
     basePath: '/ui',
     principal,
   })

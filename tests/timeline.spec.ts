@@ -4,17 +4,17 @@ import type { StreamFrame } from '../src/core/frames.js'
 import { renderTimeline, svgText, timelineModel } from '../src/http/admin/timeline.js'
 import type { ParkedItem } from '../src/parking/types.js'
 import { APPENDED_END, type StoredRow } from '../src/store/rows.js'
-import type { RunStory } from '../src/story/index.js'
+import type { RunInspection } from '../src/inspection/index.js'
 
 const T0 = 1_700_000_000_000
 const iso = (ms: number) => DateTime.fromMillis(ms).toUTC().toISO()!
 
-/** A story from rows given as `[at, frame | 'end' | 'appended' | text]`. */
-function story(
+/** A inspection from rows given as `[at, frame | 'end' | 'appended' | text]`. */
+function inspection(
   rows: [number, StreamFrame | 'end' | 'appended' | string][],
   parked: ParkedItem[] = [],
   status: 'open' | 'ended' | 'failed' = 'ended'
-): RunStory {
+): RunInspection {
   const stored: StoredRow[] = rows.map(([at, value], index) => {
     const base = { seq: index + 1, componentId: null, superseded: false, createdAt: T0 + at }
     if (value === 'end') return { ...base, kind: 'end', body: '' }
@@ -61,12 +61,12 @@ const approval = (runId: string, itemId: string, asked: number, decided: number 
 
 const event = (e: any): StreamFrame => ({ t: 'event', event: e })
 
-test.group('Timeline: reading a story', () => {
+test.group('Timeline: reading a inspection', () => {
   test('segments end at segment ends, not at appended ends; a parked sub-agent scope re-opens on resume', ({
     assert,
   }) => {
     const model = timelineModel(
-      story(
+      inspection(
         [
           [0, 'Hi. '],
           [10, event({ kind: 'subagent-start', runId: 'run-1.sub', name: 'helper' })],
@@ -112,7 +112,7 @@ test.group('Timeline: reading a story', () => {
     assert,
   }) => {
     const running = timelineModel(
-      story(
+      inspection(
         [
           [0, 'Hi'],
           [40, 'there'],
@@ -126,7 +126,7 @@ test.group('Timeline: reading a story', () => {
       [true]
     )
     const dead = timelineModel(
-      story(
+      inspection(
         [
           [0, 'Hi'],
           [5, 'end'],
@@ -140,7 +140,7 @@ test.group('Timeline: reading a story', () => {
       ['failed: the writer stopped']
     )
     const svg = renderTimeline(
-      story(
+      inspection(
         [
           [0, { t: 'approval', runId: 'run-1', id: 'c', toolName: 'x', input: {} }],
           [1, 'end'],

@@ -3,7 +3,7 @@ import { RUN_ID } from '../core/frames.js'
 import { InvalidAgUiIdError } from '../errors.js'
 
 /**
- * The one grammar for every id the AG-UI door mints (agui-conformance.md section 3):
+ * The one grammar for every id the AG-UI door mints (docs/design.md, "Ids"):
  *
  *   <runId>/<kind>/<n>/<address>
  *

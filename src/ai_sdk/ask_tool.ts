@@ -7,7 +7,7 @@ const asking = new WeakSet<object>()
 export const isAskTool = (value: unknown): boolean =>
   typeof value === 'object' && value !== null && asking.has(value)
 
-/** What the model passes to an asking tool: the question set (sink-spi.md, `ElicitationRequest`). */
+/** What the model passes to an asking tool: the question set (docs/design.md, "Question sets"). */
 export interface AskInput {
   preamble?: string
   questions: {

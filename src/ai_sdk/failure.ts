@@ -5,7 +5,7 @@ import type { AgentStreamErrorCode } from '../core/frames.js'
  * The stable failure code of an error the AI SDK reported (a model stream `error` part, or a
  * throw): a quota or rate limit (HTTP 402/429) is `quota_exceeded`, a model that produced
  * nothing `model_no_output`, anything else `run_failed`. Only the code (and its fixed sentence)
- * reaches a reader, never the error's text (DESIGN.md invariant 8).
+ * reaches a reader, never the error's text (invariant 8, docs/design.md).
  */
 export function failureCode(error: unknown): AgentStreamErrorCode {
   if (APICallError.isInstance(error) && (error.statusCode === 429 || error.statusCode === 402)) {

@@ -1,5 +1,5 @@
 /**
- * The frame vocabulary of the token-stream sink SPI (`shared/reference/sink-spi.md`), field for
+ * The frame vocabulary of the token-stream sink SPI (docs/design.md, "The sink SPI"), field for
  * field, so an app written against that SPI plugs this package's sink in unchanged.
  *
  * A frame is one unit an agent writes into a run's stream. Readers must tolerate event kinds they
@@ -28,7 +28,7 @@ export type AgentStreamErrorCode =
 
 /**
  * The fixed sentence of each error code: what readers see instead of a thrown error's text
- * (DESIGN.md invariant 8).
+ * (invariant 8, docs/design.md).
  */
 export const FAILURE_SENTENCES: Record<AgentStreamErrorCode, string> = {
   quota_exceeded: 'The run stopped: a usage limit was reached.',
@@ -95,7 +95,7 @@ export type UserPart =
 /** The event kind of a person's message ({@link AgentStreamEvent} `user-message`). */
 export const USER_MESSAGE = 'user-message'
 
-/** The `event` frame's payload, discriminated on `kind` (sink-spi.md, `AgentStreamEvent`). */
+/** The `event` frame's payload, discriminated on `kind` (docs/design.md, "Event kinds"). */
 export type AgentStreamEvent =
   | { kind: 'step-start' }
   | {
@@ -199,7 +199,7 @@ export type AgentStreamEvent =
   | { kind: 'user-message'; id: string; parts: UserPart[] }
   | { kind: 'queue'; queue: unknown; started?: { messageId: string; runId: string } }
 
-/** One frame of a run's stream, discriminated on `t` (sink-spi.md, `StreamFrame`). */
+/** One frame of a run's stream, discriminated on `t` (docs/design.md, "Frames"). */
 export type StreamFrame =
   | { t: 'text'; v: string }
   | {

@@ -6,9 +6,9 @@ import {
 } from './frames.js'
 
 /**
- * The one public projection: what of a stored frame may leave the process (DESIGN.md invariant
- * 8). Every door reads frames through {@link publicFrame}: the native SSE route serves its result
- * as is, the AG-UI translator translates it. PURE: no I/O, no clock.
+ * The one public projection: what of a stored frame may leave the process (invariant 8 of
+ * docs/design.md). Every door reads frames through {@link publicFrame}: the native SSE route
+ * serves its result as is, the AG-UI translator translates it. PURE: no I/O, no clock.
  */
 
 /** What a failed tool call's result says unless the app opts in to the error text. */

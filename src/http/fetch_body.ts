@@ -1,6 +1,6 @@
-import { AgUiBodyTooLargeError, InvalidAgUiInputError } from '../errors.js'
+import { InvalidAgUiInputError } from '../errors.js'
 import { mediaTypeRefusal } from './media_type.js'
-import type { Refusal } from './refusal.js'
+import { bodyTooLarge, type Refusal } from './refusal.js'
 
 /**
  * A Fetch-API request's JSON body, read no further than `maxBytes`, for the Fetch-API handlers
@@ -21,7 +21,7 @@ export async function readJsonBody(
 ): Promise<{ value: unknown } | { refused: Refusal }> {
   const wrongType = mediaTypeRefusal(request.headers.get('content-type'))
   if (wrongType) return { refused: wrongType }
-  const tooLarge = { refused: asRefusal(new AgUiBodyTooLargeError(maxBytes)) }
+  const tooLarge = { refused: bodyTooLarge(maxBytes) }
   const declared = Number(request.headers.get('content-length') ?? Number.NaN)
   if (declared > maxBytes) return tooLarge
   const parts: Uint8Array[] = []

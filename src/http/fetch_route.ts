@@ -17,6 +17,12 @@ export interface FetchHandlerOptions {
   anonymous?: boolean
   /** A `: ping` comment after this long without an event, in milliseconds. Default 15000. */
   heartbeatMs?: number
+  /**
+   * Cancel a run when the client of the response that drives it (the POST that starts or
+   * continues it) goes away. Default: the door's own option (the AG-UI door's
+   * `abortOnDisconnect`), else false (the run goes on; re-attach later).
+   */
+  abortOnDisconnect?: boolean
 }
 
 /** What a Fetch-API handler reads of a request before its routes: the path, the cursor. */
@@ -25,6 +31,8 @@ export interface FetchRoute {
   path: string
   /** The re-attach cursor (`?after=` wins over `Last-Event-ID`; the one rule, `requestCursor`). */
   after: string | undefined
+  /** The query string, a repeated parameter as an array ({@link searchQuery}). */
+  query: Record<string, unknown>
 }
 
 /**
@@ -41,6 +49,7 @@ export function fetchRoute(request: Request, basePath = ''): FetchRoute | null {
   return {
     path,
     after: requestCursor(url.searchParams.get('after'), request.headers.get('last-event-id')),
+    query: searchQuery(url.searchParams),
   }
 }
 
@@ -57,11 +66,12 @@ export async function fetchPrincipal(
   return { principal }
 }
 
-/** A path segment (an id) decoded; `null` for a malformed escape (`%zz`): no such route. */
-export function pathSegment(raw: string): string | null {
-  try {
-    return decodeURIComponent(raw)
-  } catch {
-    return null
+/** A URL's query as the routes take it: a repeated parameter as an array (a list refuses it). */
+export function searchQuery(params: URLSearchParams): Record<string, unknown> {
+  const query: Record<string, unknown> = {}
+  for (const key of new Set(params.keys())) {
+    const values = params.getAll(key)
+    query[key] = values.length === 1 ? values[0] : values
   }
+  return query
 }

@@ -9,6 +9,11 @@ export interface StreamResponseOptions {
   contentType?: string
   /** More headers (a protocol's own, e.g. `x-vercel-ai-ui-message-stream`). */
   headers?: Record<string, string>
+  /**
+   * The client went away before the chunks ended (the request's signal aborted, or the body was
+   * cancelled): called once, after `chunks` is closed (`abortOnDisconnect`).
+   */
+  onDisconnect?: () => void
 }
 
 /**
@@ -52,13 +57,20 @@ function byteStream(
   let lastWrite = Date.now()
   const { signal } = request
   streaming.add(request)
+  let ended = false
   const stop = async () => {
+    ended = true
     clearInterval(timer)
     signal.removeEventListener('abort', onAbort)
     streaming.delete(request)
     await chunks.return(undefined)
   }
-  const onAbort = () => void stop().catch(() => {})
+  const disconnected = async () => {
+    if (ended) return
+    await stop()
+    options.onDisconnect?.()
+  }
+  const onAbort = () => void disconnected().catch(() => {})
   return new ReadableStream<Uint8Array>({
     start(controller) {
       if (!options.contentType) timer = heartbeat(controller)
@@ -82,7 +94,7 @@ function byteStream(
       controller.enqueue(typeof next.value === 'string' ? encoder.encode(next.value) : next.value)
     },
     async cancel() {
-      await stop()
+      await disconnected()
     },
   })
 

@@ -1,6 +1,10 @@
 import type { HttpContext } from '@adonisjs/core/http'
 
-type Handler = (ctx: HttpContext) => unknown
+/** A route's handler function. */
+export type Handler = (ctx: HttpContext) => unknown
+
+/** A route's handler as the router takes it: a function, or a lazily imported controller's tuple. */
+type RouteHandler = Handler | [unknown, string?]
 
 /** What the package knows of one of its routes, for the guards that act before its handler. */
 export interface PackageRoute {
@@ -17,13 +21,28 @@ export interface PackageRoute {
   client: 'json' | 'page'
   /** The admin form's answer to a CSRF token the app's shield refused (a page with a notice). */
   csrfRefused?: (ctx: HttpContext) => unknown
+  /**
+   * A JSON body's cap in bytes: a declared `Content-Length` above it is refused (413
+   * `body_too_large`) before the bodyparser reads a byte (`body_guard.ts`).
+   */
+  maxBodyBytes?: number
 }
 
-/** The handlers of the package's routes, with what is known of each. */
-const routes = new WeakMap<Handler, PackageRoute>()
+/** The handlers of the package's routes (a function, or a controller's tuple), with what is known of each. */
+const routes = new WeakMap<object, PackageRoute>()
+
+/**
+ * What identifies a route by its handler as the router stores it: the function itself, or the
+ * tuple a lazily imported controller was given as (kept as the handler's `reference`).
+ */
+function keyOf(handler: unknown): object | undefined {
+  if (typeof handler === 'function') return handler
+  const reference = (handler as { reference?: unknown } | null | undefined)?.reference
+  return Array.isArray(reference) ? reference : undefined
+}
 
 /** Mark `handler` as one of the package's routes. Returns the handler, for `router.get/post`. */
-export function packageRoute<T extends Handler>(route: PackageRoute, handler: T): T {
+export function packageRoute<T extends RouteHandler>(route: PackageRoute, handler: T): T {
   routes.set(handler, route)
   return handler
 }
@@ -33,13 +52,12 @@ export function packageRoute<T extends Handler>(route: PackageRoute, handler: T)
  * route of the package's group is one of its routes, a new one included.
  */
 export function claimRoute(handler: unknown) {
-  if (typeof handler === 'function' && !routes.has(handler as Handler)) {
-    routes.set(handler as Handler, { client: 'json' })
-  }
+  const key = keyOf(handler)
+  if (key && !routes.has(key)) routes.set(key, { client: 'json' })
 }
 
 /** The package's route a request was routed to, or undefined for any other route. */
 export function routeOf(ctx: HttpContext): PackageRoute | undefined {
-  const handler = ctx.route?.handler
-  return typeof handler === 'function' ? routes.get(handler as Handler) : undefined
+  const key = keyOf(ctx.route?.handler)
+  return key ? routes.get(key) : undefined
 }

@@ -1,4 +1,4 @@
-import { ReplicaShutdownError } from '../errors.js'
+import { AgUiBodyTooLargeError, ReplicaShutdownError } from '../errors.js'
 
 /**
  * The one shape of a refusal before a stream opens, on every route of both transports (the
@@ -34,6 +34,15 @@ export const REPLICA_SHUTDOWN = defineRefusal(
   ReplicaShutdownError.code,
   new ReplicaShutdownError().message
 )
+
+/**
+ * A body whose bytes as received pass `maxBytes`: 413 `body_too_large`, on every door's JSON
+ * route of both transports (measured once, by the transport: the doors never re-measure).
+ */
+export function bodyTooLarge(maxBytes: number): Refusal {
+  const error = new AgUiBodyTooLargeError(maxBytes)
+  return { status: error.status, code: error.code, message: error.message }
+}
 
 /** The headers of a refusal: `Retry-After` on a 503 (a draining replica), none otherwise. */
 export function refusalHeaders(refusal: { status: number }): Record<string, string> {

@@ -1,22 +1,25 @@
 import type { Router } from '@adonisjs/core/http'
 import type { RouteGroup } from '@adonisjs/core/http'
-import type { AgUiController } from './agui_controller.js'
-import type { UiMessageController } from './ui_message_controller.js'
 import type { Parking } from '../parking/parking.js'
+import type { UiMessageDoor } from '../ui_message/door/index.js'
+import type { AdonisDoorAdapter } from './adonis_adapter.js'
+import { agUiRouteTable } from './agui_routes.js'
+import { uiMessageRouteTable } from './ui_message_routes.js'
 import { AdminController } from './admin/admin_controller.js'
 import { RunsController } from './admin/runs_controller.js'
-import { claimRoute, packageRoute } from './package_routes.js'
+import { claimRoute, packageRoute, type Handler } from './package_routes.js'
 import { DecisionsController } from './decisions_controller.js'
 import { StreamController, type StreamRoutesDeps } from './stream_controller.js'
-import { ThreadsController } from './threads_controller.js'
 import { ThreadList } from '../store/thread_list.js'
 import { sinkInternals } from '../sink/lucid_sink.js'
 
 /** What the routes serve: the package's service (`AgentStream`) as the transport sees it. */
 export interface RoutedAgentStream extends StreamRoutesDeps {
   parking: Parking
-  agui: AgUiController
-  uiMessage: UiMessageController
+  /** The useChat door (`door` is the AG-UI one). */
+  uiMessage: UiMessageDoor
+  /** The AdonisJS adapter that serves both doors' route tables. */
+  http: AdonisDoorAdapter
   /** Aborted when the replica shuts down (`AgentStream.closing`): the admin's SSE ends. */
   closing?: AbortSignal
 }
@@ -30,7 +33,7 @@ export interface RoutesOptions {
 }
 
 /**
- * Mount the package's routes in one group (DESIGN.md section 6), each named `<as>.<name>`:
+ * Mount the package's routes in one group, each named `<as>.<name>`:
  *
  * | method | path | name |
  * | --- | --- | --- |
@@ -51,6 +54,11 @@ export interface RoutesOptions {
  * | GET | `/admin/events` | `admin.events` (SSE: the queue changed) |
  * | GET | `/admin/runs`, `/admin/runs/:runId` | `admin.runs`, `admin.run` (runs by status, a run's timeline) |
  * | POST | `/admin/items/:runId/:itemId/:action` | `admin.decide` |
+ *
+ * The two doors' routes (`agui.*`, `chat.*`) are their route tables (`agui_routes.ts`,
+ * `ui_message_routes.ts`), served by the one AdonisJS adapter (`adonis_adapter.ts`) with the
+ * config's `principal`, `agui.heartbeat` and `agui.abortOnDisconnect` for both doors, the doors'
+ * `maxBodyBytes` on the bytes received (413 `body_too_large`).
  *
  * The JSON routes (every POST but the admin form) take `application/json` only (415
  * `unsupported_media_type` otherwise, `media_type.ts`); every body is nested at most
@@ -98,71 +106,18 @@ export function registerRoutes(
     displayName: config.displayName,
     rules: config.agui,
   })
-  const agui = agentStream.agui
-  const threads = new ThreadsController(
-    new ThreadList(() => sinkInternals(sink).client, sink.tables),
-    {
-      principal: config.principal,
-    }
-  )
+  const threads = new ThreadList(() => sinkInternals(sink).client, sink.tables)
   const group = router
     .group(() => {
-      type Handler = Parameters<typeof packageRoute>[1]
       /** A JSON route (a JSON body in; JSON or SSE out). */
       const json = (handler: Handler) => packageRoute({ body: 'json', client: 'json' }, handler)
       /** A GET read by `fetch`, `EventSource`, `HttpAgent` or `useChat` (JSON or SSE out). */
       const read = (handler: Handler) => packageRoute({ client: 'json' }, handler)
       /** A GET of the admin console a browser navigates to (HTML out). */
       const page = (handler: Handler) => packageRoute({ client: 'page' }, handler)
-      router
-        .post(
-          '/agui',
-          json((ctx) => agui.run(ctx))
-        )
-        .as('agui.run')
-      router
-        .get(
-          '/agui/runs/:runId',
-          read((ctx) => agui.reattach(ctx))
-        )
-        .as('agui.reattach')
-      router
-        .get(
-          '/agui/threads',
-          read((ctx) => threads.threads(ctx))
-        )
-        .as('agui.threads')
-      router
-        .get(
-          '/agui/threads/:threadId',
-          read((ctx) => agui.attach(ctx))
-        )
-        .as('agui.attach')
-      const chat = agentStream.uiMessage
-      router
-        .get(
-          '/chat',
-          read((ctx) => threads.chats(ctx))
-        )
-        .as('chat.list')
-      router
-        .post(
-          '/chat',
-          json((ctx) => chat.chat(ctx))
-        )
-        .as('chat.send')
-      router
-        .get(
-          '/chat/:chatId/stream',
-          read((ctx) => chat.resume(ctx))
-        )
-        .as('chat.resume')
-      router
-        .get(
-          '/chat/:chatId/messages',
-          read((ctx) => chat.messages(ctx))
-        )
-        .as('chat.messages')
+      // The doors' route tables, through the one AdonisJS adapter (`adonis_adapter.ts`).
+      agentStream.http.mount(router, '/agui', agUiRouteTable(agentStream.door, threads))
+      agentStream.http.mount(router, '', uiMessageRouteTable(agentStream.uiMessage, threads))
       router
         .post(
           '/runs',

@@ -35,7 +35,7 @@ export interface StreamRoutesDeps {
 }
 
 /**
- * The native stream routes of the sink SPI (sink-spi.md, "The native HTTP surface"): start a
+ * The native stream routes of the sink SPI (docs/design.md, "The native HTTP surface"): start a
  * run (`POST`, JSON `{ message, threadId?, runId? }` -> 201 `{ runId, threadId }`; 503
  * `replica_shutdown` with `Retry-After` on a draining replica; 415 for a body
  * that is not JSON, 422 `invalid_input` naming the rule, also `maxDepth`), and read it
@@ -129,7 +129,7 @@ export class StreamController {
     if (await this.agentStream.sink.beyondHead(runId, start)) return invalid()
     const controller = new AbortController()
     const frames = this.agentStream.sink.subscribe(runId, { after, signal: controller.signal })
-    // The same projection as the AG-UI door (DESIGN.md invariant 8).
+    // The same projection as the AG-UI door (invariant 8, docs/design.md).
     const rules = this.agentStream.config.agui
     async function* chunks(): AsyncGenerator<Chunk> {
       for await (const { cursor, ...frame } of frames) {

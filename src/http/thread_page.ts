@@ -5,6 +5,7 @@ import type { Principal } from '../core/run.js'
 import { describeIssues, issuesOf, type ValidationIssue } from '../errors.js'
 import type { ThreadKey, ThreadList, ThreadSummary } from '../store/thread_list.js'
 import { UNAUTHENTICATED, type Refusal } from './refusal.js'
+import type { JsonAnswer } from './door_routes.js'
 
 /**
  * A person's chats (`GET <prefix>/chat`) and threads (`GET <prefix>/agui/threads`), the one rule
@@ -106,28 +107,21 @@ export function threadPageBody(page: ThreadPage, door: 'chat' | 'agui') {
   return door === 'chat' ? { chats: items, next: page.next } : { threads: items, next: page.next }
 }
 
-/** A URL's query as `threadPage` takes it: a repeated parameter as an array (refused). */
-export function searchQuery(params: URLSearchParams): Record<string, unknown> {
-  const query: Record<string, unknown> = {}
-  for (const key of new Set(params.keys())) {
-    const values = params.getAll(key)
-    query[key] = values.length === 1 ? values[0] : values
-  }
-  return query
-}
-
-/** The whole answer as a Fetch-API `Response` (the Fetch handlers' `GET` of a list). */
-export async function threadPageResponse(
+/**
+ * The whole answer, for either transport: the page as JSON, or the refusal as JSON `{ code,
+ * message }` with its status; both with {@link THREAD_PAGE_HEADERS}.
+ */
+export async function threadPageAnswer(
   list: ThreadList,
-  request: Request,
+  query: Record<string, unknown>,
   principal: Principal | null,
   door: 'chat' | 'agui'
-): Promise<Response> {
-  const answer = await threadPage(list, searchQuery(new URL(request.url).searchParams), principal)
+): Promise<JsonAnswer> {
+  const answer = await threadPage(list, query, principal)
   const headers = THREAD_PAGE_HEADERS
   if ('refused' in answer) {
     const { status, code, message } = answer.refused
-    return Response.json({ code, message }, { status, headers })
+    return { kind: 'json', status, body: { code, message }, headers }
   }
-  return Response.json(threadPageBody(answer.page, door), { headers })
+  return { kind: 'json', body: threadPageBody(answer.page, door), headers }
 }

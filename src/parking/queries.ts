@@ -41,7 +41,7 @@ export interface ListFilter {
 /**
  * Reading parked items and a stream's parking state: an item by id (its stored row, or as a
  * person sees it), a stream's pending items and its snapshot after a segment end, listings for
- * a person. What the doors, the decision routes, the admin page and a run's story read; the
+ * a person. What the doors, the decision routes, the admin page and a run's inspection read; the
  * decisions read items through it too. Every read here is SQL over the parking tables (the
  * operator's queue and history pages are `queue.ts`).
  */

@@ -122,7 +122,7 @@ export async function validateAnswer(body: unknown): Promise<AnswerBody> {
 }
 
 /**
- * A question-set reply (sink-spi.md, "Elicitation shapes"), checked against its request exactly
+ * A question-set reply (docs/design.md, "Question sets"), checked against its request exactly
  * as the `responseSchema` the AG-UI door advertises for it: a value must be one of the question's
  * `options` unless `allowFreeText` (`option`), a single-choice question takes at most one value
  * (`single`). Then normalized: an absent question takes its `defaults` (those not among

@@ -43,7 +43,7 @@ export function settlementFrames(
         status,
         approver: item.approver,
         // Who decided is stored in the frame as the SPI has it; doors that serve frames to
-        // browsers leave it out by default (DESIGN.md invariant 8).
+        // browsers leave it out by default (invariant 8, docs/design.md).
         ...(decider.principal ? { decidedBy: decider.principal.id } : {}),
         decidedVia: decider.via,
         ...(outcome.reason ? { reason: outcome.reason } : {}),

@@ -22,7 +22,7 @@ export class SuspensionParks {
 
   /**
    * Park: insert the item's row and, when the parked run has no open suspension, a new one. Runs
-   * inside the stream commit that stores the frame (DESIGN.md invariant 6). Returns the park
+   * inside the stream commit that stores the frame (invariant 6, docs/design.md). Returns the park
    * number (from 1, per parked run).
    * @throws InvalidFrameError (rule `maxItemsPerSegment`) when the segment already has
    *   `DEFAULTS.maxItemsPerSegment` items waiting (the commit rolls back: nothing is stored)

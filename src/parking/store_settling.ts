@@ -17,7 +17,7 @@ export interface ItemOutcome {
 /**
  * Settling items once: a decision (or expiry) on one item, or a cancel of a whole suspension.
  * Every write here runs inside the stream commit that stores the settlement frames, so a decision
- * and its frames commit together or not at all (DESIGN.md invariants 5 and 7).
+ * and its frames commit together or not at all (invariants 5 and 7, docs/design.md).
  */
 export class ItemSettling {
   constructor(readonly rows: ParkingTables) {}

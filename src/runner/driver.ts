@@ -4,11 +4,11 @@ import type { LucidSinkWriter } from '../sink/writer.js'
 import type { ClaimedSuspension, ParkingStore } from '../parking/parking_store.js'
 import { cancelledCall } from '../parking/settlement_frames.js'
 import type { Principal, RunMeta } from '../core/run.js'
-import { USER_MESSAGE, type DeliveredFrame, type StreamFrame } from '../core/frames.js'
+import type { DeliveredFrame } from '../core/frames.js'
 import { userMessageFrame, type UserMessage } from '../core/user_message.js'
-import { InvalidFrameError } from '../errors.js'
 import { AgUiRunStore } from '../store/door_runs.js'
 import { earlierTurns, type HistoryBounds } from './conversation.js'
+import { runContext, type RunContextReads } from './run_context.js'
 import {
   FAILURE_SENTENCES,
   type AgentRunner,
@@ -18,7 +18,7 @@ import {
 } from './contract.js'
 import { DEFAULTS } from '../defaults.js'
 import { retryTransient } from '../sink/outage.js'
-import { ReplicaShutdownError, StreamClosedError } from '../errors.js'
+import { ReplicaShutdownError } from '../errors.js'
 import { Drain, SHUTDOWN_OUTCOME } from './drain.js'
 
 export interface DriverOptions {
@@ -31,10 +31,6 @@ export interface DriverOptions {
   /** How much of a thread's earlier turns `RunContext.conversation()` gives (`history`). */
   history?: HistoryBounds
 }
-
-/** Whether a runner's frame is one only the package writes (what the person said). */
-const isReserved = (frame: StreamFrame) =>
-  frame.t === 'event' && (frame.event as { kind?: unknown }).kind === USER_MESSAGE
 
 /** Thrown inside a resume's reopen when its claim no longer holds: the reopen is undone. */
 class ClaimLapsed extends Error {}
@@ -50,7 +46,7 @@ function isJson(value: unknown) {
 
 /**
  * Runs segments of runs: opens the stream, calls the host's runner, and writes the outcome
- * (DESIGN.md section 3, `parking` / resume planning). A thrown error becomes an `error` frame
+ * (docs/design.md, "Layers"). A thrown error becomes an `error` frame
  * with a stable code and a fixed sentence: its text never reaches a reader.
  */
 export class RunDriver {
@@ -193,72 +189,10 @@ export class RunDriver {
     return Boolean(controller)
   }
 
-  #context(
-    meta: RunMeta,
-    writer: LucidSinkWriter,
-    input: unknown,
-    signal: AbortSignal,
-    segment: { stopped: boolean },
-    scope?: { name: string; parentToolCallId?: string }
-  ): RunContext {
-    // A child's scope opens with its first frame (a child that writes nothing leaves no trace).
-    let opened = !scope
-    const open = async () => {
-      if (opened) return
-      opened = true
-      await writer.write({
-        t: 'event',
-        event: {
-          kind: 'subagent-start',
-          runId: meta.runId,
-          name: scope!.name,
-          ...(scope!.parentToolCallId ? { parentToolCallId: scope!.parentToolCallId } : {}),
-        },
-      })
-    }
-    const ctx: RunContext = {
-      runId: meta.runId,
-      streamRunId: meta.streamRunId,
-      threadId: meta.threadId,
-      parentRunId: meta.parentRunId,
-      input,
-      signal,
-      principal: meta.principal,
-      writer: {
-        write: async (frame) => {
-          // A segment stopped by a drain: its outcome is being written, nothing goes after it.
-          if (segment.stopped) throw new StreamClosedError(meta.streamRunId)
-          if (isReserved(frame)) {
-            throw new InvalidFrameError([{ field: 'event.kind', rule: 'reserved' }])
-          }
-          await open()
-          return writer.write(frame)
-        },
-        flush: () => writer.flush?.(),
-        end: () => writer.flush?.(),
-      },
-      child: (childRunId, options = {}) => {
-        // One writer per stream per segment: parent and children share it, so their text stays
-        // in the order it was written; the writer parks each approval under its own run.
-        const childMeta: RunMeta = { ...meta, runId: childRunId, parentRunId: meta.runId }
-        writer.adopt(childMeta)
-        return this.#context(childMeta, writer, null, signal, segment, {
-          name: options.name ?? 'agent',
-          parentToolCallId: options.parentToolCallId,
-        })
-      },
-      history: () => this.#history(writer, meta.streamRunId),
-      conversation: () => this.#conversation(meta),
-      finish: async (status = 'success') => {
-        if (meta.parentRunId === null) return
-        await open()
-        await writer.write({
-          t: 'event',
-          event: { kind: 'subagent-finish', runId: meta.runId, status },
-        })
-      },
-    }
-    return ctx
+  /** What a run's context reads through the driver (`run_context.ts`). */
+  readonly #reads: RunContextReads = {
+    history: (writer, streamRunId) => this.#history(writer, streamRunId),
+    conversation: (meta) => this.#conversation(meta),
   }
 
   /** The stored frames of `streamRunId` (see `RunContext.history`), after a flush. */
@@ -289,7 +223,7 @@ export class RunDriver {
     const drain = this.#drain.watch()
     let outcome: RunOutcome
     try {
-      const running = call(this.#context(meta, writer, input, controller.signal, segment))
+      const running = call(runContext(this.#reads, meta, writer, input, controller.signal, segment))
       // Stopped by a drain: what the runner still does (or throws) no longer counts.
       running.catch(() => {})
       outcome = await Promise.race([running, drain.stopped])

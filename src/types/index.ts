@@ -12,7 +12,7 @@ export type { AgentStreamConfig } from '../define_config.js'
 
 // The runner contract (also at the root).
 export type { AgentRunner, ResumeContext, RunContext, RunOutcome } from '../runner/contract.js'
-export type { SettledItem } from '../parking/types.js'
+export type { ParkedItem, SettledItem } from '../parking/types.js'
 
 // The frames a runner writes and a reader gets (the sink SPI's vocabulary: docs/design.md).
 export type {

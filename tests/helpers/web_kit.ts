@@ -137,7 +137,7 @@ export async function serveWebKit(config: AgentStreamConfig = {}) {
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve))
   const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}`
   getActiveTest()?.cleanup(async () => {
-    agentStream.agui.closeAll()
+    agentStream.http.closeAll()
     http.closeAllConnections()
     await new Promise((resolve) => http.close(resolve))
     await agentStream.driver.settled()

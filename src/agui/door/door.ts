@@ -60,7 +60,7 @@ export class AgUiDoor extends DoorBase<AgUiDoorOptions, TranslatorCheckpoint, Ag
 
   async #run(body: unknown, principal: Principal | null, signal?: AbortSignal): Promise<AgUiReply> {
     // Checked before anything is written; a refused input is the guard's refusal.
-    const input: AgUiInput = await validateAgUiInput(body, this.options.maxBodyBytes)
+    const input: AgUiInput = await validateAgUiInput(body)
     let fresh: ReturnType<typeof newInput> = { text: null, toolResults: [], user: null }
     if (!input.resume?.length) fresh = newInput(input)
     // What the person said, checked before anything is written (stored as the run's frame).

@@ -8,12 +8,7 @@ import { DEFAULTS } from '../../defaults.js'
 import { isMintedRunId } from '../ids.js'
 import type { UserPart } from '../../core/frames.js'
 import { checkUserMessage, type UserMessage } from '../../core/user_message.js'
-import {
-  AgUiBodyTooLargeError,
-  describeIssues,
-  InvalidAgUiInputError,
-  issuesOf,
-} from '../../errors.js'
+import { describeIssues, InvalidAgUiInputError, issuesOf } from '../../errors.js'
 
 // Re-exported for the door, which imports it from here (the class lives in src/errors.ts).
 export { InvalidAgUiInputError }
@@ -118,28 +113,16 @@ export type AgUiInput = Awaited<ReturnType<typeof inputValidator.validate>>
 export type AgUiResumeEntry = NonNullable<AgUiInput['resume']>[number]
 
 /**
- * Validate a `RunAgentInput` body (AG-UI 1.0, agui-1.0.md 1.4) with VineJS: ids, counts, string
- * sizes. The body's depth (`MAX_JSON_DEPTH`, `src/core/json_depth.ts`) and size are checked first.
+ * Validate a `RunAgentInput` body (AG-UI 1.0) with VineJS: ids, counts, string sizes. The
+ * body's depth (`MAX_JSON_DEPTH`, `src/core/json_depth.ts`) is checked first; its size was, by
+ * the transport, on the bytes received (`maxBodyBytes`, 413 `body_too_large`).
  *
  * @throws InvalidAgUiInputError (400 `invalid_input`, also for a body nested too deep or a lone
- *   surrogate anywhere in it, rule `wellFormedUnicode`), AgUiBodyTooLargeError (413
- *   `body_too_large`)
+ *   surrogate anywhere in it, rule `wellFormedUnicode`)
  */
-export async function validateAgUiInput(
-  body: unknown,
-  maxBodyBytes: number = INPUT_LIMITS.maxBodyBytes
-): Promise<AgUiInput> {
+export async function validateAgUiInput(body: unknown): Promise<AgUiInput> {
   if (tooDeep(body)) {
     throw new InvalidAgUiInputError(describeIssues('Invalid RunAgentInput', [DEPTH_ISSUE]))
-  }
-  let size: number
-  try {
-    size = Buffer.byteLength(JSON.stringify(body ?? null))
-  } catch {
-    throw new InvalidAgUiInputError('The body must be JSON')
-  }
-  if (size > maxBodyBytes) {
-    throw new AgUiBodyTooLargeError(maxBodyBytes)
   }
   // Messages, ids and resume payloads come back in events: no lone surrogate on the wire.
   if (!isWellFormedDeep(body)) {

@@ -9,7 +9,7 @@ import type { ElicitationRequest } from '../../core/frames.js'
 /**
  * The JSON Schema of an approval's reply (`tool_call` interrupt's `responseSchema`):
  * `{ approved: boolean, reason?: string (at most 2000 characters), editedArgs?: object }`;
- * `editedArgs` replaces the call's arguments whole (agui-conformance.md 2c, approve-with-edits).
+ * `editedArgs` replaces the call's arguments whole (docs/design.md, "Interrupts").
  */
 export const APPROVAL_RESPONSE_SCHEMA: Record<string, unknown> = Object.freeze({
   type: 'object',
@@ -31,7 +31,8 @@ export interface ApprovalReply {
 
 /**
  * The JSON Schema (draft 2020-12) of a question set's reply, as an `input_required` interrupt's
- * `responseSchema`: `{ answers: { [questionId]: string[] }, skipped? }` (sink-spi.md).
+ * `responseSchema`: `{ answers: { [questionId]: string[] }, skipped? }` (docs/design.md,
+ * "Question sets").
  */
 export function questionSetSchema(request: ElicitationRequest): Record<string, unknown> {
   const properties: Record<string, unknown> = {}

@@ -23,7 +23,7 @@ export interface TranslatorCheckpoint {
 }
 
 /**
- * Stored frames in, AG-UI 1.0 events out (agui-conformance.md section 1c): the same for a live
+ * Stored frames in, AG-UI 1.0 events out (docs/design.md, "The mapping"): the same for a live
  * stream and a replay. PURE: no I/O, no clock; every id comes from the frames' stored positions,
  * so an entity has one id live, on replay, on every replica and after a restart. Every frame is
  * read through the public projection (`publicFrame`, `src/core/projection.ts`) first: the

@@ -28,9 +28,9 @@ import type {
 import type { ProjectionRules } from '../../core/projection.js'
 
 /**
- * An AG-UI 1.0 event as this package writes it (agui-1.0.md 1.3), typed by `@ag-ui/core`: the
- * translator's events plus the door's `MESSAGES_SNAPSHOT`. Never `null` for an absent field,
- * never a timestamp (the translator has no clock).
+ * An AG-UI 1.0 event as this package writes it (docs/design.md, "Events"), typed by
+ * `@ag-ui/core`: the translator's events plus the door's `MESSAGES_SNAPSHOT`. Never `null` for
+ * an absent field, never a timestamp (the translator has no clock).
  */
 export type AgUiEvent =
   | RunStartedEvent

@@ -10,7 +10,6 @@ import {
   type DisplayName,
   type PrincipalResolver,
 } from '../principal.js'
-import { serveChunks } from '../sse.js'
 import {
   answersFromForm,
   editedInput,
@@ -35,6 +34,7 @@ import { renderList, renderListBody, shownPrincipals, type ListContext } from '.
 import { renderItem, renderPanel } from './item_page.js'
 import { renderConversation, type ReplayFrames } from './conversation.js'
 import { QueueLive } from './live.js'
+import { serveQueueEvents } from './queue_events.js'
 import { clientScript } from './client_script.js'
 import { PrincipalNames } from './names.js'
 import { deciding } from './who_decides.js'
@@ -185,43 +185,7 @@ export class AdminController {
   async events(ctx: HttpContext) {
     if (!(await this.#allowed(ctx))) return
     if (csrfCookie(ctx) === undefined) return ctx.response.status(403).send('')
-    const controller = new AbortController()
-    const versions: string[] = []
-    let wake: (() => void) | null = null
-    const stop = await this.live.subscribe((version) => {
-      versions.push(version)
-      wake?.()
-    })
-    const timer = setTimeout(() => controller.abort(), EVENTS_MS)
-    timer.unref()
-    const signal = controller.signal
-    const closing = this.options.closing
-    const close = () => controller.abort()
-    if (closing?.aborted) close()
-    closing?.addEventListener('abort', close, { once: true })
-    async function* chunks() {
-      yield 'retry: 1000\n\n'
-      while (!signal.aborted) {
-        while (versions.length > 0) {
-          yield `event: queue\ndata: ${versions.shift()}\n\n`
-        }
-        await new Promise<void>((resolve) => {
-          wake = resolve
-          signal.addEventListener('abort', () => resolve(), { once: true })
-        })
-        wake = null
-      }
-    }
-    try {
-      await serveChunks(ctx.request.request, ctx.response.response, chunks(), {
-        controller,
-        headers: ctx.response.getHeaders(),
-      })
-    } finally {
-      closing?.removeEventListener('abort', close)
-      clearTimeout(timer)
-      stop()
-    }
+    await serveQueueEvents(ctx, this.live, { closing: this.options.closing, maxMs: EVENTS_MS })
   }
 
   /** A form post: approve (maybe with an edited input), reject or answer; then back with a notice (303). */

@@ -1,6 +1,6 @@
 import { DateTime } from 'luxon'
 import type { RunSummary } from '../../store/run_list.js'
-import type { RunStory } from '../../story/index.js'
+import type { RunInspection } from '../../inspection/index.js'
 import { renderSaid, type ConsoleFrame } from './console_frame.js'
 import { e, t } from './layout.js'
 import type { PrincipalNames } from './names.js'
@@ -138,9 +138,9 @@ export function renderTranscript(entries: TranscriptEntry[]): string {
 }
 
 /** The parks and their decisions, as a table (the timeline's words, for every reader). */
-function decisions(story: RunStory, names: PrincipalNames) {
-  if (story.parked.length === 0) return '<p class="empty">The run never parked.</p>'
-  const rows = story.parked
+function decisions(inspection: RunInspection, names: PrincipalNames) {
+  if (inspection.parked.length === 0) return '<p class="empty">The run never parked.</p>'
+  const rows = inspection.parked
     .map((item) => {
       const asked = DateTime.fromISO(item.createdAt).toMillis()
       const decided = item.decidedAt ? DateTime.fromISO(item.decidedAt).toMillis() : null
@@ -161,7 +161,7 @@ function decisions(story: RunStory, names: PrincipalNames) {
 export function renderRunPage(
   ctx: RunPageContext,
   run: RunSummary,
-  story: RunStory,
+  inspection: RunInspection,
   transcript: TranscriptEntry[]
 ) {
   const name = (id: string) => ctx.names.of(id)
@@ -170,16 +170,16 @@ export function renderRunPage(
 <dt>Thread</dt><dd><a href="${e(runsHref(ctx.base, { thread: run.threadId }))}"><code>${t(run.threadId)}</code></a></dd>
 <dt>Started</dt><dd>${e(when(run.createdAt))} UTC</dd>
 <dt>Ended</dt><dd>${e(when(run.endedAt))}${run.endedAt === null ? '' : ' UTC'}</dd>
-<dt>Frames</dt><dd>${e(story.rows.length)} stored rows (last seq ${e(run.lastSeq)})</dd>
-<dt>Parks</dt><dd>${e(story.parked.length)}: ${t(story.parked.map((item) => decisionText(item, undefined, name)).join('; ') || 'none')}</dd>
+<dt>Frames</dt><dd>${e(inspection.rows.length)} stored rows (last seq ${e(run.lastSeq)})</dd>
+<dt>Parks</dt><dd>${e(inspection.parked.length)}: ${t(inspection.parked.map((item) => decisionText(item, undefined, name)).join('; ') || 'none')}</dd>
 </dl>`
   const body = `<p><a href="${e(`${ctx.base}/admin/runs`)}">All runs</a></p>
 <h1>Run <code>${t(run.runId)}</code></h1>
 ${summary}
 <h2 id="timeline-heading">Timeline</h2>
-<div class="figure">${renderTimeline(story, 'timeline', name)}</div>
+<div class="figure">${renderTimeline(inspection, 'timeline', name)}</div>
 <h2>Parks and decisions</h2>
-${decisions(story, ctx.names)}
+${decisions(inspection, ctx.names)}
 <h2>Transcript</h2>
 <div class="transcript">${renderTranscript(transcript)}</div>
 ${ctx.truncated ? '<p class="empty">The transcript is cut here: the run has more frames (see <code>node ace agent-stream:inspect</code>).</p>' : ''}`

@@ -8,7 +8,7 @@ import { describeIssues, issuesOf } from '../../errors.js'
 import type { Parking } from '../../parking/parking.js'
 import { sinkInternals, type LucidTokenStreamSink } from '../../sink/lucid_sink.js'
 import { RUN_STATUSES, RunList, type RunStatus } from '../../store/run_list.js'
-import { gatherStory } from '../../story/index.js'
+import { inspectRun } from '../../inspection/index.js'
 import type { AdminAuthorizer, DisplayName } from '../principal.js'
 import { PrincipalNames } from './names.js'
 import { adminAllowed, adminHeaders } from './access.js'
@@ -46,7 +46,7 @@ function present(qs: Record<string, unknown>) {
 /**
  * The admin's runs: a list by status (running, parked, finished, failed, cancelled; derived
  * from the rows, `store/run_list.ts`) with filters and keyset pages, and a run view with its
- * timeline (the story `agent-stream:inspect` prints, drawn) and its transcript (stored frames
+ * timeline (the inspection `agent-stream:inspect` prints, drawn) and its transcript (stored frames
  * through the sink's replay and the public projection, as the doors read them, and what the
  * person said: `console_frame.ts`). The same gate
  * and headers as the admin page: 403 unless the app's `admin` hook allows, a strict CSP, every
@@ -112,15 +112,17 @@ export class RunsController {
     adminHeaders(ctx, nonce)
     const runId = ctx.params.runId
     const run = isRunId(runId) ? await this.runs.find(runId) : null
-    const story = run ? await gatherStory(this.sink, this.parking, run.runId) : null
-    if (!run || !story) {
+    const inspection = run ? await inspectRun(this.sink, this.parking, run.runId) : null
+    if (!run || !inspection) {
       return ctx.response.status(404).type('html').send('<p>No such run.</p>')
     }
     const transcript: TranscriptEntry[] = []
     let truncated = false
     // The one read path (`sink.replay`) and the one public projection, as the doors read a run,
     // with what the person said beside it (`consoleFrame`).
-    for await (const item of this.sink.replay(run.runId, { until: { seq: story.head.lastSeq } })) {
+    for await (const item of this.sink.replay(run.runId, {
+      until: { seq: inspection.head.lastSeq },
+    })) {
       if (transcript.length >= TRANSCRIPT_LIMIT) {
         truncated = true
         break
@@ -133,12 +135,12 @@ export class RunsController {
       if (shown) transcript.push(shown)
     }
     const names = await new PrincipalNames(this.options.displayName).load(
-      story.parked.map((item) => item.decidedBy)
+      inspection.parked.map((item) => item.decidedBy)
     )
     const page = renderRunPage(
       { base: this.options.base, nonce, truncated, names },
       run,
-      story,
+      inspection,
       transcript
     )
     return ctx.response.type('html').send(page)

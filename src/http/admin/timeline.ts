@@ -1,12 +1,12 @@
 import { DateTime, Duration } from 'luxon'
 import type { StreamFrame } from '../../core/frames.js'
 import { APPENDED_END } from '../../store/rows.js'
-import type { RunStory } from '../../story/index.js'
+import type { RunInspection } from '../../inspection/index.js'
 import type { ParkedItem } from '../../parking/types.js'
 import { BIDI_CONTROLS, e } from './layout.js'
 
 /**
- * The timeline of a run, PURE (no I/O, no clock): its story (`src/story/`, what
+ * The timeline of a run, PURE (no I/O, no clock): its inspection (`src/inspection/`, what
  * `agent-stream:inspect` prints) in, an inline SVG string out. One lane for the run, one per
  * sub-agent; bars for the segments (the run's) and the sub-agents' scopes, amber blocks for the
  * parks (asked -> decided), a mark for each decision with who decided, how and how long the
@@ -35,7 +35,7 @@ interface Lane {
   parks: ParkedItem[]
 }
 
-/** What the picture shows, derived from a story. Exported for tests of the reading. */
+/** What the picture shows, derived from a inspection. Exported for tests of the reading. */
 export interface TimelineModel {
   start: number
   end: number
@@ -56,9 +56,9 @@ const parse = (body: string): StreamFrame | null => {
 const ms = (iso: string | null | undefined) =>
   iso ? DateTime.fromISO(iso, { zone: 'utc' }).toMillis() : null
 
-/** Read a story into lanes, segments, parks and marks. */
-export function timelineModel(story: RunStory): TimelineModel {
-  const { head, rows, parked } = story
+/** Read a inspection into lanes, segments, parks and marks. */
+export function timelineModel(inspection: RunInspection): TimelineModel {
+  const { head, rows, parked } = inspection
   const main: Lane = { runId: head.runId, name: 'run', spans: [], marks: [], parks: [] }
   const lanes = new Map<string, Lane>([[head.runId, main]])
   const lane = (runId: string, name?: string) => {
@@ -216,15 +216,15 @@ const anchorAt = (at: number) =>
   at > WIDTH - RIGHT - 140 ? 'end' : at < LABELS + 140 ? 'start' : 'middle'
 
 /**
- * The SVG picture of a story (see the module's comment). `id` prefixes the element ids; `name`
+ * The SVG picture of a inspection (see the module's comment). `id` prefixes the element ids; `name`
  * gives a decider's display name (the id by default).
  */
 export function renderTimeline(
-  story: RunStory,
+  inspection: RunInspection,
   id = 'timeline',
   name?: (principalId: string) => string
 ): string {
-  const model = timelineModel(story)
+  const model = timelineModel(inspection)
   const span = Math.max(1, model.end - model.start)
   const x = (at: number) =>
     LABELS + ((Math.min(Math.max(at, model.start), model.end) - model.start) / span) * PLOT
@@ -239,7 +239,7 @@ export function renderTimeline(
   const out: string[] = []
   out.push(
     `<svg xmlns="http://www.w3.org/2000/svg" class="timeline" viewBox="0 0 ${WIDTH} ${height}" width="${WIDTH}" height="${height}" role="img" aria-labelledby="${id}-title ${id}-desc">`,
-    `<title id="${id}-title">Timeline of run ${svgText(story.head.runId)}</title>`,
+    `<title id="${id}-title">Timeline of run ${svgText(inspection.head.runId)}</title>`,
     `<desc id="${id}-desc">${model.segments.length} segment(s), ${parks} park(s), ${model.lanes.length - 1} sub-agent lane(s), ${failures} failure(s), over ${humanDuration(model.end - model.start)}. The table below lists every park and decision.</desc>`
   )
   // The time axis: start, quarters, end.

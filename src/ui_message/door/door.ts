@@ -21,14 +21,7 @@ import { startRun } from '../../runner/door_runs.js'
 import type { AgUiRun } from '../../store/door_runs.js'
 import type { StreamState } from '../../store/rows.js'
 import { applyDecisions, planDecisions } from './decide.js'
-import {
-  bodyFields,
-  CHAT_LIMITS,
-  userMessage,
-  userText,
-  validateChatInput,
-  type ChatInput,
-} from './input.js'
+import { bodyFields, userMessage, userText, validateChatInput, type ChatInput } from './input.js'
 import type { UiDoorReply, UiMessageDoorOptions } from './reply.js'
 import { UI_MESSAGE_STATE } from './state_codec.js'
 import { turnChunks } from './turn.js'
@@ -102,10 +95,7 @@ export class UiMessageDoor extends DoorBase<UiMessageDoorOptions, string> {
   }
 
   async #chat(body: unknown, principal: Principal | null, signal?: AbortSignal) {
-    const input = await validateChatInput(
-      body,
-      this.options.maxBodyBytes ?? CHAT_LIMITS.maxBodyBytes
-    )
+    const input = await validateChatInput(body)
     const latest = await this.runs.latest(input.id)
     if (latest && !ownedBy(latest, principal)) return noChat()
     const last = input.messages[input.messages.length - 1]

@@ -4,12 +4,7 @@ import { isWellFormedDeep } from '../../core/text.js'
 import { DEPTH_ISSUE, tooDeep } from '../../core/json_depth.js'
 import type { UserPart } from '../../core/frames.js'
 import { checkUserMessage, type UserMessage } from '../../core/user_message.js'
-import {
-  AgUiBodyTooLargeError,
-  describeIssues,
-  InvalidAgUiInputError,
-  issuesOf,
-} from '../../errors.js'
+import { describeIssues, InvalidAgUiInputError, issuesOf } from '../../errors.js'
 
 /** Limits on a chat request (sizes in bytes, counts in items, text in UTF-16 units). */
 export const CHAT_LIMITS = {
@@ -58,24 +53,14 @@ export type ChatMessage = ChatInput['messages'][number]
 
 /**
  * Validate `DefaultChatTransport`'s body (`{ id, messages, trigger, messageId, ...body }`) with
- * VineJS: the chat id (the run id grammar), counts and sizes. Depth, size and well-formed Unicode
- * first, as for every body. Unknown keys (the app's own `body`) are ignored.
+ * VineJS: the chat id (the run id grammar), counts and sizes. Depth and well-formed Unicode
+ * first, as for every body (its size was checked by the transport, on the bytes received:
+ * `maxBodyBytes`, 413 `body_too_large`). Unknown keys (the app's own `body`) are ignored.
  *
- * @throws InvalidAgUiInputError (400 `invalid_input`, naming the rule), AgUiBodyTooLargeError
- *   (413 `body_too_large`)
+ * @throws InvalidAgUiInputError (400 `invalid_input`, naming the rule)
  */
-export async function validateChatInput(
-  body: unknown,
-  maxBodyBytes: number = CHAT_LIMITS.maxBodyBytes
-): Promise<ChatInput> {
+export async function validateChatInput(body: unknown): Promise<ChatInput> {
   if (tooDeep(body)) throw new InvalidAgUiInputError(describeIssues(SUBJECT, [DEPTH_ISSUE]))
-  let size: number
-  try {
-    size = Buffer.byteLength(JSON.stringify(body ?? null))
-  } catch {
-    throw new InvalidAgUiInputError('The body must be JSON')
-  }
-  if (size > maxBodyBytes) throw new AgUiBodyTooLargeError(maxBodyBytes)
   if (!isWellFormedDeep(body)) {
     throw new InvalidAgUiInputError(
       describeIssues(SUBJECT, [{ field: '', rule: 'wellFormedUnicode' }])

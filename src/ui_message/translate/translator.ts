@@ -33,7 +33,7 @@ interface State {
 /**
  * Frames in, AI SDK UI message chunks out (the UI message stream protocol of `ai` 7). PURE: no
  * I/O, no clock. Every frame first goes through the one public projection
- * (`core/projection.ts`, DESIGN.md invariant 8), with the same rules as the AG-UI door.
+ * (`core/projection.ts`, invariant 8, docs/design.md), with the same rules as the AG-UI door.
  *
  * | frame | chunks |
  * | --- | --- |

@@ -4,17 +4,17 @@ import type { Parking } from '../parking/parking.js'
 import type { ParkedItem } from '../parking/types.js'
 
 /** The stream's row as `LucidTokenStreamSink.head` reads it (times in epoch milliseconds). */
-export type StoryHead = NonNullable<Awaited<ReturnType<LucidTokenStreamSink['head']>>>
+export type InspectedHead = NonNullable<Awaited<ReturnType<LucidTokenStreamSink['head']>>>
 
 /**
- * A run's story: what `agent-stream:inspect` prints and the admin run view draws. Its stream's
+ * A run's inspection: what `agent-stream:inspect` prints and the admin run view draws. Its stream's
  * head, every stored row in seq order (raw, as stored, each with its time), and every item it
  * parked on (pending and decided, its sub-agents' included), oldest first. Server-side only:
  * rows are unprojected (a view that shows them to a person passes frames through the public
  * projection).
  */
-export interface RunStory {
-  head: StoryHead
+export interface RunInspection {
+  head: InspectedHead
   rows: StoredRow[]
   parked: ParkedItem[]
 }
@@ -23,17 +23,17 @@ export interface RunStory {
 const PARKED_PAGE = 100
 
 /**
- * Gather a run's story (see {@link RunStory}): the head, the rows up to the head's last seq
+ * Gather a run's inspection (see {@link RunInspection}): the head, the rows up to the head's last seq
  * through the sink's stored-rows read, the parked items through parking's queries (`list`).
  *
  * @returns `null` when the run has no stream (never opened, or purged)
  * @throws InvalidRunIdError for an id outside the run id grammar
  */
-export async function gatherStory(
+export async function inspectRun(
   sink: LucidTokenStreamSink,
   parking: Parking,
   runId: string
-): Promise<RunStory | null> {
+): Promise<RunInspection | null> {
   const head = await sink.head(runId)
   if (!head) return null
   const rows: StoredRow[] = []
@@ -53,7 +53,7 @@ export async function gatherStory(
       if (items.length < PARKED_PAGE) break
     }
   }
-  // The listing is newest first per status: the story reads in stream order.
+  // The listing is newest first per status: the inspection reads in stream order.
   const parked = [...byItem.values()]
   parked.sort((a, b) => a.streamSeq - b.streamSeq || (a.runId < b.runId ? -1 : 1))
   return { head, rows, parked }

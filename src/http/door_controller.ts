@@ -1,0 +1,99 @@
+import type { HttpContext } from '@adonisjs/core/http'
+import { cursorOf } from './cursor_of.js'
+import type { DoorAnswer } from './door_routes.js'
+import { mediaTypeRefusal } from './media_type.js'
+import { mountedRoute, type MountedRoute } from './door_mounts.js'
+import { resolvePrincipal } from './principal.js'
+import { bodyTooLarge, sendRefusal } from './refusal.js'
+import { serveChunks } from './sse.js'
+
+/**
+ * Every door's routes on AdonisJS: the one controller the adapter (`adonis_adapter.ts`) mounts
+ * each door route with, imported lazily at the first request. It serves any route of any door's
+ * table the same way, in this order:
+ *
+ * 1. on a JSON route, the media-type rule (415 `unsupported_media_type`; the body guard checked
+ *    it before the bodyparser too);
+ * 2. who asks (config `principal`);
+ * 3. on a JSON route, the body's bytes as the bodyparser read them (`ctx.request.raw()`): 413
+ *    `body_too_large` above the table's cap (the body guard refused a declared
+ *    `Content-Length` above it before a byte was read);
+ * 4. the door's answer: a refusal as JSON `{ code, message }` (`Retry-After` on a 503), 204,
+ *    JSON, or a stream (`sse.ts`: heartbeats, backpressure, the framework's headers kept), from
+ *    the cursor (`?after=` wins over `Last-Event-ID`). The stream ends when its client goes away
+ *    or the replica shuts down (`AdonisDoorAdapter.closeAll`); a client going away from a route
+ *    that drives its run cancels the run when `abortOnDisconnect` is on.
+ */
+export default class DoorController {
+  async handle(ctx: HttpContext) {
+    const served = mountedRoute(ctx)
+    if (!served) throw new Error('agent-stream: a door route mounted without its adapter')
+    return serve(ctx, served)
+  }
+}
+
+async function serve(ctx: HttpContext, mounted: MountedRoute) {
+  const { options, table, route } = mounted
+  if (route.body === 'json') {
+    const refused = mediaTypeRefusal(ctx.request.header('content-type'))
+    if (refused) return sendRefusal(ctx.response, refused)
+  }
+  const principal = await resolvePrincipal(ctx, options.principal)
+  let body: unknown
+  if (route.body === 'json') {
+    const raw = ctx.request.raw()
+    if (raw !== null && Buffer.byteLength(raw) > table.maxBodyBytes) {
+      return sendRefusal(ctx.response, bodyTooLarge(table.maxBodyBytes))
+    }
+    body = ctx.request.body()
+  }
+  const controller = new AbortController()
+  const answer = await route.answer({
+    params: Object.fromEntries(
+      Object.entries(ctx.params as Record<string, unknown>).map(([k, v]) => [k, String(v)])
+    ),
+    query: ctx.request.qs(),
+    after: cursorOf(ctx),
+    accept: ctx.request.header('accept'),
+    principal,
+    body,
+    signal: controller.signal,
+  })
+  const abort = route.drives && (options.abortOnDisconnect ?? table.abortOnDisconnect ?? false)
+  return respond(ctx, answer, mounted, controller, abort ? table.cancel : undefined)
+}
+
+/** Send `answer`; a stream's `cancel` cancels its run if the client goes away. */
+async function respond(
+  ctx: HttpContext,
+  answer: DoorAnswer,
+  mounted: MountedRoute,
+  controller: AbortController,
+  cancel: ((streamRunId: string) => void) | undefined
+) {
+  const { response } = ctx
+  switch (answer.kind) {
+    case 'refused':
+      return sendRefusal(response, answer)
+    case 'none':
+      return response.noContent()
+    case 'json':
+      for (const [name, value] of Object.entries(answer.headers ?? {})) response.header(name, value)
+      return response.status(answer.status ?? 200).json(answer.body)
+    case 'stream': {
+      const untrack = mounted.track(controller)
+      const { streamRunId } = answer
+      try {
+        await serveChunks(ctx.request.request, response.response, answer.chunks, {
+          heartbeatMs: mounted.options.heartbeatMs,
+          controller,
+          contentType: answer.contentType,
+          headers: { ...response.getHeaders(), ...answer.headers },
+          onClose: cancel && streamRunId ? () => cancel(streamRunId) : undefined,
+        })
+      } finally {
+        untrack()
+      }
+    }
+  }
+}

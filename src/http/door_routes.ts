@@ -1,0 +1,114 @@
+import type { Principal } from '../core/run.js'
+import type { DoorReply, Refused } from '../door/reply.js'
+import type { Chunk } from './agui_encoding.js'
+
+/**
+ * A door's route table: what each of its routes is (method, path, whether it reads a JSON body,
+ * whether its response drives the run) and what it answers, in the transport's terms (a JSON
+ * body, nothing, or a stream of wire chunks), never how a transport reads or writes it. One
+ * AdonisJS adapter (`adonis_adapter.ts`, `door_controller.ts`) and one Fetch-API adapter
+ * (`fetch_adapter.ts`) serve every table alike: principal, cursor, media type, body cap,
+ * heartbeats, abort on disconnect, refusals. A new door adds its table; the adapters do not
+ * change.
+ */
+
+/** What a door's route is asked, as the adapter read and checked it. */
+export interface DoorRequest {
+  /** The route's path parameters (`:runId`), decoded. */
+  params: Record<string, string>
+  /** The query string; a repeated parameter as an array. */
+  query: Record<string, unknown>
+  /** The cursor to serve from: `?after=` wins over `Last-Event-ID` (`requestCursor`). */
+  after: string | undefined
+  /** The request's `Accept` header (AG-UI's protobuf is asked for there). */
+  accept: string | undefined
+  /** Who asks (the app's resolver), `null` for nobody. */
+  principal: Principal | null
+  /** The parsed JSON body, on a route that reads one (`body: 'json'`); else `undefined`. */
+  body: unknown
+  /** Aborts when the client goes away or the replica closes its responses: the stream ends. */
+  signal: AbortSignal
+}
+
+/** A stream to send: wire chunks, their content type (default SSE) and the protocol's headers. */
+export interface StreamAnswer {
+  kind: 'stream'
+  chunks: AsyncGenerator<Chunk>
+  /** Not SSE (AG-UI protobuf): this content type, and no heartbeat. */
+  contentType?: string
+  headers?: Record<string, string>
+  /** The stream the events come from (what `abortOnDisconnect` cancels). */
+  streamRunId?: string
+}
+
+/** A JSON answer (a list, stored messages): its status (default 200), body and headers. */
+export interface JsonAnswer {
+  kind: 'json'
+  status?: number
+  body: unknown
+  headers?: Record<string, string>
+}
+
+/** What a door's route answers: a refusal, nothing (204), JSON, or a stream. */
+export type DoorAnswer = Refused | { kind: 'none' } | JsonAnswer | StreamAnswer
+
+/** One route of a door. */
+export interface DoorRoute {
+  method: 'GET' | 'POST'
+  /** Under the door's base, in AdonisJS's syntax (`/runs/:runId`); `''` is the base itself. */
+  path: string
+  /** Its name in `registerRoutes` (`agui.run`), which prefixes it with its `as`. */
+  name: string
+  /** It reads a JSON body: the media-type rule (415) and the body cap (413) apply. */
+  body?: 'json'
+  /** Its response drives the run (the POST that starts or continues it): `abortOnDisconnect`. */
+  drives?: boolean
+  answer(request: DoorRequest): Promise<DoorAnswer>
+}
+
+/** A door's routes, with what the adapters need of the door itself. */
+export interface DoorRouteTable {
+  routes: DoorRoute[]
+  /** The cap on a JSON body's bytes as received (413 `body_too_large` above). */
+  maxBodyBytes: number
+  /** Whether a driving response's disconnect cancels its run unless the transport says. */
+  abortOnDisconnect?: boolean
+  /** Cancel a run whose driving client went away (`abortOnDisconnect`). */
+  cancel(streamRunId: string): void
+}
+
+/**
+ * A door's reply as an answer: a refusal or nothing as they are, a stream's events as the wire
+ * chunks `encode` writes (with the stream's headers).
+ */
+export function streamAnswer<E>(
+  reply: DoorReply<E>,
+  encode: (reply: Extract<DoorReply<E>, { kind: 'stream' }>) => Omit<StreamAnswer, 'kind'>
+): DoorAnswer {
+  if (reply.kind !== 'stream') return reply
+  return { kind: 'stream', streamRunId: reply.streamRunId, ...encode(reply) }
+}
+
+/**
+ * The parameters of `path` when it is `pattern`'s (`/runs/:runId` against `/runs/r1`), each
+ * decoded; `null` when it is not, or when a parameter is a malformed escape (`%zz`).
+ */
+export function matchPath(pattern: string, path: string): Record<string, string> | null {
+  const want = pattern.split('/')
+  const got = path.split('/')
+  if (want.length !== got.length) return null
+  const params: Record<string, string> = {}
+  for (const [index, part] of want.entries()) {
+    if (!part.startsWith(':')) {
+      if (part !== got[index]) return null
+      continue
+    }
+    if (got[index] === '') return null
+    try {
+      params[part.slice(1)] = decodeURIComponent(got[index])
+    } catch {
+      return null
+    }
+  }
+  return params
+}

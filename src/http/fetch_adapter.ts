@@ -1,0 +1,97 @@
+import { matchPath, type DoorAnswer, type DoorRoute, type DoorRouteTable } from './door_routes.js'
+import { readJsonBody } from './fetch_body.js'
+import { fetchPrincipal, fetchRoute, type FetchHandlerOptions } from './fetch_route.js'
+import { streamResponse } from './fetch_stream.js'
+import { METHOD_NOT_ALLOWED, NO_SUCH_ROUTE, refusalResponse } from './refusal.js'
+
+/** A request's route among the tables: the table, the route, its decoded parameters. */
+interface Matched {
+  table: DoorRouteTable
+  route: DoorRoute
+  params: Record<string, string>
+}
+
+/**
+ * Doors' route tables as one Fetch-API handler, `(request: Request) => Promise<Response>`, for
+ * any server that speaks the Fetch API (Hono, Next.js route handlers, Bun, Deno, or Node through
+ * an adapter); each table's paths under `basePath`. The one Fetch adapter: every door it serves
+ * gets every option and rule alike, in this order:
+ *
+ * 1. the route: 404 `not_found` for a path no table has (also a malformed `%` escape), 405
+ *    `method_not_allowed` for a path asked with another method;
+ * 2. who asks (`principal`; 401 `unauthenticated` for nobody with `anonymous: false`), before
+ *    a byte of the body is read;
+ * 3. on a JSON route, the body (`fetch_body.ts`): 415 `unsupported_media_type`, 413
+ *    `body_too_large` (the table's `maxBodyBytes`, the bytes as received), 400 `invalid_input`;
+ * 4. the door's answer: a refusal as JSON `{ code, message }` (its status; `Retry-After` on a
+ *    503), 204, JSON, or a stream (`fetch_stream.ts`: pulled as the client reads, heartbeats
+ *    every `heartbeatMs` on SSE, ended when the request's `signal` aborts). When the client of a
+ *    route that drives its run goes away, the run is cancelled if `abortOnDisconnect` (the
+ *    option, else the table's) is on.
+ */
+export function createDoorFetchHandler(
+  tables: DoorRouteTable[],
+  options: FetchHandlerOptions = {}
+): (request: Request) => Promise<Response> {
+  return async function handle(request: Request): Promise<Response> {
+    const asked = fetchRoute(request, options.basePath)
+    if (!asked) return refusalResponse(NO_SUCH_ROUTE)
+    let matched: Matched | undefined
+    let known = false
+    for (const table of tables) {
+      for (const route of table.routes) {
+        const params = matchPath(route.path, asked.path)
+        if (!params) continue
+        known = true
+        if (route.method === request.method) matched ??= { table, route, params }
+      }
+    }
+    if (!matched) return refusalResponse(known ? METHOD_NOT_ALLOWED : NO_SUCH_ROUTE)
+    const { table, route, params } = matched
+    const caller = await fetchPrincipal(request, options)
+    if ('refused' in caller) return refusalResponse(caller.refused)
+    let body: unknown
+    if (route.body === 'json') {
+      const read = await readJsonBody(request, table.maxBodyBytes)
+      if ('refused' in read) return refusalResponse(read.refused)
+      body = read.value
+    }
+    const answer = await route.answer({
+      params,
+      query: asked.query,
+      after: asked.after,
+      accept: request.headers.get('accept') ?? undefined,
+      principal: caller.principal,
+      body,
+      signal: request.signal,
+    })
+    const abort = route.drives && (options.abortOnDisconnect ?? table.abortOnDisconnect ?? false)
+    return fetchAnswer(answer, request, options, abort ? table.cancel : undefined)
+  }
+}
+
+/** An answer as a `Response`; `cancel` the stream's run if its client goes away. */
+function fetchAnswer(
+  answer: DoorAnswer,
+  request: Request,
+  options: FetchHandlerOptions,
+  cancel?: (streamRunId: string) => void
+): Response {
+  switch (answer.kind) {
+    case 'refused':
+      return refusalResponse(answer)
+    case 'none':
+      return new Response(null, { status: 204 })
+    case 'json':
+      return Response.json(answer.body, { status: answer.status ?? 200, headers: answer.headers })
+    case 'stream': {
+      const { streamRunId } = answer
+      return streamResponse(answer.chunks, request, {
+        heartbeatMs: options.heartbeatMs,
+        contentType: answer.contentType,
+        headers: answer.headers,
+        onDisconnect: cancel && streamRunId ? () => cancel(streamRunId) : undefined,
+      })
+    }
+  }
+}

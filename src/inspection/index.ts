@@ -1,0 +1,3 @@
+export { inspectRun } from './run_inspection.js'
+export type { RunInspection, InspectedHead } from './run_inspection.js'
+export { summarizeRow } from './summary.js'
