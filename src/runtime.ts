@@ -101,19 +101,22 @@ export function createRuntime(db: Database, options: RuntimeOptions) {
   // Looked up at each notice (not bound once), so a test may replace `driver.tryResume`.
   ready.on(({ runId, park }) => driver.tryResume(runId, park))
   const runs = new AgUiRunStore(() => sinkInternals(sink).client, sink.tables)
-  const door = new AgUiDoor(sink, driver, parking, runs, options.agui)
+  const door = new AgUiDoor({ sink, driver, parking, runs }, options.agui)
   // The same projection opt-ins (`agui.reasoning`, `toolErrorText`, `custom`), body cap and
   // checkpoint spacings.
   const { reasoning, toolErrorText, custom, maxBodyBytes, checkpointEvery, storedCheckpointEvery } =
     options.agui ?? {}
-  const uiMessage = new UiMessageDoor(sink, driver, parking, runs, {
-    reasoning,
-    toolErrorText,
-    custom,
-    maxBodyBytes,
-    checkpointEvery,
-    storedCheckpointEvery,
-  })
+  const uiMessage = new UiMessageDoor(
+    { sink, driver, parking, runs },
+    {
+      reasoning,
+      toolErrorText,
+      custom,
+      maxBodyBytes,
+      checkpointEvery,
+      storedCheckpointEvery,
+    }
+  )
   /** Drain this replica (see above). Resolves once every run in flight wrote its outcome. */
   const drain = () => driver.drain(options.drainMs)
   let closing: Promise<void> | null = null

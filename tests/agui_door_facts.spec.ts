@@ -1,8 +1,9 @@
 import { test } from '@japa/runner'
 import { AgUiDoor, type AgUiReply, type SseItem } from '../src/agui/door/index.js'
-import { TranslatorCheckpoints } from '../src/agui/door/checkpoints.js'
-import { replayInto } from '../src/agui/door/replay.js'
-import { FrameTranslator } from '../src/agui/translate/index.js'
+import { aguiShape, replayInto } from '../src/agui/door/translation.js'
+import { FrameTranslator, type TranslatorCheckpoint } from '../src/agui/translate/index.js'
+import { TranslatorCheckpoints } from '../src/checkpoints/index.js'
+import { translationKey } from '../src/door/index.js'
 import type { LucidSinkWriter } from '../src/sink/writer.js'
 import { scriptedAgent } from '../src/testing/scripted_agent.js'
 import { setupRunner } from './helpers/parking.js'
@@ -20,9 +21,16 @@ async function setup() {
   const stack = await setupRunner(scriptedAgent())
   // With the transcript on, a state kept for other frames would show in MESSAGES_SNAPSHOT.
   const options = { checkpointEvery: 2, messagesSnapshot: true }
-  const warm = new AgUiDoor(stack.sink, stack.driver, stack.parking, stack.door.runs, options)
+  const warm = new AgUiDoor(
+    { sink: stack.sink, driver: stack.driver, parking: stack.parking, runs: stack.door.runs },
+    options
+  )
   /** A door with nothing kept: what a replica that never saw the stream serves. */
-  const cold = () => new AgUiDoor(stack.sink, stack.driver, stack.parking, stack.door.runs, options)
+  const cold = () =>
+    new AgUiDoor(
+      { sink: stack.sink, driver: stack.driver, parking: stack.parking, runs: stack.door.runs },
+      options
+    )
   return { ...stack, warm, cold }
 }
 
@@ -161,10 +169,13 @@ test.group('AG-UI door: what a replica keeps never changes what it serves', () =
     await writeSome(writer, 0, 6)
     await writer.end()
     const stream = await stack.sink.head(id)
-    const deps = { sink: stack.sink, checkpoints: new TranslatorCheckpoints(2) }
+    const deps = {
+      sink: stack.sink,
+      checkpoints: new TranslatorCheckpoints<TranslatorCheckpoint>(2),
+    }
     const options = { streamRunId: id, messagesSnapshot: true }
     await replayInto(deps, new FrameTranslator(options), id, { seq: 15 }, stream)
-    const key = TranslatorCheckpoints.keyOf(new FrameTranslator(options), stream!.createdAt)
+    const key = translationKey(id, stream, aguiShape(new FrameTranslator(options)))
     const kept = deps.checkpoints.nearest(key, 12)
     assert.isNotNull(kept)
     // The row that checkpoint follows is no longer what it was (same stream, same incarnation).

@@ -2,7 +2,7 @@ import { test } from '@japa/runner'
 import { randomUUID } from 'node:crypto'
 import { setImmediate } from 'node:timers/promises'
 import type { AgentRunner, RunContext } from '../src/runner/contract.js'
-import { streamGoesOn } from '../src/runner/door_runs.js'
+import { streamGoesOn } from '../src/door/index.js'
 import { setupRunner } from './helpers/parking.js'
 
 const alice = { id: 'alice' }

@@ -1,13 +1,11 @@
 import { test } from '@japa/runner'
 import fc from 'fast-check'
 import { AgUiDoor, type AgUiReply, type SseItem } from '../src/agui/door/index.js'
-import { STATE_CODEC } from '../src/agui/door/checkpoints.js'
-import { FrameTranslator, type AgUiEvent } from '../src/agui/translate/index.js'
 import { START, parseCursor, type Cursor } from '../src/core/cursor.js'
-import type { StreamFrame } from '../src/core/frames.js'
 import type { LucidSinkWriter } from '../src/sink/writer.js'
 import { scriptedAgent } from '../src/testing/scripted_agent.js'
-import { uiMessageCheckpoints } from '../src/ui_message/door/door.js'
+import { doorCheckpoints } from '../src/door/index.js'
+import { UI_MESSAGE_STATE } from '../src/ui_message/door/state_codec.js'
 import type { UiChunkItem, UiDoorDeps } from '../src/ui_message/door/reply.js'
 import { turnChunks } from '../src/ui_message/door/turn.js'
 import { dropCheckpointsTable } from '../src/store/schema.js'
@@ -27,7 +25,10 @@ const SPACING = { checkpointEvery: 2, storedCheckpointEvery: 8 }
 async function setup(onError?: (error: unknown) => void) {
   const stack = await setupRunner(scriptedAgent(), { onError })
   const newDoor = (options: object = SPACING) =>
-    new AgUiDoor(stack.sink, stack.driver, stack.parking, stack.door.runs, options)
+    new AgUiDoor(
+      { sink: stack.sink, driver: stack.driver, parking: stack.parking, runs: stack.door.runs },
+      options
+    )
   /** What the replays into translators read, in rows (the silent part of a re-attach, up to a cursor). */
   const reads = { rows: 0 }
   const replay = stack.sink.replay.bind(stack.sink)
@@ -257,7 +258,7 @@ test.group('Stored checkpoints: useChat door', () => {
     await writer.end()
     const cursors: string[] = []
     for await (const item of stack.sink.replay(id)) cursors.push(item.cursor)
-    const warm = uiMessageCheckpoints(stack.sink, SPACING)
+    const warm = doorCheckpoints(stack.sink, UI_MESSAGE_STATE, SPACING)
     await chunksFrom(depsOf(warm), id, START)
     await warm.stored!.settled()
     assert.isAbove((await storedOf(stack, id)).length, 5)
@@ -267,7 +268,7 @@ test.group('Stored checkpoints: useChat door', () => {
         const cursor = parseCursor(cursors[index])
         const fromStart = await chunksFrom(depsOf(undefined), id, cursor)
         stack.reads.rows = 0
-        const fresh = uiMessageCheckpoints(stack.sink, SPACING)
+        const fresh = doorCheckpoints(stack.sink, UI_MESSAGE_STATE, SPACING)
         assert.deepEqual(await chunksFrom(depsOf(fresh), id, cursor), fromStart, cursors[index])
         await fresh.stored!.settled()
         assert.isAtMost(stack.reads.rows, 12, cursors[index])
@@ -277,81 +278,4 @@ test.group('Stored checkpoints: useChat door', () => {
     )
     assert.isBelow(read, 20 * 12)
   }).timeout(120_000)
-})
-
-test.group('Stored checkpoints: the AG-UI state codec', () => {
-  const frame: fc.Arbitrary<StreamFrame | 'end'> = fc.oneof(
-    fc.constantFrom('Hi ', 'déjà 🙂 ').map((v): StreamFrame => ({ t: 'text', v })),
-    fc
-      .record({ n: fc.integer({ min: 0, max: 2 }), kind: fc.constantFrom(0, 1, 2, 3) })
-      .map(({ n, kind }): StreamFrame => {
-        const id = `call_${n}`
-        if (kind === 0)
-          return {
-            t: 'event',
-            event: { kind: 'tool-input-start', id, name: 'f', toolKind: 'read' },
-          }
-        if (kind === 1)
-          return { t: 'event', event: { kind: 'tool-input-delta', id, delta: '{"a":' } }
-        if (kind === 2)
-          return {
-            t: 'event',
-            event: { kind: 'tool-input-available', id, name: 'f', input: { n }, toolKind: 'read' },
-          }
-        return { t: 'event', event: { kind: 'tool-output', id, output: { n } } }
-      }),
-    fc
-      .record({ c: fc.integer({ min: 0, max: 1 }), n: fc.nat(5) })
-      .map(({ c, n }): StreamFrame => ({ t: 'component', name: 'card', id: `k${c}`, data: { n } })),
-    fc.constantFrom<StreamFrame>(
-      { t: 'event', event: { kind: 'step-start' } },
-      { t: 'event', event: { kind: 'step-finish' } },
-      { t: 'event', event: { kind: 'title', title: 'T' } },
-      { t: 'event', event: { kind: 'subagent-start', runId: 'child_1', name: 'helper' } },
-      { t: 'event', event: { kind: 'subagent-finish', runId: 'child_1' } },
-      { t: 'event', event: { kind: 'reasoning', text: 'hmm' } }
-    ),
-    fc.constant('end' as const)
-  )
-
-  test('state -> JSON -> state translates every following frame the same', async ({ assert }) => {
-    fc.assert(
-      fc.property(
-        fc.array(frame, { maxLength: 30 }),
-        fc.array(frame, { maxLength: 30 }),
-        (before, after) => {
-          const options = { streamRunId: 'run_codec', messagesSnapshot: true, reasoning: true }
-          const feed = (
-            translator: FrameTranslator,
-            frames: (StreamFrame | 'end')[],
-            from: number
-          ) => {
-            const events: AgUiEvent[] = []
-            frames.forEach((f, i) => {
-              if (f === 'end') events.push(...translator.endSegment())
-              else events.push(...translator.push(f, { seq: from + i }))
-            })
-            return events
-          }
-          const first = new FrameTranslator(options)
-          feed(first, before, 1)
-          const state = first.checkpoint()
-          const json = STATE_CODEC.encode(state)
-          const back = new FrameTranslator(options)
-          back.restore(STATE_CODEC.decode(json))
-          const kept = new FrameTranslator(options)
-          kept.restore(state)
-          assert.equal(STATE_CODEC.encode(STATE_CODEC.decode(json)), json)
-          assert.deepEqual(
-            feed(back, after, before.length + 1),
-            feed(kept, after, before.length + 1)
-          )
-          // The same state (as JSON: a key holding `undefined` is no key).
-          assert.equal(STATE_CODEC.encode(back.checkpoint()), STATE_CODEC.encode(kept.checkpoint()))
-          assert.deepEqual(back.messages(), kept.messages())
-        }
-      ),
-      { numRuns: 300 }
-    )
-  })
 })

@@ -2,7 +2,7 @@
  * Translator checkpoints, shared by both doors (per replica, in memory, and stored in the
  * database every `DEFAULTS.storedCheckpointEvery` rows: stored.ts): the store and its key
  * (store.ts), the trail a served or replayed stream leaves them on (trail.ts), and the replay
- * that starts from the nearest one (replay.ts). Translator-agnostic: a door gives a
+ * that starts from the nearest one (from_checkpoint.ts). Translator-agnostic: a door gives a
  * {@link Checkpointable} translator and how it takes an item.
  */
 export {
@@ -22,4 +22,8 @@ export {
   type StoredCheckpointOptions,
   type StoredCheckpointRow,
 } from './stored.js'
-export { replayFromCheckpoint, type CheckpointedReplay, type ReplayItem } from './replay.js'
+export {
+  replayFromCheckpoint,
+  type CheckpointedReplay,
+  type ReplayItem,
+} from './from_checkpoint.js'

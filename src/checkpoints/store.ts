@@ -45,7 +45,7 @@ export interface FoundCheckpoint<S> {
 
 /**
  * What a checkpoint remembers of the row it follows, to tell that the stored row is still that
- * one before it is served from (`replay.ts`): the item the replay yielded for the row, its
+ * one before it is served from (`from_checkpoint.ts`): the item the replay yielded for the row, its
  * cursor and content (whether a component was superseded since does not count: a translator
  * translates it the same either way). A 32-bit FNV-1a hash of that JSON plus its length.
  */
@@ -81,7 +81,7 @@ export function checkpointKey(
  * A checkpoint is taken only at a row that is final (a later row exists: a text row grows in
  * place only while it is the last; `trail.ts`), keyed by {@link checkpointKey}. Each remembers
  * the row it follows ({@link rowFingerprint}); one whose row no longer matches the stored one is
- * discarded with every checkpoint of its stream, never served (`replay.ts`). A purged stream's
+ * discarded with every checkpoint of its stream, never served (`from_checkpoint.ts`). A purged stream's
  * are dropped with the least recently used. Bounded: `streams` streams, `perStream` each (past
  * it every other one goes, so the spacing doubles), and `maxBytes` in all (UTF-8 bytes of the
  * states' JSON: past it the least recently used streams go, then the stream just saved to thins

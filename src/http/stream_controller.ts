@@ -4,6 +4,7 @@ import type { HttpContext } from '@adonisjs/core/http'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
 import type { AgUiDoor } from '../agui/door/index.js'
 import { clientRunId } from '../agui/door/input.js'
+import { ownedBy, ownerOf } from '../door/owner.js'
 import type { ResolvedAgentStreamConfig } from '../define_config.js'
 import { RUN_ID, isRunId, type StreamFrame } from '../core/frames.js'
 import { parseCursor, type Cursor } from '../core/cursor.js'
@@ -89,7 +90,7 @@ export class StreamController {
         .json({ code: 'interrupt_pending', message: 'This thread is waiting for answers' })
     }
     const started = await door.startRun(
-      { runId, threadId, ownerId: principal?.id ?? null },
+      { runId, threadId, ownerId: ownerOf(principal) },
       { message: body.message },
       principal
     )
@@ -109,7 +110,7 @@ export class StreamController {
     if (
       !run ||
       run.streamRunId !== runId ||
-      run.ownerId !== (principal?.id ?? null) ||
+      !ownedBy(run, principal) ||
       !(await this.agentStream.sink.has(runId))
     ) {
       return ctx.response.status(404).json({ code: 'not_found', message: 'Nothing to resume' })

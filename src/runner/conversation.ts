@@ -3,6 +3,7 @@ import type { RunMeta } from '../core/run.js'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
 import type { AgUiRunStore } from '../store/door_runs.js'
 import { DEFAULTS } from '../defaults.js'
+import { ownedBy } from '../door/owner.js'
 
 /** How much of a thread's earlier turns a run is given (`history` in the config). */
 export interface HistoryBounds {
@@ -27,9 +28,8 @@ export async function earlierTurns(
   const maxTurns = bounds.maxTurns ?? DEFAULTS.history.maxTurns
   const maxBytes = bounds.maxBytes ?? DEFAULTS.history.maxBytes
   if (maxTurns <= 0) return []
-  const owner = meta.principal?.id ?? null
   const runs = await deps.runs.streams(meta.threadId)
-  const streams = runs.filter((run) => run.ownerId === owner)
+  const streams = runs.filter((run) => ownedBy(run, meta.principal))
   const at = streams.findIndex((run) => run.streamRunId === meta.streamRunId)
   const before = at === -1 ? streams : streams.slice(0, at)
   const turns: DeliveredFrame[][] = []

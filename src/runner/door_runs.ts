@@ -1,5 +1,4 @@
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
-import type { Parking } from '../parking/parking.js'
 import type { AgUiRun, AgUiRunStore } from '../store/door_runs.js'
 import type { Principal } from '../core/run.js'
 import type { UserMessage } from '../core/user_message.js'
@@ -7,7 +6,8 @@ import type { RunDriver } from './driver.js'
 
 /**
  * What every door does with runs, whatever its protocol (the AG-UI door and the AI SDK UI
- * message stream door share these rules, and the run rows of `store/door_runs.ts`).
+ * message stream door share these rules, and the run rows of `store/door_runs.ts`); whether a
+ * stream goes on after a segment end is the door kernel's verdict (`src/door/verdict.ts`).
  */
 
 /** What a new run records; the rest (its own stream, from seq 0) is implied. */
@@ -48,22 +48,4 @@ export async function startRun(
     throw error
   }
   return recorded
-}
-
-/**
- * Whether the stream goes on after the segment that ended at `end`: reopened, ended again
- * later, or decided and about to be resumed (its answers are stored after the end, nothing is
- * pending and it was not cancelled), so a reader waits for the continuation instead of being
- * served the decided park again. Read in one snapshot (`ParkingQueries.streamAfter`): a resume
- * reopens the stream and marks its suspension resumed, and two reads apart could see the stream
- * from before (still ended) and the suspension from after (resumed).
- */
-export async function streamGoesOn(deps: { parking: Parking }, streamRunId: string, end: number) {
-  const after = await deps.parking.queries.streamAfter(streamRunId, end)
-  if (!after) return false
-  if (after.stream.status === 'open' || after.nextEnd !== null) return true
-  // Not reopened yet: the park was claimed by a replica about to resume it, or decided and
-  // waiting for a claim (the sweeper's, if no replica took it). A cancelled one never continues.
-  if (after.suspension === 'claimed') return true
-  return after.suspension === 'parked' && after.pending === 0
 }

@@ -188,16 +188,20 @@ export class LucidTokenStreamSink implements TokenStreamSink {
    * {@link SegmentEnd}: what a door needs to end one protocol run per segment. With
    * `superseded`, components a later one replaced come too, flagged `superseded: true` (a
    * reader may meet a component before or after it is replaced: a door that must translate
-   * both alike asks for them).
+   * both alike asks for them). `after`: a cursor string, or the {@link Cursor} itself.
    *
    * @throws InvalidRunIdError, InvalidCursorError
    */
   segments(
     runId: string,
-    options: SubscribeOptions & { superseded?: boolean } = {}
+    options: Omit<SubscribeOptions, 'after'> & {
+      after?: string | Cursor
+      superseded?: boolean
+    } = {}
   ): AsyncIterable<DeliveredFrame | SupersededFrame | SegmentEnd> {
     assertRunId(runId)
-    const start = parseCursor(options.after)
+    const after = options.after
+    const start = typeof after === 'object' ? after : parseCursor(after)
     return follow(runId, start, this.#tail, this.#reads, this.#reading(options.signal), {
       segments: true,
       superseded: options.superseded,

@@ -1,5 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises'
-import { compareCursors, formatCursor, type Cursor } from '../core/cursor.js'
+import { compareCursors, formatCursor, parseCursor, type Cursor } from '../core/cursor.js'
 import { codePointStart } from '../core/text.js'
 import type { DeliveredFrame } from '../core/frames.js'
 import { deliveryFrame, rowToDelivery, type Delivery } from '../follow/feed.js'
@@ -73,10 +73,29 @@ export interface ItemOptions {
   superseded?: boolean
 }
 
+/** Where the position after an item is kept, as the cursor object it was made from. */
+const POSITION = Symbol('position')
+
+/**
+ * The position after an item this package's readers yield (`replay`, `segments`, `subscribe`):
+ * the {@link Cursor} the item's `cursor` string was formatted from, so the package's own readers
+ * never parse it back. An item made elsewhere (no position kept) has its `cursor` parsed.
+ */
+export function positionOf(item: { cursor: string }): Cursor {
+  return (item as { [POSITION]?: Cursor })[POSITION] ?? parseCursor(item.cursor)
+}
+
+/** `item` with its position kept (not enumerable: copies, JSON and host code never see it). */
+function positioned<T extends object>(item: T, cursor: Cursor): T {
+  Object.defineProperty(item, POSITION, { value: cursor })
+  return item
+}
+
 /**
  * What a reader yields for a delivery, `cursor` being the position after it: the frame, a
  * {@link SegmentEnd} for a segment end when `segments` (and for an appended end when
- * `appendedEnds`), a superseded component when `superseded` (flagged), else nothing.
+ * `appendedEnds`), a superseded component when `superseded` (flagged), else nothing. Each
+ * keeps `cursor` itself too ({@link positionOf}).
  */
 export function deliveryItem(
   delivery: Delivery,
@@ -84,13 +103,22 @@ export function deliveryItem(
   options: ItemOptions = {}
 ): DeliveredFrame | SupersededFrame | SegmentEnd | null {
   const frame = deliveryFrame(delivery)
-  if (frame) return { ...frame, cursor: formatCursor(cursor) } as DeliveredFrame
+  if (frame) return positioned({ ...frame, cursor: formatCursor(cursor) } as DeliveredFrame, cursor)
   if (options.superseded && delivery.superseded && delivery.frame) {
-    return { ...delivery.frame, cursor: formatCursor(cursor), superseded: true } as SupersededFrame
+    return positioned(
+      { ...delivery.frame, cursor: formatCursor(cursor), superseded: true } as SupersededFrame,
+      cursor
+    )
   }
   if (options.segments && delivery.kind === 'end') {
-    if (!delivery.appended) return { t: 'end', cursor: formatCursor(cursor) }
-    if (options.appendedEnds) return { t: 'end', cursor: formatCursor(cursor), appended: true }
+    if (!delivery.appended)
+      return positioned<SegmentEnd>({ t: 'end', cursor: formatCursor(cursor) }, cursor)
+    if (options.appendedEnds) {
+      return positioned<SegmentEnd>(
+        { t: 'end', cursor: formatCursor(cursor), appended: true },
+        cursor
+      )
+    }
   }
   return null
 }

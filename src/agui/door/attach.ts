@@ -1,11 +1,10 @@
 import { isRunId } from '../../core/frames.js'
 import { continuationRunId } from '../ids.js'
 import type { Principal } from '../../core/run.js'
-import { parseDoorPosition, type DoorPosition } from './position.js'
-import { invalidCursor, notFound } from './refusals.js'
-import type { DoorDeps, AgUiReply } from './reply.js'
+import { AGUI_POSITIONS } from './position.js'
+import { checkedPosition, notFound, ownedBy, streamGoesOn } from '../../door/index.js'
+import type { AgUiDeps, AgUiReply } from './reply.js'
 import { serveRun } from './serve.js'
-import { streamGoesOn } from '../../runner/door_runs.js'
 
 /**
  * Re-attach to an AG-UI run after `after` (the SSE `Last-Event-ID` or `?after=`): the run from
@@ -17,7 +16,7 @@ import { streamGoesOn } from '../../runner/door_runs.js'
  * that may never come, and skip those that do).
  */
 export async function reattach(
-  deps: DoorDeps,
+  deps: AgUiDeps,
   runId: string,
   after: string | undefined,
   principal: Principal | null,
@@ -25,19 +24,12 @@ export async function reattach(
 ): Promise<AgUiReply> {
   // The run and its stream's row in one read: the rest needs the row (existence, head, rev).
   const found = isRunId(runId) ? await deps.runs.findWithStream(runId) : null
-  if (!found || found.run.ownerId !== (principal?.id ?? null)) return notFound()
+  if (!found || !ownedBy(found.run, principal)) return notFound()
   const { run, stream } = found
   if (!stream) return notFound()
-  let position: DoorPosition | undefined
-  try {
-    position = parseDoorPosition(after)
-  } catch {
-    return invalidCursor()
-  }
-  if (position) {
-    const at = 'k' in position ? { seq: position.seq, offset: 0 } : position.cursor
-    if (await deps.sink.beyondHead(run.streamRunId, at, stream)) return invalidCursor()
-  }
+  const checked = await checkedPosition(deps.sink, run.streamRunId, after, AGUI_POSITIONS, stream)
+  if ('kind' in checked) return checked
+  const { position } = checked
   // Without a cursor the client has nothing: the transcript before this run comes first.
   return serveRun(deps, run, position, signal, { prelude: position === undefined, stream })
 }
@@ -51,14 +43,14 @@ export async function reattach(
  * 404 when the thread has no run (or it is someone else's).
  */
 export async function attachThread(
-  deps: DoorDeps,
+  deps: AgUiDeps,
   threadId: string,
   after: string | undefined,
   principal: Principal | null,
   signal?: AbortSignal
 ): Promise<AgUiReply> {
   let run = isRunId(threadId) ? await deps.runs.latest(threadId) : null
-  if (!run || run.ownerId !== (principal?.id ?? null)) return notFound()
+  if (!run || !ownedBy(run, principal)) return notFound()
   while (true) {
     const end = await deps.sink.segmentEnd(run.streamRunId, run.afterSeq)
     if (end === null) break

@@ -1,8 +1,6 @@
-import type { LucidTokenStreamSink } from '../../sink/lucid_sink.js'
-import type { RunDriver } from '../../runner/driver.js'
-import type { Parking } from '../../parking/parking.js'
 import type { ParkedItem } from '../../parking/types.js'
 import type { Principal } from '../../core/run.js'
+import type { TranslatorCheckpoint } from '../translate/index.js'
 import type { UserMessage } from '../../core/user_message.js'
 import {
   InvalidAgUiInputError,
@@ -12,19 +10,27 @@ import {
   validateAgUiInput,
   type AgUiInput,
 } from './input.js'
-import type { AgUiRun, AgUiRunStore } from './runs.js'
-import { notFound, refusal } from './refusals.js'
-import { ReplicaShutdownError, replicaShutdownRefusal } from '../../errors.js'
-import type { AgUiDoorOptions, DoorDeps, AgUiReply } from './reply.js'
+import type { AgUiRun } from './runs.js'
+import { refusal } from './refusals.js'
+import {
+  DoorBase,
+  doorDeps,
+  guardInput,
+  notFound,
+  openItems,
+  ownedBy,
+  type DoorCore,
+} from '../../door/index.js'
+import type { AgUiDoorOptions, AgUiDeps, AgUiReply } from './reply.js'
 import { attachThread, reattach } from './attach.js'
-import { TranslatorCheckpoints } from './checkpoints.js'
-import { DoorFacts } from './facts.js'
+import { AGUI_STATE } from './state_codec.js'
+import { SegmentCache } from './segment_cache.js'
 import { resume, settledElsewhere, settledRefusal } from './resume.js'
 import { serveRun } from './serve.js'
 import { startFromInput, startRun, type NewRun } from './start.js'
 
 /**
- * The AG-UI 1.0 door (DESIGN.md section 5), protocol logic with no HTTP in it: a
+ * The AG-UI 1.0 door, protocol logic with no HTTP in it, on the door kernel (`src/door/`): a
  * `RunAgentInput` starts a run or resumes a parked one; any AG-UI run re-attaches from a cursor.
  * Each AG-UI run is one segment of a stream (the frames between two parks). Every answer is a
  * {@link AgUiReply}: a refusal, or the run as an async iterable of AG-UI events that any
@@ -32,73 +38,37 @@ import { startFromInput, startRun, type NewRun } from './start.js'
  * anything is written: a refusal changes no row.
  *
  * One file per use case: `start.ts`, `resume.ts`, `attach.ts` (re-attach by run or thread),
- * `serve.ts` + `replay.ts` (one AG-UI run as events), `transcript.ts` (`MESSAGES_SNAPSHOT`).
+ * `serve.ts` (one AG-UI run as events, over the kernel's serve loop), `transcript.ts`
+ * (`MESSAGES_SNAPSHOT`); its translator as the kernel drives it (`translation.ts`) and its
+ * state codec (`state_codec.ts`).
  */
-export class AgUiDoor {
-  readonly #deps: DoorDeps
-
-  constructor(
-    readonly sink: LucidTokenStreamSink,
-    readonly driver: RunDriver,
-    readonly parking: Parking,
-    readonly runs: AgUiRunStore,
-    readonly options: AgUiDoorOptions = {}
-  ) {
-    this.#deps = {
-      sink,
-      driver,
-      parking,
-      runs,
-      options,
-      checkpoints: TranslatorCheckpoints.of(
-        sink,
-        options.checkpointEvery,
-        options.storedCheckpointEvery
-      ),
-      facts: new DoorFacts(),
-    }
-  }
-
-  /** Resolves once this door's stored checkpoint writes in flight are done (tests, benchmarks). */
-  async checkpointWrites() {
-    await this.#deps.checkpoints?.stored?.settled()
+export class AgUiDoor extends DoorBase<AgUiDoorOptions, TranslatorCheckpoint, AgUiDeps> {
+  /** A door on `core`; its checkpoints are stored under `agui` ({@link AGUI_STATE}). */
+  constructor(core: DoorCore, options: AgUiDoorOptions = {}) {
+    super({ ...doorDeps(core, options, AGUI_STATE), segments: new SegmentCache() })
   }
 
   /**
    * `POST`: a new run (the newest user message is its input) or a resume (`resume[]` answers
    * every open interrupt of the thread). `signal` ends the stream when the client goes away.
-   * A draining replica (a graceful shutdown) refuses either: 503 `replica_shutdown`.
+   * A draining replica (a graceful shutdown) refuses either: 503 `replica_shutdown`; a refused
+   * input: 400 `invalid_input` / 413 `body_too_large` (the kernel's input guard).
    */
-  async run(body: unknown, principal: Principal | null, signal?: AbortSignal): Promise<AgUiReply> {
-    // A draining replica starts and resumes nothing: the client retries on another one (also
-    // when the drain began while this request was being checked).
-    if (this.driver.draining) return replicaShutdownRefusal()
-    try {
-      return await this.#run(body, principal, signal)
-    } catch (error) {
-      if (error instanceof ReplicaShutdownError) return replicaShutdownRefusal()
-      throw error
-    }
+  run(body: unknown, principal: Principal | null, signal?: AbortSignal): Promise<AgUiReply> {
+    return guardInput(this.driver, () => this.#run(body, principal, signal))
   }
 
   async #run(body: unknown, principal: Principal | null, signal?: AbortSignal): Promise<AgUiReply> {
-    let input: AgUiInput
+    // Checked before anything is written; a refused input is the guard's refusal.
+    const input: AgUiInput = await validateAgUiInput(body)
     let fresh: ReturnType<typeof newInput> = { text: null, toolResults: [], user: null }
+    if (!input.resume?.length) fresh = newInput(input)
+    // What the person said, checked before anything is written (stored as the run's frame).
     let said: UserMessage | null = null
-    try {
-      input = await validateAgUiInput(body)
-      if (!input.resume?.length) fresh = newInput(input)
-      // What the person said, checked before anything is written (stored as the run's frame).
-      if (fresh.user) said = userMessageOf(fresh.user, this.sink.options.maxFrameBytes)
-      if (fresh.toolResults.length > 0 && !this.options.frontendTools) {
-        throw new InvalidAgUiInputError('Frontend tools are off')
-      }
-    } catch (error) {
-      if (error instanceof InvalidAgUiInputError)
-        return { kind: 'refused', status: error.status, code: error.code, message: error.message }
-      throw error
+    if (fresh.user) said = userMessageOf(fresh.user, this.sink.options.maxFrameBytes)
+    if (fresh.toolResults.length > 0 && !this.options.frontendTools) {
+      throw new InvalidAgUiInputError('Frontend tools are off')
     }
-    const owner = principal?.id ?? null
     const thread = await this.thread(input.threadId, principal)
     // A resume names interrupts of a thread that exists: on none, the same 404 as on another
     // person's thread (deciding must not tell whose threads exist).
@@ -110,27 +80,27 @@ export class AgUiDoor {
     // `useInterrupt` resolve() sends (the input runId of the run that ended with the interrupt,
     // so after one resume, still the first run's). Same rules; the resume is recorded under an
     // id of its own (`resume.ts`), so each id still re-attaches to its own run.
-    if (used && hash && used.resumeHash === hash && used.ownerId === owner)
-      return serveRun(this.#deps, used, undefined, signal)
-    const reused = hash !== null && used !== null && reusable(used, latest, owner)
+    if (used && hash && used.resumeHash === hash && ownedBy(used, principal))
+      return serveRun(this.deps, used, undefined, signal)
+    const reused = hash !== null && used !== null && reusable(used, latest, principal)
     if (used && !reused) return refusal('run_id_used')
     if (reused) {
       // The same resume again under the same reused id: its run is replayed, nothing runs twice.
       const same = await this.runs.byResume(input.threadId, hash)
-      if (same && same.ownerId === owner) return serveRun(this.#deps, same, undefined, signal)
+      if (same && ownedBy(same, principal)) return serveRun(this.deps, same, undefined, signal)
     }
     if (!input.resume?.length) {
       if (pending.length > 0) return refusal('interrupt_pending')
-      return startFromInput(this.#deps, input, { ...fresh, said }, latest, principal, signal)
+      return startFromInput(this.deps, input, { ...fresh, said }, latest, principal, signal)
     }
     if (pending.length === 0) {
       // The same resume again: the run it started is replayed, nothing runs twice.
       if (latest && hash && latest.resumeHash === hash)
-        return serveRun(this.#deps, latest, undefined, signal)
-      const settled = await settledElsewhere(this.#deps, input.threadId, input.resume)
+        return serveRun(this.deps, latest, undefined, signal)
+      const settled = await settledElsewhere(this.deps, input.threadId, input.resume)
       return refusal(settledRefusal(settled, reused ? 'run_id_used' : 'no_pending_interrupt'))
     }
-    return resume(this.#deps, input, hash!, latest!, pending, principal, signal, reused)
+    return resume(this.deps, input, hash!, latest!, pending, principal, signal, reused)
   }
 
   /**
@@ -142,15 +112,15 @@ export class AgUiDoor {
     principal: Principal | null
   ): Promise<{ latest: AgUiRun | null; pending: ParkedItem[] } | null> {
     const latest = await this.runs.latest(threadId)
-    if (latest && latest.ownerId !== (principal?.id ?? null)) return null
+    if (latest && !ownedBy(latest, principal)) return null
     // Every pending item: a resume must answer all of them (never a page of them).
-    const pending = latest ? await this.parking.queries.pendingOf(latest.streamRunId) : []
+    const pending = latest ? await openItems(this.deps, latest.streamRunId) : []
     return { latest, pending }
   }
 
   /** See `startRun` in `start.ts` (used by the native start route too). */
   startRun(run: NewRun, input: unknown, principal: Principal | null) {
-    return startRun(this.#deps, run, input, principal)
+    return startRun(this.deps, run, input, principal)
   }
 
   /** `GET` re-attach to an AG-UI run; see `reattach` in `attach.ts`. */
@@ -160,7 +130,7 @@ export class AgUiDoor {
     principal: Principal | null,
     signal?: AbortSignal
   ): Promise<AgUiReply> {
-    return reattach(this.#deps, runId, after, principal, signal)
+    return reattach(this.deps, runId, after, principal, signal)
   }
 
   /** `GET` the thread's current run; see `attachThread` in `attach.ts`. */
@@ -170,7 +140,7 @@ export class AgUiDoor {
     principal: Principal | null,
     signal?: AbortSignal
   ): Promise<AgUiReply> {
-    return attachThread(this.#deps, threadId, after, principal, signal)
+    return attachThread(this.deps, threadId, after, principal, signal)
   }
 }
 
@@ -179,10 +149,10 @@ export class AgUiDoor {
  * (the one parked, an earlier segment's, one a repeat of this resume already went on from), of
  * the same principal. The resume's own rules (every open interrupt, decide once) still apply.
  */
-function reusable(used: AgUiRun, latest: AgUiRun | null, owner: string | null) {
+function reusable(used: AgUiRun, latest: AgUiRun | null, principal: Principal | null) {
   return (
     latest !== null &&
-    used.ownerId === owner &&
+    ownedBy(used, principal) &&
     used.threadId === latest.threadId &&
     used.streamRunId === latest.streamRunId
   )

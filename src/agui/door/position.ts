@@ -1,4 +1,5 @@
 import { parseCursor, type Cursor } from '../../core/cursor.js'
+import type { PositionGrammar } from '../../door/index.js'
 
 /**
  * Where a client of the AG-UI door is: right after a stream cursor (what it has when it got a
@@ -31,4 +32,13 @@ export function parseDoorPosition(value: string | undefined): DoorPosition | und
   const within = WITHIN.exec(value)
   if (within) return { seq: Number(within[1]), k: Number(within[2]) }
   return { cursor: parseCursor(value) }
+}
+
+/**
+ * The AG-UI door's id grammar for the kernel's cursor check (`checkedPosition`): an id inside a
+ * frame stands at the start of that frame's row.
+ */
+export const AGUI_POSITIONS: PositionGrammar<DoorPosition> = {
+  parse: parseDoorPosition,
+  cursor: (position) => ('k' in position ? { seq: position.seq, offset: 0 } : position.cursor),
 }

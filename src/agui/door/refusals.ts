@@ -3,7 +3,8 @@ import type { AgUiReply, SseItem } from './reply.js'
 
 /**
  * The stable codes of refusals sent as `RUN_ERROR` once the stream is open (AG-UI interrupts
- * rules 1-8, agui-conformance.md 2c/2d). A refused input changes no row.
+ * rules 1-8). A refused input changes no row. (A refusal before the stream opens is the
+ * kernel's: `src/door/refusals.ts`.)
  */
 export type AgUiRefusalCode =
   | 'interrupt_pending'
@@ -53,16 +54,6 @@ const BY_ERROR: Record<string, AgUiRefusalCode> = {
 export function refusalOf(error: unknown): AgUiRefusalCode | null {
   const code = (error as { code?: unknown } | null)?.code
   return typeof code === 'string' && Object.hasOwn(BY_ERROR, code) ? BY_ERROR[code] : null
-}
-
-/** No such run or thread, or another principal's (answered alike). */
-export function notFound(): AgUiReply {
-  return { kind: 'refused', status: 404, code: 'not_found', message: 'No such run' }
-}
-
-/** A cursor (SSE id) the door did not mint, or past the stream's stored head. */
-export function invalidCursor(): AgUiReply {
-  return { kind: 'refused', status: 400, code: 'invalid_cursor', message: 'Invalid cursor' }
 }
 
 /** A refusal once the stream is open: one `RUN_ERROR` with a stable code, nothing else. */

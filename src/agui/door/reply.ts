@@ -1,17 +1,11 @@
-import type { LucidTokenStreamSink } from '../../sink/lucid_sink.js'
-import type { RunDriver } from '../../runner/driver.js'
-import type { Parking } from '../../parking/parking.js'
-import type { AgUiEvent, TranslatorOptions } from '../translate/index.js'
-import type { TranslatorCheckpoints } from './checkpoints.js'
-import type { DoorFacts } from './facts.js'
-import type { AgUiRunStore } from './runs.js'
+import type { AgUiEvent, TranslatorCheckpoint, TranslatorOptions } from '../translate/index.js'
+import type { CheckpointSettings, DoorDeps } from '../../door/index.js'
 import type { DoorReply, SentEvent } from '../../door/reply.js'
+import type { SegmentCache } from './segment_cache.js'
 
 /** Options of the AG-UI door: the translator's, plus input and connection settings. */
-export interface AgUiDoorOptions extends Omit<
-  TranslatorOptions,
-  'streamRunId' | 'messagesSnapshot'
-> {
+export interface AgUiDoorOptions
+  extends Omit<TranslatorOptions, 'streamRunId' | 'messagesSnapshot'>, CheckpointSettings {
   /** Cap on a `RunAgentInput` body, in bytes. Default 1048576 (1 MiB). */
   maxBodyBytes?: number
   /** Cancel the run when its client disconnects (off: it runs on, re-attach later). Default false. */
@@ -32,18 +26,6 @@ export interface AgUiDoorOptions extends Omit<
    * snapshot replaces with the real result; `false`: never. Default `'resumes'`.
    */
   messagesSnapshot?: boolean | 'resumes'
-  /**
-   * Keep the translator's state every this many rows of a stream this replica translates, so a
-   * re-attach translates only what follows the nearest checkpoint. Default
-   * `DEFAULTS.checkpointEvery` (64); the runtime gives the useChat door the same.
-   */
-  checkpointEvery?: number
-  /**
-   * Also store a checkpoint in the database (the `checkpoints` table) each time the kept ones
-   * cross a multiple of this many rows, so a replica that never served a stream re-attaches
-   * near too. 0: never. Default `DEFAULTS.storedCheckpointEvery` (1024).
-   */
-  storedCheckpointEvery?: number
 }
 
 /**
@@ -59,17 +41,13 @@ export type SseItem = SentEvent<AgUiEvent>
  */
 export type AgUiReply = Exclude<DoorReply<AgUiEvent>, { kind: 'none' }>
 
-/** What every use case of the door works with: the layers below it and its options. */
-export interface DoorDeps {
-  sink: LucidTokenStreamSink
-  driver: RunDriver
-  parking: Parking
-  runs: AgUiRunStore
-  options: AgUiDoorOptions
-  /** This replica's translator checkpoints (re-attach reads only what follows the nearest). */
-  checkpoints?: TranslatorCheckpoints
-  /** What this replica learnt of streams that cannot change (`facts.ts`). */
-  facts?: DoorFacts
+/**
+ * What every use case of the AG-UI door works with: the kernel's deps (`src/door/deps.ts`) over
+ * its options and translator state, and where this replica learnt segments end
+ * (`segment_cache.ts`).
+ */
+export interface AgUiDeps extends DoorDeps<AgUiDoorOptions, TranslatorCheckpoint> {
+  segments?: SegmentCache
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Principal } from '../../core/run.js'
+import { applyDecision, ownerOf, type DoorDecision } from '../../door/index.js'
 import type { ParkedItem } from '../../parking/types.js'
 import { lapsed } from '../../parking/policy.js'
 import { validateDecision, validateReply } from '../../parking/replies.js'
@@ -6,7 +7,7 @@ import { continuationRunId, decodeAgUiId, encodeAgUiId } from '../ids.js'
 import { replyCheck } from './reply_check.js'
 import type { AgUiInput, AgUiResumeEntry } from './input.js'
 import { refusal, refusalOf, type AgUiRefusalCode } from './refusals.js'
-import type { DoorDeps, AgUiReply } from './reply.js'
+import type { AgUiDeps, AgUiReply } from './reply.js'
 import type { AgUiRun } from './runs.js'
 import { serveRun } from './serve.js'
 
@@ -38,7 +39,7 @@ export function interruptId(item: ParkedItem) {
  * interrupted run's id still serves the interrupted run, by the new id the continuation.
  */
 export async function resume(
-  deps: DoorDeps,
+  deps: AgUiDeps,
   input: AgUiInput,
   hash: string,
   latest: AgUiRun,
@@ -73,7 +74,7 @@ export async function resume(
     afterSeq,
     kind: 'resume',
     resumeHash: hash,
-    ownerId: principal?.id ?? null,
+    ownerId: ownerOf(principal),
     clientTools: latest.clientTools,
   }
   if (!(await deps.runs.insert(run))) return refusal('run_id_used')
@@ -97,27 +98,20 @@ export async function resume(
 
 /** Validate one resume entry against its item; a refusal code, or how to apply it. */
 async function planEntry(
-  deps: DoorDeps,
+  deps: AgUiDeps,
   item: ParkedItem,
   entry: AgUiResumeEntry,
   principal: Principal | null
 ): Promise<Planned | AgUiRefusalCode> {
-  const { parking } = deps
-  const stored = await parking.queries.findItem(item.runId, item.itemId, item.park)
-  if (!stored || !(await parking.decisions.mayDecide(principal, stored))) return 'not_allowed'
-  const decider = { principal, via: 'chat' }
+  const stored = await deps.parking.queries.findItem(item.runId, item.itemId, item.park)
+  if (!stored || !(await deps.parking.decisions.mayDecide(principal, stored))) return 'not_allowed'
+  const ref = { runId: item.runId, itemId: item.itemId, park: item.park }
+  const decide = (decision: DoorDecision) => () => applyDecision(deps, ref, principal, decision)
   const cancelled = entry.status === 'cancelled'
   const expired = lapsed(stored)
   if (expired && !cancelled) return 'interrupt_expired'
   // A lapsed item cancelled: it settles as expired, as the sweeper would settle it.
-  if (expired) {
-    return {
-      item,
-      entry,
-      apply: () => parking.decisions.expire(item.runId, item.itemId, item.park),
-    }
-  }
-  const at = { park: item.park }
+  if (expired) return { item, entry, apply: decide({ verb: 'expire' }) }
   if (item.kind === 'elicitation') {
     let reply: { answers: Record<string, string[]>; skipped: boolean }
     try {
@@ -130,19 +124,10 @@ async function planEntry(
     } catch {
       return 'invalid_resume_payload'
     }
-    return {
-      item,
-      entry,
-      apply: () => parking.decisions.answer(item.runId, item.itemId, decider, { ...reply, ...at }),
-    }
+    return { item, entry, apply: decide({ verb: 'answer', body: reply }) }
   }
   if (cancelled) {
-    return {
-      item,
-      entry,
-      apply: () =>
-        parking.decisions.reject(item.runId, item.itemId, decider, { reason: 'cancelled', ...at }),
-    }
+    return { item, entry, apply: decide({ verb: 'reject', body: { reason: 'cancelled' } }) }
   }
   const decision = replyCheck.approval(entry.payload)
   if (!decision) return 'invalid_resume_payload'
@@ -154,16 +139,9 @@ async function planEntry(
   const body = {
     ...(decision.reason ? { reason: decision.reason } : {}),
     ...(decision.approved && decision.editedArgs ? { input: decision.editedArgs } : {}),
-    ...at,
   }
-  return {
-    item,
-    entry,
-    apply: () =>
-      decision.approved
-        ? parking.decisions.approve(item.runId, item.itemId, decider, body)
-        : parking.decisions.reject(item.runId, item.itemId, decider, body),
-  }
+  const verb = decision.approved ? 'approve' : 'reject'
+  return { item, entry, apply: decide({ verb, body }) }
 }
 
 /**
@@ -173,7 +151,7 @@ async function planEntry(
  * pending, unknown or another thread's.
  */
 export async function settledElsewhere(
-  deps: DoorDeps,
+  deps: AgUiDeps,
   threadId: string,
   entries: AgUiResumeEntry[]
 ): Promise<'decided' | 'cancelled' | null> {

@@ -1,14 +1,22 @@
-import { compareCursors, formatCursor, parseCursor, type Cursor } from '../../core/cursor.js'
-import type { DeliveredFrame, StreamFrame } from '../../core/frames.js'
-import type { SegmentEnd } from '../../sink/read_path.js'
+import { compareCursors, formatCursor, type Cursor } from '../../core/cursor.js'
+import type { StreamFrame } from '../../core/frames.js'
+import type { ReplayItem } from '../../checkpoints/index.js'
+import {
+  invalidCursor,
+  segmentItems,
+  servedTrail,
+  serveLoop,
+  withoutIds,
+  type ServedStep,
+} from '../../door/index.js'
+import { positionOf } from '../../sink/read_path.js'
 import { FrameTranslator, preludeAfter, type AgUiEvent } from '../translate/index.js'
 import type { AgUiRun } from './runs.js'
 import { withinFrameId, type DoorPosition } from './position.js'
-import { invalidCursor } from './refusals.js'
-import { checkpointTrail, replayInto } from './replay.js'
-import { sendsSnapshot, type DoorDeps, type AgUiReply, type SseItem } from './reply.js'
+import { aguiTranslation, replayInto } from './translation.js'
+import { sendsSnapshot, type AgUiDeps, type AgUiReply, type SseItem } from './reply.js'
 import { segmentBounds, type SegmentBounds } from './segment.js'
-import type { StreamState } from './facts.js'
+import type { StreamState } from './segment_cache.js'
 import { closingEvents, transcriptPrelude } from './transcript.js'
 
 type Identity = { threadId: string; runId: string }
@@ -31,7 +39,7 @@ interface Joined {
  * an id inside a frame the door cannot have minted is refused (400 `invalid_cursor`).
  */
 export async function serveRun(
-  deps: DoorDeps,
+  deps: AgUiDeps,
   run: AgUiRun,
   at: DoorPosition | undefined,
   signal?: AbortSignal,
@@ -58,7 +66,7 @@ export async function serveRun(
 }
 
 async function* liveEvents(
-  deps: DoorDeps,
+  deps: AgUiDeps,
   run: AgUiRun,
   translator: FrameTranslator,
   identity: Identity,
@@ -69,56 +77,46 @@ async function* liveEvents(
   if (!joined.from) return
   const { end, parkedAt } = joined.bounds
   // A segment that ended is stored whole (a cancelled park through its end to the
-  // cancellation's): read from the store, in pages growing from a small first one. One that is
-  // still written is followed live.
-  const items =
-    end === null
-      ? deps.sink.segments(run.streamRunId, {
-          after: formatCursor(joined.from),
-          signal,
-          superseded: true,
-        })
-      : deps.sink.replay(run.streamRunId, {
-          after: joined.from,
-          until: { seq: end },
-          appendedEnds: parkedAt !== undefined,
-          superseded: true,
-          growing: true,
-          signal,
-        })
+  // cancellation's): read from the store. One that is still written is followed live.
+  const { items, live } = segmentItems(deps.sink, run.streamRunId, joined.from, {
+    until: end === null ? null : { seq: end },
+    appendedEnds: parkedAt !== undefined,
+    signal,
+  })
   // What is served leaves checkpoints too: a later re-attach on this replica starts near.
-  const trail = checkpointTrail(deps, translator, joined.from, joined.stream, end === null)
-  for await (const item of items) {
-    const at = parseCursor(item.cursor)
-    trail?.before(at)
-    const { events, ends } = await eventsOf(deps, run, translator, identity, item, joined.bounds)
-    trail?.after(item, at)
-    yield* framed(events, at.seq, item.cursor)
-    if (ends || translator.terminal === 'failed') return
-  }
+  const translation = aguiTranslation(translator)
+  yield* serveLoop<AgUiEvent>({
+    items,
+    trail: servedTrail(deps, translation, run.streamRunId, joined.from, joined.stream, live),
+    step: (item, at) => eventsOf(deps, run, translator, identity, item, at, joined.bounds),
+    ids: (events, at, cursor) => framed(events, at.seq, cursor),
+  })
 }
 
 /**
- * One delivered item's events. A segment end ends the AG-UI run (closing events, then
- * `RUN_FINISHED`), except the end of a park that was cancelled afterwards: the run goes on to
- * the cancellation's end, and that park's end only closes what its segment had open.
+ * One delivered item's events, and whether the AG-UI run ends with them (its error ends it
+ * too). A segment end ends the AG-UI run (closing events, then `RUN_FINISHED`), except the end
+ * of a park that was cancelled afterwards: the run goes on to the cancellation's end, and that
+ * park's end only closes what its segment had open. Synchronous but for the closing (its
+ * transcript may be read).
  */
-async function eventsOf(
-  deps: DoorDeps,
+function eventsOf(
+  deps: AgUiDeps,
   run: AgUiRun,
   translator: FrameTranslator,
   identity: Identity,
-  item: DeliveredFrame | SegmentEnd,
+  item: ReplayItem,
+  at: Cursor,
   bounds: SegmentBounds
-): Promise<{ events: AgUiEvent[]; ends: boolean }> {
-  const at = parseCursor(item.cursor)
+): ServedStep<AgUiEvent> | Promise<ServedStep<AgUiEvent>> {
   if (item.t !== 'end') {
-    return { events: translator.push(item as StreamFrame, at, 'superseded' in item), ends: false }
+    const events = translator.push(item as StreamFrame, at, 'superseded' in item)
+    return { events, ends: translator.terminal === 'failed' }
   }
   if (bounds.parkedAt === undefined || at.seq >= bounds.end!) {
-    return { events: await closingEvents(deps, run, translator, identity), ends: true }
+    return closingEvents(deps, run, translator, identity).then((events) => ({ events, ends: true }))
   }
-  return { events: translator.endSegment(), ends: false }
+  return { events: translator.endSegment(), ends: translator.terminal === 'failed' }
 }
 
 /**
@@ -133,11 +131,11 @@ function framed(events: AgUiEvent[], seq: number, cursor: string, skip = 0): Sse
   return out
 }
 
-const bare = (events: AgUiEvent[]): SseItem[] => events.map((event) => ({ event }))
+const bare = (events: AgUiEvent[]): SseItem[] => withoutIds(events)
 
 /** Where a connection joins the run; `null` for an id the door cannot have minted. */
 async function join(
-  deps: DoorDeps,
+  deps: AgUiDeps,
   run: AgUiRun,
   translator: FrameTranslator,
   identity: Identity,
@@ -201,7 +199,7 @@ function failed(
  * run's error, `k` not below the frame's event count.
  */
 async function withinFrame(
-  deps: DoorDeps,
+  deps: AgUiDeps,
   run: AgUiRun,
   translator: FrameTranslator,
   identity: Identity,
@@ -224,19 +222,19 @@ async function withinFrame(
     item = found
     break
   }
-  if (!item || parseCursor(item.cursor).seq !== seq) return null
+  const at = item ? positionOf(item) : null
+  if (!item || !at || at.seq !== seq) return null
   const superseded = 'superseded' in item
-  const { events, ends } = await eventsOf(deps, run, translator, identity, item, bounds)
+  const { events, ends } = await eventsOf(deps, run, translator, identity, item, at, bounds)
   // A component replaced since the id was minted is no longer sent: it had one event more.
   if (k >= events.length + (superseded ? 1 : 0)) return null
   const sent = Math.min(k, events.length)
-  const ended = ends || translator.terminal === 'failed'
   return {
     items: [
       ...bare(preludeAfter(opening, events.slice(0, sent))),
       ...framed(events, seq, item.cursor, sent),
     ],
-    from: ended ? null : parseCursor(item.cursor),
+    from: ends ? null : at,
     bounds,
     stream,
   }

@@ -1,10 +1,11 @@
 import type { Principal } from '../../core/run.js'
+import { ownerOf } from '../../door/index.js'
 import { FrameTranslator } from '../translate/index.js'
 import type { UserMessage } from '../../core/user_message.js'
 import { forwardedPropsOf, type AgUiInput, type ToolResultMessage } from './input.js'
 import { refusal } from './refusals.js'
-import { replayInto, WHOLE } from './replay.js'
-import type { DoorDeps, AgUiReply } from './reply.js'
+import { replayInto, WHOLE } from './translation.js'
+import type { AgUiDeps, AgUiReply } from './reply.js'
 import type { AgUiRun } from './runs.js'
 import { serveRun } from './serve.js'
 import { startRun as startDoorRun, type NewRun } from '../../runner/door_runs.js'
@@ -13,7 +14,7 @@ export type { NewRun }
 
 /** See `startRun` in `runner/door_runs.ts`. */
 export const startRun = (
-  deps: DoorDeps,
+  deps: AgUiDeps,
   run: NewRun,
   input: unknown,
   principal: Principal | null,
@@ -28,7 +29,7 @@ export const startRun = (
  * client tool that the server recorded as pending (`unknown_tool_call` otherwise).
  */
 export async function startFromInput(
-  deps: DoorDeps,
+  deps: AgUiDeps,
   input: AgUiInput,
   fresh: { text: string | null; toolResults: ToolResultMessage[]; said: UserMessage | null },
   latest: AgUiRun | null,
@@ -54,7 +55,7 @@ export async function startFromInput(
   const run = {
     runId: input.runId,
     threadId: input.threadId,
-    ownerId: principal?.id ?? null,
+    ownerId: ownerOf(principal),
     clientTools: tools.map((tool) => tool.name),
     inputMessage: userMessage(input, message),
   }
@@ -94,7 +95,7 @@ function userMessage(input: AgUiInput, text: string | null) {
 }
 
 /** Calls to the client's tools still waiting for their result at the end of `run`'s stream. */
-async function pendingClientCalls(deps: DoorDeps, run: AgUiRun) {
+async function pendingClientCalls(deps: AgUiDeps, run: AgUiRun) {
   if (!run.clientTools?.length) return []
   const translator = new FrameTranslator({
     streamRunId: run.streamRunId,

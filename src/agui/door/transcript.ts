@@ -2,8 +2,8 @@ import { EventType, type Message } from '@ag-ui/core'
 import type { Cursor } from '../../core/cursor.js'
 import { FrameTranslator, type AgUiEvent } from '../translate/index.js'
 import type { AgUiRun } from './runs.js'
-import { replayInto, WHOLE } from './replay.js'
-import { sendsSnapshot, type DoorDeps } from './reply.js'
+import { replayInto, WHOLE } from './translation.js'
+import { sendsSnapshot, type AgUiDeps } from './reply.js'
 
 /**
  * The thread's transcript up to `run`'s stream (`MESSAGES_SNAPSHOT`): for each stream of the
@@ -11,7 +11,7 @@ import { sendsSnapshot, type DoorDeps } from './reply.js'
  * what the agent wrote (the current
  * stream's from `current`, the translator serving it).
  */
-export async function threadTranscript(deps: DoorDeps, run: AgUiRun, current: FrameTranslator) {
+export async function threadTranscript(deps: AgUiDeps, run: AgUiRun, current: FrameTranslator) {
   const messages: Record<string, unknown>[] = []
   for (const stream of await deps.runs.streams(run.threadId)) {
     if (stream.ownerId !== run.ownerId) continue
@@ -43,7 +43,7 @@ function withUser(stream: AgUiRun, messages: Record<string, unknown>[]) {
 
 /** `close()`'s events, with `MESSAGES_SNAPSHOT` before `RUN_FINISHED` when configured ({@link sendsSnapshot}). */
 export async function closingEvents(
-  deps: DoorDeps,
+  deps: AgUiDeps,
   run: AgUiRun,
   translator: FrameTranslator,
   identity: { threadId: string; runId: string }
@@ -67,7 +67,7 @@ export async function closingEvents(
  * (`start`).
  */
 export async function transcriptPrelude(
-  deps: DoorDeps,
+  deps: AgUiDeps,
   run: AgUiRun,
   translator: FrameTranslator,
   start: Cursor

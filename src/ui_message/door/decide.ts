@@ -1,6 +1,7 @@
-import { parseCursor } from '../../core/cursor.js'
 import type { Principal } from '../../core/run.js'
 import { DEFAULTS } from '../../defaults.js'
+import { applyDecision } from '../../door/index.js'
+import { positionOf } from '../../sink/read_path.js'
 import {
   DecisionConflictError,
   DecisionLapsedError,
@@ -54,7 +55,6 @@ export async function planDecisions(
   pending: ParkedItem[],
   principal: Principal | null
 ): Promise<PlannedDecision[]> {
-  const decider = { principal, via: 'chat' }
   const plan: PlannedDecision[] = []
   for (const raw of message.parts as unknown[]) {
     if (!raw || typeof raw !== 'object') continue
@@ -82,15 +82,10 @@ export async function planDecisions(
         plan.push({ seq, settled })
         continue
       }
-      const body = { park: frame.park, ...(reason ? { reason: reason as string } : {}) }
-      plan.push({
-        seq,
-        apply: () =>
-          approval.approved
-            ? deps.parking.decisions.approve(frame.runId, frame.id, decider, body)
-            : deps.parking.decisions.reject(frame.runId, frame.id, decider, body),
-        settled,
-      })
+      const body = reason ? { reason: reason as string } : {}
+      const verb = approval.approved ? 'approve' : 'reject'
+      const ref = { runId: frame.runId, itemId: frame.id, park: frame.park }
+      plan.push({ seq, apply: () => applyDecision(deps, ref, principal, { verb, body }), settled })
     } else if (part.type === 'dynamic-tool' && part.toolName === 'elicitation') {
       const open = part.state === 'input-available'
       if (!open && part.state !== 'output-available') continue
@@ -106,9 +101,9 @@ export async function planDecisions(
         plan.push({
           seq: item.streamSeq,
           apply: () =>
-            deps.parking.decisions.answer(item.runId, item.itemId, decider, {
-              ...output,
-              park: item.park,
+            applyDecision(deps, item, principal, {
+              verb: 'answer',
+              body: output as Record<string, unknown>,
             }),
           settled: () => settledItem(deps, item),
         })
@@ -165,7 +160,7 @@ async function approvalAt(deps: UiDoorDeps, streamRunId: string, seq: number) {
     after: { seq: seq - 1 },
     until: { seq },
   })) {
-    if (parseCursor(item.cursor).seq !== seq) return null
+    if (positionOf(item).seq !== seq) return null
     if (item.t !== 'approval' || typeof item.park !== 'number') return null
     return { runId: item.runId, id: item.id, park: item.park }
   }

@@ -3,29 +3,32 @@ import type { UIMessage } from 'ai'
 import { parseCursor, START, type Cursor } from '../../core/cursor.js'
 import { isRunId } from '../../core/frames.js'
 import type { Principal } from '../../core/run.js'
-import { StoredCheckpoints, TranslatorCheckpoints } from '../../checkpoints/index.js'
-import { CheckpointRows } from '../../store/checkpoint_rows.js'
 import {
-  AgentStreamException,
-  InvalidCursorError,
-  isPackageErrorCode,
-  replicaShutdownRefusal,
-} from '../../errors.js'
-import { sinkInternals, type LucidTokenStreamSink } from '../../sink/lucid_sink.js'
-import type { RunDriver } from '../../runner/driver.js'
-import type { Parking } from '../../parking/parking.js'
+  DoorBase,
+  doorDeps,
+  guardInput,
+  checkedPosition,
+  notFound,
+  openItems,
+  ownedBy,
+  ownerOf,
+  readAfterSegmentEnd,
+  refused,
+  type DoorCore,
+  type PositionGrammar,
+} from '../../door/index.js'
 import { startRun } from '../../runner/door_runs.js'
-import type { AgUiRun, AgUiRunStore } from '../../store/door_runs.js'
+import type { AgUiRun } from '../../store/door_runs.js'
 import type { StreamState } from '../../store/rows.js'
 import { applyDecisions, planDecisions } from './decide.js'
 import { bodyFields, userMessage, userText, validateChatInput, type ChatInput } from './input.js'
-import type { UiDoorDeps, UiDoorReply, UiMessageDoorOptions } from './reply.js'
+import type { UiDoorReply, UiMessageDoorOptions } from './reply.js'
+import { UI_MESSAGE_STATE } from './state_codec.js'
 import { turnChunks } from './turn.js'
 import { chatMessages } from './messages.js'
 
-/** The refusals of this door that are not the parking service's errors. */
+/** The refusals of this door's protocol (besides the kernel's and the parking service's errors). */
 const REFUSED = {
-  not_found: { status: 404, message: 'No such chat' },
   interrupt_pending: {
     status: 409,
     message: 'This chat is waiting for a decision: answer its open approvals first.',
@@ -40,11 +43,14 @@ const REFUSED = {
   },
 } as const
 
-const refused = (code: keyof typeof REFUSED): UiDoorReply => ({
-  kind: 'refused',
-  code,
-  ...REFUSED[code],
-})
+const refusal = (code: keyof typeof REFUSED) =>
+  refused(REFUSED[code].status, code, REFUSED[code].message)
+
+/** The useChat door's SSE ids: the native cursor grammar (`core/cursor.ts`). */
+const CURSORS: PositionGrammar<Cursor> = { parse: parseCursor, cursor: (cursor) => cursor }
+
+/** No such chat, or another principal's (answered alike). */
+const noChat = () => notFound('No such chat')
 
 /**
  * The AI SDK UI message stream door (`ai` 7's protocol, as `useChat` and `DefaultChatTransport`
@@ -67,29 +73,10 @@ const refused = (code: keyof typeof REFUSED): UiDoorReply => ({
  *
  * The assistant message's id is the turn's stream run id, identical live and on every replay.
  */
-export class UiMessageDoor {
-  readonly #deps: UiDoorDeps
-
-  constructor(
-    readonly sink: LucidTokenStreamSink,
-    readonly driver: RunDriver,
-    readonly parking: Parking,
-    readonly runs: AgUiRunStore,
-    readonly options: UiMessageDoorOptions = {}
-  ) {
-    this.#deps = {
-      sink,
-      driver,
-      parking,
-      runs,
-      options,
-      checkpoints: uiMessageCheckpoints(sink, options),
-    }
-  }
-
-  /** Resolves once this door's stored checkpoint writes in flight are done (tests, benchmarks). */
-  async checkpointWrites() {
-    await this.#deps.checkpoints?.stored?.settled()
+export class UiMessageDoor extends DoorBase<UiMessageDoorOptions, string> {
+  /** A door on `core`; its checkpoints are stored under `ui-message` ({@link UI_MESSAGE_STATE}). */
+  constructor(core: DoorCore, options: UiMessageDoorOptions = {}) {
+    super(doorDeps(core, options, UI_MESSAGE_STATE))
   }
 
   /**
@@ -100,43 +87,34 @@ export class UiMessageDoor {
    * item settled first: that answer is the continuation); 503 `replica_shutdown` on a draining
    * replica (a graceful shutdown).
    */
-  async chat(
-    body: unknown,
-    principal: Principal | null,
-    signal?: AbortSignal
-  ): Promise<UiDoorReply> {
-    // A draining replica starts and resumes nothing: the client retries on another one.
-    if (this.driver.draining) return replicaShutdownRefusal()
-    try {
-      return await this.#chat(body, principal, signal)
-    } catch (error) {
-      const answer = asRefusal(error)
-      if (answer) return answer
-      throw error
-    }
+  chat(body: unknown, principal: Principal | null, signal?: AbortSignal): Promise<UiDoorReply> {
+    // The kernel's input guard; the parking service's errors answer with their status and code.
+    return guardInput(this.driver, () => this.#chat(body, principal, signal), {
+      packageErrors: true,
+    })
   }
 
   async #chat(body: unknown, principal: Principal | null, signal?: AbortSignal) {
     const input = await validateChatInput(body)
     const latest = await this.runs.latest(input.id)
-    if (latest && latest.ownerId !== (principal?.id ?? null)) return refused('not_found')
+    if (latest && !ownedBy(latest, principal)) return noChat()
     const last = input.messages[input.messages.length - 1]
     if (last.role === 'assistant') {
-      if (!latest) return refused('not_found')
+      if (!latest) return noChat()
       return this.#decide(input, latest, principal, signal)
     }
     const message = userText(last)
     const said = userMessage(last, this.sink.options.maxFrameBytes)
     const extras = bodyFields(input)
-    const open = latest ? await this.parking.queries.pendingOf(latest.streamRunId) : []
-    if (open.length > 0) return refused('interrupt_pending')
+    const open = latest ? await openItems(this.deps, latest.streamRunId) : []
+    if (open.length > 0) return refusal('interrupt_pending')
     const runId = randomUUID()
     const started = await startRun(
-      this.#deps,
+      this.deps,
       {
         runId,
         threadId: input.id,
-        ownerId: principal?.id ?? null,
+        ownerId: ownerOf(principal),
         clientTools: [],
         // What the person said (the chat list's title, AG-UI's `MESSAGES_SNAPSHOT` of the thread).
         inputMessage: message === '' ? null : { id: last.id, content: message },
@@ -146,7 +124,7 @@ export class UiMessageDoor {
       said
     )
     // A fresh UUID is never taken: `null` would mean a host stream of that id.
-    if (!started) return refused('not_found')
+    if (!started) return noChat()
     return this.#serve(runId, START, signal)
   }
 
@@ -163,10 +141,10 @@ export class UiMessageDoor {
   ): Promise<UiDoorReply> {
     const stream = latest.streamRunId
     const last = input.messages[input.messages.length - 1]
-    if (last.id !== stream) return refused('not_current_turn')
-    const pending = await this.parking.queries.pendingOf(stream)
-    const plan = await planDecisions(this.#deps, stream, last, pending, principal)
-    if (plan.length === 0) return refused('no_decision')
+    if (last.id !== stream) return refusal('not_current_turn')
+    const pending = await openItems(this.deps, stream)
+    const plan = await planDecisions(this.deps, stream, last, pending, principal)
+    if (plan.length === 0) return refusal('no_decision')
     // One at a time, in order. An item someone settled first (the admin page, another tab, its
     // expiry) is no error: the continuation served from its row carries what was decided
     // (`tool-approval-response`, `tool-output-*`), then the rest of the turn. Any other refusal
@@ -185,27 +163,18 @@ export class UiMessageDoor {
     principal: Principal | null,
     signal?: AbortSignal
   ): Promise<UiDoorReply> {
-    if (!isRunId(chatId)) return refused('not_found')
+    if (!isRunId(chatId)) return noChat()
     const latest = await this.runs.latest(chatId)
     if (!latest) return { kind: 'none' }
-    if (latest.ownerId !== (principal?.id ?? null)) return refused('not_found')
-    let from: Cursor = START
-    try {
-      from = parseCursor(after)
-    } catch (error) {
-      if (error instanceof InvalidCursorError) return invalidCursor()
-      throw error
-    }
+    if (!ownedBy(latest, principal)) return noChat()
     const stream = latest.streamRunId
-    if (await this.sink.beyondHead(stream, from)) return invalidCursor()
-    // A turn is active when it streams, is parked, or decided and about to go on. Read in one
-    // snapshot: a resume reopens the stream and marks its suspension resumed, and two reads
-    // apart could see the stream from before (still ended) and the suspension from after.
-    const now = await this.parking.queries.streamAfter(stream)
-    const active =
-      now !== null &&
-      (now.stream.status === 'open' || now.suspension === 'parked' || now.suspension === 'claimed')
-    if (!active) return { kind: 'none' }
+    const checked = await checkedPosition(this.sink, stream, after, CURSORS)
+    if ('kind' in checked) return checked
+    const from = checked.position ?? START
+    // A turn is active when it streams, is parked, or decided and about to go on: after its
+    // newest segment end the stream goes on or waits (the kernel's one verdict, one snapshot).
+    const { verdict, after: now } = await readAfterSegmentEnd(this.deps, stream)
+    if (!now || (verdict !== 'goes-on' && verdict !== 'waits')) return { kind: 'none' }
     return this.#serve(stream, from, signal, now.stream)
   }
 
@@ -218,8 +187,8 @@ export class UiMessageDoor {
     chatId: string,
     principal: Principal | null
   ): Promise<{ kind: 'messages'; messages: UIMessage[] } | UiDoorReply> {
-    const messages = await chatMessages(this.#deps, chatId, principal)
-    if (!messages) return refused('not_found')
+    const messages = await chatMessages(this.deps, chatId, principal)
+    if (!messages) return noChat()
     return { kind: 'messages', messages }
   }
 
@@ -233,34 +202,7 @@ export class UiMessageDoor {
     return {
       kind: 'stream',
       streamRunId,
-      events: turnChunks(this.#deps, streamRunId, from, signal, stream),
+      events: turnChunks(this.deps, streamRunId, from, signal, stream),
     }
   }
-}
-
-function invalidCursor(): UiDoorReply {
-  return { kind: 'refused', status: 400, code: 'invalid_cursor', message: 'Invalid cursor' }
-}
-
-/** One of the package's errors (the parking service's, input's) as a refusal. */
-function asRefusal(error: unknown): UiDoorReply | null {
-  if (!(error instanceof AgentStreamException) || !isPackageErrorCode(error.code)) return null
-  return { kind: 'refused', status: error.status, code: error.code, message: error.message }
-}
-
-/**
- * The door's translator checkpoints (`UiMessageTranslator.checkpoint()`, already JSON), stored on
- * `sink`'s database too unless `storedCheckpointEvery` is 0.
- */
-export function uiMessageCheckpoints(sink: LucidTokenStreamSink, options: UiMessageDoorOptions) {
-  const checkpoints = new TranslatorCheckpoints<string>(options.checkpointEvery)
-  if (options.storedCheckpointEvery !== 0) {
-    checkpoints.stored = new StoredCheckpoints(
-      new CheckpointRows(() => sinkInternals(sink).client, sink.tables),
-      { encode: (state) => state, decode: (text) => text },
-      'ui-message',
-      { every: options.storedCheckpointEvery, onError: sink.onError }
-    )
-  }
-  return checkpoints
 }

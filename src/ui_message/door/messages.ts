@@ -1,7 +1,8 @@
 import type { UIMessage } from 'ai'
-import { parseCursor } from '../../core/cursor.js'
 import { isRunId, type UserPart } from '../../core/frames.js'
 import type { Principal } from '../../core/run.js'
+import { ownedBy } from '../../door/index.js'
+import { positionOf } from '../../sink/read_path.js'
 import { userMessageOf } from '../../core/user_message.js'
 import type { AgUiRun } from '../../store/door_runs.js'
 import { UiMessageBuilder, UiMessageTranslator } from '../translate/index.js'
@@ -35,12 +36,11 @@ export async function chatMessages(
   principal: Principal | null
 ): Promise<UIMessage[] | null> {
   if (!isRunId(chatId)) return null
-  const owner = principal?.id ?? null
   const latest = await deps.runs.latest(chatId)
-  if (!latest || latest.ownerId !== owner) return null
+  if (!latest || !ownedBy(latest, principal)) return null
   const messages: UIMessage[] = []
   for (const run of await deps.runs.streams(chatId)) {
-    if (run.ownerId === owner) messages.push(...(await turnMessages(deps, run)))
+    if (ownedBy(run, principal)) messages.push(...(await turnMessages(deps, run)))
   }
   return messages
 }
@@ -65,7 +65,7 @@ async function turnMessages(deps: UiDoorDeps, run: AgUiRun): Promise<UIMessage[]
       user ??= { id: said.id, role: 'user', parts: uiParts(said.parts) }
       continue
     }
-    for (const chunk of translator.push(item, parseCursor(item.cursor))) builder.push(chunk)
+    for (const chunk of translator.push(item, positionOf(item))) builder.push(chunk)
   }
   if (ended) for (const chunk of translator.end(true)) builder.push(chunk)
   if (!user && run.inputMessage && typeof run.inputMessage.content === 'string') {

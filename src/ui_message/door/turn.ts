@@ -1,10 +1,36 @@
-import { formatCursor, parseCursor, type Cursor } from '../../core/cursor.js'
+import type { Cursor } from '../../core/cursor.js'
 import type { StreamFrame } from '../../core/frames.js'
-import { checkpointKey, CheckpointTrail, replayFromCheckpoint } from '../../checkpoints/index.js'
-import { streamGoesOn } from '../../runner/door_runs.js'
+import {
+  idOnLast,
+  replaySilently,
+  segmentItems,
+  servedTrail,
+  serveLoop,
+  streamGoesOn,
+  type ServedStep,
+  type Translation,
+} from '../../door/index.js'
 import type { StreamState } from '../../store/rows.js'
 import { UiMessageTranslator, type UiChunk } from '../translate/index.js'
 import type { UiChunkItem, UiDoorDeps } from './reply.js'
+
+/**
+ * The useChat translator as the kernel drives it (`src/door/translation.ts`): its rules shape
+ * its state; a segment end it replays silently closes what is open (the turn went on from it);
+ * replaced components are read too, translated as live: a checkpoint's state is then the same
+ * whether a component before it was replaced before or after it was taken.
+ */
+export function uiMessageTranslation(translator: UiMessageTranslator): Translation<string> {
+  return {
+    translator,
+    shape: translator.rules,
+    read: { superseded: true },
+    take: (item, at) => {
+      if (item.t === 'end') translator.end(false)
+      else translator.push(item as StreamFrame, at)
+    },
+  }
+}
 
 /**
  * A turn (one assistant message: a run's whole stream, every segment of it) as UI message
@@ -14,14 +40,13 @@ import type { UiChunkItem, UiDoorDeps } from './reply.js'
  *
  * The stream before `from` is replayed silently into the translator first, so part ids and open
  * parts are what they were: from the nearest of this replica's checkpoints at or before `from`
- * (`deps.checkpoints`, the rules both doors share: `src/checkpoints`), so a resume costs the
- * rows after a checkpoint, not the whole turn; what is served leaves checkpoints too. `stream`:
- * the stream's row as the caller just read it (its incarnation keys the checkpoints; else it is
- * read here).
+ * (the kernel's `replaySilently`), so a resume costs the rows after a checkpoint, not the whole
+ * turn; what is served leaves checkpoints too. `stream`: the stream's row as the caller just
+ * read it (its incarnation keys the checkpoints; else it is read here).
  *
- * At a segment end the turn goes on when the stream does (decided and resuming, or reopened:
- * `streamGoesOn`), else it ends with `finish` (parked on an item nobody answered yet, finished,
- * failed). The frame's cursor is the SSE `id:` of its last chunk.
+ * At a segment end the turn goes on when the stream does (the kernel's `streamGoesOn`), else it
+ * ends with `finish` (parked on an item nobody answered yet, finished, failed). The frame's
+ * cursor is the SSE `id:` of its last chunk.
  */
 export async function* turnChunks(
   deps: UiDoorDeps,
@@ -31,56 +56,32 @@ export async function* turnChunks(
   stream?: StreamState | null
 ): AsyncGenerator<UiChunkItem> {
   const translator = new UiMessageTranslator(deps.options)
-  const checkpoints = deps.checkpoints
-  let key = ''
-  if (checkpoints) {
-    if (stream === undefined) stream = await deps.sink.head(streamRunId)
-    key = checkpointKey(streamRunId, stream?.createdAt, translator.rules)
-  }
+  const translation = uiMessageTranslation(translator)
+  if (deps.checkpoints && stream === undefined) stream = await deps.sink.head(streamRunId)
   if (from.seq > 0 || from.offset !== undefined) {
-    await replayFromCheckpoint(
-      {
-        sink: deps.sink,
-        checkpoints,
-        key,
-        translator,
-        // Replaced components too, translated as live: a checkpoint's state is then the same
-        // whether a component before it was replaced before or after it was taken.
-        read: { superseded: true },
-        take: (item, at) => {
-          if (item.t === 'end') translator.end(false)
-          else translator.push(item as StreamFrame, at)
-        },
-      },
-      streamRunId,
-      from
-    )
+    await replaySilently(deps, translation, streamRunId, from, stream)
   }
   yield { event: { type: 'start', messageId: streamRunId } }
-  const items = deps.sink.segments(streamRunId, {
-    after: formatCursor(from),
-    signal,
-    superseded: true,
+  const { items, live } = segmentItems(deps.sink, streamRunId, from, { signal })
+  yield* serveLoop<UiChunk>({
+    items,
+    // Read stored then live: a text item may be a piece of a row that grew (`live`).
+    trail: servedTrail(deps, translation, streamRunId, from, stream, live),
+    step: (item, at) =>
+      item.t === 'end'
+        ? turnEnd(deps, translator, streamRunId, at)
+        : { events: translator.push(item as StreamFrame, at), ends: false },
+    ids: idOnLast,
   })
-  // Read stored then live: a text item may be a piece of a row that grew (`live`).
-  const trail = checkpoints ? new CheckpointTrail(checkpoints, key, translator, from, true) : null
-  for await (const item of items) {
-    const at = parseCursor(item.cursor)
-    trail?.before(at)
-    if (item.t === 'end') {
-      const goesOn = !translator.failed && (await streamGoesOn(deps, streamRunId, at.seq))
-      const chunks = translator.end(!goesOn)
-      trail?.after(item, at)
-      yield* framed(chunks, item.cursor)
-      if (!goesOn) return
-      continue
-    }
-    const chunks = translator.push(item as StreamFrame, at)
-    trail?.after(item, at)
-    yield* framed(chunks, item.cursor)
-  }
 }
 
-function framed(chunks: UiChunk[], cursor: string): UiChunkItem[] {
-  return chunks.map((event, i) => (i === chunks.length - 1 ? { event, id: cursor } : { event }))
+/** A segment end of the turn: closes what is open, and finishes the turn unless it goes on. */
+async function turnEnd(
+  deps: UiDoorDeps,
+  translator: UiMessageTranslator,
+  streamRunId: string,
+  at: Cursor
+): Promise<ServedStep<UiChunk>> {
+  const goesOn = !translator.failed && (await streamGoesOn(deps, streamRunId, at.seq))
+  return { events: translator.end(!goesOn), ends: !goesOn }
 }

@@ -19,7 +19,7 @@ export interface SegmentBounds {
 export type { StreamState } from '../../store/rows.js'
 
 /**
- * Facts about streams that this replica learnt and that cannot change, so a re-attach asks the
+ * Where segments end, as this replica learnt it (facts that cannot change), so a re-attach asks the
  * database only for what can (per replica, in memory, bounded: the least recently used go):
  *
  * - where a segment ended (`segmentEnd(stream, afterSeq)` once it is not `null`: rows are never
@@ -31,7 +31,7 @@ export type { StreamState } from '../../store/rows.js'
  * Keyed by the stream and its incarnation (`createdAt`): a purge ends every use (the stream's
  * row is gone: the door answers 404 before it asks), a stream opened again is a new key.
  */
-export class DoorFacts {
+export class SegmentCache {
   #ends = new Map<string, number>()
   #bounds = new Map<string, { rev: number; bounds: SegmentBounds }>()
 
@@ -43,23 +43,23 @@ export class DoorFacts {
 
   /** The end of the segment after `afterSeq` when known, else `undefined`. */
   segmentEnd(streamRunId: string, stream: StreamState, afterSeq: number) {
-    return touch(this.#ends, DoorFacts.#key(streamRunId, stream, afterSeq))
+    return touch(this.#ends, SegmentCache.#key(streamRunId, stream, afterSeq))
   }
 
   /** Keep where the segment after `afterSeq` ended (a stored end marker: it never moves). */
   keepSegmentEnd(streamRunId: string, stream: StreamState, afterSeq: number, end: number) {
-    keep(this.#ends, DoorFacts.#key(streamRunId, stream, afterSeq), end, this.size)
+    keep(this.#ends, SegmentCache.#key(streamRunId, stream, afterSeq), end, this.size)
   }
 
   /** Bounds computed when the stream's row said `stream.rev`, if it still says so. */
   bounds(streamRunId: string, stream: StreamState, afterSeq: number) {
-    const found = touch(this.#bounds, DoorFacts.#key(streamRunId, stream, afterSeq))
+    const found = touch(this.#bounds, SegmentCache.#key(streamRunId, stream, afterSeq))
     return found?.rev === stream.rev ? found.bounds : undefined
   }
 
   /** Keep bounds computed after reading the stream's row at `stream.rev`. */
   keepBounds(streamRunId: string, stream: StreamState, afterSeq: number, bounds: SegmentBounds) {
-    const key = DoorFacts.#key(streamRunId, stream, afterSeq)
+    const key = SegmentCache.#key(streamRunId, stream, afterSeq)
     keep(this.#bounds, key, { rev: stream.rev, bounds }, this.size)
   }
 }

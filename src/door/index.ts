@@ -1,0 +1,38 @@
+/**
+ * The door kernel: what every protocol door stands on, whatever its protocol. Its deps and
+ * construction (deps.ts), its translator checkpoints (checkpoints.ts) and their key, silent
+ * replays and trails (translation.ts), the one serve loop (serve_loop.ts), the ownership rule
+ * (owner.ts), a stream's open items and the decisions a door applies (parked.ts), the input guard (guard.ts), the shared refusals (refusals.ts), a re-attach's cursor checked (position_check.ts), the one verdict on
+ * what follows a segment end (verdict.ts), and the reply union every door answers (reply.ts).
+ * A door adds a translator, a state codec and its protocol's rules.
+ */
+export { DoorBase, doorDeps, type DoorCore, type DoorDeps } from './deps.js'
+export { doorCheckpoints, type CheckpointSettings, type DoorState } from './checkpoints.js'
+export {
+  replaySilently,
+  servedTrail,
+  translationKey,
+  type Translation,
+  type TranslationDeps,
+} from './translation.js'
+export {
+  idOnLast,
+  segmentItems,
+  serveLoop,
+  withoutIds,
+  type ServeLoop,
+  type ServedStep,
+} from './serve_loop.js'
+export { ownedBy, ownerOf } from './owner.js'
+export { applyDecision, openItems, type DoorDecision, type ParkedRef } from './parked.js'
+export { guardInput, refusalOfError, type GuardRules } from './guard.js'
+export { invalidCursor, notFound, refused } from './refusals.js'
+export { checkedPosition, type PositionGrammar } from './position_check.js'
+export {
+  afterSegmentEnd,
+  readAfterSegmentEnd,
+  streamGoesOn,
+  type SegmentEndVerdict,
+  type StreamAfterEnd,
+} from './verdict.js'
+export type { DoorReply, Refused, SentEvent } from './reply.js'

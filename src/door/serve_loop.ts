@@ -1,0 +1,81 @@
+import type { Cursor } from '../core/cursor.js'
+import type { CheckpointTrail, ReplayItem } from '../checkpoints/index.js'
+import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
+import { positionOf } from '../sink/read_path.js'
+import type { SentEvent } from './reply.js'
+
+/** One item's events, and whether they end what is served. */
+export interface ServedStep<E> {
+  events: E[]
+  ends: boolean
+}
+
+/** What the serve loop needs of a door: its items, its trail, its translator step, its ids. */
+export interface ServeLoop<E> {
+  items: AsyncIterable<ReplayItem>
+  /** Where what is served leaves checkpoints (`servedTrail`), or `null`. */
+  trail: CheckpointTrail<unknown> | null
+  /** Translate one item (at `at`, the position after it). */
+  step(item: ReplayItem, at: Cursor): ServedStep<E> | Promise<ServedStep<E>>
+  /** An item's events with their SSE ids (`cursor`: the position after the item, formatted). */
+  ids(events: E[], at: Cursor, cursor: string): SentEvent<E>[]
+}
+
+/**
+ * The one serve loop of every door: each item read from the sink is translated by the door's
+ * step, the checkpoint trail kept around it, and its events framed with their ids, until a step
+ * says the served stream ends (or the items do). Positions go on as `Cursor` objects
+ * (`positionOf`), never parsed back from their strings.
+ */
+export async function* serveLoop<E>(loop: ServeLoop<E>): AsyncGenerator<SentEvent<E>> {
+  const { trail } = loop
+  for await (const item of loop.items) {
+    const at = positionOf(item)
+    trail?.before(at)
+    const stepped = loop.step(item, at)
+    const { events, ends } = stepped instanceof Promise ? await stepped : stepped
+    trail?.after(item, at)
+    yield* loop.ids(events, at, item.cursor)
+    if (ends) return
+  }
+}
+
+/** SSE ids on a frame's last event only (the position after the frame). */
+export function idOnLast<E>(events: E[], _at: Cursor, cursor: string): SentEvent<E>[] {
+  return events.map((event, i) => (i === events.length - 1 ? { event, id: cursor } : { event }))
+}
+
+/** Events sent without an id (a join prelude). */
+export function withoutIds<E>(events: E[]): SentEvent<E>[] {
+  return events.map((event) => ({ event }))
+}
+
+/**
+ * A segment's items from `from` on: read from the store up to `until` when its end is known (in
+ * pages growing from a small first one; `appendedEnds`: the end markers after appended frames
+ * too, as a cancelled park's run reads through them), else stored then followed live. Components
+ * a later one replaced come too (a door translates them as live readers met them).
+ */
+export function segmentItems(
+  sink: Pick<LucidTokenStreamSink, 'replay' | 'segments'>,
+  streamRunId: string,
+  from: Cursor,
+  read: { until?: Cursor | null; appendedEnds?: boolean; signal?: AbortSignal }
+): { items: AsyncIterable<ReplayItem>; live: boolean } {
+  const { until, signal } = read
+  if (!until) {
+    return {
+      items: sink.segments(streamRunId, { after: from, signal, superseded: true }),
+      live: true,
+    }
+  }
+  const items = sink.replay(streamRunId, {
+    after: from,
+    until,
+    appendedEnds: read.appendedEnds,
+    superseded: true,
+    growing: true,
+    signal,
+  })
+  return { items, live: false }
+}
