@@ -501,7 +501,7 @@ async function serveDoor(
   options: { storedCheckpointEvery?: number } = {}
 ) {
   const { createRuntime } = await import('../src/runtime.js')
-  const { AgUiRunStore } = await import('../src/agui/door/runs.js')
+  const { DoorRunStore } = await import('../src/store/door_runs.js')
   const { AgUiDoor } = await import('../src/agui/door/door.js')
   const { tableNames } = await import('../src/store/schema.js')
   const { serveReattach } = await import('./serve_reattach.js')
@@ -511,7 +511,7 @@ async function serveDoor(
       resume: async () => ({ status: 'finished' }),
     },
   })
-  const runs = new AgUiRunStore(() => db.connection(), tableNames())
+  const runs = new DoorRunStore(() => db.connection(), tableNames())
   if (insertRun)
     await runs.insert({
       runId: streamRunId,

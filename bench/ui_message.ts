@@ -17,7 +17,7 @@ import type { Database } from '@adonisjs/lucid/database'
 import { Redis } from 'ioredis'
 import { createResumableStreamContext } from 'resumable-stream/ioredis'
 import { createRuntime } from '../src/runtime.js'
-import { AgUiRunStore } from '../src/store/door_runs.js'
+import { DoorRunStore } from '../src/store/door_runs.js'
 import { tableNames } from '../src/store/schema.js'
 import { serveChunks } from '../src/http/sse.js'
 import { UI_MESSAGE_STREAM_HEADER, uiMessageSse } from '../src/http/ui_message_encoding.js'
@@ -40,7 +40,7 @@ const ms = (values: number[]) =>
 /** A turn in flight: `frames` stored frames (text and tool calls), its writer's lease held. */
 async function seedTurn(db: Database, id: string, frames: number) {
   await seedStream(db, id, frames, false)
-  await new AgUiRunStore(() => db.connection(), tableNames()).insert({
+  await new DoorRunStore(() => db.connection(), tableNames()).insert({
     runId: id,
     threadId: id,
     streamRunId: id,

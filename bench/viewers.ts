@@ -11,7 +11,7 @@
 import { fork, type ChildProcess } from 'node:child_process'
 import http from 'node:http'
 import { fileURLToPath } from 'node:url'
-import { AgUiRunStore } from '../src/agui/door/runs.js'
+import { DoorRunStore } from '../src/store/door_runs.js'
 import { tableNames } from '../src/store/schema.js'
 import { percentile } from './script.js'
 
@@ -89,7 +89,7 @@ export async function benchViewers(dialect: string, plan: ViewersPlan, tag: stri
   process.env.DB = dialect
   const db = createDatabase()
   await resetTables(db)
-  const runs = new AgUiRunStore(() => db.connection(), tableNames())
+  const runs = new DoorRunStore(() => db.connection(), tableNames())
   const runIds = Array.from(
     { length: plan.runs },
     (_, i) => `bench-view-${tag}-${process.pid}-${i}`

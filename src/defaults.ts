@@ -123,10 +123,10 @@ export const DEFAULTS = Object.freeze({
   /** ...and a state above this many bytes (UTF-8 of its JSON; 256 KiB) is not stored. */
   storedCheckpointBytes: 262_144,
   /**
-   * Facts the AG-UI door keeps per replica about streams it served (where a segment ended, an
-   * AG-UI run's bounds as of a stream revision): this many of each at most.
+   * What the AG-UI door's segment cache keeps per replica about streams it served (where a
+   * segment ended, an AG-UI run's bounds as of a stream revision): this many of each at most.
    */
-  doorFacts: 4096,
+  segmentCache: 4096,
   /**
    * A thread's earlier turns a new run (or a resume) is given (`RunContext.conversation()`,
    * `aiSdkAgent`): this many turns at most, and this many UTF-8 bytes of their frames (as JSON,

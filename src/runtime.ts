@@ -16,7 +16,7 @@ import type { ApproverPolicy } from './parking/types.js'
 import { RunDriver } from './runner/driver.js'
 import type { AgentRunner } from './runner/contract.js'
 import type { HistoryBounds } from './runner/conversation.js'
-import { AgUiDoor, AgUiRunStore, type AgUiDoorOptions } from './agui/door/index.js'
+import { AgUiDoor, DoorRunStore, type AgUiDoorOptions } from './agui/door/index.js'
 import { UiMessageDoor } from './ui_message/door/index.js'
 
 /** Options of {@link createRuntime}: the sink's, plus the runner, parking and the doors'. */
@@ -100,7 +100,7 @@ export function createRuntime(db: Database, options: RuntimeOptions) {
   }
   // Looked up at each notice (not bound once), so a test may replace `driver.tryResume`.
   ready.on(({ runId, park }) => driver.tryResume(runId, park))
-  const runs = new AgUiRunStore(() => sinkInternals(sink).client, sink.tables)
+  const runs = new DoorRunStore(() => sinkInternals(sink).client, sink.tables)
   const door = new AgUiDoor({ sink, driver, parking, runs }, options.agui)
   // The same projection opt-ins (`agui.reasoning`, `toolErrorText`, `custom`), body cap and
   // checkpoint spacings.

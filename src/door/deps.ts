@@ -2,7 +2,7 @@ import type { TranslatorCheckpoints } from '../checkpoints/index.js'
 import type { Parking } from '../parking/parking.js'
 import type { RunDriver } from '../runner/driver.js'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
-import type { AgUiRunStore } from '../store/door_runs.js'
+import type { DoorRunStore } from '../store/door_runs.js'
 import { doorCheckpoints, type CheckpointSettings, type DoorState } from './checkpoints.js'
 
 /** The layers every door stands on: the sink, the run driver, parking, the run rows. */
@@ -11,7 +11,7 @@ export interface DoorCore {
   driver: RunDriver
   parking: Parking
   /** The run rows the doors share (`src/store/door_runs.ts`). */
-  runs: AgUiRunStore
+  runs: DoorRunStore
 }
 
 /**
@@ -49,7 +49,7 @@ export abstract class DoorBase<O, S, D extends DoorDeps<O, S> = DoorDeps<O, S>> 
   readonly sink: LucidTokenStreamSink
   readonly driver: RunDriver
   readonly parking: Parking
-  readonly runs: AgUiRunStore
+  readonly runs: DoorRunStore
   readonly options: O
   protected readonly deps: D
 

@@ -1,7 +1,7 @@
 import type { DeliveredFrame } from '../core/frames.js'
 import type { RunMeta } from '../core/run.js'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
-import type { AgUiRunStore } from '../store/door_runs.js'
+import type { DoorRunStore } from '../store/door_runs.js'
 import { DEFAULTS } from '../defaults.js'
 import { ownedBy } from '../door/owner.js'
 
@@ -21,7 +21,7 @@ export interface HistoryBounds {
  * with every turn before it, so the oldest turns go, whole, and never half a turn.
  */
 export async function earlierTurns(
-  deps: { sink: LucidTokenStreamSink; runs: AgUiRunStore },
+  deps: { sink: LucidTokenStreamSink; runs: DoorRunStore },
   meta: RunMeta,
   bounds: HistoryBounds = {}
 ): Promise<DeliveredFrame[]> {

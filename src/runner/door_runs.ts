@@ -1,5 +1,5 @@
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
-import type { AgUiRun, AgUiRunStore } from '../store/door_runs.js'
+import type { DoorRun, DoorRunStore } from '../store/door_runs.js'
 import type { Principal } from '../core/run.js'
 import type { UserMessage } from '../core/user_message.js'
 import type { RunDriver } from './driver.js'
@@ -11,7 +11,7 @@ import type { RunDriver } from './driver.js'
  */
 
 /** What a new run records; the rest (its own stream, from seq 0) is implied. */
-export type NewRun = Omit<AgUiRun, 'createdAt' | 'streamRunId' | 'afterSeq' | 'kind' | 'resumeHash'>
+export type NewRun = Omit<DoorRun, 'createdAt' | 'streamRunId' | 'afterSeq' | 'kind' | 'resumeHash'>
 
 /**
  * Record a new run (its own stream) and start it, `said` (what the person said, checked) its
@@ -20,7 +20,7 @@ export type NewRun = Omit<AgUiRun, 'createdAt' | 'streamRunId' | 'afterSeq' | 'k
  * client's to take over).
  */
 export async function startRun(
-  deps: { sink: LucidTokenStreamSink; runs: AgUiRunStore; driver: RunDriver },
+  deps: { sink: LucidTokenStreamSink; runs: DoorRunStore; driver: RunDriver },
   run: NewRun,
   input: unknown,
   principal: Principal | null,

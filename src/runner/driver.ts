@@ -6,7 +6,7 @@ import { cancelledCall } from '../parking/settlement_frames.js'
 import type { Principal, RunMeta } from '../core/run.js'
 import type { DeliveredFrame } from '../core/frames.js'
 import { userMessageFrame, type UserMessage } from '../core/user_message.js'
-import { AgUiRunStore } from '../store/door_runs.js'
+import { DoorRunStore } from '../store/door_runs.js'
 import { earlierTurns, type HistoryBounds } from './conversation.js'
 import { runContext, type RunContextReads } from './run_context.js'
 import {
@@ -55,7 +55,7 @@ export class RunDriver {
   #active = new Set<Promise<unknown>>()
   #drain = new Drain()
   /** The door runs of a thread: its turns, for `RunContext.conversation()`. */
-  readonly #runs: AgUiRunStore
+  readonly #runs: DoorRunStore
 
   constructor(
     readonly sink: LucidTokenStreamSink,
@@ -65,7 +65,7 @@ export class RunDriver {
     readonly options: DriverOptions = {}
   ) {
     this.replicaId = options.replicaId ?? `replica-${randomUUID()}`
-    this.#runs = new AgUiRunStore(() => sinkInternals(sink).client, sink.tables)
+    this.#runs = new DoorRunStore(() => sinkInternals(sink).client, sink.tables)
   }
 
   /**

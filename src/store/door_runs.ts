@@ -7,7 +7,7 @@ import { toStreamState, type StreamState } from './rows.js'
  * One door run: a segment of a stream that a client started or resumed through a door (AG-UI, or
  * the AI SDK UI message stream door, which share these rows: one thread is readable through both).
  */
-export interface AgUiRun {
+export interface DoorRun {
   runId: string
   threadId: string
   streamRunId: string
@@ -23,7 +23,7 @@ export interface AgUiRun {
   createdAt: number
 }
 
-const toRun = (row: Record<string, any>): AgUiRun => ({
+const toRun = (row: Record<string, any>): DoorRun => ({
   runId: row.run_id,
   threadId: row.thread_id,
   streamRunId: row.stream_run_id,
@@ -37,13 +37,13 @@ const toRun = (row: Record<string, any>): AgUiRun => ({
 })
 
 /** The door's table (`agent_agui_runs`), through Lucid. */
-export class AgUiRunStore {
+export class DoorRunStore {
   constructor(
     readonly connect: () => QueryClientContract,
     readonly tables: TableNames
   ) {}
 
-  async find(runId: string): Promise<AgUiRun | null> {
+  async find(runId: string): Promise<DoorRun | null> {
     const row = await this.connect().from(this.tables.aguiRuns).where('run_id', runId).first()
     return row ? toRun(row) : null
   }
@@ -54,7 +54,7 @@ export class AgUiRunStore {
    */
   async findWithStream(
     runId: string
-  ): Promise<{ run: AgUiRun; stream: StreamState | null } | null> {
+  ): Promise<{ run: DoorRun; stream: StreamState | null } | null> {
     const runs = this.tables.aguiRuns
     const streams = this.tables.streams
     const row = await this.connect()
@@ -78,7 +78,7 @@ export class AgUiRunStore {
   }
 
   /** The thread's newest run (the one a new input continues or is refused by). */
-  async latest(threadId: string): Promise<AgUiRun | null> {
+  async latest(threadId: string): Promise<DoorRun | null> {
     const row = await this.connect()
       .from(this.tables.aguiRuns)
       .where('thread_id', threadId)
@@ -89,7 +89,7 @@ export class AgUiRunStore {
   }
 
   /** The thread's run a resume with this hash recorded (`resumeHash`), or `null`. */
-  async byResume(threadId: string, resumeHash: string): Promise<AgUiRun | null> {
+  async byResume(threadId: string, resumeHash: string): Promise<DoorRun | null> {
     const row = await this.connect()
       .from(this.tables.aguiRuns)
       .where('thread_id', threadId)
@@ -99,7 +99,7 @@ export class AgUiRunStore {
   }
 
   /** The thread's runs that started a stream, oldest first. */
-  async streams(threadId: string): Promise<AgUiRun[]> {
+  async streams(threadId: string): Promise<DoorRun[]> {
     const rows = await this.connect()
       .from(this.tables.aguiRuns)
       .where('thread_id', threadId)
@@ -110,7 +110,7 @@ export class AgUiRunStore {
   }
 
   /** Record a run. Returns false when the run id is taken (a repeat, or a race lost). */
-  async insert(run: Omit<AgUiRun, 'createdAt'>): Promise<boolean> {
+  async insert(run: Omit<DoorRun, 'createdAt'>): Promise<boolean> {
     try {
       await this.connect()
         .table(this.tables.aguiRuns)

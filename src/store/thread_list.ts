@@ -113,7 +113,7 @@ export class ThreadList {
     }))
   }
 
-  /** The status of each thread's newest run (as `AgUiRunStore.latest` picks it). */
+  /** The status of each thread's newest run (as `DoorRunStore.latest` picks it). */
   async #statuses(client: QueryClientContract, ownerId: string, ids: string[]) {
     const runs = this.tables.aguiRuns
     const rows: Record<string, any>[] = await client

@@ -10,7 +10,7 @@ import {
   validateAgUiInput,
   type AgUiInput,
 } from './input.js'
-import type { AgUiRun } from './runs.js'
+import type { DoorRun } from '../../store/door_runs.js'
 import { refusal } from './refusals.js'
 import {
   DoorBase,
@@ -110,7 +110,7 @@ export class AgUiDoor extends DoorBase<AgUiDoorOptions, TranslatorCheckpoint, Ag
   async thread(
     threadId: string,
     principal: Principal | null
-  ): Promise<{ latest: AgUiRun | null; pending: ParkedItem[] } | null> {
+  ): Promise<{ latest: DoorRun | null; pending: ParkedItem[] } | null> {
     const latest = await this.runs.latest(threadId)
     if (latest && !ownedBy(latest, principal)) return null
     // Every pending item: a resume must answer all of them (never a page of them).
@@ -149,7 +149,7 @@ export class AgUiDoor extends DoorBase<AgUiDoorOptions, TranslatorCheckpoint, Ag
  * (the one parked, an earlier segment's, one a repeat of this resume already went on from), of
  * the same principal. The resume's own rules (every open interrupt, decide once) still apply.
  */
-function reusable(used: AgUiRun, latest: AgUiRun | null, principal: Principal | null) {
+function reusable(used: DoorRun, latest: DoorRun | null, principal: Principal | null) {
   return (
     latest !== null &&
     ownedBy(used, principal) &&

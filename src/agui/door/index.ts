@@ -3,6 +3,6 @@
  * and its run rows.
  */
 export { AgUiDoor } from './door.js'
-export { AgUiRunStore, type AgUiRun } from './runs.js'
+export { DoorRunStore, type DoorRun } from '../../store/door_runs.js'
 export type { AgUiDoorOptions, AgUiReply, SseItem } from './reply.js'
 export type { AgUiRefusalCode } from './refusals.js'

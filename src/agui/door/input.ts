@@ -13,7 +13,7 @@ import { describeIssues, InvalidAgUiInputError, issuesOf } from '../../errors.js
 // Re-exported for the door, which imports it from here (the class lives in src/errors.ts).
 export { InvalidAgUiInputError }
 
-/** Limits on a `RunAgentInput` body (agui-conformance.md 4d). Sizes in bytes or items. */
+/** Limits on a `RunAgentInput` body (docs/design.md, "Input"). Sizes in bytes or items. */
 export const INPUT_LIMITS = {
   /** Cap on the whole body, in bytes (JSON as received). */
   maxBodyBytes: 1_048_576,

@@ -8,7 +8,7 @@ import { replyCheck } from './reply_check.js'
 import type { AgUiInput, AgUiResumeEntry } from './input.js'
 import { refusal, refusalOf, type AgUiRefusalCode } from './refusals.js'
 import type { AgUiDeps, AgUiReply } from './reply.js'
-import type { AgUiRun } from './runs.js'
+import type { DoorRun } from '../../store/door_runs.js'
 import { serveRun } from './serve.js'
 
 interface Planned {
@@ -42,7 +42,7 @@ export async function resume(
   deps: AgUiDeps,
   input: AgUiInput,
   hash: string,
-  latest: AgUiRun,
+  latest: DoorRun,
   pending: ParkedItem[],
   principal: Principal | null,
   signal?: AbortSignal,
@@ -67,7 +67,7 @@ export async function resume(
   const lastAsked = Math.max(...pending.map((item) => item.streamSeq))
   const afterSeq = await deps.sink.segmentEnd(latest.streamRunId, lastAsked)
   if (afterSeq === null) return refusal('run_active')
-  const run: Omit<AgUiRun, 'createdAt'> = {
+  const run: Omit<DoorRun, 'createdAt'> = {
     runId: reused ? continuationRunId(latest.streamRunId, afterSeq) : input.runId,
     threadId: input.threadId,
     streamRunId: latest.streamRunId,

@@ -35,7 +35,7 @@ export class SegmentCache {
   #ends = new Map<string, number>()
   #bounds = new Map<string, { rev: number; bounds: SegmentBounds }>()
 
-  constructor(readonly size: number = DEFAULTS.doorFacts) {}
+  constructor(readonly size: number = DEFAULTS.segmentCache) {}
 
   static #key(streamRunId: string, stream: StreamState, afterSeq: number) {
     return `${streamRunId}\n${stream.createdAt}\n${afterSeq}`

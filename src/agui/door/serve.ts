@@ -11,7 +11,7 @@ import {
 } from '../../door/index.js'
 import { positionOf } from '../../sink/read_path.js'
 import { FrameTranslator, preludeAfter, type AgUiEvent } from '../translate/index.js'
-import type { AgUiRun } from './runs.js'
+import type { DoorRun } from '../../store/door_runs.js'
 import { withinFrameId, type DoorPosition } from './position.js'
 import { aguiTranslation, replayInto } from './translation.js'
 import { sendsSnapshot, type AgUiDeps, type AgUiReply, type SseItem } from './reply.js'
@@ -40,7 +40,7 @@ interface Joined {
  */
 export async function serveRun(
   deps: AgUiDeps,
-  run: AgUiRun,
+  run: DoorRun,
   at: DoorPosition | undefined,
   signal?: AbortSignal,
   /**
@@ -67,7 +67,7 @@ export async function serveRun(
 
 async function* liveEvents(
   deps: AgUiDeps,
-  run: AgUiRun,
+  run: DoorRun,
   translator: FrameTranslator,
   identity: Identity,
   joined: Joined,
@@ -102,7 +102,7 @@ async function* liveEvents(
  */
 function eventsOf(
   deps: AgUiDeps,
-  run: AgUiRun,
+  run: DoorRun,
   translator: FrameTranslator,
   identity: Identity,
   item: ReplayItem,
@@ -136,7 +136,7 @@ const bare = (events: AgUiEvent[]): SseItem[] => withoutIds(events)
 /** Where a connection joins the run; `null` for an id the door cannot have minted. */
 async function join(
   deps: AgUiDeps,
-  run: AgUiRun,
+  run: DoorRun,
   translator: FrameTranslator,
   identity: Identity,
   at: DoorPosition | undefined,
@@ -200,7 +200,7 @@ function failed(
  */
 async function withinFrame(
   deps: AgUiDeps,
-  run: AgUiRun,
+  run: DoorRun,
   translator: FrameTranslator,
   identity: Identity,
   { seq, k }: { seq: number; k: number },

@@ -6,7 +6,7 @@ import { forwardedPropsOf, type AgUiInput, type ToolResultMessage } from './inpu
 import { refusal } from './refusals.js'
 import { replayInto, WHOLE } from './translation.js'
 import type { AgUiDeps, AgUiReply } from './reply.js'
-import type { AgUiRun } from './runs.js'
+import type { DoorRun } from '../../store/door_runs.js'
 import { serveRun } from './serve.js'
 import { startRun as startDoorRun, type NewRun } from '../../runner/door_runs.js'
 
@@ -32,7 +32,7 @@ export async function startFromInput(
   deps: AgUiDeps,
   input: AgUiInput,
   fresh: { text: string | null; toolResults: ToolResultMessage[]; said: UserMessage | null },
-  latest: AgUiRun | null,
+  latest: DoorRun | null,
   principal: Principal | null,
   signal?: AbortSignal
 ): Promise<AgUiReply> {
@@ -95,7 +95,7 @@ function userMessage(input: AgUiInput, text: string | null) {
 }
 
 /** Calls to the client's tools still waiting for their result at the end of `run`'s stream. */
-async function pendingClientCalls(deps: AgUiDeps, run: AgUiRun) {
+async function pendingClientCalls(deps: AgUiDeps, run: DoorRun) {
   if (!run.clientTools?.length) return []
   const translator = new FrameTranslator({
     streamRunId: run.streamRunId,

@@ -1,7 +1,7 @@
 import { EventType, type Message } from '@ag-ui/core'
 import type { Cursor } from '../../core/cursor.js'
 import { FrameTranslator, type AgUiEvent } from '../translate/index.js'
-import type { AgUiRun } from './runs.js'
+import type { DoorRun } from '../../store/door_runs.js'
 import { replayInto, WHOLE } from './translation.js'
 import { sendsSnapshot, type AgUiDeps } from './reply.js'
 
@@ -11,7 +11,7 @@ import { sendsSnapshot, type AgUiDeps } from './reply.js'
  * what the agent wrote (the current
  * stream's from `current`, the translator serving it).
  */
-export async function threadTranscript(deps: AgUiDeps, run: AgUiRun, current: FrameTranslator) {
+export async function threadTranscript(deps: AgUiDeps, run: DoorRun, current: FrameTranslator) {
   const messages: Record<string, unknown>[] = []
   for (const stream of await deps.runs.streams(run.threadId)) {
     if (stream.ownerId !== run.ownerId) continue
@@ -35,7 +35,7 @@ export async function threadTranscript(deps: AgUiDeps, run: AgUiRun, current: Fr
  * too, the translator records it), else, for a stream stored before that frame existed, the
  * run row's text (`inputMessage`) first.
  */
-function withUser(stream: AgUiRun, messages: Record<string, unknown>[]) {
+function withUser(stream: DoorRun, messages: Record<string, unknown>[]) {
   if (!stream.inputMessage || messages.some((m) => m.role === 'user')) return messages
   const { id, content } = stream.inputMessage
   return [{ id, role: 'user', content }, ...messages]
@@ -44,7 +44,7 @@ function withUser(stream: AgUiRun, messages: Record<string, unknown>[]) {
 /** `close()`'s events, with `MESSAGES_SNAPSHOT` before `RUN_FINISHED` when configured ({@link sendsSnapshot}). */
 export async function closingEvents(
   deps: AgUiDeps,
-  run: AgUiRun,
+  run: DoorRun,
   translator: FrameTranslator,
   identity: { threadId: string; runId: string }
 ): Promise<AgUiEvent[]> {
@@ -68,7 +68,7 @@ export async function closingEvents(
  */
 export async function transcriptPrelude(
   deps: AgUiDeps,
-  run: AgUiRun,
+  run: DoorRun,
   translator: FrameTranslator,
   start: Cursor
 ): Promise<AgUiEvent> {

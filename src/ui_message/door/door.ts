@@ -18,7 +18,7 @@ import {
   type PositionGrammar,
 } from '../../door/index.js'
 import { startRun } from '../../runner/door_runs.js'
-import type { AgUiRun } from '../../store/door_runs.js'
+import type { DoorRun } from '../../store/door_runs.js'
 import type { StreamState } from '../../store/rows.js'
 import { applyDecisions, planDecisions } from './decide.js'
 import { bodyFields, userMessage, userText, validateChatInput, type ChatInput } from './input.js'
@@ -135,7 +135,7 @@ export class UiMessageDoor extends DoorBase<UiMessageDoorOptions, string> {
    */
   async #decide(
     input: ChatInput,
-    latest: AgUiRun,
+    latest: DoorRun,
     principal: Principal | null,
     signal?: AbortSignal
   ): Promise<UiDoorReply> {

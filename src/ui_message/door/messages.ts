@@ -4,7 +4,7 @@ import type { Principal } from '../../core/run.js'
 import { ownedBy } from '../../door/index.js'
 import { positionOf } from '../../sink/read_path.js'
 import { userMessageOf } from '../../core/user_message.js'
-import type { AgUiRun } from '../../store/door_runs.js'
+import type { DoorRun } from '../../store/door_runs.js'
 import { UiMessageBuilder, UiMessageTranslator } from '../translate/index.js'
 import type { UiDoorDeps } from './reply.js'
 
@@ -46,7 +46,7 @@ export async function chatMessages(
 }
 
 /** One turn's messages: the person's, then the assistant's (left out while it has no part). */
-async function turnMessages(deps: UiDoorDeps, run: AgUiRun): Promise<UIMessage[]> {
+async function turnMessages(deps: UiDoorDeps, run: DoorRun): Promise<UIMessage[]> {
   const translator = new UiMessageTranslator(deps.options)
   const builder = new UiMessageBuilder(run.streamRunId)
   builder.push({ type: 'start', messageId: run.streamRunId })
