@@ -23,7 +23,7 @@ export {
   type ServeLoop,
   type ServedStep,
 } from './serve_loop.js'
-export { ownedBy, ownerOf } from './owner.js'
+export { ownedBy, ownerOf } from '../core/owner.js'
 export { applyDecision, openItems, type DoorDecision, type ParkedRef } from './parked.js'
 export { guardInput, refusalOfError, type GuardRules } from './guard.js'
 export { invalidCursor, notFound, refused } from './refusals.js'

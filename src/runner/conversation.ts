@@ -3,7 +3,7 @@ import type { RunMeta } from '../core/run.js'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
 import type { DoorRunStore } from '../store/door_runs.js'
 import { DEFAULTS } from '../defaults.js'
-import { ownedBy } from '../door/owner.js'
+import { ownedBy } from '../core/owner.js'
 
 /** How much of a thread's earlier turns a run is given (`history` in the config). */
 export interface HistoryBounds {

@@ -1,4 +1,4 @@
-import type { Principal } from '../core/run.js'
+import type { Principal } from './run.js'
 
 /**
  * Who owns what a principal starts through a door: its id, or `null` for an anonymous caller
