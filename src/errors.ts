@@ -202,7 +202,7 @@ export class InvalidAgUiInputError extends AgentStreamException {
   }
 }
 
-/** A `RunAgentInput` body over the door's cap (`maxBodyBytes`, in bytes). HTTP 413. */
+/** A request body over the cap (`agui.maxBodyBytes`, in bytes, as received by the transport). HTTP 413. */
 export class AgUiBodyTooLargeError extends InvalidAgUiInputError {
   static status = 413
   static code = 'body_too_large'

@@ -16,7 +16,8 @@ import type { ApproverPolicy } from './parking/types.js'
 import { RunDriver } from './runner/driver.js'
 import type { AgentRunner } from './runner/contract.js'
 import type { HistoryBounds } from './runner/conversation.js'
-import { AgUiDoor, DoorRunStore, type AgUiDoorOptions } from './agui/door/index.js'
+import { AgUiDoor, type AgUiDoorOptions } from './agui/door/index.js'
+import { DoorRunStore } from './store/door_runs.js'
 import { UiMessageDoor } from './ui_message/door/index.js'
 
 /** Options of {@link createRuntime}: the sink's, plus the runner, parking and the doors'. */

@@ -8,7 +8,7 @@ import { serveRuntime } from './helpers/fetch_node.js'
 import { serveApp } from './helpers/http.js'
 import type { LucidTokenStreamSink } from '../src/sink/lucid_sink.js'
 import type { RunDriver } from '../src/runner/driver.js'
-import type { DoorRunStore } from '../src/agui/door/index.js'
+import type { DoorRunStore } from '../src/store/door_runs.js'
 
 /**
  * Every transport option on every door, on both transports (the AdonisJS routes and the

@@ -11,9 +11,9 @@ import type { Refused } from './reply.js'
 
 /**
  * Which errors a door answers as refusals: always a draining replica's (503
- * `replica_shutdown`) and a refused input's (400 `invalid_input`, 413 `body_too_large`);
- * with `packageErrors`, every other error of this package too, with its status and code (the
- * useChat door answers the parking service's errors so; the AG-UI door sends those as
+ * `replica_shutdown`) and a refused input's (400 `invalid_input`; 413 `body_too_large` when a
+ * caller measured the body); with `packageErrors`, every other error of this package too, with
+ * its status and code (the useChat door answers parking's decision errors so; the AG-UI door sends those as
  * `RUN_ERROR` itself and lets anything else through).
  */
 export interface GuardRules {

@@ -1,9 +1,11 @@
 /**
  * The door kernel: what every protocol door stands on, whatever its protocol. Its deps and
  * construction (deps.ts), its translator checkpoints (checkpoints.ts) and their key, silent
- * replays and trails (translation.ts), the one serve loop (serve_loop.ts), the ownership rule
- * (owner.ts), a stream's open items and the decisions a door applies (parked.ts), the input guard (guard.ts), the shared refusals (refusals.ts), a re-attach's cursor checked (position_check.ts), the one verdict on
- * what follows a segment end (verdict.ts), and the reply union every door answers (reply.ts).
+ * replays and trails (translation.ts), the one serve loop (serve_loop.ts), a stream's open
+ * items and the decisions a door applies (parked.ts), the input guard (guard.ts), the shared
+ * refusals (refusals.ts), a re-attach's cursor checked (position_check.ts), the one verdict on
+ * what follows a segment end (verdict.ts), and the reply union every door answers (reply.ts);
+ * the ownership rule is core's (`core/owner.ts`), handed on here.
  * A door adds a translator, a state codec and its protocol's rules.
  */
 export { DoorBase, doorDeps, type DoorCore, type DoorDeps } from './deps.js'

@@ -1,7 +1,7 @@
 import type { Parking } from '../parking/parking.js'
 
 /**
- * A stream as the parking service reads it after a segment end, in one snapshot
+ * A stream as parking's queries read it after a segment end, in one snapshot
  * (`ParkingQueries.streamAfter`): its row's status, the next segment end after the one asked
  * about, its newest suspension's status and how many items it waits for.
  */

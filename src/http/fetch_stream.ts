@@ -67,8 +67,13 @@ function byteStream(
   }
   const disconnected = async () => {
     if (ended) return
-    await stop()
-    options.onDisconnect?.()
+    // The client went away: the run is told first (abort on disconnect), whatever ending the
+    // reader then takes (it may wait for a pending read, or fail), as the AdonisJS adapter does.
+    try {
+      options.onDisconnect?.()
+    } finally {
+      await stop()
+    }
   }
   const onAbort = () => void disconnected().catch(() => {})
   return new ReadableStream<Uint8Array>({

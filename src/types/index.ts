@@ -8,7 +8,8 @@
 import './extended.js'
 
 // config/agent_stream.ts
-export type { AgentStreamConfig } from '../define_config.js'
+export type { AgentStreamConfig, Duration, ResolvedAgentStreamConfig } from '../define_config.js'
+export type { HistoryBounds } from '../runner/conversation.js'
 
 // The runner contract (also at the root).
 export type { AgentRunner, ResumeContext, RunContext, RunOutcome } from '../runner/contract.js'
@@ -26,10 +27,12 @@ export type {
   ToolConfirmation,
   UserPart,
 } from '../core/frames.js'
+export type { Cursor } from '../core/cursor.js'
+export type { UserMessage } from '../core/user_message.js'
 
 // The sink and its options.
 export type { SinkWriter, TokenStreamSink } from '../sink/spi.js'
-export type { LucidSinkOptions } from '../sink/lucid_sink.js'
+export type { LucidSinkOptions, SubscribeOptions } from '../sink/lucid_sink.js'
 export type { NotifierFactory } from '../follow/notifiers/notifier.js'
 
 // The hooks of config/agent_stream.ts: who a request is for, who may open the console and

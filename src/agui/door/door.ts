@@ -52,7 +52,8 @@ export class AgUiDoor extends DoorBase<AgUiDoorOptions, TranslatorCheckpoint, Ag
    * `POST`: a new run (the newest user message is its input) or a resume (`resume[]` answers
    * every open interrupt of the thread). `signal` ends the stream when the client goes away.
    * A draining replica (a graceful shutdown) refuses either: 503 `replica_shutdown`; a refused
-   * input: 400 `invalid_input` / 413 `body_too_large` (the kernel's input guard).
+   * input: 400 `invalid_input` (the kernel's input guard). The body's size is the transport's
+   * rule (413 `body_too_large` before the door is asked, counted in bytes as received).
    */
   run(body: unknown, principal: Principal | null, signal?: AbortSignal): Promise<AgUiReply> {
     return guardInput(this.driver, () => this.#run(body, principal, signal))

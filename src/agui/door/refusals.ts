@@ -50,7 +50,7 @@ const BY_ERROR: Record<string, AgUiRefusalCode> = {
   E_INVALID_DECISION: 'invalid_resume_payload',
 }
 
-/** The AG-UI refusal for one of the parking service's errors, or `null` for any other error. */
+/** The AG-UI refusal for one of parking's decision errors, or `null` for any other error. */
 export function refusalOf(error: unknown): AgUiRefusalCode | null {
   const code = (error as { code?: unknown } | null)?.code
   return typeof code === 'string' && Object.hasOwn(BY_ERROR, code) ? BY_ERROR[code] : null

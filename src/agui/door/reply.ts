@@ -6,7 +6,10 @@ import type { SegmentCache } from './segment_cache.js'
 /** Options of the AG-UI door: the translator's, plus input and connection settings. */
 export interface AgUiDoorOptions
   extends Omit<TranslatorOptions, 'streamRunId' | 'messagesSnapshot'>, CheckpointSettings {
-  /** Cap on a `RunAgentInput` body, in bytes. Default 1048576 (1 MiB). */
+  /**
+   * Cap on a `RunAgentInput` body, in bytes as received: both transports refuse a larger one
+   * (413 `body_too_large`) before the door is asked. Default 1048576 (1 MiB).
+   */
   maxBodyBytes?: number
   /** Cancel the run when its client disconnects (off: it runs on, re-attach later). Default false. */
   abortOnDisconnect?: boolean

@@ -14,7 +14,7 @@ import { serveRun } from './serve.js'
 interface Planned {
   item: ParkedItem
   entry: AgUiResumeEntry
-  /** The reply, validated, as the parking service takes it. */
+  /** The reply, validated, as parking's decisions take it. */
   apply: () => Promise<unknown>
 }
 

@@ -36,12 +36,12 @@ const isToolPart = (part: Part) =>
  * parked item it names, before anything is written:
  * - a tool part in state `approval-responded` (`addToolApprovalResponse`): its `approval.id` is
  *   the door's `approval-<seq>`; the `approval` frame stored at that row names the item (its
- *   run, id and park), decided with `approve` / `reject` of the parking service (`via: 'chat'`);
+ *   run, id and park), decided with `approve` / `reject` of parking's decisions (`via: 'chat'`);
  *   in state `approval-requested` (not answered on this page): the same item, nothing to apply;
  * - the dynamic tool `elicitation` in state `output-available` (`addToolOutput`) for a question
  *   set still pending: `answer` with the output (`{ answers, skipped? }`); for one answered
  *   already (elsewhere, or earlier in the turn), nothing to apply (its answers are in the stream).
- * The parking service enforces the rest (decide once: 409; lapsed: 410; not the approver: 403;
+ * Parking's decisions enforce the rest (decide once: 409; lapsed: 410; not the approver: 403;
  * no such item: 404; a body that does not fit: 422), exactly as for the other doors; an item
  * settled first is not an error of the chat ({@link applyDecisions}).
  *

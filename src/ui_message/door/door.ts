@@ -27,7 +27,7 @@ import { UI_MESSAGE_STATE } from './state_codec.js'
 import { turnChunks } from './turn.js'
 import { chatMessages } from './messages.js'
 
-/** The refusals of this door's protocol (besides the kernel's and the parking service's errors). */
+/** The refusals of this door's protocol (besides the kernel's and parking's decision errors). */
 const REFUSED = {
   interrupt_pending: {
     status: 409,
@@ -55,7 +55,7 @@ const noChat = () => notFound('No such chat')
 /**
  * The AI SDK UI message stream door (`ai` 7's protocol, as `useChat` and `DefaultChatTransport`
  * speak it), protocol logic with no HTTP in it, on the same core as the AG-UI door: the same
- * run rows (a chat is a thread; each turn a run with its own stream), driver, parking service,
+ * run rows (a chat is a thread; each turn a run with its own stream), driver, parking,
  * public projection and cursor rule, so one stored run is readable through both doors.
  *
  * - `chat` (`POST`): the newest message is the user's: a new turn (a run whose input is
@@ -80,15 +80,15 @@ export class UiMessageDoor extends DoorBase<UiMessageDoorOptions, string> {
   }
 
   /**
-   * `POST` a chat request. Refusals (nothing written): 400 `invalid_input`, 413
-   * `body_too_large`, 404 `not_found` (no such chat, or another principal's), 409
+   * `POST` a chat request (its size is the transport's rule: 413 `body_too_large` before the
+   * door is asked). Refusals (nothing written): 400 `invalid_input`, 404 `not_found` (no such chat, or another principal's), 409
    * `interrupt_pending` (a new message while approvals are open), 409 `not_current_turn`, 422
-   * `no_decision`, and the parking service's errors with their status and code (never for an
+   * `no_decision`, and parking's decision errors with their status and code (never for an
    * item settled first: that answer is the continuation); 503 `replica_shutdown` on a draining
    * replica (a graceful shutdown).
    */
   chat(body: unknown, principal: Principal | null, signal?: AbortSignal): Promise<UiDoorReply> {
-    // The kernel's input guard; the parking service's errors answer with their status and code.
+    // The kernel's input guard; parking's decision errors answer with their status and code.
     return guardInput(this.driver, () => this.#chat(body, principal, signal), {
       packageErrors: true,
     })

@@ -8,7 +8,10 @@ import type { DoorReply, SentEvent } from '../../door/reply.js'
  * and the checkpoint settings every door takes.
  */
 export interface UiMessageDoorOptions extends ProjectionRules, CheckpointSettings {
-  /** Cap on a chat request, in bytes. Default 1048576 (1 MiB). */
+  /**
+   * Cap on a chat request, in bytes as received: both transports refuse a larger one (413
+   * `body_too_large`) before the door is asked. Default 1048576 (1 MiB).
+   */
   maxBodyBytes?: number
 }
 
