@@ -4,6 +4,7 @@ import type { DoorAnswer } from './door_routes.js'
 import { mediaTypeRefusal } from './media_type.js'
 import { mountedRoute, type MountedRoute } from './door_mounts.js'
 import { resolvePrincipal } from './principal.js'
+import { answeringOutages } from './outage_refusal.js'
 import { bodyTooLarge, sendRefusal } from './refusal.js'
 import { serveChunks } from './sse.js'
 
@@ -23,12 +24,15 @@ import { serveChunks } from './sse.js'
  *    the cursor (`?after=` wins over `Last-Event-ID`). The stream ends when its client goes away
  *    or the replica shuts down (`AdonisDoorAdapter.closeAll`); a client going away from a route
  *    that drives its run cancels the run when `abortOnDisconnect` is on.
+ *
+ * An outage of the database before the stream opens is 503 `database_unavailable` with
+ * `Retry-After` (`outage_refusal.ts`), answered here, not by the app's exception handler.
  */
 export default class DoorController {
   async handle(ctx: HttpContext) {
     const served = mountedRoute(ctx)
     if (!served) throw new Error('agent-stream: a door route mounted without its adapter')
-    return serve(ctx, served)
+    return answeringOutages((routed: HttpContext) => serve(routed, served))(ctx)
   }
 }
 

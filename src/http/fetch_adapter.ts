@@ -2,6 +2,7 @@ import { matchPath, type DoorAnswer, type DoorRoute, type DoorRouteTable } from 
 import { readJsonBody } from './fetch_body.js'
 import { fetchPrincipal, fetchRoute, type FetchHandlerOptions } from './fetch_route.js'
 import { streamResponse } from './fetch_stream.js'
+import { outageResponse } from './outage_refusal.js'
 import { METHOD_NOT_ALLOWED, NO_SUCH_ROUTE, refusalResponse } from './refusal.js'
 
 /** A request's route among the tables: the table, the route, its decoded parameters. */
@@ -28,12 +29,24 @@ interface Matched {
  *    every `heartbeatMs` on SSE, ended when the request's `signal` aborts). When the client of a
  *    route that drives its run goes away, the run is cancelled if `abortOnDisconnect` (the
  *    option, else the table's) is on.
+ *
+ * An outage of the database before the stream opens is 503 `database_unavailable` with
+ * `Retry-After` (`outage_refusal.ts`, the AdonisJS routes' answer too).
  */
 export function createDoorFetchHandler(
   tables: DoorRouteTable[],
   options: FetchHandlerOptions = {}
 ): (request: Request) => Promise<Response> {
   return async function handle(request: Request): Promise<Response> {
+    try {
+      return await answerRequest(request)
+    } catch (error) {
+      // An outage of the database: 503 `database_unavailable` (anything else is the host's).
+      return outageResponse(error)
+    }
+  }
+
+  async function answerRequest(request: Request): Promise<Response> {
     const asked = fetchRoute(request, options.basePath)
     if (!asked) return refusalResponse(NO_SUCH_ROUTE)
     let matched: Matched | undefined
