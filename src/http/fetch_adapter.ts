@@ -2,7 +2,7 @@ import { matchPath, type DoorAnswer, type DoorRoute, type DoorRouteTable } from 
 import { readJsonBody } from './fetch_body.js'
 import { fetchPrincipal, fetchRoute, type FetchHandlerOptions } from './fetch_route.js'
 import { streamResponse } from './fetch_stream.js'
-import { outageResponse } from './outage_refusal.js'
+import { answeringOutagesFetch } from './outage_refusal.js'
 import { METHOD_NOT_ALLOWED, NO_SUCH_ROUTE, refusalResponse } from './refusal.js'
 
 /** A request's route among the tables: the table, the route, its decoded parameters. */
@@ -38,12 +38,8 @@ export function createDoorFetchHandler(
   options: FetchHandlerOptions = {}
 ): (request: Request) => Promise<Response> {
   return async function handle(request: Request): Promise<Response> {
-    try {
-      return await answerRequest(request)
-    } catch (error) {
-      // An outage of the database: 503 `database_unavailable` (anything else is the host's).
-      return outageResponse(error)
-    }
+    // An outage of the database: a read tried once more, else 503 `database_unavailable`.
+    return answeringOutagesFetch(request, answerRequest)
   }
 
   async function answerRequest(request: Request): Promise<Response> {

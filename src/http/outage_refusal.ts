@@ -25,34 +25,71 @@ export function outageRefusal(error: unknown): Readonly<Refusal> | null {
   return null
 }
 
+/**
+ * Run `answer` (a request's whole handling); a read (`GET`) that meets an outage before
+ * anything was sent is run once more after a moment, on a fresh connection: a pooled
+ * connection the server killed (a restart, `pg_terminate_backend`, `KILL`) fails only the
+ * query that found it dead. A write is not run again here: its transaction was rolled back (or
+ * its outcome is unknown), and the client's retry after the 503 is the one that can tell.
+ */
+async function withReadRetry<T>(method: string, sent: () => boolean, answer: () => Promise<T>) {
+  try {
+    return await answer()
+  } catch (error) {
+    if (method !== 'GET' || sent() || !outageRefusal(error)) throw error
+    await new Promise((resolve) => setTimeout(resolve, READ_RETRY_MS))
+    return answer()
+  }
+}
+
+/** How long a read waits before its one retry. */
+const READ_RETRY_MS = 50
+
 /** What an AdonisJS route handler sees of its context here (structural: no framework import). */
 interface OutageContext {
+  request: { method(): string }
   response: Parameters<typeof sendRefusal>[0] & { readonly headersSent: boolean }
 }
 
 /**
  * `handler`, answering an outage of the database itself (503, {@link outageRefusal}) instead
  * of throwing it to the app's exception handler, which would render a 500 (with the driver's
- * text in development). Once a response's headers are sent (a stream began) the error goes on
- * as before. Every AdonisJS route of the package is wrapped (`package_routes.ts`).
+ * text in development); a read is tried once more first (`withReadRetry`). Once a response's
+ * headers are sent (a stream began) the error goes on as before. Every AdonisJS route of the
+ * package is wrapped (`package_routes.ts`, the door controller).
  */
 export function answeringOutages<C extends OutageContext>(
   handler: (ctx: C) => unknown
 ): (ctx: C) => Promise<unknown> {
   return async (ctx: C) => {
+    const sent = () => ctx.response.headersSent
     try {
-      return await handler(ctx)
+      return await withReadRetry(ctx.request.method(), sent, async () => handler(ctx))
     } catch (error) {
       const refusal = outageRefusal(error)
-      if (!refusal || ctx.response.headersSent) throw error
+      if (!refusal || sent()) throw error
       return sendRefusal(ctx.response, refusal)
     }
   }
 }
 
-/** The Fetch transport's counterpart of {@link answeringOutages}: the refusal as a `Response`. */
-export function outageResponse(error: unknown): Response {
-  const refusal = outageRefusal(error)
-  if (!refusal) throw error
-  return refusalResponse(refusal)
+/**
+ * The Fetch transport's counterpart of {@link answeringOutages}: `answer(request)`, a read
+ * tried once more on an outage, else the refusal as a `Response`.
+ */
+export async function answeringOutagesFetch(
+  request: Request,
+  answer: (request: Request) => Promise<Response>
+): Promise<Response> {
+  try {
+    return await withReadRetry(
+      request.method,
+      () => false,
+      () => answer(request)
+    )
+  } catch (error) {
+    const refusal = outageRefusal(error)
+    if (!refusal) throw error
+    return refusalResponse(refusal)
+  }
 }
