@@ -1,11 +1,13 @@
 import { test } from '@japa/runner'
 import { randomUUID } from 'node:crypto'
+import { fork } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
 import type { Database } from '@adonisjs/lucid/database'
 import type { AgentRunner } from '../src/runner/contract.js'
 import { createAgUiFetchHandler } from '../src/http/fetch_handler.js'
 import { createUiMessageFetchHandler } from '../src/http/ui_message_fetch_handler.js'
 import { createRequestLimits, type LimitsConfig } from '../src/http/limits.js'
-import { resetTables, snapshotTables } from './helpers/db.js'
+import { createDatabase, resetTables, snapshotTables } from './helpers/db.js'
 import { serveRuntime } from './helpers/fetch_node.js'
 import { postJson, readResponse, runInput, serveApp } from './helpers/http.js'
 import { cookieClient, serveWebKit } from './helpers/web_kit.js'
@@ -294,4 +296,66 @@ test.group('Per-principal limits in an AdonisJS web app (session auth, shield)',
     await assertLimited(assert, decided, 'too_many_decisions', 'decisions', 60)
     assert.equal(await snapshotTables(db), before)
   }).timeout(60_000)
+})
+
+/** A replica of the app in a process of its own (`tests/fixtures/limited_app.ts`): its URL. */
+async function replica(limits: LimitsConfig, env: Record<string, string>, cleanup: any) {
+  const child = fork(fileURLToPath(new URL('fixtures/limited_app.ts', import.meta.url)), [], {
+    execArgv: ['--import=@poppinss/ts-exec'],
+    env: { ...process.env, ...env, LIMITS: JSON.stringify(limits) },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  })
+  cleanup(() => void child.kill('SIGKILL'))
+  const { url } = await new Promise<{ url: string }>((resolve, reject) => {
+    child.once('message', (message) => resolve(message as { url: string }))
+    child.once('exit', (code) => reject(new Error(`the replica exited early (${code})`)))
+  })
+  return url
+}
+
+test.group('Per-principal limits across replicas', () => {
+  test("the app's limiter with a shared store (database): one count for the fleet", async ({
+    assert,
+    cleanup,
+  }) => {
+    const db = createDatabase()
+    await resetTables(db)
+    const table = 'agent_stream_test_limits'
+    // The table `@adonisjs/limiter`'s database store counts in (rate-limiter-flexible's shape).
+    await db.connection().schema.dropTableIfExists(table)
+    await db.connection().schema.createTable(table, (t) => {
+      t.string('key', 255).notNullable().primary()
+      t.integer('points').notNullable().defaultTo(0)
+      t.bigint('expire').unsigned()
+    })
+    await db.manager.closeAll()
+    const limits = { runStarts: { requests: 2, duration: '1m' }, streams: false } as const
+    const env = { LIMITER_TABLE: table }
+    const [a, b] = await Promise.all([replica(limits, env, cleanup), replica(limits, env, cleanup)])
+    const start = (base: string, user = 'alice') =>
+      postJson(`${base}/agui`, runInput(`t-${randomUUID()}`, randomUUID()), user)
+    assert.equal((await readResponse(await start(a))).status, 200)
+    assert.equal((await readResponse(await start(b))).status, 200)
+    // Alice's third start, on either replica: the fleet's count says no.
+    await assertLimited(assert, await start(a), 'too_many_run_starts', 'runStarts', 60)
+    await assertLimited(assert, await start(b), 'too_many_run_starts', 'runStarts', 60)
+    assert.equal((await readResponse(await start(b, 'bob'))).status, 200)
+  }).timeout(120_000)
+
+  test('without an app limiter: counted in each replica’s memory (a replica’s limit, not the fleet’s)', async ({
+    assert,
+    cleanup,
+  }) => {
+    const db = createDatabase()
+    await resetTables(db)
+    await db.manager.closeAll()
+    const limits = { runStarts: { requests: 1, duration: '1m' }, streams: false } as const
+    const [a, b] = await Promise.all([replica(limits, {}, cleanup), replica(limits, {}, cleanup)])
+    const start = (base: string) =>
+      postJson(`${base}/agui`, runInput(`t-${randomUUID()}`, randomUUID()), 'alice')
+    assert.equal((await readResponse(await start(a))).status, 200)
+    await assertLimited(assert, await start(a), 'too_many_run_starts', 'runStarts', 60)
+    // The other replica has counted nothing of alice's.
+    assert.equal((await readResponse(await start(b))).status, 200)
+  }).timeout(120_000)
 })
