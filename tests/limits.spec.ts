@@ -4,6 +4,8 @@ import { fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import type { Database } from '@adonisjs/lucid/database'
 import type { AgentRunner } from '../src/runner/contract.js'
+import { defineConfig } from '../src/define_config.js'
+import { sinkInternals } from '../src/sink/lucid_sink.js'
 import { createAgUiFetchHandler } from '../src/http/fetch_handler.js'
 import { createUiMessageFetchHandler } from '../src/http/ui_message_fetch_handler.js'
 import { createRequestLimits, type LimitsConfig } from '../src/http/limits.js'
@@ -358,4 +360,57 @@ test.group('Per-principal limits across replicas', () => {
     // The other replica has counted nothing of alice's.
     assert.equal((await readResponse(await start(b))).status, 200)
   }).timeout(120_000)
+})
+
+test.group('Per-principal limits: config and faults', () => {
+  test('a bad rule is refused at config time, naming the field', ({ assert }) => {
+    for (const [limits, field] of [
+      [{ runStarts: { requests: 0 } }, 'limits.runStarts.requests'],
+      [{ decisions: { requests: 1.5 } }, 'limits.decisions.requests'],
+      [{ runStarts: { duration: '10ms' } }, 'limits.runStarts.duration'],
+      [{ streams: { concurrent: -1 } }, 'limits.streams.concurrent'],
+      [{ streams: { window: 'soon' } }, 'limits.streams.window'],
+      [{ store: '' }, 'limits.store'],
+    ] as const) {
+      assert.throws(() => defineConfig({ limits: limits as LimitsConfig }), new RegExp(field))
+    }
+  })
+
+  test("the limiter's store failing admits the request and is told once", async ({
+    assert,
+    cleanup,
+  }) => {
+    const { LimiterManager } = await import('@adonisjs/limiter')
+    const { default: LimiterDatabaseStore } = await import('@adonisjs/limiter/stores/database')
+    const told: unknown[] = []
+    const served = await serveRuntime({ runner: quick }, (runtime, principal) => {
+      // A store whose table is missing: every count fails with the driver's error.
+      const limiter = new LimiterManager({
+        default: 'db',
+        stores: {
+          db: (options) =>
+            new LimiterDatabaseStore(sinkInternals(runtime.sink).client, {
+              tableName: 'agent_stream_no_such_table',
+              ...options,
+            }),
+        },
+      })
+      const pending = createRequestLimits(
+        { runStarts: { requests: 1 }, streams: { concurrent: 1 } },
+        { limiter, onError: (error) => void told.push(error) }
+      )
+      const handler = pending.then((limits) =>
+        createAgUiFetchHandler(runtime.door, { basePath: '/agui', principal, limits })
+      )
+      return async (request) => (await handler)(request)
+    })
+    cleanup(served.close)
+    for (let index = 0; index < 3; index++) {
+      const answer = await readResponse(
+        await postJson(`${served.url}/agui`, runInput(`t-${randomUUID()}`, randomUUID()))
+      )
+      assert.equal(answer.status, 200)
+    }
+    assert.lengthOf(told, 1)
+  }).timeout(60_000)
 })
