@@ -72,7 +72,11 @@ async function serve(
   // One limits object shared by both doors' handlers: the counts are the principal's.
   const shared = await createRequestLimits(limits)
   const served = await serveRuntime({ runner }, (runtime, principal) => {
-    const agui = createAgUiFetchHandler(runtime.door, { basePath: '/agui', principal, limits: shared })
+    const agui = createAgUiFetchHandler(runtime.door, {
+      basePath: '/agui',
+      principal,
+      limits: shared,
+    })
     const chat = createUiMessageFetchHandler(runtime.uiMessage, { principal, limits: shared })
     return (request) =>
       new URL(request.url).pathname.startsWith('/agui') ? agui(request) : chat(request)
@@ -209,7 +213,8 @@ for (const transport of ['AdonisJS', 'Fetch'] as const) {
       // Both of alice's slots are held: every other stream of hers is refused, a start too,
       // and nothing is written.
       const before = await snapshotTables(db)
-      const get = (path: string, user = 'alice') => fetch(`${url}${path}`, { headers: { 'x-user': user } })
+      const get = (path: string, user = 'alice') =>
+        fetch(`${url}${path}`, { headers: { 'x-user': user } })
       const limited = (response: Response) =>
         assertLimited(assert, response, 'too_many_streams', 'streams', 5)
       await limited(await get(`/agui/runs/${runId}`))
