@@ -18,6 +18,8 @@ export function isTransientError(error: unknown): boolean {
   }
   if (typeof code === 'string') {
     if (NODE_CODES.has(code) || MYSQL_CODES.has(code)) return true
+    // SQLite: another process holds the database's lock past busy_timeout.
+    if (code === 'SQLITE_BUSY') return true
     // PostgreSQL SQLSTATE: class 08 (connection exception), 57P01-57P03 (admin shutdown, crash
     // shutdown, cannot connect now), 53300 (too many connections, as a restart's reconnect storm
     // can cause), 40001/40P01 (serialization failure, deadlock).
@@ -58,7 +60,7 @@ const MYSQL_ERRNOS = new Set([1040, 1053, 1077, 1078, 1079, 1080, 1205, 1213, 19
 
 /** Drivers that report a lost connection without a code (pg, mysql2, tarn). */
 const MESSAGES =
-  /connection terminated|terminating connection|not queryable|closed state|server has gone away|lost connection|connection is closed|the database system is (starting up|shutting down|in recovery mode)/i
+  /connection terminated|terminating connection|not queryable|closed state|server has gone away|lost connection|connection lost|connection is closed|the database system is (starting up|shutting down|in recovery mode)/i
 
 /**
  * Whether `error` is a transaction rolled back by the database to break a lock conflict: a
