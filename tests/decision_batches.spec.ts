@@ -186,8 +186,13 @@ for (const transport of transports) {
       assert.lengthOf(interrupts, 2)
       await served.settled()
       const before = await served.snapshot()
-      const resume = (entries: unknown[]) => request('POST', '', aguiInput(threadId, { resume: entries }))
-      const ok = (id: string) => ({ interruptId: id, status: 'resolved', payload: { approved: true } })
+      const resume = (entries: unknown[]) =>
+        request('POST', '', aguiInput(threadId, { resume: entries }))
+      const ok = (id: string) => ({
+        interruptId: id,
+        status: 'resolved',
+        payload: { approved: true },
+      })
       for (const [entries, code] of [
         [
           [

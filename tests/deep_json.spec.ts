@@ -22,7 +22,11 @@ const LEVELS = [5_000, 50_000, 500_000]
 const deep = (levels: number) => `${'['.repeat(levels)}${']'.repeat(levels)}`
 
 /** A clean refusal: a 4xx whose body is `{ code, message }`, both strings. */
-function assertRefused(assert: any, answer: { status: number; json: any; text: string }, what: string) {
+function assertRefused(
+  assert: any,
+  answer: { status: number; json: any; text: string },
+  what: string
+) {
   assert.isAtLeast(answer.status, 400, `${what}: ${answer.text.slice(0, 200)}`)
   assert.isBelow(answer.status, 500, `${what}: ${answer.text.slice(0, 200)}`)
   assert.isString(answer.json?.code, what)
@@ -105,7 +109,10 @@ test.group('Item 9: too deep is refused before anything walks it', () => {
         aguiInput(threadId, { resume: [{ interruptId: interrupt.id, status: 'resolved' }] })
       ).replace('"status":"resolved"', `"status":"resolved","payload":${value}`)
       for (const [path, body] of [
-        ['/agui', JSON.stringify(aguiInput(`t-${randomUUID()}`)).replace(/}$/, `,"state":${value}}`)],
+        [
+          '/agui',
+          JSON.stringify(aguiInput(`t-${randomUUID()}`)).replace(/}$/, `,"state":${value}}`),
+        ],
         ['/agui', resume],
         ['/agent/chat', `{"id":"c-${randomUUID()}","messages":${value}}`],
       ]) {

@@ -144,7 +144,11 @@ test.group('Item 2: an edited tool input is checked against its tool schema', ()
         '/agui',
         aguiInput(threadId, {
           resume: [
-            { interruptId: interrupt.id, status: 'resolved', payload: { approved: true, editedArgs } },
+            {
+              interruptId: interrupt.id,
+              status: 'resolved',
+              payload: { approved: true, editedArgs },
+            },
           ],
         })
       )

@@ -157,7 +157,9 @@ export async function writeParts(
           if (part.isAutomatic) break
           const call = { toolName: part.toolCall.toolName, input: part.toolCall.input }
           const approver = plan.approval.approver
-          const tool = Object.hasOwn(plan.tools, call.toolName) ? plan.tools[call.toolName] : undefined
+          const tool = Object.hasOwn(plan.tools, call.toolName)
+            ? plan.tools[call.toolName]
+            : undefined
           const inputSchema = await toolInputSchema(tool)
           await write({
             t: 'approval',

@@ -228,7 +228,8 @@ export class ParkingDecisions {
           : { answers: {}, skipped: true }
       return { item, decider, outcome: { status: 'answered', reason, reply } }
     }
-    if (decision.verb === 'reject') return { item, decider, outcome: { status: 'rejected', reason } }
+    if (decision.verb === 'reject')
+      return { item, decider, outcome: { status: 'rejected', reason } }
     if (shape.input !== undefined) {
       // What reaches the tool is what its schema allows, whoever edited it (invariant 13).
       const issue = schemaIssue(await askedInputSchema(this.#sink, item), shape.input, 'input')

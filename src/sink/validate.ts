@@ -221,10 +221,7 @@ const frame = vine.union([
       id: id(),
       toolName: text().minLength(1),
       input: vine.any().optional(),
-      inputSchema: vine
-        .any()
-        .use(jsonSchemaValue())
-        .optional(),
+      inputSchema: vine.any().use(jsonSchemaValue()).optional(),
       confirmation: vine.record(vine.any()).optional(),
       approver: text().optional(),
       expiresAt: instant().optional(),
