@@ -190,7 +190,8 @@ export class ParkingDecisions {
     const seen = new Set<string>()
     for (const [index, decision] of decisions.entries()) {
       const step = await this.#check(decision, shapes[index], decider)
-      const key = JSON.stringify([step.item.runId, step.item.park, step.item.itemId])
+      const { kind, runId, park, itemId } = step.item
+      const key = JSON.stringify([kind, runId, park, itemId])
       if (seen.has(key)) throw new InvalidDecisionError([{ field: '', rule: 'distinctItems' }])
       seen.add(key)
       if (step.item.status !== 'pending' && options.settledFirst === 'skip') continue
