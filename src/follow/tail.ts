@@ -27,6 +27,11 @@ export interface TailOptions {
    * length: live writers renew meanwhile; see `ReadHealth`). Default 0.
    */
   lapseGraceMs?: number
+  /**
+   * Resolves once the database's clock was read (leases are in its time; see `ClockWatch.ready`):
+   * awaited before leases are compared.
+   */
+  clock?: () => Promise<void>
 }
 
 /**
@@ -277,6 +282,7 @@ export class Tail {
     }
     await this.#reads.readMany(changed)
     if (!this.#reads.health.healthyFor(this.options.lapseGraceMs ?? 0)) return
+    await this.options.clock?.()
     for (const runId of lapsed(heads)) {
       await this.options.onLapsed(runId).catch((error) => {
         // Its failure cannot be stored (the database refuses it): its readers here are told

@@ -102,6 +102,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
       pageSize: resolved.pageSize,
       onLapsed: (runId) => this.#failLapsed(runId),
       lapseGraceMs: resolved.leaseMs,
+      clock: () => this.#clock.ready(),
     })
     this.#store = store
     this.#reads = reads

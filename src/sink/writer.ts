@@ -1,5 +1,5 @@
-import { AgentStreamException, StoreUnavailableError, StreamClosedError } from '../errors.js'
-import { isTransientError } from '../store/transient.js'
+import { StoreUnavailableError, StreamClosedError } from '../errors.js'
+import { isRefusal } from '../store/transient.js'
 import { hostToDatabaseInstant } from '../store/clock.js'
 import type { RunMeta } from '../core/run.js'
 import type { StreamFrame } from '../core/frames.js'
@@ -46,8 +46,8 @@ export type { ParkHook, WriterOptions } from './writer_options.js'
  * `StoreUnavailableError`, and the writer appends an `error` frame `run_failed` and the end as soon
  * as the database answers again.
  *
- * The database refusing a commit (an error trying again does not cure: a constraint, a trigger)
- * loses the run at once, the same way (`StoreUnavailableError` `refused`): the agent is stopped
+ * The database refusing a commit (`isRefusal`: a constraint, a trigger; trying again cannot cure
+ * it) loses the run at once, the same way (`StoreUnavailableError` `refused`): the agent is stopped
  * (`onLost`), the lease is no longer renewed, and the failure is tried once. When that cannot be
  * stored either, the stream still ends for its readers: on this replica from memory, on the
  * others once its lease lapses (`Tail`).
@@ -350,7 +350,7 @@ export class LucidSinkWriter implements SinkWriter {
       if (error instanceof StreamClosedError) {
         this.#failure = error
         this.release()
-      } else if (!(error instanceof AgentStreamException) && !isTransientError(error)) {
+      } else if (isRefusal(error)) {
         // Refused by the database: trying again would never end.
         this.#lose('refused', error)
         throw this.#lost
