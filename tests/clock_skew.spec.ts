@@ -20,7 +20,7 @@ const skews = (replica: Replica) =>
   replica.warnings.filter((w) => w.code === 'E_CLOCK_SKEW').map((w) => w.skewMs!)
 
 test.group('Clock skew | leases are in the database time', () => {
-  test('a replica 30 s ahead follows another replica\'s run to its end, and logs its skew', async ({
+  test("a replica 30 s ahead follows another replica's run to its end, and logs its skew", async ({
     assert,
   }) => {
     const { sink } = await setupSink(LEASE)

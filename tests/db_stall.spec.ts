@@ -29,11 +29,11 @@ function replicaEnv(server: PrivateServer): Record<string, string> {
 test.group('Database stall | leases', (group) => {
   let server: PrivateServer | null = null
   group.setup(async () => {
-    if (SKIP) return
-    server = await startPrivateServer(DIALECT as 'pg' | 'mysql')
-    return async () => {
-      await server?.destroy()
-    }
+    if (!SKIP) server = await startPrivateServer(DIALECT as 'pg' | 'mysql')
+  })
+  group.teardown(async () => {
+    await server?.destroy()
+    server = null
   })
 
   test('a stall longer than the lease fails no healthy run; readers get every frame', async ({

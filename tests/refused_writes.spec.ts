@@ -59,7 +59,7 @@ function refusedRunner() {
   const runner: AgentRunner = {
     async start(ctx) {
       await ctx.writer.write({ t: 'text', v: 'stored before ' })
-      await ctx.writer.flush()
+      await ctx.writer.flush!()
       wrote()
       await refusing
       try {
@@ -110,7 +110,7 @@ test.group('Refused writes | a stream always ends', () => {
     assert.equal((frames.at(-1) as any).code, 'run_failed')
 
     const ended = await Promise.race([onReplica.done.then(() => true), sleep(20_000)])
-    assert.isTrue(ended, 'the other replica\'s reader ended')
+    assert.isTrue(ended, "the other replica's reader ended")
     assert.equal(textOf(there), 'stored before ')
     assert.isTrue(isError(there.at(-1)!))
 

@@ -396,11 +396,9 @@ export class LucidSinkWriter implements SinkWriter {
     // A refusal was told already; a failure the database refuses after an outage is told here.
     const refusedToo = (error: unknown) =>
       reason !== 'refused' && this.options.onError?.(new StoreUnavailableError('refused', error))
-    this.#recording = this.#commits
-      .fail(this.#failureRetry, refusedToo)
-      .then((ended) => {
-        // Not stored: this replica's readers are told from memory.
-        if (!ended) this.#context.tail.lost(this.runId)
-      })
+    this.#recording = this.#commits.fail(this.#failureRetry, refusedToo).then((ended) => {
+      // Not stored: this replica's readers are told from memory.
+      if (!ended) this.#context.tail.lost(this.runId)
+    })
   }
 }

@@ -73,10 +73,7 @@ export async function measure(client: QueryClientContract): Promise<ClockReading
   const mono = started + rttMs / 2
   const candidate = { db: value, mono, rttMs }
   const old = reading
-  if (
-    !old ||
-    (rttMs <= MAX_RTT_MS && (rttMs <= old.rttMs * 2 + 5 || ended - old.mono > 60_000))
-  ) {
+  if (!old || (rttMs <= MAX_RTT_MS && (rttMs <= old.rttMs * 2 + 5 || ended - old.mono > 60_000))) {
     reading = candidate
   }
   return { skewMs: Math.round(Date.now() - (performance.now() - mono) - value), rttMs }
