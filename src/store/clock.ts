@@ -61,6 +61,12 @@ export interface ClockReading {
  * @throws what the query throws
  */
 export async function measure(client: QueryClientContract): Promise<ClockReading | null> {
+  // The first read may open a connection (a slow round trip): a second one makes the estimate.
+  if (!reading) await readOnce(client)
+  return readOnce(client)
+}
+
+async function readOnce(client: QueryClientContract): Promise<ClockReading | null> {
   const sql = CLOCK_SQL[dialectOf(client.dialect.name)]
   if (!sql) return null
   const started = performance.now()
