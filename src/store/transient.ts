@@ -92,3 +92,24 @@ export async function retryLockConflicts<T>(attempt: () => Promise<T>, times = 5
     }
   }
 }
+
+/**
+ * Whether an error is the database refusing a write for good: trying again stores nothing more
+ * (an integrity constraint, a check constraint, a trigger that raises). Never transient.
+ * PostgreSQL SQLSTATE class 23 (integrity constraint violation: 23514 check, 23505 unique, ...)
+ * and P0001 (raised by PL/pgSQL); MySQL/MariaDB a trigger's SIGNAL (1644), a check constraint
+ * (3819 MySQL, 4025 MariaDB), a duplicate, null or foreign key (1062, 1048, 1451, 1452) and
+ * SQLSTATE class 23; SQLite `SQLITE_CONSTRAINT_*` (a trigger's RAISE included).
+ */
+export function isRefusal(error: unknown): boolean {
+  if (!error || typeof error !== 'object' || isTransientError(error)) return false
+  const { code, errno, sqlState } = error as { code?: unknown; errno?: unknown; sqlState?: unknown }
+  if (typeof code === 'string') {
+    if (/^23[0-9A-Z]{3}$/.test(code) || code === 'P0001') return true
+    if (code.startsWith('SQLITE_CONSTRAINT')) return true
+  }
+  if (typeof errno === 'number' && REFUSAL_ERRNOS.has(errno)) return true
+  return typeof sqlState === 'string' && /^23[0-9A-Z]{3}$/.test(sqlState)
+}
+
+const REFUSAL_ERRNOS = new Set([1644, 3819, 4025, 1062, 1048, 1451, 1452])
