@@ -79,6 +79,15 @@ export class StreamClosedError extends AgentStreamException {
 }
 
 /**
+ * The writer's lease was lost: its writer was taken for dead (its lease lapsed) and another
+ * replica took its segment over (the stream's writer epoch moved on). The old writer writes
+ * nothing more into the stream.
+ */
+export class LeaseLostError extends StreamClosedError {
+  static code = 'E_LEASE_LOST'
+}
+
+/**
  * The database stayed unreachable past the outage bound (`outage.bound` in the config), or the
  * frames a writer held meanwhile outgrew `outage.bufferBytes`: the run was stopped. Its stream
  * gets an `error` frame `run_failed` and its end as soon as the database is back. HTTP 503.

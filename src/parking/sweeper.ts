@@ -12,6 +12,20 @@ export interface SweeperDeps {
   decisions: ParkingDecisions
   /** Told of every suspension that may be claimable. */
   ready: ReadyNotices
+  /**
+   * Streams whose writer's lease lapsed mid-segment (`find`), each continued by this replica or
+   * failed (`settle`: the sink's `settleLapsed`), whether or not anyone reads them.
+   */
+  lapsed?: {
+    find: (limit: number) => Promise<string[]>
+    settle: (runId: string) => Promise<void>
+    /**
+     * A lease that lapsed while this replica's sweeps failed or stalled says nothing of its
+     * writer (it could not renew either): lapsed leases are acted on only once sweeps went well
+     * for this long (the lease length).
+     */
+    graceMs: number
+  }
   /** A sweep's failures (it tries again at the next tick). */
   onError?: (error: unknown) => void
 }
@@ -24,6 +38,8 @@ export interface SweeperDeps {
  */
 export class ParkingSweeper {
   readonly #deps: SweeperDeps
+  /** When a sweep last failed or stalled (`performance.now()`), if ever. */
+  #troubleAt = Number.NEGATIVE_INFINITY
 
   constructor(deps: SweeperDeps) {
     this.#deps = deps
@@ -57,9 +73,24 @@ export class ParkingSweeper {
   }
 
   /**
-   * Start sweeping: every `intervalMs`, expire lapsed items, abandon orphaned suspensions and
-   * resume what is ready (one sweep at a time). Call it on `ready`, never in warmup. Returns a
-   * stop function.
+   * Settle the streams whose writer's lease lapsed mid-segment: each is continued here (the
+   * runner can be continued) or failed (see `SweeperDeps.lapsed`). Returns how many were seen;
+   * none while a recent sweep failed or stalled.
+   */
+  async settleLapsed(limit: number = DEFAULTS.sweepBatch) {
+    const lapsed = this.#deps.lapsed
+    if (!lapsed || performance.now() - this.#troubleAt < lapsed.graceMs) return 0
+    const runIds = await lapsed.find(limit)
+    for (const runId of runIds) {
+      await lapsed.settle(runId).catch((error) => this.#deps.onError?.(error))
+    }
+    return runIds.length
+  }
+
+  /**
+   * Start sweeping: every `intervalMs`, expire lapsed items, abandon orphaned suspensions,
+   * resume what is ready and settle lapsed segments (one sweep at a time). Call it on `ready`,
+   * never in warmup. Returns a stop function.
    */
   start(intervalMs: number = DEFAULTS.sweepIntervalMs) {
     let running = false
@@ -67,13 +98,20 @@ export class ParkingSweeper {
       if (running) return
       running = true
       void (async () => {
+        const began = performance.now()
         try {
           await this.expireLapsed()
           await this.#deps.store.parks.abandonOrphans()
           await this.resumeReady()
+          await this.settleLapsed()
         } catch (error) {
+          this.#troubleAt = performance.now()
           this.#deps.onError?.(error)
         } finally {
+          // A sweep that took longer than a lease renewal's interval: the database (or this
+          // process) stalled, and writers may not have renewed meanwhile.
+          const graceMs = this.#deps.lapsed?.graceMs ?? Number.POSITIVE_INFINITY
+          if (performance.now() - began > graceMs / 3) this.#troubleAt = performance.now()
           running = false
         }
       })()

@@ -69,11 +69,17 @@ export interface LucidSinkOptions {
   onError?: (error: unknown) => void
   /** Parks approvals and elicitations in the frame's transaction (set by the parking layer). */
   park?: ParkHook
+  /**
+   * Offered every stream whose writer's lease lapsed before it is failed (set by the run
+   * driver): resolves true when this replica took the segment over and continues it (the
+   * stream is then not failed).
+   */
+  continueLapsed?: (runId: string) => Promise<boolean>
 }
 
 /** A sink's options with every default applied (`LucidTokenStreamSink.options`). */
 export type ResolvedSinkOptions = Required<
-  Omit<LucidSinkOptions, 'connection' | 'tables' | 'onError' | 'park'>
+  Omit<LucidSinkOptions, 'connection' | 'tables' | 'onError' | 'park' | 'continueLapsed'>
 >
 
 /**
