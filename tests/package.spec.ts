@@ -37,6 +37,7 @@ const FACE: Record<string, { values: string[]; types: string[] }> = {
   'adonis-agent-stream': {
     values: [
       'AgentStream',
+      'INTERRUPTED_TOOL_ERROR',
       'LucidTokenStreamSink',
       'childSinkWriter',
       'configure',
@@ -50,7 +51,7 @@ const FACE: Record<string, { values: string[]; types: string[] }> = {
       'registerRoutes',
       'stubsRoot',
     ],
-    types: ['AgentRunner', 'ResumeContext', 'RunContext', 'RunOutcome'],
+    types: ['AgentRunner', 'ContinueContext', 'ResumeContext', 'RunContext', 'RunOutcome'],
   },
   'adonis-agent-stream/types': {
     values: [],
@@ -62,6 +63,7 @@ const FACE: Record<string, { values: string[]; types: string[] }> = {
       'AgentStreamErrorCode',
       'AgentStreamEvent',
       'ApproverPolicy',
+      'ContinueContext',
       'Cursor',
       'DeliveredFrame',
       'DisplayName',
@@ -96,6 +98,7 @@ const FACE: Record<string, { values: string[]; types: string[] }> = {
     values: [
       'addQueueIndexes',
       'addThreadListIndex',
+      'addWriterColumns',
       'createCheckpointsTable',
       'createDoorTables',
       'createParkingTables',
@@ -106,6 +109,7 @@ const FACE: Record<string, { values: string[]; types: string[] }> = {
       'dropQueueIndexes',
       'dropStreamTables',
       'dropThreadListIndex',
+      'dropWriterColumns',
       'tableNames',
     ],
     types: ['TableNames'],
