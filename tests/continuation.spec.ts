@@ -277,3 +277,80 @@ test.group('Continuation | the takeover', () => {
     assert.deepEqual(await sink.lapsedSegments(10), [])
   })
 })
+
+test.group('Continuation | a writer taken for dead that comes back', () => {
+  test('its outcome is not written and the continuation parks undisturbed', async ({ assert }) => {
+    let openA!: () => void
+    const gateA = new Promise<void>((resolve) => (openA = resolve))
+    let openB!: () => void
+    const gateB = new Promise<void>((resolve) => (openB = resolve))
+    const a = await setupRunner(
+      {
+        start: async (ctx) => {
+          await ctx.writer.write({ t: 'text', v: 'Before ' })
+          await ctx.writer.flush?.()
+          await gateA
+          return { status: 'finished' }
+        },
+        resume: async () => ({ status: 'finished' }),
+      },
+      { leaseMs: 60_000 }
+    )
+    const dbB = createDatabase()
+    const { createRuntime } = await import('../src/runtime.js')
+    const b = createRuntime(dbB, {
+      leaseMs: 60_000,
+      runner: {
+        start: async () => ({ status: 'finished' }),
+        resume: async () => ({ status: 'finished' }),
+        continue: async (ctx) => {
+          await ctx.writer.write({ t: 'text', v: 'after.' })
+          await ctx.writer.write({
+            t: 'approval',
+            runId: ctx.runId,
+            id: 'call_1',
+            toolName: 'send',
+            input: {},
+          })
+          await gateB
+          return { status: 'parked', checkpoint: { at: 'continued' } }
+        },
+      },
+    })
+    const id = runId()
+    const started = await a.driver.start({ runId: id, input: 'go', principal: alice })
+    await sleep(100)
+    // A stalls past its lease (as a paused process does): B takes the segment over.
+    await a.db
+      .connection()
+      .from(a.sink.tables.streams)
+      .where('run_id', id)
+      .update({ lease_expires_at: 1 })
+    assert.isTrue(await b.driver.continueLapsed(id))
+    await sleep(200)
+    // A comes back and its agent finishes: nothing of it is written, B's approval stays pending.
+    openA()
+    assert.deepEqual(await started.done, { status: 'failed' })
+    const pending = await a.db.connection().from(a.sink.tables.approvals).where('item_id', 'call_1')
+    assert.deepEqual(
+      pending.map((row: any) => row.status),
+      ['pending']
+    )
+    openB()
+    await b.driver.settled()
+    const frames = await collect(a.sink.subscribe(id))
+    assert.equal(textOf(frames), 'Before after.')
+    assert.notInclude(
+      frames.map((f) => f.t),
+      'error'
+    )
+    const suspension = await a.db
+      .connection()
+      .from(a.sink.tables.suspensions)
+      .where('stream_run_id', id)
+      .first()
+    assert.equal(suspension.status, 'parked')
+    await b.sink.shutdown()
+    await dbB.manager.closeAll()
+  })
+})

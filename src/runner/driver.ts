@@ -293,7 +293,9 @@ export class RunDriver {
       drain.done()
       this.#running.delete(meta.streamRunId)
     }
-    if (writer.leaseLost) {
+    // Taken for dead meanwhile (another replica continues the segment): nothing of this
+    // outcome is written, nor are the segment's parks touched.
+    if (!(await writer.holdsStream())) {
       writer.release()
       return { status: 'failed' }
     }

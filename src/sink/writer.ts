@@ -130,6 +130,18 @@ export class LucidSinkWriter implements SinkWriter {
     return this.#leaseLost
   }
 
+  /**
+   * Whether this writer still holds its stream, read now (no other replica took it over since;
+   * a read that fails says yes: the commits check it again). Marks {@link leaseLost} when not.
+   */
+  async holdsStream(): Promise<boolean> {
+    if (this.#leaseLost) return false
+    if (this.options.epoch === undefined) return true
+    const epoch = await this.#context.store.epochOf(this.runId).catch(() => null)
+    if (epoch !== null && epoch !== this.options.epoch) this.#markLeaseLost()
+    return !this.#leaseLost
+  }
+
   /** Called once if another replica takes the stream over (the driver stops the agent). */
   set onLeaseLost(callback: () => void) {
     this.#onLeaseLost = callback
