@@ -17,7 +17,10 @@ export interface LucidSinkOptions {
   maxTextRowChars?: number
   /** Cap on one frame's serialized size, in bytes. Default 262144 (256 KiB). */
   maxFrameBytes?: number
-  /** A writer's lease: a writer silent this long (crashed, killed) has its stream failed. Default 15000. */
+  /**
+   * A writer's lease: a writer silent this long (crashed, killed) has its segment continued by
+   * another replica (`continueLapsed`) or its stream failed. Default 15000.
+   */
   leaseMs?: number
   /**
    * How long a run in flight, and a reader, survive the database being unreachable (a restart,
