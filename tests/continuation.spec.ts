@@ -284,6 +284,8 @@ test.group('Continuation | a writer taken for dead that comes back', () => {
     const gateA = new Promise<void>((resolve) => (openA = resolve))
     let openB!: () => void
     const gateB = new Promise<void>((resolve) => (openB = resolve))
+    let asked!: () => void
+    const approvalWritten = new Promise<void>((resolve) => (asked = resolve))
     const a = await setupRunner(
       {
         start: async (ctx) => {
@@ -312,6 +314,7 @@ test.group('Continuation | a writer taken for dead that comes back', () => {
             toolName: 'send',
             input: {},
           })
+          asked()
           await gateB
           return { status: 'parked', checkpoint: { at: 'continued' } }
         },
@@ -327,7 +330,7 @@ test.group('Continuation | a writer taken for dead that comes back', () => {
       .where('run_id', id)
       .update({ lease_expires_at: 1 })
     assert.isTrue(await b.driver.continueLapsed(id))
-    await sleep(200)
+    await approvalWritten
     // A comes back and its agent finishes: nothing of it is written, B's approval stays pending.
     openA()
     assert.deepEqual(await started.done, { status: 'failed' })
