@@ -79,6 +79,15 @@ export class StreamClosedError extends AgentStreamException {
 }
 
 /**
+ * The writer's lease was lost: its writer was taken for dead (its lease lapsed) and another
+ * replica took its segment over (the stream's writer epoch moved on). The old writer writes
+ * nothing more into the stream.
+ */
+export class LeaseLostError extends StreamClosedError {
+  static code = 'E_LEASE_LOST'
+}
+
+/**
  * The run's frames could not be stored, so the run was stopped: the database stayed unreachable
  * past the outage bound (`outage.bound` in the config), the frames a writer held meanwhile
  * outgrew `outage.bufferBytes`, or the database refused a write (a constraint, a trigger: an

@@ -37,6 +37,7 @@ const FACE: Record<string, { values: string[]; types: string[] }> = {
   'adonis-agent-stream': {
     values: [
       'AgentStream',
+      'INTERRUPTED_TOOL_ERROR',
       'LucidTokenStreamSink',
       'childSinkWriter',
       'configure',
@@ -51,7 +52,7 @@ const FACE: Record<string, { values: string[]; types: string[] }> = {
       'registerRoutes',
       'stubsRoot',
     ],
-    types: ['AgentRunner', 'ResumeContext', 'RunContext', 'RunOutcome'],
+    types: ['AgentRunner', 'ContinueContext', 'ResumeContext', 'RunContext', 'RunOutcome'],
   },
   'adonis-agent-stream/types': {
     values: [],
@@ -63,6 +64,7 @@ const FACE: Record<string, { values: string[]; types: string[] }> = {
       'AgentStreamErrorCode',
       'AgentStreamEvent',
       'ApproverPolicy',
+      'ContinueContext',
       'Cursor',
       'DeliveredFrame',
       'DisplayName',
@@ -102,6 +104,7 @@ const FACE: Record<string, { values: string[]; types: string[] }> = {
     values: [
       'addQueueIndexes',
       'addThreadListIndex',
+      'addWriterColumns',
       'createCheckpointsTable',
       'createDoorTables',
       'createParkingTables',
@@ -112,6 +115,7 @@ const FACE: Record<string, { values: string[]; types: string[] }> = {
       'dropQueueIndexes',
       'dropStreamTables',
       'dropThreadListIndex',
+      'dropWriterColumns',
       'tableNames',
     ],
     types: ['TableNames'],

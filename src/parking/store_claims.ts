@@ -179,6 +179,30 @@ export class SuspensionClaims {
   }
 
   /**
+   * What a resumed segment was given (its first suspension's checkpoint, every settled item of
+   * `parks`), read again for a replica that continues it after its writer died. `null` when the
+   * suspensions are gone (purged).
+   */
+  async resumedSegment(
+    parks: { runId: string; park: number }[]
+  ): Promise<{ checkpoint: unknown; items: SettledItem[] } | null> {
+    const members: Record<string, any>[] = []
+    for (const { runId, park } of parks) {
+      const row = await this.rows.client
+        .from(this.rows.tables.suspensions)
+        .where('run_id', runId)
+        .where('park', park)
+        .first()
+      if (row) members.push(row)
+    }
+    if (members.length === 0) return null
+    return {
+      checkpoint: parse(members[0].checkpoint),
+      items: await this.#settledItems(this.rows.client, members),
+    }
+  }
+
+  /**
    * Suspensions whose segment may be claimable: parked, or claimed with a lapsed claim, in a
    * stream with nothing pending. One per stream, oldest first.
    */
@@ -238,7 +262,7 @@ export class SuspensionClaims {
    * each in stream order. `runId` tells a child's items from another's.
    */
   async #settledItems(
-    trx: TransactionClientContract,
+    trx: QueryClientContract | TransactionClientContract,
     members: Record<string, any>[]
   ): Promise<SettledItem[]> {
     const items: SettledItem[] = []

@@ -9,6 +9,7 @@
 export {
   addQueueIndexes,
   addThreadListIndex,
+  addWriterColumns,
   createCheckpointsTable,
   createDoorTables,
   createParkingTables,
@@ -19,6 +20,7 @@ export {
   dropQueueIndexes,
   dropStreamTables,
   dropThreadListIndex,
+  dropWriterColumns,
   tableNames,
 } from '../store/schema.js'
 export type { TableNames } from '../store/schema.js'

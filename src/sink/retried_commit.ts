@@ -24,7 +24,9 @@ export class RetriedCommits {
   constructor(
     readonly context: AppendContext,
     readonly runId: string,
-    lastSeq = 0
+    lastSeq = 0,
+    /** The writer epoch every commit is made under (fencing; see `AppendPlan.epoch`). */
+    readonly epoch?: number
   ) {
     this.lastSeq = lastSeq
   }
@@ -51,6 +53,7 @@ export class RetriedCommits {
       try {
         const result = await appendFrames(this.context, this.runId, {
           ...plan,
+          epoch: this.epoch,
           token,
           retried,
           // A text row it grows may lie before the last seq it saw.
@@ -93,6 +96,7 @@ export class RetriedCommits {
         await appendFrames(this.context, this.runId, {
           frames: [frame],
           end: 'failed',
+          epoch: this.epoch,
           token,
           retried,
           sinceSeq: this.lastSeq,

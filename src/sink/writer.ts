@@ -1,4 +1,4 @@
-import { StoreUnavailableError, StreamClosedError } from '../errors.js'
+import { LeaseLostError, StoreUnavailableError, StreamClosedError } from '../errors.js'
 import { isRefusal } from '../store/transient.js'
 import { hostToDatabaseInstant } from '../store/clock.js'
 import type { RunMeta } from '../core/run.js'
@@ -73,6 +73,9 @@ export class LucidSinkWriter implements SinkWriter {
   /** Set once the run is lost to an outage: every call throws it. */
   #lost: StoreUnavailableError | null = null
   #onLost: (() => void) | undefined
+  /** Set once another replica took the stream over (its epoch moved on). */
+  #leaseLost = false
+  #onLeaseLost: (() => void) | undefined
   /** What is held in memory during an outage (bounded in bytes), and its callers. */
   #buffer: OutageBuffer
   #commits: RetriedCommits
@@ -91,7 +94,7 @@ export class LucidSinkWriter implements SinkWriter {
     readonly options: WriterOptions
   ) {
     this.#context = context
-    this.#commits = new RetriedCommits(context, runId, options.openedAtSeq)
+    this.#commits = new RetriedCommits(context, runId, options.openedAtSeq, options.epoch)
     this.#pair = new SplitPair(options.maxFrameBytes)
     this.#outage = new Outage(options.outageBoundMs, {
       // Callers waiting for a commit go on: their frames are held.
@@ -99,10 +102,57 @@ export class LucidSinkWriter implements SinkWriter {
       exceeded: () => this.#lose('bound'),
     })
     this.#buffer = new OutageBuffer(options.outageBufferBytes, this.#outage)
-    this.#lease = new LeaseRenewal(context.store, runId, options.leaseMs, this.#outage, () => {
-      this.#failure = new StreamClosedError(this.runId)
-      this.release()
-    })
+    this.#lease = new LeaseRenewal(
+      context.store,
+      runId,
+      options.leaseMs,
+      this.#outage,
+      () => void this.#closedUnder(),
+      options.epoch
+    )
+  }
+
+  /**
+   * A lease renewal found the stream closed, or no longer this writer's: which one is read (an
+   * epoch that moved on means another replica took the segment over), then the writer lets go.
+   */
+  async #closedUnder() {
+    let lost = false
+    if (this.options.epoch !== undefined) {
+      const head = await this.#context.store.epochOf(this.runId).catch(() => null)
+      lost = head !== null && head !== this.options.epoch
+    }
+    if (lost) this.#markLeaseLost()
+    this.#failure ??= lost ? new LeaseLostError(this.runId) : new StreamClosedError(this.runId)
+    this.release()
+  }
+
+  #markLeaseLost() {
+    if (this.#leaseLost) return
+    this.#leaseLost = true
+    this.#onLeaseLost?.()
+  }
+
+  /** Whether another replica took the stream over: this writer writes nothing more. */
+  get leaseLost() {
+    return this.#leaseLost
+  }
+
+  /**
+   * Whether this writer still holds its stream, read now (no other replica took it over since;
+   * a read that fails says yes: the commits check it again). Marks {@link leaseLost} when not.
+   */
+  async holdsStream(): Promise<boolean> {
+    if (this.#leaseLost) return false
+    if (this.options.epoch === undefined) return true
+    const epoch = await this.#context.store.epochOf(this.runId).catch(() => null)
+    if (epoch !== null && epoch !== this.options.epoch) this.#markLeaseLost()
+    return !this.#leaseLost
+  }
+
+  /** Called once if another replica takes the stream over (the driver stops the agent). */
+  set onLeaseLost(callback: () => void) {
+    this.#onLeaseLost = callback
   }
 
   /**
@@ -347,6 +397,7 @@ export class LucidSinkWriter implements SinkWriter {
         () => this.#lost
       )
     } catch (error) {
+      if (error instanceof LeaseLostError) this.#markLeaseLost()
       if (error instanceof StreamClosedError) {
         this.#failure = error
         this.release()

@@ -101,6 +101,40 @@ export function createStreamTables(
 }
 
 /**
+ * The columns a segment's continuation needs in the streams table (`continuation.md`): the
+ * writer's epoch, bumped by a replica that takes a dead writer's segment over (every commit of
+ * a writer checks it: the old writer finds its lease lost), and what the running segment is
+ * (JSON: its run, thread, principal, input, and the parks it resumed), so another replica can
+ * continue it. Never served. Added after the first release: {@link addWriterColumns}.
+ */
+function writerColumns(table: Knex.CreateTableBuilder | Knex.AlterTableBuilder, mysql: boolean) {
+  table.integer('writer_epoch').notNullable().defaultTo(0)
+  if (mysql) table.text('segment', 'mediumtext').nullable()
+  else table.text('segment').nullable()
+}
+
+/**
+ * Add {@link writerColumns} to a streams table created before them (a migration of its own:
+ * `database/migrations/1700000000004_add_agent_stream_writer_columns.ts`).
+ */
+export function addWriterColumns(
+  schema: Knex.SchemaBuilder,
+  dialect: string,
+  tables: TableNames = DEFAULT_TABLES
+) {
+  const mysql = dialect === 'mysql' || dialect === 'mysql2'
+  return schema.alterTable(tables.streams, (table) => writerColumns(table, mysql))
+}
+
+/** Drop what {@link addWriterColumns} added. */
+export function dropWriterColumns(schema: Knex.SchemaBuilder, tables: TableNames = DEFAULT_TABLES) {
+  return schema.alterTable(tables.streams, (table) => {
+    table.dropColumn('segment')
+    table.dropColumn('writer_epoch')
+  })
+}
+
+/**
  * The parking tables (suspensions, approvals, elicitations): the same one-place rule as
  * {@link createStreamTables}. Rows are keyed by the PARKED run's id (a sub-agent's own id when a
  * child asked), the park number and the item id, so a tool-call id reused across iterations

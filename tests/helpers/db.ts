@@ -13,6 +13,7 @@ import {
   createParkingTables,
   addQueueIndexes,
   addThreadListIndex,
+  addWriterColumns,
   dropDoorTables,
   createStreamTables,
   dropParkingTables,
@@ -105,6 +106,7 @@ export async function resetTables(db: Database, tables: TableNames = tableNames(
   await dropParkingTables(client.schema, tables)
   await dropStreamTables(client.schema, tables)
   await createStreamTables(client.schema, client.dialect.name, tables)
+  await addWriterColumns(client.schema, client.dialect.name, tables)
   await createParkingTables(client.schema, client.dialect.name, tables)
   await addQueueIndexes(client.schema, tables)
   await createDoorTables(client.schema, client.dialect.name, tables)

@@ -8,6 +8,7 @@ const SCRIPTS = {
   sink: fileURLToPath(new URL('../fixtures/replica.ts', import.meta.url)),
   parking: fileURLToPath(new URL('../fixtures/parking_replica.ts', import.meta.url)),
   aiSdk: fileURLToPath(new URL('../fixtures/ai_sdk_replica.ts', import.meta.url)),
+  continuation: fileURLToPath(new URL('../fixtures/continuation_replica.ts', import.meta.url)),
 }
 
 /** Debian's libfaketime (package `faketime`): preloaded, it shifts the process's clock. */
