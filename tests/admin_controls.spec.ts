@@ -14,6 +14,7 @@ const ADMIN = { 'x-admin': 'yes', 'x-user': 'alice' }
 const CONTROLS =
   '\u202A\u202B\u202C\u202D\u202E\u2066\u2067\u2068\u2069\u200E\u200F\u061C\u0001\u001B\u007F\u0085\u009B\u2028\u2029\uFEFF'
 const UNSAFE =
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
   /[\u0001-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u061C\u200E\u200F\u2028\u2029\u202A-\u202E\u2066-\u2069\uFEFF]/
 const HOSTILE = `evil ${CONTROLS}gnp.exe`
 

@@ -13,12 +13,14 @@ export {
   createDoorTables,
   createParkingTables,
   createStreamTables,
+  createThreadsTable,
   dropCheckpointsTable,
   dropDoorTables,
   dropParkingTables,
   dropQueueIndexes,
   dropStreamTables,
   dropThreadListIndex,
+  dropThreadsTable,
   tableNames,
 } from '../store/schema.js'
 export type { TableNames } from '../store/schema.js'
