@@ -12,6 +12,7 @@ import type { UiMessageDoor } from './ui_message/door/index.js'
 import { registerRoutes, type RoutesOptions } from './http/routes.js'
 import type { Router, RouteGroup } from '@adonisjs/core/http'
 import { DEFAULTS } from './defaults.js'
+import { isLockConflict } from './store/transient.js'
 
 /** Used when the config names no runner: every run fails with a fixed sentence. */
 const NO_RUNNER: AgentRunner = {
@@ -53,7 +54,11 @@ export class AgentStream {
       ...config,
       runner: config.runner ?? NO_RUNNER,
       onError: (error) =>
-        logger?.warn({ err: error }, 'agent-stream: background failure, retrying'),
+        // A lock conflict (a deadlock, a serialization failure) is concurrency, not a failure:
+        // the work is run again (its transaction, or the sweeper's next round).
+        isLockConflict(error)
+          ? logger?.debug({ err: error }, 'agent-stream: lock conflict, retrying')
+          : logger?.warn({ err: error }, 'agent-stream: background failure, retrying'),
     })
     this.sink = stack.sink
     this.driver = stack.driver
