@@ -5,7 +5,7 @@ import { callsAtTakeover, executionStartFrame } from './continuation.js'
 import type { SettledItem } from '../parking/types.js'
 import { completedCalls, framesToMessages, resumeMessages } from './history.js'
 import { userMessageOf } from '../core/user_message.js'
-import { inputMessages } from './input.js'
+import { inputMessages, withContext } from './input.js'
 import { isAskTool } from './ask_tool.js'
 import { writeParts, type AiSdkCheckpoint, type ApprovalOptions } from './parts.js'
 import { invalidApprovedInputs } from './tool_input.js'
@@ -37,8 +37,8 @@ export type AiSdkAgentOptions<TOOLS extends ToolSet> = AiSdkRunnerOptions &
  * agent's `stream`) on the thread's conversation, as the AI SDK's own route hands
  * `convertToModelMessages(messages)` to `streamText`: the earlier turns
  * (`ctx.conversation()`: each person's message with its files, the assistant's text, tool calls
- * and results), then the run's input (AG-UI `context`) and this run's frames (its person's
- * message first) and writes its full stream into the run's stream
+ * and results), then the run's input and this run's frames (its person's message first, the
+ * client's AG-UI `context` as data at its start, never as a system message) and writes its full stream into the run's stream
  * (docs/ai-sdk.md). A tool with `needsApproval` parks the run on an `approval` frame; a
  * tool made by `askTool()` parks it on an `elicitation`. `resume` (any replica, after any
  * restart) rebuilds the conversation from the stored frames (`ctx.history()`) and the run's
@@ -125,10 +125,16 @@ export function aiSdkAgent<TOOLS extends ToolSet>(options: AiSdkAgentOptions<TOO
       said && ctx.input && typeof ctx.input === 'object'
         ? { ...(ctx.input as object), message: undefined }
         : ctx.input
+    // The client's context rides in the person's message of this run (never a system message).
     const messages = [
       ...completedCalls(framesToMessages(earlier, { askTool })),
-      ...(await inputMessages(input)),
-      ...resumeMessages(framesToMessages(stored, { askTool }), runnable),
+      ...withContext(
+        [
+          ...(await inputMessages(input)),
+          ...resumeMessages(framesToMessages(stored, { askTool }), runnable),
+        ],
+        input
+      ),
     ]
     const abort = new AbortController()
     const stop = () => abort.abort()

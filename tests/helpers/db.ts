@@ -16,7 +16,9 @@ import {
   addWriterColumns,
   dropDoorTables,
   createStreamTables,
+  createThreadsTable,
   dropParkingTables,
+  dropThreadsTable,
   dropStreamTables,
   tableNames,
   type TableNames,
@@ -101,6 +103,7 @@ export function createDatabase(
 /** Drop and create the package's tables, through the one table definition. */
 export async function resetTables(db: Database, tables: TableNames = tableNames()) {
   const client = db.connection()
+  await dropThreadsTable(client.schema, tables)
   await dropCheckpointsTable(client.schema, tables)
   await dropDoorTables(client.schema, tables)
   await dropParkingTables(client.schema, tables)
@@ -112,6 +115,7 @@ export async function resetTables(db: Database, tables: TableNames = tableNames(
   await createDoorTables(client.schema, client.dialect.name, tables)
   await addThreadListIndex(client.schema, tables)
   await createCheckpointsTable(client.schema, client.dialect.name, tables)
+  await createThreadsTable(client.schema, client.dialect.name, tables)
 }
 
 /** Every row of every package table, as one string: equal before and after a refusal proves it changed nothing. */

@@ -17,7 +17,7 @@ import {
   type DoorCore,
   type PositionGrammar,
 } from '../../door/index.js'
-import { startRun } from '../../runner/door_runs.js'
+import { startRun, THREAD_TAKEN } from '../../runner/door_runs.js'
 import type { DoorRun } from '../../store/door_runs.js'
 import type { StreamState } from '../../store/rows.js'
 import { applyPlan, planDecisions } from './decide.js'
@@ -123,8 +123,9 @@ export class UiMessageDoor extends DoorBase<UiMessageDoorOptions, string> {
       principal,
       said
     )
-    // A fresh UUID is never taken: `null` would mean a host stream of that id.
-    if (!started) return noChat()
+    // A fresh UUID is never taken: `null` would mean a host stream of that id. THREAD_TAKEN:
+    // another principal's first message of this chat id landed first.
+    if (!started || started === THREAD_TAKEN) return noChat()
     return this.#serve(runId, START, signal)
   }
 
