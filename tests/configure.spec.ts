@@ -208,7 +208,10 @@ test.group('node ace configure adonis-agent-stream', (group) => {
     const { default: provider } = await import(
       new URL('config/agent_stream_examples.ts', fs.baseUrl).href
     )
-    const config = await provider.resolver({})
+    // The limits example needs a container: this app has no limiter of its own (one in memory).
+    const app = { container: { hasBinding: () => false, make: async () => ({ warn() {} }) } }
+    const config = await provider.resolver(app)
+    assert.exists(config.limits)
     const ctx = (user: object | null) => ({ auth: { user } }) as any
     const admin = await config.principal(ctx({ id: 7, role: 'admin' }))
     assert.deepEqual(admin, { id: '7', roles: ['admin'] })
@@ -283,6 +286,7 @@ test.group('node ace configure adonis-agent-stream', (group) => {
       'agent_elicitations',
       'agent_agui_runs',
       'agent_stream_checkpoints',
+      'agent_threads',
     ])
 
     // The provider works on those tables with the published config.
