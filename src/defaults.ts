@@ -133,4 +133,15 @@ export const DEFAULTS = Object.freeze({
    * 1 MiB). Past either, the oldest turns are left out whole.
    */
   history: Object.freeze({ maxTurns: 100, maxBytes: 1_048_576 }),
+  /**
+   * Cap on a JSON request body, in bytes as received, on every body route of both transports
+   * (1 MiB; a door's `maxBodyBytes` overrides it for its own routes): 413 `body_too_large`.
+   */
+  maxBodyBytes: 1_048_576,
+  /**
+   * A body the transport refused before reading it whole (413, 415, 401...) is read on and
+   * discarded up to this many more bytes (64 MiB), so the client, still sending, gets the
+   * refusal instead of a reset connection; past it the connection is closed.
+   */
+  discardBodyBytes: 67_108_864,
 })

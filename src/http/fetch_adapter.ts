@@ -1,5 +1,5 @@
 import { matchPath, type DoorAnswer, type DoorRoute, type DoorRouteTable } from './door_routes.js'
-import { readJsonBody } from './fetch_body.js'
+import { discardBody, readJsonBody } from './body_reader.js'
 import { fetchPrincipal, fetchRoute, type FetchHandlerOptions } from './fetch_route.js'
 import { streamResponse } from './fetch_stream.js'
 import { METHOD_NOT_ALLOWED, NO_SUCH_ROUTE, refusalResponse } from './refusal.js'
@@ -21,8 +21,10 @@ interface Matched {
  *    `method_not_allowed` for a path asked with another method;
  * 2. who asks (`principal`; 401 `unauthenticated` for nobody with `anonymous: false`), before
  *    a byte of the body is read;
- * 3. on a JSON route, the body (`fetch_body.ts`): 415 `unsupported_media_type`, 413
- *    `body_too_large` (the table's `maxBodyBytes`, the bytes as received), 400 `invalid_input`;
+ * 3. on a JSON route, the body (`body_reader.ts`, the one reader of both transports): 415
+ *    `unsupported_media_type`, 413 `body_too_large` (the table's `maxBodyBytes`, the bytes as
+ *    received), 400 `body_incomplete` (its stream failed: the client went away mid-body), 400
+ *    `invalid_input` (not UTF-8, not JSON);
  * 4. the door's answer: a refusal as JSON `{ code, message }` (its status; `Retry-After` on a
  *    503), 204, JSON, or a stream (`fetch_stream.ts`: pulled as the client reads, heartbeats
  *    every `heartbeatMs` on SSE, ended when the request's `signal` aborts). When the client of a
@@ -34,6 +36,16 @@ export function createDoorFetchHandler(
   options: FetchHandlerOptions = {}
 ): (request: Request) => Promise<Response> {
   return async function handle(request: Request): Promise<Response> {
+    try {
+      return await answer(request)
+    } finally {
+      // A body left unread (refused before it, or a route that reads none) is discarded, so a
+      // client still sending it reads the answer instead of a reset connection.
+      if (!request.bodyUsed) discardBody(request.body)
+    }
+  }
+
+  async function answer(request: Request): Promise<Response> {
     const asked = fetchRoute(request, options.basePath)
     if (!asked) return refusalResponse(NO_SUCH_ROUTE)
     let matched: Matched | undefined
@@ -52,11 +64,18 @@ export function createDoorFetchHandler(
     if ('refused' in caller) return refusalResponse(caller.refused)
     let body: unknown
     if (route.body === 'json') {
-      const read = await readJsonBody(request, table.maxBodyBytes)
+      const read = await readJsonBody(
+        {
+          contentType: request.headers.get('content-type'),
+          contentLength: request.headers.get('content-length'),
+          bytes: request.body,
+        },
+        { maxBytes: table.maxBodyBytes }
+      )
       if ('refused' in read) return refusalResponse(read.refused)
       body = read.value
     }
-    const answer = await route.answer({
+    const answered = await route.answer({
       params,
       query: asked.query,
       after: asked.after,
@@ -66,7 +85,7 @@ export function createDoorFetchHandler(
       signal: request.signal,
     })
     const abort = route.drives && (options.abortOnDisconnect ?? table.abortOnDisconnect ?? false)
-    return fetchAnswer(answer, request, options, abort ? table.cancel : undefined)
+    return fetchAnswer(answered, request, options, abort ? table.cancel : undefined)
   }
 }
 
