@@ -94,6 +94,10 @@ const BODIES: BodyCase[] = [
     name: 'nested too deep',
     body: (door) => JSON.stringify(doorBody[door]()).replace(/}$/, `,"state":${deep(2000)}}`),
   },
+  {
+    name: 'nested 10,000 deep',
+    body: (door) => JSON.stringify(doorBody[door]()).replace(/}$/, `,"state":${deep(10_000)}}`),
+  },
 ]
 
 /** A valid body padded with whitespace past the cap (the bytes received count). */

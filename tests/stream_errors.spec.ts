@@ -3,7 +3,9 @@ import { fork, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { connect, type Socket } from 'node:net'
 import { fileURLToPath } from 'node:url'
+import { readFile } from 'node:fs/promises'
 import { createDatabase, resetTables } from './helpers/db.js'
+import { blocksOf } from './helpers/doc_blocks.js'
 
 /**
  * An error on a request or response stream ends that request, never the process: a body cut
@@ -184,4 +186,20 @@ test.group('Stream errors end the request, never the process', () => {
     assert.equal(await serves(url, '/agui/threads'), 200)
     assert.equal(await serves(servers.fetch, '/agui/threads'), 200)
   }).timeout(60_000)
+
+  test('the host adapter the docs show is the one these tests serve the handlers with', async ({
+    assert,
+  }) => {
+    /** The `toNode` function of a source text, from its signature to its closing brace. */
+    const toNodeOf = (text: string) => {
+      const start = text.indexOf('export function toNode(')
+      return text.slice(start, text.indexOf('\n}\n', start) + 2)
+    }
+    const docs = blocksOf('docs/agui.md', await readFile('docs/agui.md', 'utf8'))
+      .map((block) => block.code)
+      .find((code) => code.includes('export function toNode('))
+    assert.isDefined(docs)
+    const helper = await readFile('tests/helpers/fetch_node.ts', 'utf8')
+    assert.equal(toNodeOf(`${docs!}\n`), toNodeOf(helper))
+  })
 })
