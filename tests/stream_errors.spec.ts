@@ -135,6 +135,8 @@ test.group('Stream errors end the request, never the process', () => {
       ['adonis', '/runs'],
       ['adonis', '/runs/r1/cancel'],
       ['adonis', '/items/r1/c1/approve'],
+      // The admin form's route (its body is the bodyparser's: a form).
+      ['adonis', '/admin/items/r1/c1/approve'],
     ] as const
     for (const [transport, path] of routes) {
       for (const how of ['end', 'reset'] as const) {
