@@ -6,7 +6,8 @@ import {
   refusalOf,
 } from '../errors.js'
 import { DEPTH_ISSUE, tooDeep } from '../core/json_depth.js'
-import { refusalBody } from './refusal.js'
+import { refusalBody, sendRefusal } from './refusal.js'
+import { admit, type RequestLimits } from './limits.js'
 import type { Parking } from '../parking/parking.js'
 import { resolvePrincipal, type AdminAuthorizer, type PrincipalResolver } from './principal.js'
 import type { Decider } from '../parking/policy.js'
@@ -25,7 +26,11 @@ import type { Decider } from '../parking/policy.js'
 export class DecisionsController {
   constructor(
     readonly parking: Parking,
-    readonly options: { principal?: PrincipalResolver; admin?: AdminAuthorizer } = {}
+    readonly options: {
+      principal?: PrincipalResolver
+      admin?: AdminAuthorizer
+      limits?: RequestLimits
+    } = {}
   ) {}
 
   approve(ctx: HttpContext) {
@@ -72,6 +77,8 @@ export class DecisionsController {
   async #decide(ctx: HttpContext, action: (decider: Decider) => Promise<{ status: string }>) {
     // The body was read by the body guard (`body_guard.ts`: 415, 413, 400 answered there).
     const principal = await resolvePrincipal(ctx, this.options.principal)
+    const limited = await admit(this.options.limits, principal, { decision: true })
+    if ('refused' in limited) return sendRefusal(ctx.response, limited.refused)
     try {
       const admin = this.options.admin ? await this.options.admin(ctx) : false
       return ctx.response.json(await action({ principal, via: 'api', admin }))

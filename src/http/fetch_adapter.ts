@@ -1,7 +1,14 @@
-import { matchPath, type DoorAnswer, type DoorRoute, type DoorRouteTable } from './door_routes.js'
+import {
+  matchPath,
+  routeNeeds,
+  type DoorAnswer,
+  type DoorRoute,
+  type DoorRouteTable,
+} from './door_routes.js'
 import { discardBody, readJsonBody } from './body_reader.js'
 import { fetchPrincipal, fetchRoute, type FetchHandlerOptions } from './fetch_route.js'
 import { streamResponse } from './fetch_stream.js'
+import { admit, type Admission } from './limits.js'
 import { METHOD_NOT_ALLOWED, NO_SUCH_ROUTE, refusalResponse } from './refusal.js'
 
 /** A request's route among the tables: the table, the route, its decoded parameters. */
@@ -25,11 +32,13 @@ interface Matched {
  *    `unsupported_media_type`, 413 `body_too_large` (the table's `maxBodyBytes`, the bytes as
  *    received), 400 `body_incomplete` (its stream failed: the client went away mid-body), 400
  *    `invalid_input` (not UTF-8, not JSON);
- * 4. the door's answer: a refusal as JSON `{ code, message }` (its status; `Retry-After` on a
+ * 4. the per-principal limits (`limits`, `limits.ts`): 429 `too_many_run_starts` /
+ *    `too_many_streams` with `Retry-After`, before the door acts;
+ * 5. the door's answer: a refusal as JSON `{ code, message }` (its status; `Retry-After` on a
  *    503), 204, JSON, or a stream (`fetch_stream.ts`: pulled as the client reads, heartbeats
- *    every `heartbeatMs` on SSE, ended when the request's `signal` aborts). When the client of a
- *    route that drives its run goes away, the run is cancelled if `abortOnDisconnect` (the
- *    option, else the table's) is on.
+ *    every `heartbeatMs` on SSE, ended when the request's `signal` aborts; its stream slot
+ *    given back when it ends). When the client of a route that drives its run goes away, the
+ *    run is cancelled if `abortOnDisconnect` (the option, else the table's) is on.
  */
 export function createDoorFetchHandler(
   tables: DoorRouteTable[],
@@ -37,7 +46,7 @@ export function createDoorFetchHandler(
 ): (request: Request) => Promise<Response> {
   return async function handle(request: Request): Promise<Response> {
     try {
-      return await answer(request)
+      return await serve(request)
     } finally {
       // A body left unread (refused before it, or a route that reads none) is discarded, so a
       // client still sending it reads the answer instead of a reset connection.
@@ -45,7 +54,7 @@ export function createDoorFetchHandler(
     }
   }
 
-  async function answer(request: Request): Promise<Response> {
+  async function serve(request: Request): Promise<Response> {
     const asked = fetchRoute(request, options.basePath)
     if (!asked) return refusalResponse(NO_SUCH_ROUTE)
     let matched: Matched | undefined
@@ -75,17 +84,28 @@ export function createDoorFetchHandler(
       if ('refused' in read) return refusalResponse(read.refused)
       body = read.value
     }
-    const answered = await route.answer({
-      params,
-      query: asked.query,
-      after: asked.after,
-      accept: request.headers.get('accept') ?? undefined,
-      principal: caller.principal,
-      body,
-      signal: request.signal,
-    })
+    const limited = await admit(options.limits, caller.principal, routeNeeds(route))
+    if ('refused' in limited) return refusalResponse(limited.refused)
+    const { admitted } = limited
+    let answer: DoorAnswer
+    try {
+      answer = await route.answer({
+        params,
+        query: asked.query,
+        after: asked.after,
+        accept: request.headers.get('accept') ?? undefined,
+        principal: caller.principal,
+        body,
+        signal: request.signal,
+      })
+    } catch (error) {
+      admitted.release()
+      throw error
+    }
+    // Only a stream keeps its slot, until it ends.
+    if (answer.kind !== 'stream') admitted.release()
     const abort = route.drives && (options.abortOnDisconnect ?? table.abortOnDisconnect ?? false)
-    return fetchAnswer(answered, request, options, abort ? table.cancel : undefined)
+    return fetchAnswer(answer, request, options, admitted, abort ? table.cancel : undefined)
   }
 }
 
@@ -94,6 +114,7 @@ function fetchAnswer(
   answer: DoorAnswer,
   request: Request,
   options: FetchHandlerOptions,
+  admitted: Admission,
   cancel?: (streamRunId: string) => void
 ): Response {
   switch (answer.kind) {
@@ -110,6 +131,7 @@ function fetchAnswer(
         contentType: answer.contentType,
         headers: answer.headers,
         onDisconnect: cancel && streamRunId ? () => cancel(streamRunId) : undefined,
+        onEnd: () => admitted.release(),
       })
     }
   }
