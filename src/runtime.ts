@@ -96,7 +96,13 @@ export function createRuntime(db: Database, options: RuntimeOptions) {
     decisions,
     queries,
     queue: new ParkingQueue(rows),
-    sweeper: new ParkingSweeper({ store: parkingStore, decisions, ready, onError }),
+    sweeper: new ParkingSweeper({
+      store: parkingStore,
+      decisions,
+      ready,
+      onError,
+      clock: () => sinkInternals(sink).clock.check(),
+    }),
     ready,
   }
   // Looked up at each notice (not bound once), so a test may replace `driver.tryResume`.

@@ -7,6 +7,7 @@ import { userMessageOf } from '../core/user_message.js'
 import { inputMessages } from './input.js'
 import { isAskTool } from './ask_tool.js'
 import { writeParts, type ApprovalOptions } from './parts.js'
+import { invalidApprovedInputs } from './tool_input.js'
 
 /** `streamText`'s options, less what the runner supplies (the conversation and the signal). */
 export type StreamTextSettings<TOOLS extends ToolSet> = Omit<
@@ -69,6 +70,15 @@ export function aiSdkAgent<TOOLS extends ToolSet>(options: AiSdkAgentOptions<TOO
     for await (const frame of ctx.conversation()) earlier.push(frame)
     const stored: StreamFrame[] = []
     for await (const frame of ctx.history()) stored.push(frame)
+    // An approved call whose input breaks its tool's schema does not run: its error is its
+    // result (written, and given to the model), and the SDK is not asked to run it.
+    const invalid = await invalidApprovedInputs(stored, items, tools)
+    for (const { frame } of invalid) {
+      await ctx.writer.write(frame)
+      stored.push(frame)
+    }
+    const refused = new Set(invalid.map((call) => call.id))
+    const runnable = items.filter((item) => !refused.has(item.id))
     // What the person said is this run's first frame when a door started it: the input's
     // `message` (its text) is then not said twice.
     const said = stored.some((frame) => userMessageOf(frame) !== null)
@@ -79,7 +89,7 @@ export function aiSdkAgent<TOOLS extends ToolSet>(options: AiSdkAgentOptions<TOO
     const messages = [
       ...completedCalls(framesToMessages(earlier, { askTool })),
       ...(await inputMessages(input)),
-      ...resumeMessages(framesToMessages(stored, { askTool }), items),
+      ...resumeMessages(framesToMessages(stored, { askTool }), runnable),
     ]
     const result = await stream(messages, ctx.signal)
     return writeParts(ctx, result.fullStream as never, {

@@ -14,13 +14,19 @@ export interface SweeperDeps {
   ready: ReadyNotices
   /** A sweep's failures (it tries again at the next tick). */
   onError?: (error: unknown) => void
+  /**
+   * Read the database's clock (the one every expiry is in) and warn when this replica's disagrees:
+   * at start and at every sweep (`ClockWatch.check`). A failed read is the sweep's to retry.
+   */
+  clock?: () => Promise<unknown>
 }
 
 /**
  * What parking does on a timer, on every replica: settle lapsed items as expired, abandon
  * suspensions whose stream is gone, and emit a ready notice for every suspension that may be
  * claimable (decided while no replica resumed it, or claimed by one whose claim lapsed), so that
- * the run driver listening claims and resumes it.
+ * the run driver listening claims and resumes it. Every time it compares (an item's expiry, a
+ * claim's lease) is the database's: each sweep reads that clock first (and warns of a skew).
  */
 export class ParkingSweeper {
   readonly #deps: SweeperDeps
@@ -63,11 +69,14 @@ export class ParkingSweeper {
    */
   start(intervalMs: number = DEFAULTS.sweepIntervalMs) {
     let running = false
+    // At start: a replica whose clock is off says so at once.
+    void this.#deps.clock?.().catch(() => {})
     const timer = setInterval(() => {
       if (running) return
       running = true
       void (async () => {
         try {
+          await this.#deps.clock?.().catch(() => {})
           await this.expireLapsed()
           await this.#deps.store.parks.abandonOrphans()
           await this.resumeReady()

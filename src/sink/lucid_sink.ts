@@ -16,6 +16,7 @@ import { appendFrames, type AppendContext } from './append.js'
 import { beyondHead, replayStored, storedRows, type SupersededFrame } from './read_path.js'
 import { purgeEnded, type PurgeOptions } from './purge.js'
 import { LucidSinkWriter, type ParkHook } from './writer.js'
+import { ClockWatch } from './clock_watch.js'
 import type { RunMeta } from '../core/run.js'
 import {
   resolveSinkOptions,
@@ -40,6 +41,8 @@ export interface SinkInternals {
   readonly tail: Tail
   /** The Lucid client the tables live on, opened on first use (parking and door rows share it). */
   readonly client: QueryClientContract
+  /** The watch on the database's clock (read before the first write, and at every sweep). */
+  readonly clock: ClockWatch
 }
 
 let internalsOf: (sink: LucidTokenStreamSink) => SinkInternals
@@ -68,6 +71,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
   #onError: ((error: unknown) => void) | undefined
   #writers = new Set<LucidSinkWriter>()
   #append: AppendContext
+  #clock: ClockWatch
   #stopped = false
 
   static {
@@ -98,14 +102,17 @@ export class LucidTokenStreamSink implements TokenStreamSink {
       pageSize: resolved.pageSize,
       onLapsed: (runId) => this.#failLapsed(runId),
       lapseGraceMs: resolved.leaseMs,
+      clock: () => this.#clock.ready(),
     })
     this.#store = store
     this.#reads = reads
     this.#tail = tail
+    this.#clock = new ClockWatch(() => store.client, options.onError)
     this.#internals = {
       store,
       reads,
       tail,
+      clock: this.#clock,
       get client() {
         return store.client
       },
@@ -139,6 +146,8 @@ export class LucidTokenStreamSink implements TokenStreamSink {
     within?: (trx: TransactionClientContract) => Promise<void>
   ): Promise<LucidSinkWriter> {
     assertRunId(runId)
+    // The lease is in the database's time: its clock is read before the first one is written.
+    await this.#clock.ready()
     const lastSeq = await this.#store.open(runId, this.options.leaseMs, within)
     const writer = new LucidSinkWriter(runId, this.#append, {
       coalesceWindowMs: this.options.coalesceWindowMs,
@@ -370,6 +379,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
 
   /** Fail a stream whose writer's lease lapsed: an `error` frame and the end, exactly once. */
   async #failLapsed(runId: string) {
+    await this.#clock.ready()
     await this.append(runId, {
       frames: [{ t: 'error', code: 'run_failed', message: RUN_FAILED_MESSAGE }],
       end: 'failed',

@@ -1,4 +1,6 @@
 import { StoreUnavailableError, StreamClosedError } from '../errors.js'
+import { isRefusal } from '../store/transient.js'
+import { hostToDatabaseInstant } from '../store/clock.js'
 import type { RunMeta } from '../core/run.js'
 import type { StreamFrame } from '../core/frames.js'
 import type { SinkWriter } from './spi.js'
@@ -43,6 +45,12 @@ export type { ParkHook, WriterOptions } from './writer_options.js'
  * or past `outageBufferBytes` held, the run is lost: what was held is dropped, every call throws
  * `StoreUnavailableError`, and the writer appends an `error` frame `run_failed` and the end as soon
  * as the database answers again.
+ *
+ * The database refusing a commit (`isRefusal`: a constraint, a trigger; trying again cannot cure
+ * it) loses the run at once, the same way (`StoreUnavailableError` `refused`): the agent is stopped
+ * (`onLost`), the lease is no longer renewed, and the failure is tried once. When that cannot be
+ * stored either, the stream still ends for its readers: on this replica from memory, on the
+ * others once its lease lapses (`Tail`).
  */
 export class LucidSinkWriter implements SinkWriter {
   #queue: Promise<unknown> = Promise.resolve()
@@ -292,6 +300,11 @@ export class LucidSinkWriter implements SinkWriter {
       this.#context.tail.partial(this.runId, frame)
       return
     }
+    // An approval's expiry is an instant of the agent's clock (this host's): it is stored in the
+    // database's, which every replica's sweeper and decisions compare it with.
+    if (frame.t === 'approval' && frame.expiresAt) {
+      frame = { ...frame, expiresAt: hostToDatabaseInstant(frame.expiresAt) }
+    }
     const park = this.options.park
     if (park && (frame.t === 'approval' || frame.t === 'elicitation')) {
       const meta = this.#metas.get(frame.runId) ?? this.options.meta
@@ -337,6 +350,10 @@ export class LucidSinkWriter implements SinkWriter {
       if (error instanceof StreamClosedError) {
         this.#failure = error
         this.release()
+      } else if (isRefusal(error)) {
+        // Refused by the database: trying again would never end.
+        this.#lose('refused', error)
+        throw this.#lost
       }
       throw error
     }
@@ -363,9 +380,10 @@ export class LucidSinkWriter implements SinkWriter {
    * must not keep the stream alive), tell the driver, and write the failure once the database
    * answers.
    */
-  #lose(reason: 'bound' | 'buffer') {
+  #lose(reason: 'bound' | 'buffer' | 'refused', cause?: unknown) {
     if (this.#lost) return
-    this.#lost = new StoreUnavailableError(reason)
+    this.#lost = new StoreUnavailableError(reason, cause)
+    if (reason === 'refused') this.options.onError?.(this.#lost)
     this.#held = ''
     this.#buffer.released()
     if (this.#timer) clearTimeout(this.#timer)
@@ -375,6 +393,12 @@ export class LucidSinkWriter implements SinkWriter {
     this.#outage.stop()
     this.#onLost?.()
     this.#failureRetry = new Outage(Number.POSITIVE_INFINITY)
-    this.#recording = this.#commits.fail(this.#failureRetry, this.options.onError)
+    // A refusal was told already; a failure the database refuses after an outage is told here.
+    const refusedToo = (error: unknown) =>
+      reason !== 'refused' && this.options.onError?.(new StoreUnavailableError('refused', error))
+    this.#recording = this.#commits.fail(this.#failureRetry, refusedToo).then((ended) => {
+      // Not stored: this replica's readers are told from memory.
+      if (!ended) this.#context.tail.lost(this.runId)
+    })
   }
 }
