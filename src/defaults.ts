@@ -144,6 +144,17 @@ export const DEFAULTS = Object.freeze({
    */
   history: Object.freeze({ maxTurns: 100, maxBytes: 1_048_576 }),
   /**
+   * Cap on a JSON request body, in bytes as received, on every body route of both transports
+   * (1 MiB; a door's `maxBodyBytes` overrides it for its own routes): 413 `body_too_large`.
+   */
+  maxBodyBytes: 1_048_576,
+  /**
+   * A body the transport refused before reading it whole (413, 415, 401...) is read on and
+   * discarded up to this many more bytes (64 MiB), so the client, still sending, gets the
+   * refusal instead of a reset connection; past it the connection is closed.
+   */
+  discardBodyBytes: 67_108_864,
+  /**
    * Per-principal limits (config `limits`; off unless the config has it): each rule's values
    * when `limits` names it as `true` (the config stub's). `runStarts`: POSTs that start or
    * continue a run (both doors' run routes, the native start), this many per `duration` (ms);

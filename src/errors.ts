@@ -270,13 +270,25 @@ export class ReplicaShutdownError extends AgentStreamException {
   }
 }
 
+/**
+ * An error of this package as the refusal it answers with: its status, code and message (the
+ * JSON body is `{ code, message }`). The one mapping from an error to a refusal, on every route
+ * of both transports and both doors.
+ */
+export function refusalOf(error: AgentStreamException): {
+  status: number
+  code: string
+  message: string
+} {
+  return { status: error.status, code: String(error.code), message: error.message }
+}
+
 /** A door's refusal of a draining replica: 503 `replica_shutdown` (the transports add `Retry-After`). */
 export function replicaShutdownRefusal() {
   return {
     kind: 'refused' as const,
+    ...refusalOf(new ReplicaShutdownError()),
     status: 503 as const,
-    code: ReplicaShutdownError.code,
-    message: new ReplicaShutdownError().message,
   }
 }
 

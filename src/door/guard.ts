@@ -2,11 +2,11 @@ import {
   AgentStreamException,
   InvalidAgUiInputError,
   isPackageErrorCode,
+  refusalOf,
   ReplicaShutdownError,
   replicaShutdownRefusal,
 } from '../errors.js'
 import type { RunDriver } from '../runner/driver.js'
-import { refused } from './refusals.js'
 import type { Refused } from './reply.js'
 
 /**
@@ -26,7 +26,7 @@ export function refusalOfError(error: unknown, rules: GuardRules = {}): Refused 
   if (!(error instanceof AgentStreamException) || error.code === undefined) return null
   const input = error instanceof InvalidAgUiInputError
   if (!input && !(rules.packageErrors && isPackageErrorCode(error.code))) return null
-  return refused(error.status, error.code, error.message)
+  return { kind: 'refused', ...refusalOf(error) }
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { AgUiDoor } from '../agui/door/index.js'
-import { INPUT_LIMITS } from '../agui/door/input.js'
+import { DEFAULTS } from '../defaults.js'
 import type { ThreadList } from '../store/thread_list.js'
 import { agUiChunks, agUiContentType, wantsProtobuf } from './agui_encoding.js'
 import { streamAnswer, type DoorRouteTable } from './door_routes.js'
@@ -30,7 +30,7 @@ export function agUiRouteTable(door: AgUiDoor, threads: ThreadList): DoorRouteTa
     })
   }
   return {
-    maxBodyBytes: door.options.maxBodyBytes ?? INPUT_LIMITS.maxBodyBytes,
+    maxBodyBytes: door.options.maxBodyBytes ?? DEFAULTS.maxBodyBytes,
     abortOnDisconnect: door.options.abortOnDisconnect,
     cancel: (streamRunId) => void door.driver.abort(streamRunId),
     routes: [

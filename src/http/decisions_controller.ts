@@ -1,7 +1,11 @@
 import type { HttpContext } from '@adonisjs/core/http'
-import { AgentStreamException, InvalidDecisionError, isPackageErrorCode } from '../errors.js'
+import {
+  AgentStreamException,
+  InvalidDecisionError,
+  isPackageErrorCode,
+  refusalOf,
+} from '../errors.js'
 import { DEPTH_ISSUE, tooDeep } from '../core/json_depth.js'
-import { mediaTypeRefusal } from './media_type.js'
 import { refusalBody, sendRefusal } from './refusal.js'
 import { admit, type RequestLimits } from './limits.js'
 import type { Parking } from '../parking/parking.js'
@@ -11,7 +15,8 @@ import type { Decider } from '../parking/policy.js'
 /**
  * The decision routes (JSON): approve, reject, answer a parked item, cancel a parked run. Each
  * takes `application/json` only (415 `unsupported_media_type` otherwise, also for cancel: a
- * cross-site form decides nothing). Parking's decisions validate every body (VineJS, the depth
+ * cross-site form decides nothing), read by the body guard (`body_guard.ts`: the one reader of
+ * every route, 413 / 400 as JSON; an empty body is `{}`). Parking's decisions validate every body (VineJS, the depth
  * rule, no unknown field); its typed errors answer as `{ code, message }` with their status: 403
  * not yours to decide (to whoever may see the item: the run's own principal, or a request the
  * app's `admin` hook allows), 404 no such item (also another person's item the policy does not
@@ -70,10 +75,7 @@ export class DecisionsController {
   }
 
   async #decide(ctx: HttpContext, action: (decider: Decider) => Promise<{ status: string }>) {
-    const refused = mediaTypeRefusal(ctx.request.header('content-type'))
-    if (refused) {
-      return ctx.response.status(refused.status).json(refusalBody(refused))
-    }
+    // The body was read by the body guard (`body_guard.ts`: 415, 413, 400 answered there).
     const principal = await resolvePrincipal(ctx, this.options.principal)
     const limited = await admit(this.options.limits, principal, { decision: true })
     if ('refused' in limited) return sendRefusal(ctx.response, limited.refused)
@@ -94,5 +96,5 @@ export class DecisionsController {
  */
 export function asHttpError(error: unknown) {
   if (!(error instanceof AgentStreamException) || !isPackageErrorCode(error.code)) return null
-  return { status: error.status, code: error.code, message: error.message }
+  return refusalOf(error)
 }

@@ -2,11 +2,10 @@ import type { HttpContext } from '@adonisjs/core/http'
 import { cursorOf } from './cursor_of.js'
 import { routeNeeds, type DoorAnswer } from './door_routes.js'
 import { admit } from './limits.js'
-import { mediaTypeRefusal } from './media_type.js'
 import { mountedRoute, type MountedRoute } from './door_mounts.js'
 import { resolvePrincipal } from './principal.js'
 import { answeringOutages } from './outage_refusal.js'
-import { bodyTooLarge, sendRefusal } from './refusal.js'
+import { sendRefusal } from './refusal.js'
 import { serveChunks } from './sse.js'
 
 /**
@@ -14,15 +13,13 @@ import { serveChunks } from './sse.js'
  * each door route with, imported lazily at the first request. It serves any route of any door's
  * table the same way, in this order:
  *
- * 1. on a JSON route, the media-type rule (415 `unsupported_media_type`; the body guard checked
- *    it before the bodyparser too);
+ * 1. on a JSON route, the body as the body guard read it before the app's bodyparser
+ *    (`body_guard.ts`, the reader of both transports, `body_reader.ts`: 415, 413 above the
+ *    table's cap, 400 `body_incomplete` / `invalid_input`, all answered there);
  * 2. who asks (config `principal`);
- * 3. on a JSON route, the body's bytes as the bodyparser read them (`ctx.request.raw()`): 413
- *    `body_too_large` above the table's cap (the body guard refused a declared
- *    `Content-Length` above it before a byte was read);
- * 4. the per-principal limits (config `limits`, `limits.ts`): 429 `too_many_run_starts` /
+ * 3. the per-principal limits (config `limits`, `limits.ts`): 429 `too_many_run_starts` /
  *    `too_many_streams` with `Retry-After`, before the door acts;
- * 5. the door's answer: a refusal as JSON `{ code, message }` (`Retry-After` on a 503), 204,
+ * 4. the door's answer: a refusal as JSON `{ code, message }` (`Retry-After` on a 503), 204,
  *    JSON, or a stream (`sse.ts`: heartbeats, backpressure, the framework's headers kept), from
  *    the cursor (`?after=` wins over `Last-Event-ID`). The stream ends when its client goes away
  *    or the replica shuts down (`AdonisDoorAdapter.closeAll`), and gives its stream slot back;
@@ -42,19 +39,8 @@ export default class DoorController {
 
 async function serve(ctx: HttpContext, mounted: MountedRoute) {
   const { options, table, route } = mounted
-  if (route.body === 'json') {
-    const refused = mediaTypeRefusal(ctx.request.header('content-type'))
-    if (refused) return sendRefusal(ctx.response, refused)
-  }
   const principal = await resolvePrincipal(ctx, options.principal)
-  let body: unknown
-  if (route.body === 'json') {
-    const raw = ctx.request.raw()
-    if (raw !== null && Buffer.byteLength(raw) > table.maxBodyBytes) {
-      return sendRefusal(ctx.response, bodyTooLarge(table.maxBodyBytes))
-    }
-    body = ctx.request.body()
-  }
+  const body: unknown = route.body === 'json' ? ctx.request.body() : undefined
   const limited = await admit(options.limits, principal, routeNeeds(route))
   if ('refused' in limited) return sendRefusal(ctx.response, limited.refused)
   const { admitted } = limited

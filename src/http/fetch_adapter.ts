@@ -5,7 +5,7 @@ import {
   type DoorRoute,
   type DoorRouteTable,
 } from './door_routes.js'
-import { readJsonBody } from './fetch_body.js'
+import { discardBody, readJsonBody } from './body_reader.js'
 import { fetchPrincipal, fetchRoute, type FetchHandlerOptions } from './fetch_route.js'
 import { streamResponse } from './fetch_stream.js'
 import { answeringOutagesFetch } from './outage_refusal.js'
@@ -29,8 +29,10 @@ interface Matched {
  *    `method_not_allowed` for a path asked with another method;
  * 2. who asks (`principal`; 401 `unauthenticated` for nobody with `anonymous: false`), before
  *    a byte of the body is read;
- * 3. on a JSON route, the body (`fetch_body.ts`): 415 `unsupported_media_type`, 413
- *    `body_too_large` (the table's `maxBodyBytes`, the bytes as received), 400 `invalid_input`;
+ * 3. on a JSON route, the body (`body_reader.ts`, the one reader of both transports): 415
+ *    `unsupported_media_type`, 413 `body_too_large` (the table's `maxBodyBytes`, the bytes as
+ *    received), 400 `body_incomplete` (its stream failed: the client went away mid-body), 400
+ *    `invalid_input` (not UTF-8, not JSON);
  * 4. the per-principal limits (`limits`, `limits.ts`): 429 `too_many_run_starts` /
  *    `too_many_streams` with `Retry-After`, before the door acts;
  * 5. the door's answer: a refusal as JSON `{ code, message }` (its status; `Retry-After` on a
@@ -47,8 +49,14 @@ export function createDoorFetchHandler(
   options: FetchHandlerOptions = {}
 ): (request: Request) => Promise<Response> {
   return async function handle(request: Request): Promise<Response> {
-    // An outage of the database: a read tried once more, else 503 `database_unavailable`.
-    return answeringOutagesFetch(request, answerRequest)
+    try {
+      // An outage of the database: a read tried once more, else 503 `database_unavailable`.
+      return await answeringOutagesFetch(request, answerRequest)
+    } finally {
+      // A body left unread (refused before it, or a route that reads none) is discarded, so a
+      // client still sending it reads the answer instead of a reset connection.
+      if (!request.bodyUsed) discardBody(request.body)
+    }
   }
 
   async function answerRequest(request: Request): Promise<Response> {
@@ -70,7 +78,14 @@ export function createDoorFetchHandler(
     if ('refused' in caller) return refusalResponse(caller.refused)
     let body: unknown
     if (route.body === 'json') {
-      const read = await readJsonBody(request, table.maxBodyBytes)
+      const read = await readJsonBody(
+        {
+          contentType: request.headers.get('content-type'),
+          contentLength: request.headers.get('content-length'),
+          bytes: request.body,
+        },
+        { maxBytes: table.maxBodyBytes }
+      )
       if ('refused' in read) return refusalResponse(read.refused)
       body = read.value
     }

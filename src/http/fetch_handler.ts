@@ -27,9 +27,10 @@ export interface AgUiFetchHandlerOptions extends FetchHandlerOptions {}
  * `anonymous: false`), 404 `not_found` (also for other paths), 405 `method_not_allowed`, 413
  * `body_too_large` (the door's `maxBodyBytes`, the bytes as received), 415
  * `unsupported_media_type` (a body that is not `application/json`: a cross-site form cannot
- * start anything), 400 `invalid_input` / `invalid_cursor`, and the door's own; the list answers
- * 401 `unauthenticated` without a principal and 422 `invalid_query` for a bad `limit` or
- * `cursor` (`thread_page.ts`). The body is pulled only as the client reads (backpressure); the
+ * start anything), 400 `invalid_input` (not UTF-8 JSON, or the door's rules) / `invalid_cursor`,
+ * 400 `body_incomplete` (the body's stream failed before its end), and the door's own; the
+ * list answers 401 `unauthenticated` without a principal and 422 `invalid_query` for a bad
+ * `limit` or `cursor` (`thread_page.ts`). The body is pulled only as the client reads (backpressure); the
  * request's `signal` ends the stream when the client goes away (`fetch_stream.ts`), and cancels
  * the run of a `POST` when `abortOnDisconnect` is on.
  */

@@ -10,10 +10,13 @@ type RouteHandler = Handler | [unknown, string?]
 /** What the package knows of one of its routes, for the guards that act before its handler. */
 export interface PackageRoute {
   /**
-   * The body it takes: `'json'` (the media-type rule and the depth rule, `body_guard.ts`), the
-   * admin page's `'form'` (the depth rule), or none.
+   * The body it takes: `'json'` (read by the package itself, `body_guard.ts` and
+   * `body_reader.ts`: the media-type rule, the cap, UTF-8 JSON; then the depth rule), the admin
+   * page's `'form'` (the bodyparser's, with the depth rule), or none.
    */
   body?: 'json' | 'form'
+  /** A JSON route that may take no body at all (a decision, a cancel): none reads as `{}`. */
+  optionalBody?: boolean
   /**
    * Who reads its answers: `'json'` for `fetch`, `EventSource`, `HttpAgent` and `useChat` (a
    * refusal is JSON `{ code, message }`, never a redirect), `'page'` for a browser navigating
@@ -23,8 +26,8 @@ export interface PackageRoute {
   /** The admin form's answer to a CSRF token the app's shield refused (a page with a notice). */
   csrfRefused?: (ctx: HttpContext) => unknown
   /**
-   * A JSON body's cap in bytes: a declared `Content-Length` above it is refused (413
-   * `body_too_large`) before the bodyparser reads a byte (`body_guard.ts`).
+   * A JSON body's cap in bytes as received (413 `body_too_large`: a declared `Content-Length`
+   * above it before a byte is read). Default `DEFAULTS.maxBodyBytes` (1 MiB).
    */
   maxBodyBytes?: number
 }

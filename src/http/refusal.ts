@@ -1,4 +1,9 @@
-import { AgUiBodyTooLargeError, ReplicaShutdownError } from '../errors.js'
+import {
+  AgUiBodyTooLargeError,
+  InvalidAgUiInputError,
+  ReplicaShutdownError,
+  refusalOf,
+} from '../errors.js'
 
 /**
  * The one shape of a refusal before a stream opens, on every route of both transports (the
@@ -42,9 +47,26 @@ export const REPLICA_SHUTDOWN = defineRefusal(
  * route of both transports (measured once, by the transport: the doors never re-measure).
  */
 export function bodyTooLarge(maxBytes: number): Refusal {
-  const error = new AgUiBodyTooLargeError(maxBytes)
-  return { status: error.status, code: error.code, message: error.message }
+  return refusalOf(new AgUiBodyTooLargeError(maxBytes))
 }
+
+/** A body that is not JSON (an empty one included, where the route needs one): 400 `invalid_input`. */
+export const NOT_JSON = Object.freeze(refusalOf(new InvalidAgUiInputError('The body must be JSON')))
+
+/** A body whose bytes are not UTF-8: 400 `invalid_input`. */
+export const NOT_UTF8 = Object.freeze(
+  refusalOf(new InvalidAgUiInputError('The body must be UTF-8 JSON'))
+)
+
+/**
+ * A body that ended before it was whole (the client went away, or its connection failed,
+ * mid-body): 400 `body_incomplete`. Nobody may be left to read it; the request ends there.
+ */
+export const BODY_INCOMPLETE = defineRefusal(
+  400,
+  'body_incomplete',
+  'The request body ended before it was whole'
+)
 
 /**
  * The headers of a refusal: `Retry-After` when it says one (a 429 of `limits`) or on a 503 (a
@@ -86,7 +108,8 @@ export function refusalBody(refusal: Refusal): { code: string; message: string }
 export function refusalResponse(refusal: Refusal): Response {
   return Response.json(refusalBody(refusal), {
     status: refusal.status,
-    headers: refusalHeaders(refusal),
+    // The AdonisJS routes' `Content-Type`, byte for byte.
+    headers: { 'Content-Type': 'application/json; charset=utf-8', ...refusalHeaders(refusal) },
   })
 }
 

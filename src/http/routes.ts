@@ -61,7 +61,10 @@ export interface RoutesOptions {
  * `maxBodyBytes` on the bytes received (413 `body_too_large`).
  *
  * The JSON routes (every POST but the admin form) take `application/json` only (415
- * `unsupported_media_type` otherwise, `media_type.ts`); every body is nested at most
+ * `unsupported_media_type` otherwise, `media_type.ts`), read by the package itself, not the
+ * app's bodyparser (`body_guard.ts`, `body_reader.ts`: the Fetch handlers' reader; 413
+ * `body_too_large` past `DEFAULTS.maxBodyBytes`, a door's own `maxBodyBytes` on its routes; 400
+ * for a body that is not UTF-8 JSON; a decision's or cancel's may be empty); every body is nested at most
  * `MAX_JSON_DEPTH` levels (`src/core/json_depth.ts`; the provider's body guard keeps AdonisJS from
  * deep-cloning a deeper one). `modifier` gets the group, to attach the app's middleware
  * (`group.use(middleware.auth())`). Each route is marked with who reads it
@@ -113,6 +116,9 @@ export function registerRoutes(
     .group(() => {
       /** A JSON route (a JSON body in; JSON or SSE out). */
       const json = (handler: Handler) => packageRoute({ body: 'json', client: 'json' }, handler)
+      /** A JSON route whose body may be left out (a decision, a cancel: none reads as `{}`). */
+      const decide = (handler: Handler) =>
+        packageRoute({ body: 'json', client: 'json', optionalBody: true }, handler)
       /** A GET read by `fetch`, `EventSource`, `HttpAgent` or `useChat` (JSON or SSE out). */
       const read = (handler: Handler) => packageRoute({ client: 'json' }, handler)
       /** A GET of the admin console a browser navigates to (HTML out). */
@@ -135,25 +141,25 @@ export function registerRoutes(
       router
         .post(
           '/runs/:runId/cancel',
-          json((ctx) => decisions.cancel(ctx))
+          decide((ctx) => decisions.cancel(ctx))
         )
         .as('runs.cancel')
       router
         .post(
           '/items/:runId/:itemId/approve',
-          json((ctx) => decisions.approve(ctx))
+          decide((ctx) => decisions.approve(ctx))
         )
         .as('items.approve')
       router
         .post(
           '/items/:runId/:itemId/reject',
-          json((ctx) => decisions.reject(ctx))
+          decide((ctx) => decisions.reject(ctx))
         )
         .as('items.reject')
       router
         .post(
           '/items/:runId/:itemId/answer',
-          json((ctx) => decisions.answer(ctx))
+          decide((ctx) => decisions.answer(ctx))
         )
         .as('items.answer')
       router

@@ -12,8 +12,7 @@ import { publicFrame } from '../core/projection.js'
 import { isWellFormedDeep } from '../core/text.js'
 import { describeIssues, issuesOf } from '../errors.js'
 import { DEPTH_ISSUE, tooDeep } from '../core/json_depth.js'
-import { mediaTypeRefusal } from './media_type.js'
-import { REPLICA_SHUTDOWN, refusalBody, sendRefusal } from './refusal.js'
+import { REPLICA_SHUTDOWN, sendRefusal } from './refusal.js'
 import { resolvePrincipal, type PrincipalResolver } from './principal.js'
 import { cursorOf } from './cursor_of.js'
 import { admit, type RequestLimits } from './limits.js'
@@ -38,8 +37,9 @@ export interface StreamRoutesDeps {
 /**
  * The native stream routes of the sink SPI (docs/design.md, "The native HTTP surface"): start a
  * run (`POST`, JSON `{ message, threadId?, runId? }` -> 201 `{ runId, threadId }`; 503
- * `replica_shutdown` with `Retry-After` on a draining replica; 415 for a body
- * that is not JSON, 422 `invalid_input` naming the rule, also `maxDepth`), and read it
+ * `replica_shutdown` with `Retry-After` on a draining replica; the body guard's 415, 413 and 400
+ * for a body that is not JSON, `body_guard.ts`; 422 `invalid_input` naming the rule, also
+ * `maxDepth`), and read it
  * as SSE from a cursor (`GET ...?after=` or `Last-Event-ID`, the query wins): every frame with
  * `id:` = its cursor, errors as `event: error` with `{ code, message }`; 404 when there is
  * nothing to resume (or it is someone else's run); 400 `invalid_cursor` for a cursor this
@@ -58,10 +58,6 @@ export class StreamController {
   async start(ctx: HttpContext) {
     // A draining replica starts nothing: the client retries on another one.
     if (this.agentStream.door.driver.draining) return sendRefusal(ctx.response, REPLICA_SHUTDOWN)
-    const refused = mediaTypeRefusal(ctx.request.header('content-type'))
-    if (refused) {
-      return ctx.response.status(refused.status).json(refusalBody(refused))
-    }
     const invalid = (issues: { field: string; rule: string }[]) =>
       ctx.response.status(422).json({
         code: 'invalid_input',

@@ -31,7 +31,8 @@ export interface UiMessageFetchHandlerOptions extends FetchHandlerOptions {}
  * `method_not_allowed`, 415 `unsupported_media_type` (a body that is not `application/json`: a
  * cross-site form starts nothing), 413 `body_too_large` (the door's `maxBodyBytes`, default 1
  * MiB, read no further), 400 `invalid_input` (naming the rule, e.g. `maxDepth` for a body nested
- * deeper than `MAX_JSON_DEPTH`) / `invalid_cursor`, 409, 422 and the decision errors with their
+ * deeper than `MAX_JSON_DEPTH`) / `invalid_cursor` / `body_incomplete` (the body's stream failed
+ * before its end), 409, 422 and the decision errors with their
  * status (`UiMessageDoor.chat`); the list answers 401 `unauthenticated` without a principal and
  * 422 `invalid_query` for a bad `limit` or `cursor`. The body is pulled only as the client reads
  * (backpressure); the request's `signal` ends the stream when the client goes away, and cancels

@@ -1,4 +1,5 @@
-import { CHAT_LIMITS, type UiMessageDoor } from '../ui_message/door/index.js'
+import type { UiMessageDoor } from '../ui_message/door/index.js'
+import { DEFAULTS } from '../defaults.js'
 import type { ThreadList } from '../store/thread_list.js'
 import { streamAnswer, type DoorRouteTable } from './door_routes.js'
 import { threadPageAnswer } from './thread_page.js'
@@ -26,7 +27,7 @@ export function uiMessageRouteTable(door: UiMessageDoor, chats: ThreadList): Doo
     headers: { ...UI_MESSAGE_STREAM_HEADER },
   })
   return {
-    maxBodyBytes: door.options.maxBodyBytes ?? CHAT_LIMITS.maxBodyBytes,
+    maxBodyBytes: door.options.maxBodyBytes ?? DEFAULTS.maxBodyBytes,
     cancel: (streamRunId) => void door.driver.abort(streamRunId),
     routes: [
       {

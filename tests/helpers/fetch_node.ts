@@ -1,33 +1,45 @@
 import { createServer, type RequestListener } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { Readable } from 'node:stream'
+import { Readable, pipeline } from 'node:stream'
 import { createRuntime, type RuntimeOptions } from '../../src/runtime.js'
 import { createDatabase, resetTables } from './db.js'
 
 type Runtime = ReturnType<typeof createRuntime>
 
 /**
- * Node's `http` speaks no Fetch API: this is the few lines of adapter a host writes (Hono's
- * `@hono/node-server` and others do the same): request in as a `Request`, `Response` body piped
- * out with backpressure.
+ * Node's `http` speaks no Fetch API: this is the few lines of adapter a host writes, as
+ * docs/agui.md shows them ("The door outside AdonisJS"; Hono's `@hono/node-server` and others do
+ * the same): request in as a `Request`, `Response` body piped out with backpressure. An error on
+ * either stream (a body cut off mid-way, a client that resets mid-response, a response body that
+ * fails) ends that request, never the process: everything runs inside the `try`, and `pipeline`
+ * (unlike `pipe`) handles an error on either side.
  */
 export function toNode(handle: (request: Request) => Promise<Response>): RequestListener {
   return async (req, res) => {
-    const controller = new AbortController()
-    res.on('close', () => controller.abort())
-    const hasBody = req.method !== 'GET' && req.method !== 'HEAD'
-    const request = new Request(`http://${req.headers.host}${req.url}`, {
-      method: req.method,
-      headers: req.headers as Record<string, string>,
-      body: hasBody ? (Readable.toWeb(req) as ReadableStream) : undefined,
-      signal: controller.signal,
-      ...(hasBody ? { duplex: 'half' } : {}),
-    } as RequestInit)
-    const response = await handle(request)
-    res.writeHead(response.status, Object.fromEntries(response.headers))
-    res.flushHeaders()
-    if (!response.body) return res.end()
-    Readable.fromWeb(response.body as any).pipe(res)
+    try {
+      const controller = new AbortController()
+      res.on('close', () => controller.abort())
+      const hasBody = req.method !== 'GET' && req.method !== 'HEAD'
+      const response = await handle(
+        new Request(`http://${req.headers.host}${req.url}`, {
+          method: req.method,
+          headers: req.headers as Record<string, string>,
+          body: hasBody ? (Readable.toWeb(req) as ReadableStream) : undefined,
+          signal: controller.signal,
+          ...(hasBody ? { duplex: 'half' } : {}),
+        } as RequestInit)
+      )
+      res.writeHead(response.status, Object.fromEntries(response.headers))
+      res.flushHeaders()
+      if (!response.body) return void res.end()
+      pipeline(Readable.fromWeb(response.body as any), res, () => {})
+    } catch {
+      if (res.headersSent) res.destroy()
+      else
+        res
+          .writeHead(500, { 'content-type': 'application/json' })
+          .end('{"code":"internal_error","message":"Internal error"}')
+    }
   }
 }
 

@@ -15,8 +15,6 @@ export { InvalidAgUiInputError }
 
 /** Limits on a `RunAgentInput` body (docs/design.md, "Input"). Sizes in bytes or items. */
 export const INPUT_LIMITS = {
-  /** Cap on the whole body, in bytes (JSON as received). */
-  maxBodyBytes: 1_048_576,
   messages: 500,
   tools: 64,
   context: 64,

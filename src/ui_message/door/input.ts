@@ -8,8 +8,6 @@ import { describeIssues, InvalidAgUiInputError, issuesOf } from '../../errors.js
 
 /** Limits on a chat request (sizes in bytes, counts in items, text in UTF-16 units). */
 export const CHAT_LIMITS = {
-  /** Cap on the whole body, in bytes (JSON as received); the door's `maxBodyBytes` overrides. */
-  maxBodyBytes: 1_048_576,
   messages: 500,
   parts: 1000,
   /** Characters of the newest user message the run takes as input. */
