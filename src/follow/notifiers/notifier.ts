@@ -1,8 +1,12 @@
+import type { WakeUp } from '../../store/wake_ups.js'
+
 /** What a notifier calls on the tail reader of its replica. */
 export interface NotifierHandlers {
   /**
    * A stream changed on some replica: read it if followed here. `rev` is the stream's revision
-   * after the change, when known (a replica already at it skips the read).
+   * after the change, when known (a replica already at it skips the read). Both are hints: a
+   * `rev` ahead of the stream only costs a read (the tail takes its revisions from what it
+   * read), one that is not a non-negative safe integer counts as absent.
    */
   wake(runId: string, rev?: number): void
   /** Notifications may have been missed (a dropped connection came back), or it is time to poll: poll everything. */
@@ -86,4 +90,16 @@ export interface NotifierFactory {
    *   registered, an unknown connection)
    */
   prepare?(container?: NotifierContainer): Promise<void>
+}
+
+/**
+ * Hand a wake-up heard on a connection to the tail: whatever the tail does with it, nothing
+ * thrown reaches the connection's event emitter (which would take the process down).
+ */
+export function wakeTail(handlers: NotifierHandlers | null, [runId, rev]: WakeUp) {
+  try {
+    handlers?.wake(runId, rev)
+  } catch {
+    // A wake-up is a hint: the heads poll covers one lost.
+  }
 }

@@ -1,5 +1,6 @@
-import type { Notifier, NotifierHandlers } from './notifier.js'
+import { wakeTail, type Notifier, type NotifierHandlers } from './notifier.js'
 import { DEFAULTS } from '../../defaults.js'
+import { parseWakeUp } from '../../store/wake_ups.js'
 
 /** A `pg.Client`-shaped connection: only what LISTEN needs. */
 interface ListenClient {
@@ -76,10 +77,10 @@ export class PgNotifier implements Notifier {
     try {
       client = await this.options.connect()
       client.on('notification', (message) => {
-        if (message.channel === this.options.channel && message.payload) {
-          const [runId, rev] = message.payload.split(' ')
-          this.#handlers?.wake(runId, rev === undefined ? undefined : Number(rev))
-        }
+        if (message.channel !== this.options.channel) return
+        // A wake-up (`parseWakeUp`: a hint); anything else on the channel is ignored.
+        const wakeUp = parseWakeUp(message.payload)
+        if (wakeUp) wakeTail(this.#handlers, wakeUp)
       })
       client.on('error', (error) => this.#dropped(client!, error))
       client.on('end', () => this.#dropped(client!))

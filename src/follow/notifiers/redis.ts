@@ -1,6 +1,6 @@
-import { RUN_ID } from '../../core/frames.js'
 import { DEFAULTS } from '../../defaults.js'
-import type { Notifier, NotifierHandlers } from './notifier.js'
+import { parseWakeUp } from '../../store/wake_ups.js'
+import { wakeTail, type Notifier, type NotifierHandlers } from './notifier.js'
 import type { RedisClient, RedisSubscriber } from './redis_client.js'
 
 /** A Redis channel name this package accepts: 1 to 128 letters, digits or `_:.-`. */
@@ -109,11 +109,9 @@ export class RedisNotifier implements Notifier {
     this.#handlers?.resync()
   }
 
-  /** `<runId>` or `<runId> <rev>`; anything else on the channel is ignored. */
+  /** A wake-up (`parseWakeUp`: a hint); anything else on the channel is ignored. */
   #message(message: string) {
-    const [runId, rev, extra] = message.split(' ')
-    if (extra !== undefined || !RUN_ID.test(runId)) return
-    if (rev === undefined) return this.#handlers?.wake(runId)
-    if (/^\d{1,15}$/.test(rev)) this.#handlers?.wake(runId, Number(rev))
+    const wakeUp = parseWakeUp(message)
+    if (wakeUp) wakeTail(this.#handlers, wakeUp)
   }
 }

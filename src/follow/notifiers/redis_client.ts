@@ -1,3 +1,4 @@
+import { wakeUpPayload } from '../../store/wake_ups.js'
 import type { NotifierContainer } from './notifier.js'
 
 /**
@@ -147,7 +148,7 @@ export class RedisPublisher {
   ) {}
 
   publish(runId: string, rev?: number) {
-    const payload = rev === undefined ? runId : `${runId} ${rev}`
+    const payload = wakeUpPayload(runId, rev)
     const client = this.link.current
     if (client && client.status === 'ready' && !this.#pending)
       return void this.#send(client, payload)
