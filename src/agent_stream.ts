@@ -54,6 +54,7 @@ export class AgentStream {
       runner: config.runner ?? NO_RUNNER,
       onError: (error) =>
         logger?.warn({ err: error }, 'agent-stream: background failure, retrying'),
+      onInfo: (message) => logger?.info(message),
     })
     this.sink = stack.sink
     this.driver = stack.driver

@@ -66,6 +66,8 @@ export class LucidTokenStreamSink implements TokenStreamSink {
   #internals: SinkInternals
   #park: ParkHook | undefined
   #onError: ((error: unknown) => void) | undefined
+  /** Releases what the notifier setup opened itself (its `close`). */
+  #closeNotifier: (() => Promise<void>) | undefined
   #writers = new Set<LucidSinkWriter>()
   #append: AppendContext
   #stopped = false
@@ -84,6 +86,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
     this.tables = tableNames(options.tables)
     this.#park = options.park
     this.#onError = options.onError
+    this.#closeNotifier = notifier.close
     const store = new StreamStore(
       () => db.connection(connection),
       this.tables,
@@ -361,6 +364,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
     this.#stopped = true
     for (const writer of [...this.#writers]) writer.shutdown()
     await this.#tail.close()
+    await this.#closeNotifier?.().catch(() => {})
   }
 
   /** How a reader reads: its limits, its signal, and how long it rides out an outage. */

@@ -67,13 +67,18 @@ export interface LucidSinkOptions {
   groupCommit?: boolean
   /** Told about background failures (listener drops, lease sweeps); the sink keeps going. */
   onError?: (error: unknown) => void
+  /**
+   * Told, in one line, that a failure warned about through `onError` is over (the Redis
+   * notifier's outage). The AdonisJS provider logs it at `info`.
+   */
+  onInfo?: (message: string) => void
   /** Parks approvals and elicitations in the frame's transaction (set by the parking layer). */
   park?: ParkHook
 }
 
 /** A sink's options with every default applied (`LucidTokenStreamSink.options`). */
 export type ResolvedSinkOptions = Required<
-  Omit<LucidSinkOptions, 'connection' | 'tables' | 'onError' | 'park'>
+  Omit<LucidSinkOptions, 'connection' | 'tables' | 'onError' | 'onInfo' | 'park'>
 >
 
 /**
@@ -100,6 +105,7 @@ export function resolveSinkOptions(
     pollIntervalMs: options.pollIntervalMs,
     notifyChannel: options.notifyChannel,
     onError: options.onError,
+    onInfo: options.onInfo,
   })
   const resolved: ResolvedSinkOptions = {
     coalesceWindowMs: options.coalesceWindowMs ?? DEFAULTS.coalesceWindowMs,

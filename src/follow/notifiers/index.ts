@@ -4,6 +4,7 @@ import { PgNotifier } from './pg.js'
 import { PollNotifier } from './poll.js'
 import { RedisNotifier, REDIS_CHANNEL } from './redis.js'
 import { RedisLink, RedisPublisher, type RedisClient } from './redis_client.js'
+import { RedisOutage } from './redis_outage.js'
 
 export type * from './notifier.js'
 export { PgNotifier } from './pg.js'
@@ -120,18 +121,22 @@ export const notifiers = {
         const channel = options.channel ?? context.notifyChannel ?? DEFAULTS.notifyChannel
         const pollIntervalMs =
           options.pollIntervalMs ?? context.pollIntervalMs ?? DEFAULTS.pollBesideNotifyMs
+        // One warning per outage and one info at its end, whichever of the two notices.
+        const outage = new RedisOutage(context.onError, context.onInfo)
         const subscribe = new RedisNotifier({
           channel,
           client: () => link.client(),
           reconnect: options.reconnect,
           onError: context.onError,
+          outage,
         })
-        const publisher = new RedisPublisher(link, channel, context.onError)
+        const publisher = new RedisPublisher(link, channel, outage)
         return {
           notifiers: [subscribe, new PollNotifier(pollIntervalMs)],
           notifyChannel: null,
           pollIntervalMs,
           publish: (runId, rev) => publisher.publish(runId, rev),
+          close: () => link.close(),
         }
       },
     }

@@ -42,6 +42,8 @@ export interface NotifierContext {
   notifyChannel?: string
   /** Told about background failures (connection drops); the notifier keeps going. */
   onError?: (error: unknown) => void
+  /** Told, in one line, that a failure warned about through `onError` is over (Redis back). */
+  onInfo?: (message: string) => void
 }
 
 /** A notifier factory's product: the notifiers a tail runs, and what writers must do on commit. */
@@ -62,6 +64,11 @@ export interface NotifierSetup {
    * change, when known. Must neither throw nor block (the writer does not wait for it).
    */
   publish?: (runId: string, rev?: number) => void
+  /**
+   * Called by the sink's shutdown once its notifiers stopped: release what the setup opened
+   * itself (the Redis notifier's own connection). Never rejects.
+   */
+  close?: () => Promise<void>
 }
 
 /** A dependency-injection container, as AdonisJS's (`app.container`): what `prepare` may use. */
