@@ -20,6 +20,18 @@ export interface PgNotifierFactoryOptions {
   pollIntervalMs?: number
   /** LISTEN reconnect backoff, doubling from `min` to `max`. Default 100 to 5000. */
   reconnect?: { min: number; max: number }
+  /**
+   * The LISTEN connection's own settings (a connection string, or `pg.Client` config), when the
+   * sink's connection cannot hold LISTEN: behind PgBouncer in transaction mode, a direct or
+   * session-mode connection for the notifier. Default: the sink's connection's.
+   */
+  connection?: string | Record<string, unknown>
+  /**
+   * The check that LISTEN hears NOTIFY (a notification of its own, at once and every `everyMs`;
+   * warned about once when one does not come back within `timeoutMs`), or `false`. Default 5000
+   * ms, every 300000 ms.
+   */
+  probe?: { timeoutMs: number; everyMs: number } | false
 }
 
 /** Options of `notifiers.redis()`. Durations in milliseconds. */
@@ -73,10 +85,12 @@ export const notifiers = {
         const listen = new PgNotifier({
           channel,
           reconnect: options.reconnect,
+          probe: options.probe,
           onError: context.onError,
           connect: async () => {
             const { default: pg } = await import('pg')
-            const connection = context.connection as string | Record<string, unknown>
+            const connection =
+              options.connection ?? (context.connection as string | Record<string, unknown>)
             // Named, so an operator (or a test) can tell the listener from pooled connections.
             const applicationName = `agent-stream-listen-${process.pid}`
             return new pg.Client(
