@@ -33,8 +33,7 @@ async function sinkBehind(mode: 'transaction' | 'session', warnings: string[]) {
 }
 
 test.group('LISTEN behind PgBouncer', (group) => {
-  group.each.skip(DIALECT !== 'pg', 'PostgreSQL only')
-  group.each.skip(!pgbouncerBin(), 'pgbouncer not installed')
+  group.each.skip(DIALECT !== 'pg' || !pgbouncerBin(), 'PostgreSQL only, with pgbouncer installed')
 
   test('transaction mode: LISTEN hears nothing, and that is warned about once, with the fix', async ({
     assert,

@@ -150,7 +150,10 @@ export const notifiers = {
           notifyChannel: null,
           pollIntervalMs,
           publish: (runId, rev) => publisher.publish(runId, rev),
-          close: () => link.close(),
+          close: async () => {
+            publisher.close()
+            await link.close()
+          },
         }
       },
     }

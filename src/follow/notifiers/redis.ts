@@ -63,6 +63,7 @@ export class RedisNotifier implements Notifier {
     const subscriber = this.#subscriber
     this.#subscriber = null
     this.#subscribed = false
+    this.#outage.forget('subscriber')
     if (subscriber) {
       subscriber.removeAllListeners()
       subscriber.on('error', () => {})
@@ -98,11 +99,12 @@ export class RedisNotifier implements Notifier {
       if (this.#subscriber !== subscriber || !this.#subscribed) return
       this.#subscribed = false
       this.#outage.failed(
+        'subscriber',
         'agent-stream: Redis subscriber connection lost; reconnecting, polling meanwhile'
       )
     })
     // ioredis reports every failed reconnect: the outage is told once.
-    subscriber.on('error', (error) => this.#outage.failed(REDIS_UNREACHABLE, error))
+    subscriber.on('error', (error) => this.#outage.failed('subscriber', REDIS_UNREACHABLE, error))
   }
 
   async #subscribe(subscriber: RedisSubscriber) {
@@ -110,12 +112,12 @@ export class RedisNotifier implements Notifier {
       await subscriber.subscribe(this.options.channel)
     } catch (error) {
       // The connection dropped again (it reconnects and comes back here), or Redis refused.
-      this.#outage.failed(REDIS_UNREACHABLE, error)
+      this.#outage.failed('subscriber', REDIS_UNREACHABLE, error)
       return
     }
     if (this.#subscriber !== subscriber) return
     this.#subscribed = true
-    this.#outage.answered()
+    this.#outage.answered('subscriber')
     this.#handlers?.resync()
   }
 

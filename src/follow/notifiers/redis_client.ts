@@ -12,7 +12,8 @@ export interface RedisClient {
   publish(channel: string, message: string): Promise<unknown>
   /** A new connection with the same settings and `overrides` (ioredis `Redis#duplicate`). */
   duplicate(overrides?: Record<string, unknown>): RedisSubscriber
-  on?(event: 'error', listener: (error: Error) => void): unknown
+  on?(event: 'ready', listener: () => void): unknown
+  off?(event: 'ready', listener: () => void): unknown
   quit?(): Promise<unknown>
   disconnect?(): void
 }
@@ -173,6 +174,9 @@ export class RedisLink {
 export class RedisPublisher {
   /** The publishes made before the client was ready, chained in order; `null` when none waits. */
   #pending: Promise<void> | null = null
+  /** The client whose `ready` this publisher listens to (a reconnect ends its side of an outage). */
+  #watched: RedisClient | null = null
+  #ready = () => this.outage.answered('publisher')
 
   constructor(
     readonly link: RedisLink,
@@ -198,19 +202,30 @@ export class RedisPublisher {
     })
   }
 
+  /** Stop listening to the client (the sink shuts down). */
+  close() {
+    this.#watched?.off?.('ready', this.#ready)
+    this.#watched = null
+  }
+
   /** Send one publish; settles once Redis answered (never rejects: a failure is warned about). */
   #send(client: RedisClient, payload: string): Promise<void> {
+    if (this.#watched !== client) {
+      this.close()
+      this.#watched = client
+      client.on?.('ready', this.#ready)
+    }
     if (DOWN.has(client.status)) {
       this.#warn()
       return Promise.resolve()
     }
     return client.publish(this.channel, payload).then(
-      () => this.outage.answered(),
+      () => this.outage.answered('publisher'),
       (error) => this.#warn(error)
     )
   }
 
   #warn(cause?: unknown) {
-    this.outage.failed(REDIS_UNREACHABLE, cause)
+    this.outage.failed('publisher', REDIS_UNREACHABLE, cause)
   }
 }
