@@ -65,6 +65,7 @@ export class AgentStream {
       principal: config.principal,
       heartbeatMs: config.agui.heartbeatMs,
       abortOnDisconnect: config.agui.abortOnDisconnect,
+      limits: config.limits,
     })
     this.#drain = stack.drain
   }

@@ -135,4 +135,19 @@ export const DEFAULTS = Object.freeze({
    * 1 MiB). Past either, the oldest turns are left out whole.
    */
   history: Object.freeze({ maxTurns: 100, maxBytes: 1_048_576 }),
+  /**
+   * Per-principal limits (config `limits`; off unless the config has it): each rule's values
+   * when `limits` names it as `true` (the config stub's). `runStarts`: POSTs that start or
+   * continue a run (both doors' run routes, the native start), this many per `duration` (ms);
+   * `streams`: SSE responses open at once (both doors and the native stream), a count that
+   * lapses `window` (ms) after it was first taken (what a replica that died holding streams
+   * leaves behind, in a shared store); `decisions`: the decision routes, this many per `duration`.
+   */
+  limits: Object.freeze({
+    runStarts: Object.freeze({ requests: 30, duration: 60_000 }),
+    streams: Object.freeze({ concurrent: 16, window: 900_000 }),
+    decisions: Object.freeze({ requests: 120, duration: 60_000 }),
+  }),
+  /** `Retry-After` (seconds) of the 429 `too_many_streams` refusal: a slot frees when a stream ends. */
+  streamRetryAfterSeconds: 5,
 })

@@ -9,6 +9,13 @@ import type { AgUiDoorOptions } from './agui/door/index.js'
 import type { AdminAuthorizer, DisplayName, PrincipalResolver } from './http/principal.js'
 import { DEFAULTS } from './defaults.js'
 import type { HistoryBounds } from './runner/conversation.js'
+import {
+  RequestLimits,
+  memoryLimiter,
+  resolveLimits,
+  type LimiterManagerLike,
+  type LimitsConfig,
+} from './http/limits.js'
 
 /** A duration in milliseconds, or a string such as `'50ms'`, `'15s'`, `'7d'`. */
 export type Duration = number | string
@@ -100,6 +107,17 @@ export interface AgentStreamConfig {
    * non-string shows the id. Default: the id.
    */
   displayName?: DisplayName
+  /**
+   * Per-principal limits, kept by `@adonisjs/limiter` (install it): `runStarts` (every POST that
+   * starts or continues a run, on both doors and the native route; default 30 per `1m`),
+   * `streams` (streamed responses open at once, both doors and the native stream; default 16,
+   * counts lapsing after `15m`), `decisions` (the decision routes; default 120 per `1m`); each
+   * `false` for off. Past one: 429 `too_many_run_starts` / `too_many_streams` /
+   * `too_many_decisions` with `Retry-After`, nothing written. Counted in the app's limiter
+   * (`config/limiter.ts`, its default store or `store`) when it has one, else in this
+   * replica's memory (per replica: not a fleet's limit). Default: no limits.
+   */
+  limits?: LimitsConfig
   /** The AG-UI door. */
   agui?: AgUiDoorOptions & {
     /** A comment line after this long without an event. Default `15s`. */
@@ -117,6 +135,8 @@ export type ResolvedAgentStreamConfig = Omit<LucidSinkOptions, 'onError' | 'onIn
   principal?: PrincipalResolver
   admin?: AdminAuthorizer
   displayName?: DisplayName
+  /** The per-principal limits (config `limits`), once the app's limiter is known; none: off. */
+  limits?: RequestLimits
   agui: AgUiDoorOptions & { heartbeatMs: number }
 }
 
@@ -189,6 +209,7 @@ export function defineConfig(config: AgentStreamConfig): ConfigProvider<Resolved
       )
     }
   }
+  const limits = config.limits === undefined ? undefined : resolveLimits(config.limits)
   const bufferBytes = config.outage?.bufferBytes
   if (bufferBytes !== undefined && (!Number.isInteger(bufferBytes) || bufferBytes < 0)) {
     throw new RuntimeException(
@@ -202,6 +223,21 @@ export function defineConfig(config: AgentStreamConfig): ConfigProvider<Resolved
     if (typeof notifier === 'object' && notifier.prepare) {
       await notifier.prepare({ make: (binding) => app.container.make(binding as any) })
     }
-    return resolved
+    if (!limits) return resolved
+    // The app's limiter (`config/limiter.ts`) when it has one, else one in memory.
+    const container = app.container as unknown as {
+      hasBinding(binding: string): boolean
+      make(binding: string): Promise<unknown>
+    }
+    const appLimiter = container.hasBinding('limiter.manager')
+      ? ((await container.make('limiter.manager')) as LimiterManagerLike)
+      : await memoryLimiter()
+    const logger = (await app.container.make('logger')) as {
+      warn(details: object, message: string): void
+    }
+    const requestLimits = new RequestLimits(limits, appLimiter, (error) =>
+      logger.warn({ err: error }, 'agent-stream: the limiter failed; the request was admitted')
+    )
+    return { ...resolved, limits: requestLimits }
   })
 }

@@ -40,6 +40,7 @@ export function agUiRouteTable(door: AgUiDoor, threads: ThreadList): DoorRouteTa
         name: 'agui.run',
         body: 'json',
         drives: true,
+        streams: true,
         answer: async (request) =>
           streamAnswer(
             await door.run(request.body, request.principal, request.signal),
@@ -50,6 +51,7 @@ export function agUiRouteTable(door: AgUiDoor, threads: ThreadList): DoorRouteTa
         method: 'GET',
         path: '/runs/:runId',
         name: 'agui.reattach',
+        streams: true,
         answer: async ({ params, after, principal, signal, accept }) =>
           streamAnswer(await door.reattach(params.runId, after, principal, signal), encode(accept)),
       },
@@ -63,6 +65,7 @@ export function agUiRouteTable(door: AgUiDoor, threads: ThreadList): DoorRouteTa
         method: 'GET',
         path: '/threads/:threadId',
         name: 'agui.attach',
+        streams: true,
         answer: async ({ params, after, principal, signal, accept }) =>
           streamAnswer(
             await door.attachThread(params.threadId, after, principal, signal),

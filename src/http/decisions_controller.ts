@@ -2,7 +2,8 @@ import type { HttpContext } from '@adonisjs/core/http'
 import { AgentStreamException, InvalidDecisionError, isPackageErrorCode } from '../errors.js'
 import { DEPTH_ISSUE, tooDeep } from '../core/json_depth.js'
 import { mediaTypeRefusal } from './media_type.js'
-import { refusalBody } from './refusal.js'
+import { refusalBody, sendRefusal } from './refusal.js'
+import { admit, type RequestLimits } from './limits.js'
 import type { Parking } from '../parking/parking.js'
 import { resolvePrincipal, type AdminAuthorizer, type PrincipalResolver } from './principal.js'
 import type { Decider } from '../parking/policy.js'
@@ -20,7 +21,11 @@ import type { Decider } from '../parking/policy.js'
 export class DecisionsController {
   constructor(
     readonly parking: Parking,
-    readonly options: { principal?: PrincipalResolver; admin?: AdminAuthorizer } = {}
+    readonly options: {
+      principal?: PrincipalResolver
+      admin?: AdminAuthorizer
+      limits?: RequestLimits
+    } = {}
   ) {}
 
   approve(ctx: HttpContext) {
@@ -70,6 +75,8 @@ export class DecisionsController {
       return ctx.response.status(refused.status).json(refusalBody(refused))
     }
     const principal = await resolvePrincipal(ctx, this.options.principal)
+    const limited = await admit(this.options.limits, principal, { decision: true })
+    if ('refused' in limited) return sendRefusal(ctx.response, limited.refused)
     try {
       const admin = this.options.admin ? await this.options.admin(ctx) : false
       return ctx.response.json(await action({ principal, via: 'api', admin }))

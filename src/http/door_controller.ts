@@ -1,6 +1,7 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import { cursorOf } from './cursor_of.js'
-import type { DoorAnswer } from './door_routes.js'
+import { routeNeeds, type DoorAnswer } from './door_routes.js'
+import { admit } from './limits.js'
 import { mediaTypeRefusal } from './media_type.js'
 import { mountedRoute, type MountedRoute } from './door_mounts.js'
 import { resolvePrincipal } from './principal.js'
@@ -18,11 +19,14 @@ import { serveChunks } from './sse.js'
  * 3. on a JSON route, the body's bytes as the bodyparser read them (`ctx.request.raw()`): 413
  *    `body_too_large` above the table's cap (the body guard refused a declared
  *    `Content-Length` above it before a byte was read);
- * 4. the door's answer: a refusal as JSON `{ code, message }` (`Retry-After` on a 503), 204,
+ * 4. the per-principal limits (config `limits`, `limits.ts`): 429 `too_many_run_starts` /
+ *    `too_many_streams` with `Retry-After`, before the door acts;
+ * 5. the door's answer: a refusal as JSON `{ code, message }` (`Retry-After` on a 503), 204,
  *    JSON, or a stream (`sse.ts`: heartbeats, backpressure, the framework's headers kept), from
  *    the cursor (`?after=` wins over `Last-Event-ID`). The stream ends when its client goes away
- *    or the replica shuts down (`AdonisDoorAdapter.closeAll`); a client going away from a route
- *    that drives its run cancels the run when `abortOnDisconnect` is on.
+ *    or the replica shuts down (`AdonisDoorAdapter.closeAll`), and gives its stream slot back;
+ *    a client going away from a route that drives its run cancels the run when
+ *    `abortOnDisconnect` is on.
  */
 export default class DoorController {
   async handle(ctx: HttpContext) {
@@ -47,20 +51,28 @@ async function serve(ctx: HttpContext, mounted: MountedRoute) {
     }
     body = ctx.request.body()
   }
+  const limited = await admit(options.limits, principal, routeNeeds(route))
+  if ('refused' in limited) return sendRefusal(ctx.response, limited.refused)
+  const { admitted } = limited
   const controller = new AbortController()
-  const answer = await route.answer({
-    params: Object.fromEntries(
-      Object.entries(ctx.params as Record<string, unknown>).map(([k, v]) => [k, String(v)])
-    ),
-    query: ctx.request.qs(),
-    after: cursorOf(ctx),
-    accept: ctx.request.header('accept'),
-    principal,
-    body,
-    signal: controller.signal,
-  })
-  const abort = route.drives && (options.abortOnDisconnect ?? table.abortOnDisconnect ?? false)
-  return respond(ctx, answer, mounted, controller, abort ? table.cancel : undefined)
+  try {
+    const answer = await route.answer({
+      params: Object.fromEntries(
+        Object.entries(ctx.params as Record<string, unknown>).map(([k, v]) => [k, String(v)])
+      ),
+      query: ctx.request.qs(),
+      after: cursorOf(ctx),
+      accept: ctx.request.header('accept'),
+      principal,
+      body,
+      signal: controller.signal,
+    })
+    const abort = route.drives && (options.abortOnDisconnect ?? table.abortOnDisconnect ?? false)
+    return await respond(ctx, answer, mounted, controller, abort ? table.cancel : undefined)
+  } finally {
+    // A stream's slot is held until it ended (`respond` waits for it); anything else's at once.
+    admitted.release()
+  }
 }
 
 /** Send `answer`; a stream's `cancel` cancels its run if the client goes away. */

@@ -1,5 +1,6 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import type { DoorRoute, DoorRouteTable } from './door_routes.js'
+import type { RequestLimits } from './limits.js'
 import type { PrincipalResolver } from './principal.js'
 
 /**
@@ -20,6 +21,8 @@ export interface AdonisDoorOptions {
    * `agui.abortOnDisconnect`, for every door). Default: the table's own, else false.
    */
   abortOnDisconnect?: boolean
+  /** Per-principal limits (config `limits`): run starts and open streams. Default: none. */
+  limits?: RequestLimits
 }
 
 /** A door route as mounted: its table, the route, the adapter's options and open responses. */

@@ -1,6 +1,7 @@
 import type { Principal } from '../core/run.js'
 import type { DoorReply, Refused } from '../door/reply.js'
 import type { Chunk } from './agui_encoding.js'
+import type { LimitNeeds } from './limits.js'
 
 /**
  * A door's route table: what each of its routes is (method, path, whether it reads a JSON body,
@@ -61,8 +62,13 @@ export interface DoorRoute {
   name: string
   /** It reads a JSON body: the media-type rule (415) and the body cap (413) apply. */
   body?: 'json'
-  /** Its response drives the run (the POST that starts or continues it): `abortOnDisconnect`. */
+  /**
+   * Its response drives the run (the POST that starts or continues it): `abortOnDisconnect`,
+   * and a run start of `limits.runStarts`.
+   */
   drives?: boolean
+  /** Its answer may be a stream: it holds one of the principal's `limits.streams` while open. */
+  streams?: boolean
   answer(request: DoorRequest): Promise<DoorAnswer>
 }
 
@@ -75,6 +81,11 @@ export interface DoorRouteTable {
   abortOnDisconnect?: boolean
   /** Cancel a run whose driving client went away (`abortOnDisconnect`). */
   cancel(streamRunId: string): void
+}
+
+/** What a route asks of the per-principal limits (`limits.ts`), on both transports alike. */
+export function routeNeeds(route: DoorRoute): LimitNeeds {
+  return { runStart: route.drives === true, stream: route.streams === true }
 }
 
 /**

@@ -1,7 +1,14 @@
-import { matchPath, type DoorAnswer, type DoorRoute, type DoorRouteTable } from './door_routes.js'
+import {
+  matchPath,
+  routeNeeds,
+  type DoorAnswer,
+  type DoorRoute,
+  type DoorRouteTable,
+} from './door_routes.js'
 import { readJsonBody } from './fetch_body.js'
 import { fetchPrincipal, fetchRoute, type FetchHandlerOptions } from './fetch_route.js'
 import { streamResponse } from './fetch_stream.js'
+import { admit, type Admission } from './limits.js'
 import { METHOD_NOT_ALLOWED, NO_SUCH_ROUTE, refusalResponse } from './refusal.js'
 
 /** A request's route among the tables: the table, the route, its decoded parameters. */
@@ -23,11 +30,13 @@ interface Matched {
  *    a byte of the body is read;
  * 3. on a JSON route, the body (`fetch_body.ts`): 415 `unsupported_media_type`, 413
  *    `body_too_large` (the table's `maxBodyBytes`, the bytes as received), 400 `invalid_input`;
- * 4. the door's answer: a refusal as JSON `{ code, message }` (its status; `Retry-After` on a
+ * 4. the per-principal limits (`limits`, `limits.ts`): 429 `too_many_run_starts` /
+ *    `too_many_streams` with `Retry-After`, before the door acts;
+ * 5. the door's answer: a refusal as JSON `{ code, message }` (its status; `Retry-After` on a
  *    503), 204, JSON, or a stream (`fetch_stream.ts`: pulled as the client reads, heartbeats
- *    every `heartbeatMs` on SSE, ended when the request's `signal` aborts). When the client of a
- *    route that drives its run goes away, the run is cancelled if `abortOnDisconnect` (the
- *    option, else the table's) is on.
+ *    every `heartbeatMs` on SSE, ended when the request's `signal` aborts; its stream slot
+ *    given back when it ends). When the client of a route that drives its run goes away, the
+ *    run is cancelled if `abortOnDisconnect` (the option, else the table's) is on.
  */
 export function createDoorFetchHandler(
   tables: DoorRouteTable[],
@@ -56,17 +65,28 @@ export function createDoorFetchHandler(
       if ('refused' in read) return refusalResponse(read.refused)
       body = read.value
     }
-    const answer = await route.answer({
-      params,
-      query: asked.query,
-      after: asked.after,
-      accept: request.headers.get('accept') ?? undefined,
-      principal: caller.principal,
-      body,
-      signal: request.signal,
-    })
+    const limited = await admit(options.limits, caller.principal, routeNeeds(route))
+    if ('refused' in limited) return refusalResponse(limited.refused)
+    const { admitted } = limited
+    let answer: DoorAnswer
+    try {
+      answer = await route.answer({
+        params,
+        query: asked.query,
+        after: asked.after,
+        accept: request.headers.get('accept') ?? undefined,
+        principal: caller.principal,
+        body,
+        signal: request.signal,
+      })
+    } catch (error) {
+      admitted.release()
+      throw error
+    }
+    // Only a stream keeps its slot, until it ends.
+    if (answer.kind !== 'stream') admitted.release()
     const abort = route.drives && (options.abortOnDisconnect ?? table.abortOnDisconnect ?? false)
-    return fetchAnswer(answer, request, options, abort ? table.cancel : undefined)
+    return fetchAnswer(answer, request, options, admitted, abort ? table.cancel : undefined)
   }
 }
 
@@ -75,6 +95,7 @@ function fetchAnswer(
   answer: DoorAnswer,
   request: Request,
   options: FetchHandlerOptions,
+  admitted: Admission,
   cancel?: (streamRunId: string) => void
 ): Response {
   switch (answer.kind) {
@@ -91,6 +112,7 @@ function fetchAnswer(
         contentType: answer.contentType,
         headers: answer.headers,
         onDisconnect: cancel && streamRunId ? () => cancel(streamRunId) : undefined,
+        onEnd: () => admitted.release(),
       })
     }
   }

@@ -1,5 +1,6 @@
 import { requestCursor } from '../core/cursor.js'
 import type { Principal } from '../core/run.js'
+import type { RequestLimits } from './limits.js'
 import { UNAUTHENTICATED, type Refusal } from './refusal.js'
 
 /** The options every Fetch-API handler of the package takes. */
@@ -23,6 +24,12 @@ export interface FetchHandlerOptions {
    * `abortOnDisconnect`), else false (the run goes on; re-attach later).
    */
   abortOnDisconnect?: boolean
+  /**
+   * Per-principal limits on run starts and open streams (`createRequestLimits`; 429 with
+   * `Retry-After` past one). Share one object between handlers: the counts are its own. Default:
+   * none.
+   */
+  limits?: RequestLimits
 }
 
 /** What a Fetch-API handler reads of a request before its routes: the path, the cursor. */

@@ -14,6 +14,8 @@ export interface StreamResponseOptions {
    * cancelled): called once, after `chunks` is closed (`abortOnDisconnect`).
    */
   onDisconnect?: () => void
+  /** The stream ended, however (done, failed, cancelled, its client gone): called once. */
+  onEnd?: () => void
 }
 
 /**
@@ -59,6 +61,7 @@ function byteStream(
   streaming.add(request)
   let ended = false
   const stop = async () => {
+    if (!ended) options.onEnd?.()
     ended = true
     clearInterval(timer)
     signal.removeEventListener('abort', onAbort)

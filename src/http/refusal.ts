@@ -12,6 +12,8 @@ export interface Refusal {
   status: number
   code: string
   message: string
+  /** `Retry-After` in seconds (a 429 of `limits`); a 503 without it says the default. */
+  retryAfterSeconds?: number
 }
 
 /** A refusal, frozen (every constant of this file is one). */
@@ -44,8 +46,17 @@ export function bodyTooLarge(maxBytes: number): Refusal {
   return { status: error.status, code: error.code, message: error.message }
 }
 
-/** The headers of a refusal: `Retry-After` on a 503 (a draining replica), none otherwise. */
-export function refusalHeaders(refusal: { status: number }): Record<string, string> {
+/**
+ * The headers of a refusal: `Retry-After` when it says one (a 429 of `limits`) or on a 503 (a
+ * draining replica), none otherwise.
+ */
+export function refusalHeaders(refusal: {
+  status: number
+  retryAfterSeconds?: number
+}): Record<string, string> {
+  if (refusal.retryAfterSeconds !== undefined) {
+    return { 'Retry-After': String(refusal.retryAfterSeconds) }
+  }
   return refusal.status === 503
     ? { 'Retry-After': String(ReplicaShutdownError.retryAfterSeconds) }
     : {}

@@ -83,10 +83,12 @@ export function registerRoutes(
   const stream = new StreamController(agentStream, {
     principal: config.principal,
     heartbeatMs: config.agui.heartbeatMs,
+    limits: config.limits,
   })
   const decisions = new DecisionsController(agentStream.parking, {
     principal: config.principal,
     admin: config.admin,
+    limits: config.limits,
   })
   const sink = agentStream.sink
   const admin = new AdminController(agentStream.parking, {

@@ -16,6 +16,7 @@ import { mediaTypeRefusal } from './media_type.js'
 import { REPLICA_SHUTDOWN, refusalBody, sendRefusal } from './refusal.js'
 import { resolvePrincipal, type PrincipalResolver } from './principal.js'
 import { cursorOf } from './cursor_of.js'
+import { admit, type RequestLimits } from './limits.js'
 import { serveChunks } from './sse.js'
 import type { Chunk } from './agui_encoding.js'
 
@@ -47,7 +48,11 @@ export interface StreamRoutesDeps {
 export class StreamController {
   constructor(
     readonly agentStream: StreamRoutesDeps,
-    readonly options: { principal?: PrincipalResolver; heartbeatMs?: number } = {}
+    readonly options: {
+      principal?: PrincipalResolver
+      heartbeatMs?: number
+      limits?: RequestLimits
+    } = {}
   ) {}
 
   async start(ctx: HttpContext) {
@@ -76,6 +81,8 @@ export class StreamController {
       return invalid(issues)
     }
     const principal = await resolvePrincipal(ctx, this.options.principal)
+    const limited = await admit(this.options.limits, principal, { runStart: true })
+    if ('refused' in limited) return sendRefusal(ctx.response, limited.refused)
     const runId = body.runId ?? randomUUID()
     const threadId = body.threadId ?? runId
     const { door } = this.agentStream
@@ -127,6 +134,16 @@ export class StreamController {
     // Past the stored head: no replica gave it; followed, it would skip what comes (the AG-UI
     // door answers alike).
     if (await this.agentStream.sink.beyondHead(runId, start)) return invalid()
+    const limited = await admit(this.options.limits, principal, { stream: true })
+    if ('refused' in limited) return sendRefusal(ctx.response, limited.refused)
+    try {
+      await this.#serve(ctx, runId, after)
+    } finally {
+      limited.admitted.release()
+    }
+  }
+
+  async #serve(ctx: HttpContext, runId: string, after: string | undefined) {
     const controller = new AbortController()
     const frames = this.agentStream.sink.subscribe(runId, { after, signal: controller.signal })
     // The same projection as the AG-UI door (invariant 8, docs/design.md).

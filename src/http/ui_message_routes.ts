@@ -41,6 +41,7 @@ export function uiMessageRouteTable(door: UiMessageDoor, chats: ThreadList): Doo
         name: 'chat.send',
         body: 'json',
         drives: true,
+        streams: true,
         answer: async ({ body, principal, signal }) =>
           streamAnswer(await door.chat(body, principal, signal), encode),
       },
@@ -48,6 +49,7 @@ export function uiMessageRouteTable(door: UiMessageDoor, chats: ThreadList): Doo
         method: 'GET',
         path: '/chat/:chatId/stream',
         name: 'chat.resume',
+        streams: true,
         answer: async ({ params, after, principal, signal }) =>
           streamAnswer(await door.resume(params.chatId, after, principal, signal), encode),
       },

@@ -10,6 +10,13 @@ import './extended.js'
 // config/agent_stream.ts
 export type { AgentStreamConfig, Duration, ResolvedAgentStreamConfig } from '../define_config.js'
 export type { HistoryBounds } from '../runner/conversation.js'
+export type {
+  LimitsConfig,
+  RateLimitRule,
+  StreamLimitRule,
+  RequestLimits,
+  LimiterManagerLike,
+} from '../http/limits.js'
 
 // The runner contract (also at the root).
 export type { AgentRunner, ResumeContext, RunContext, RunOutcome } from '../runner/contract.js'

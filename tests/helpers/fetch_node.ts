@@ -60,5 +60,5 @@ export async function serveRuntime(
     await runtime.sink.shutdown()
     await db.manager.closeAll()
   }
-  return { url, runtime, close }
+  return { url, runtime, db, close }
 }

@@ -15,7 +15,11 @@ import { setupApp } from './app.js'
 export async function serveApp(
   config: AgentStreamConfig = {},
   modifier?: Parameters<AgentStream['registerRoutes']>[1],
-  options: { connection?: ConnectionConfig } = {}
+  options: {
+    connection?: ConnectionConfig
+    /** More providers and config files (`setupApp`'s `extend`). */
+    extend?: { providers: (() => Promise<any>)[]; config: Record<string, unknown> }
+  } = {}
 ) {
   const app = await setupApp(
     {
@@ -27,7 +31,7 @@ export async function serveApp(
       admin: (ctx) => ctx.request.header('x-admin') === 'yes',
       ...config,
     },
-    { environment: 'web', connection: options.connection }
+    { environment: 'web', connection: options.connection, extend: options.extend }
   )
   const agentStream: AgentStream = await app.container.make('agentStream')
   const router = await app.container.make('router')
