@@ -15,7 +15,14 @@
 export { defineConfig } from './src/define_config.js'
 export { AgentStream } from './src/agent_stream.js'
 
-export type { AgentRunner, ResumeContext, RunContext, RunOutcome } from './src/runner/contract.js'
+export type {
+  AgentRunner,
+  ContinueContext,
+  ResumeContext,
+  RunContext,
+  RunOutcome,
+} from './src/runner/contract.js'
+export { INTERRUPTED_TOOL_ERROR } from './src/runner/contract.js'
 export { defaultApproverPolicy } from './src/parking/policy.js'
 
 // Every error class, keyed by its code (`errors.E_DECISION_CONFLICT`), as AdonisJS packages do.

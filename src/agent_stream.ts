@@ -12,6 +12,27 @@ import type { UiMessageDoor } from './ui_message/door/index.js'
 import { registerRoutes, type RoutesOptions } from './http/routes.js'
 import type { Router, RouteGroup } from '@adonisjs/core/http'
 import { DEFAULTS } from './defaults.js'
+import { isLockConflict } from './store/transient.js'
+import { ClockSkewError, StoreUnavailableError } from './errors.js'
+
+/**
+ * What the package tells the app's logger from the background: a clock skew as a warning with
+ * the skew measured; a run stopped because the database refused its writes as an error (never
+ * retried); anything else as a warning (it is retried).
+ */
+function logBackground(logger: Logger | undefined, error: unknown) {
+  if (error instanceof ClockSkewError) {
+    logger?.warn({ skewMs: error.skewMs }, `agent-stream: ${error.message}`)
+  } else if (error instanceof StoreUnavailableError && error.reason === 'refused') {
+    logger?.error({ err: error.cause }, `agent-stream: ${error.message}`)
+  } else if (isLockConflict(error)) {
+    // A lock conflict (a deadlock, a serialization failure) is concurrency, not a failure: the
+    // work is run again (its transaction, or the sweeper's next round).
+    logger?.debug({ err: error }, 'agent-stream: lock conflict, retrying')
+  } else {
+    logger?.warn({ err: error }, 'agent-stream: background failure, retrying')
+  }
+}
 
 /** Used when the config names no runner: every run fails with a fixed sentence. */
 const NO_RUNNER: AgentRunner = {
@@ -52,8 +73,7 @@ export class AgentStream {
     const stack = createRuntime(db, {
       ...config,
       runner: config.runner ?? NO_RUNNER,
-      onError: (error) =>
-        logger?.warn({ err: error }, 'agent-stream: background failure, retrying'),
+      onError: (error) => logBackground(logger, error),
       onInfo: (message) => logger?.info(message),
     })
     this.sink = stack.sink

@@ -79,6 +79,16 @@ export const DEFAULTS = Object.freeze({
   tailBatchStreams: 100,
   /** SSE comment line (`: ping`) after this long without a write. */
   heartbeatMs: 15_000,
+  /**
+   * A replica whose clock disagrees with the database's by more than this warns (at start and
+   * at every sweep); its times are the database's either way (`src/store/clock.ts`).
+   */
+  clockSkewWarnMs: 2000,
+  /**
+   * A replica's read slower than a third of a lease (at least this) means the database or the
+   * process stalled: lapsed leases wait a lease length of healthy reads (`follow/read_health.ts`).
+   */
+  slowReadFloorMs: 200,
   /** How often each replica expires lapsed items and resumes ready suspensions. */
   sweepIntervalMs: 5000,
   /** A claimed suspension not started within this long is claimable again. */

@@ -31,7 +31,10 @@ export interface AgentStreamConfig {
   tables?: LucidSinkOptions['tables']
   /** Longest time text is held back to coalesce into one row. Default `40ms`. */
   coalesceWindow?: Duration
-  /** A writer silent this long (a crashed process) has its stream failed. Default `15s`. */
+  /**
+   * A writer silent this long (a crashed process) has its segment continued by another replica
+   * (a runner with `continue`, such as `aiSdkAgent`) or its stream failed. Default `15s`.
+   */
   lease?: Duration
   /**
    * The database going away (a restart, a failover) while runs are in flight: for up to `bound`

@@ -79,22 +79,62 @@ export class StreamClosedError extends AgentStreamException {
 }
 
 /**
- * The database stayed unreachable past the outage bound (`outage.bound` in the config), or the
- * frames a writer held meanwhile outgrew `outage.bufferBytes`: the run was stopped. Its stream
- * gets an `error` frame `run_failed` and its end as soon as the database is back. HTTP 503.
+ * The writer's lease was lost: its writer was taken for dead (its lease lapsed) and another
+ * replica took its segment over (the stream's writer epoch moved on). The old writer writes
+ * nothing more into the stream.
+ */
+export class LeaseLostError extends StreamClosedError {
+  static code = 'E_LEASE_LOST'
+}
+
+/**
+ * The run's frames could not be stored, so the run was stopped: the database stayed unreachable
+ * past the outage bound (`outage.bound` in the config), the frames a writer held meanwhile
+ * outgrew `outage.bufferBytes`, or the database refused a write (a constraint, a trigger: an
+ * error that trying again does not cure). Its stream gets an `error` frame `run_failed` and its
+ * end as soon as that can be stored; until then (or when it never can) its readers end with
+ * that error from memory on the writer's replica and, once the lease lapses, on every other.
+ * HTTP 503.
  */
 export class StoreUnavailableError extends AgentStreamException {
   static status = 503
   static code = 'E_STORE_UNAVAILABLE'
-  /** `bound`: unreachable for too long; `buffer`: too many bytes held meanwhile. */
-  readonly reason: 'bound' | 'buffer'
-  constructor(reason: 'bound' | 'buffer') {
-    super(
-      reason === 'bound'
-        ? 'The database stayed unreachable past the outage bound: the run was stopped'
-        : 'The frames held while the database was unreachable outgrew the buffer: the run was stopped'
-    )
+  /**
+   * `bound`: unreachable for too long; `buffer`: too many bytes held meanwhile; `refused`: the
+   * database refused the write.
+   */
+  readonly reason: 'bound' | 'buffer' | 'refused'
+  /** @param cause the database's error, for a refusal (logged, never sent to a client) */
+  constructor(reason: 'bound' | 'buffer' | 'refused', cause?: unknown) {
+    super(UNAVAILABLE[reason], cause === undefined ? undefined : { cause })
     this.reason = reason
+  }
+}
+
+const UNAVAILABLE = {
+  bound: 'The database stayed unreachable past the outage bound: the run was stopped',
+  buffer:
+    'The frames held while the database was unreachable outgrew the buffer: the run was stopped',
+  refused: "The database refused to store the run's frames: the run was stopped",
+}
+
+/**
+ * A warning, never thrown: this replica's clock disagrees with the database's by more than
+ * `DEFAULTS.clockSkewWarnMs`. Nothing breaks (leases, claims and expiry use the database's
+ * clock), but the host's time sync is off. Told through `onError` when the sink first reads the
+ * database's clock and at every sweep while it lasts.
+ */
+export class ClockSkewError extends AgentStreamException {
+  static status = 500
+  static code = 'E_CLOCK_SKEW'
+  /** This host's clock minus the database's, in milliseconds (positive: this host is ahead). */
+  readonly skewMs: number
+  constructor(skewMs: number) {
+    super(
+      `This replica's clock is ${Math.abs(skewMs)} ms ${skewMs > 0 ? 'ahead of' : 'behind'} the database's: ` +
+        "leases and expiry use the database's clock; fix the host's time sync (NTP)"
+    )
+    this.skewMs = skewMs
   }
 }
 
@@ -245,6 +285,7 @@ export const errors = {
   E_INVALID_FRAME: InvalidFrameError,
   E_STREAM_CLOSED: StreamClosedError,
   E_STORE_UNAVAILABLE: StoreUnavailableError,
+  E_CLOCK_SKEW: ClockSkewError,
   E_INVALID_CURSOR: InvalidCursorError,
   E_INVALID_RUN_ID: InvalidRunIdError,
   E_PARKED_NOT_FOUND: ParkedItemNotFoundError,

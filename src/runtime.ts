@@ -64,9 +64,12 @@ export interface RuntimeOptions extends LucidSinkOptions {
  */
 export function createRuntime(db: Database, options: RuntimeOptions) {
   let parks: SuspensionParks | null = null
+  let driver: RunDriver | null = null
   const sink = new LucidTokenStreamSink(db, {
     ...options,
     park: (trx, meta, frame, seq) => parks!.park(trx, meta, frame, seq),
+    // A dead writer's segment is continued here when the runner can be (`continue`).
+    continueLapsed: (runId) => driver?.continueLapsed(runId) ?? Promise.resolve(false),
   })
   // The client is opened on first use, so the store may be made before the database is ready.
   const rows = new ParkingTables(() => sinkInternals(sink).client, sink.tables)
@@ -79,7 +82,7 @@ export function createRuntime(db: Database, options: RuntimeOptions) {
     claims: new SuspensionClaims(rows, settling),
     reads: new ParkingReads(rows),
   }
-  const driver = new RunDriver(sink, parkingStore, options.runner, {
+  driver = new RunDriver(sink, parkingStore, options.runner, {
     replicaId: options.replicaId,
     claimLeaseMs: options.claimLeaseMs,
     onError: options.onError,
@@ -96,7 +99,18 @@ export function createRuntime(db: Database, options: RuntimeOptions) {
     decisions,
     queries,
     queue: new ParkingQueue(rows),
-    sweeper: new ParkingSweeper({ store: parkingStore, decisions, ready, onError }),
+    sweeper: new ParkingSweeper({
+      store: parkingStore,
+      decisions,
+      ready,
+      onError,
+      clock: () => sinkInternals(sink).clock.check(),
+      lapsed: {
+        find: (limit) => sink.lapsedSegments(limit),
+        settle: (runId) => sink.settleLapsed(runId),
+        graceMs: sink.options.leaseMs,
+      },
+    }),
     ready,
   }
   // Looked up at each notice (not bound once), so a test may replace `driver.tryResume`.

@@ -1,12 +1,14 @@
 import { stepCountIs, streamText, type Agent, type ModelMessage, type ToolSet } from 'ai'
 import type { StreamFrame } from '../core/frames.js'
-import type { AgentRunner, RunContext, RunOutcome } from '../runner/contract.js'
+import type { AgentRunner, ContinueContext, RunContext, RunOutcome } from '../runner/contract.js'
+import { callsAtTakeover, executionStartFrame } from './continuation.js'
 import type { SettledItem } from '../parking/types.js'
 import { completedCalls, framesToMessages, resumeMessages } from './history.js'
 import { userMessageOf } from '../core/user_message.js'
-import { inputMessages } from './input.js'
+import { inputMessages, withContext } from './input.js'
 import { isAskTool } from './ask_tool.js'
-import { writeParts, type ApprovalOptions } from './parts.js'
+import { writeParts, type AiSdkCheckpoint, type ApprovalOptions } from './parts.js'
+import { invalidApprovedInputs } from './tool_input.js'
 
 /** `streamText`'s options, less what the runner supplies (the conversation and the signal). */
 export type StreamTextSettings<TOOLS extends ToolSet> = Omit<
@@ -35,8 +37,8 @@ export type AiSdkAgentOptions<TOOLS extends ToolSet> = AiSdkRunnerOptions &
  * agent's `stream`) on the thread's conversation, as the AI SDK's own route hands
  * `convertToModelMessages(messages)` to `streamText`: the earlier turns
  * (`ctx.conversation()`: each person's message with its files, the assistant's text, tool calls
- * and results), then the run's input (AG-UI `context`) and this run's frames (its person's
- * message first) and writes its full stream into the run's stream
+ * and results), then the run's input and this run's frames (its person's message first, the
+ * client's AG-UI `context` as data at its start, never as a system message) and writes its full stream into the run's stream
  * (docs/ai-sdk.md). A tool with `needsApproval` parks the run on an `approval` frame; a
  * tool made by `askTool()` parks it on an `elicitation`. `resume` (any replica, after any
  * restart) rebuilds the conversation from the stored frames (`ctx.history()`) and the run's
@@ -51,24 +53,71 @@ export function aiSdkAgent<TOOLS extends ToolSet>(options: AiSdkAgentOptions<TOO
 
   const askTool = Object.keys(tools).find((name) => isAskTool(tools[name]))
 
-  const stream = async (messages: ModelMessage[], signal: AbortSignal) => {
+  type ExecutionStart = (event: {
+    toolCall: { toolCallId: string; toolName: string; input: unknown }
+  }) => Promise<void>
+  const stream = async (
+    messages: ModelMessage[],
+    signal: AbortSignal,
+    onToolExecutionStart: ExecutionStart
+  ) => {
     if ('agent' in rest) {
-      return rest.agent.stream({ messages, abortSignal: signal } as never)
+      return rest.agent.stream({ messages, abortSignal: signal, onToolExecutionStart } as never)
     }
+    const own = (rest as { onToolExecutionStart?: (event: unknown) => unknown })
+      .onToolExecutionStart
     return streamText({
       stopWhen: stepCountIs(20),
       ...(rest as StreamTextSettings<TOOLS>),
       messages,
       abortSignal: signal,
       onError: ({ error }: { error: unknown }) => onError?.(error),
+      onToolExecutionStart: async (event: Parameters<ExecutionStart>[0]) => {
+        await onToolExecutionStart(event)
+        await own?.(event)
+      },
     } as Parameters<typeof streamText<TOOLS>>[0])
   }
 
-  async function segment(ctx: RunContext, items: SettledItem[]): Promise<RunOutcome> {
+  /**
+   * Before a tool's `execute` runs, its start is committed (`tool-execution-start`): a replica
+   * that continues the segment after this one died never runs it again. When that cannot be
+   * written (the stream was taken over, the database is gone), the run is aborted: the tool is
+   * given an aborted signal.
+   */
+  const executionStart =
+    (ctx: RunContext, abort: AbortController): ExecutionStart =>
+    async ({ toolCall }) => {
+      try {
+        await ctx.writer.write(
+          executionStartFrame(toolCall.toolCallId, toolCall.toolName, toolCall.input)
+        )
+        await ctx.writer.flush?.()
+      } catch (error) {
+        abort.abort()
+        throw error
+      }
+    }
+
+  async function segment(
+    ctx: RunContext,
+    items: SettledItem[],
+    /** Items whose settlement is stored already (default `items`). */
+    settledIds?: SettledItem[]
+  ): Promise<RunOutcome> {
     const earlier: StreamFrame[] = []
     for await (const frame of ctx.conversation()) earlier.push(frame)
     const stored: StreamFrame[] = []
     for await (const frame of ctx.history()) stored.push(frame)
+    // An approved call whose input breaks its tool's schema does not run: its error is its
+    // result (written, and given to the model), and the SDK is not asked to run it.
+    const invalid = await invalidApprovedInputs(stored, items, tools)
+    for (const { frame } of invalid) {
+      await ctx.writer.write(frame)
+      stored.push(frame)
+    }
+    const refused = new Set(invalid.map((call) => call.id))
+    const runnable = items.filter((item) => !refused.has(item.id))
     // What the person said is this run's first frame when a door started it: the input's
     // `message` (its text) is then not said twice.
     const said = stored.some((frame) => userMessageOf(frame) !== null)
@@ -76,21 +125,72 @@ export function aiSdkAgent<TOOLS extends ToolSet>(options: AiSdkAgentOptions<TOO
       said && ctx.input && typeof ctx.input === 'object'
         ? { ...(ctx.input as object), message: undefined }
         : ctx.input
+    // The client's context rides in the person's message of this run (never a system message).
     const messages = [
       ...completedCalls(framesToMessages(earlier, { askTool })),
-      ...(await inputMessages(input)),
-      ...resumeMessages(framesToMessages(stored, { askTool }), items),
+      ...withContext(
+        [
+          ...(await inputMessages(input)),
+          ...resumeMessages(framesToMessages(stored, { askTool }), runnable),
+        ],
+        input
+      ),
     ]
-    const result = await stream(messages, ctx.signal)
-    return writeParts(ctx, result.fullStream as never, {
-      tools,
-      approval,
-      settled: new Set(items.map((item) => item.id)),
-    })
+    const abort = new AbortController()
+    const stop = () => abort.abort()
+    if (ctx.signal.aborted) stop()
+    ctx.signal.addEventListener('abort', stop, { once: true })
+    try {
+      const result = await stream(messages, abort.signal, executionStart(ctx, abort))
+      return await writeParts({ ...ctx, signal: abort.signal }, result.fullStream as never, {
+        tools,
+        approval,
+        settled: new Set((settledIds ?? items).map((item) => item.id)),
+      })
+    } finally {
+      ctx.signal.removeEventListener('abort', stop)
+    }
+  }
+
+  /**
+   * A segment whose writer died, continued here from what is stored: each call left without a
+   * result gets one (started: interrupted, never run again; emitted but not started: not run),
+   * a segment that had asked a person parks on it, and otherwise the conversation is rebuilt as
+   * for a resume, with the segment's approved calls that did not run yet (they run now, once).
+   */
+  async function carryOn(ctx: ContinueContext): Promise<RunOutcome> {
+    const stored: StreamFrame[] = []
+    for await (const frame of ctx.history()) stored.push(frame)
+    const settled = new Set(ctx.items.map((item) => item.id))
+    const calls = callsAtTakeover(stored, tools, settled)
+    for (const { id, error, call } of calls.interrupted) {
+      if (call) {
+        await ctx.writer.write({
+          t: 'event',
+          event: {
+            kind: 'tool-input-available',
+            id,
+            name: call.name,
+            input: call.input ?? {},
+            toolKind: tools[call.name]?.needsApproval ? 'action' : 'read',
+          },
+        })
+      }
+      await ctx.writer.write({ t: 'event', event: { kind: 'tool-output-error', id, error } })
+    }
+    if (calls.waiting.length > 0) {
+      return {
+        status: 'parked',
+        checkpoint: { runner: 'ai-sdk', waiting: calls.waiting } satisfies AiSdkCheckpoint,
+      }
+    }
+    const pending = ctx.items.filter((item) => !calls.answered.has(item.id))
+    return segment(ctx, pending, ctx.items)
   }
 
   return {
     start: (ctx) => segment(ctx, []),
     resume: (ctx) => segment(ctx, ctx.items),
+    continue: (ctx) => carryOn(ctx),
   }
 }

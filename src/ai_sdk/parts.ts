@@ -3,6 +3,7 @@ import type { AgentStreamErrorCode, StreamFrame, ToolConfirmation } from '../cor
 import type { RunContext, RunOutcome } from '../runner/contract.js'
 import { isAskTool, type AskInput } from './ask_tool.js'
 import { failureCode } from './failure.js'
+import { toolInputSchema } from './tool_input.js'
 
 /** How a call that needs approval is asked (the `approval` frame's fields). */
 export interface ApprovalOptions {
@@ -156,12 +157,18 @@ export async function writeParts(
           if (part.isAutomatic) break
           const call = { toolName: part.toolCall.toolName, input: part.toolCall.input }
           const approver = plan.approval.approver
+          const tool = Object.hasOwn(plan.tools, call.toolName)
+            ? plan.tools[call.toolName]
+            : undefined
+          const inputSchema = await toolInputSchema(tool)
           await write({
             t: 'approval',
             runId: ctx.runId,
             id: part.toolCall.toolCallId,
             toolName: call.toolName,
             input: call.input ?? {},
+            // What an edit of the input is checked against, wherever it is made.
+            ...(inputSchema === undefined ? {} : { inputSchema }),
             confirmation: plan.approval.confirmation?.(call) ?? { title: `Run ${call.toolName}?` },
             approver: typeof approver === 'function' ? approver(call) : (approver ?? 'requester'),
             ...(plan.approval.expiresInMs

@@ -238,6 +238,14 @@ export type StreamFrame =
       id: string
       toolName: string
       input: unknown
+      /**
+       * The JSON Schema of the tool's input, as the tool declares it (the AI SDK runner sets it
+       * from the tool's `inputSchema`; a writer may set it by hand). An edited input (the admin
+       * page, a door's resume, the decision API) is checked against it before it is stored:
+       * one that does not fit is refused (422 naming the field and rule), nothing changes.
+       * Without it an edit is checked for size and depth only.
+       */
+      inputSchema?: Record<string, unknown> | boolean
       confirmation?: ToolConfirmation
       /** Who may decide: `'requester'` (the default) or a role. */
       approver?: string

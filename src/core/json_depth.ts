@@ -41,3 +41,26 @@ export function tooDeep(value: unknown, max: number = MAX_JSON_DEPTH): boolean {
   }
   return false
 }
+
+/**
+ * Whether JSON text nests arrays or objects deeper than `max` levels, read in one linear scan of
+ * the text (brackets outside strings counted; no parse, no recursion, no allocation), so a body
+ * can be refused by the depth rule before anything parses or walks it. Text that is not JSON is
+ * only judged by its brackets: the parse that follows refuses it.
+ */
+export function textTooDeep(text: string, max: number = MAX_JSON_DEPTH): boolean {
+  let depth = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 0x5c)
+        i++ // a backslash escapes the next character
+      else if (c === 0x22) inString = false
+    } else if (c === 0x22) inString = true
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true
+    } else if (c === 0x5d || c === 0x7d) depth--
+  }
+  return false
+}

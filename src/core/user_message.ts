@@ -43,10 +43,20 @@ const refuse = (subject: string, field: string, rule: string) =>
   new InvalidAgUiInputError(describeIssues(subject, [{ field, rule }]))
 
 /**
+ * Whether a person's message says something a model can be sent: a file, or a text part that
+ * is not blank. A message of no parts, or of blank text only, is no turn of a conversation
+ * (providers refuse empty user content), so no door accepts it.
+ */
+export function saysSomething(parts: UserPart[]): boolean {
+  return parts.some((part) => part.type === 'file' || part.text.trim().length > 0)
+}
+
+/**
  * Check a person's message before it is stored: at most {@link USER_MESSAGE_LIMITS}`.parts`
  * parts, text parts with a string, file parts with a media type and an `https:`, `http:` or
- * `data:` URL, and the whole frame within `maxFrameBytes` (the sink's cap on one frame). Returns
- * the message as stored (only the fields a part has).
+ * `data:` URL, something said ({@link saysSomething}: rule `required`), and the whole frame
+ * within `maxFrameBytes` (the sink's cap on one frame). Returns the message as stored (only the
+ * fields a part has).
  *
  * @throws InvalidAgUiInputError (400 `invalid_input`) naming the rule, never quoting the value
  */
@@ -83,6 +93,7 @@ export function checkUserMessage(
     }
     parts.push({ type: 'file', mediaType, url, ...(filename !== undefined ? { filename } : {}) })
   }
+  if (!saysSomething(parts)) throw refuse(subject, field, 'required')
   const checked = { id: message.id, parts }
   if (Buffer.byteLength(JSON.stringify(userMessageFrame(checked))) > maxFrameBytes) {
     throw refuse(subject, field, 'maxBytes')

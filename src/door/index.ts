@@ -26,7 +26,14 @@ export {
   type ServedStep,
 } from './serve_loop.js'
 export { ownedBy, ownerOf } from '../core/owner.js'
-export { applyDecision, openItems, type DoorDecision, type ParkedRef } from './parked.js'
+export {
+  applyDecisions,
+  itemDecision,
+  openItems,
+  planBatch,
+  type DoorDecision,
+  type ParkedRef,
+} from './parked.js'
 export { guardInput, refusalOfError, type GuardRules } from './guard.js'
 export { invalidCursor, notFound, refused } from './refusals.js'
 export { checkedPosition, type PositionGrammar } from './position_check.js'

@@ -1,17 +1,19 @@
 import type { Principal } from '../core/run.js'
+import type { DecisionPlan, ItemDecision } from '../parking/index.js'
 import type { Parking } from '../parking/parking.js'
 import type { ParkedItem } from '../parking/types.js'
 
 /**
  * What every door asks of parking to decide: a stream's open items, and the decisions a person
- * gives through a door (`via: 'chat'`). Parking's decisions enforce their rules (decide once,
- * lapsed, approver).
+ * gives through a door (`via: 'chat'`), a request's whole batch at once. Parking's decisions
+ * enforce their rules (decide once, lapsed, approver, the edited input's schema) for every
+ * decision of the batch before any is applied, and apply them in one transaction.
  */
 
 /** The parts of parking a door decides through. */
 interface DoorParking {
   queries: Pick<Parking['queries'], 'pendingOf'>
-  decisions: Pick<Parking['decisions'], 'approve' | 'reject' | 'answer' | 'expire'>
+  decisions: Pick<Parking['decisions'], 'plan' | 'decideAll'>
 }
 
 /**
@@ -35,24 +37,47 @@ export interface ParkedRef {
 
 /**
  * A decision a person gives through a door: approve or reject an approval, answer a question
- * set (the body as parking's decisions take it; the item's `park` is added), or settle a lapsed
- * item as expired (as the sweeper would).
+ * set (the body as parking's decisions take it), or settle a lapsed item as expired (as the
+ * sweeper would).
  */
 export type DoorDecision =
   { verb: 'approve' | 'reject' | 'answer'; body: Record<string, unknown> } | { verb: 'expire' }
 
-/** Apply `decision` to the parked item `ref` as `principal`, through a door (`via: 'chat'`). */
-export function applyDecision(
+/** A door's decision on the parked item `ref`, as parking's batch takes it. */
+export function itemDecision(ref: ParkedRef, decision: DoorDecision): ItemDecision {
+  const { runId, itemId, park } = ref
+  if (decision.verb === 'expire') return { runId, itemId, park, verb: 'expire' }
+  return { runId, itemId, park, verb: decision.verb, body: decision.body }
+}
+
+/**
+ * Check a request's whole batch of decisions as `principal`, through a door (`via: 'chat'`):
+ * nothing is written; the plan's `commit()` applies them all in one transaction, or none.
+ * @throws parking's decision errors (the batch is refused whole)
+ */
+export function planBatch(
   deps: { parking: DoorParking },
-  ref: ParkedRef,
-  principal: Principal | null,
-  decision: DoorDecision
-): Promise<unknown> {
-  const { decisions } = deps.parking
-  if (decision.verb === 'expire') return decisions.expire(ref.runId, ref.itemId, ref.park)
-  const decider = { principal, via: 'chat' }
-  const body = { ...decision.body, park: ref.park }
-  if (decision.verb === 'approve') return decisions.approve(ref.runId, ref.itemId, decider, body)
-  if (decision.verb === 'reject') return decisions.reject(ref.runId, ref.itemId, decider, body)
-  return decisions.answer(ref.runId, ref.itemId, decider, body)
+  decisions: ItemDecision[],
+  principal: Principal | null
+): Promise<DecisionPlan> {
+  return deps.parking.decisions.plan(decisions, { principal, via: 'chat' })
+}
+
+/**
+ * Apply a request's whole batch of decisions as `principal`, through a door (`via: 'chat'`):
+ * every one checked first, then all applied in one transaction, or none. An item someone
+ * settled first (the admin page, another tab, its expiry) is left out, not refused: its outcome
+ * is in the stream, where the continuation the door serves shows it.
+ * @throws parking's decision errors (the batch is refused whole: nothing applied)
+ */
+export function applyDecisions(
+  deps: { parking: DoorParking },
+  decisions: ItemDecision[],
+  principal: Principal | null
+): Promise<{ applied: number }> {
+  return deps.parking.decisions.decideAll(
+    decisions,
+    { principal, via: 'chat' },
+    { settledFirst: 'skip' }
+  )
 }

@@ -91,6 +91,12 @@ export class Feed {
   gone = false
   /** This replica stopped following (shutdown): readers end without an error. */
   closed = false
+  /**
+   * The stream's writer stopped (or its lease lapsed) and its failure could not be stored (the
+   * database refuses the stream's writes): readers end with `run_failed` from memory, after what
+   * is stored. Rows that come later clear it (the stream goes on).
+   */
+  lost = false
   /** The stream's status as last known (heads, or an end marker handed over). */
   status: 'open' | 'ended' | 'failed' = 'open'
   /** The stream did not exist when the first reader came. */
@@ -148,7 +154,10 @@ export class Feed {
       this.#push(delivery)
       changed = true
     }
-    if (changed) this.#wake()
+    if (changed) {
+      this.lost = false
+      this.#wake()
+    }
   }
 
   /** A text row that grew in place (handed over by a local writer right after its commit). */
@@ -166,6 +175,12 @@ export class Feed {
   /** The stream's row is gone: readers end. */
   markGone() {
     this.gone = true
+    this.#wake()
+  }
+
+  /** The stream's failure could not be stored: readers end with `run_failed` (see `lost`). */
+  markLost() {
+    this.lost = true
     this.#wake()
   }
 

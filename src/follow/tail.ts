@@ -4,6 +4,8 @@ import type { StreamState } from '../store/rows.js'
 import type { StreamReads } from '../store/stream_reads.js'
 import { nowMs } from '../store/sql.js'
 import { isRev } from '../store/wake_ups.js'
+import { isTransientError } from '../store/transient.js'
+import { DEFAULTS } from '../defaults.js'
 import { Feed } from './feed.js'
 import type { Notifier } from './notifiers/notifier.js'
 import { NotifierLifecycle } from './notifier_lifecycle.js'
@@ -20,12 +22,17 @@ export interface TailOptions {
   /** Called for each followed stream whose writer's lease lapsed: fail it (exactly once). */
   onLapsed: (runId: string) => Promise<void>
   /**
-   * A lease that lapsed while the database was unreachable says nothing of its writer (it could
-   * not renew): lapsed leases are acted on only once this replica's reads have succeeded for
-   * this long since the last one failed (the writer's lease length: live writers renew meanwhile).
-   * Default 0.
+   * A lease that lapsed while the database was unreachable or stalled says nothing of its writer
+   * (it could not renew): lapsed leases are acted on only once this replica's reads have been
+   * healthy (none failed, none slower than a third of this) for this long (the writer's lease
+   * length: live writers renew meanwhile; see `ReadHealth`). Default 0.
    */
   lapseGraceMs?: number
+  /**
+   * Resolves once the database's clock was read (leases are in its time; see `ClockWatch.ready`):
+   * awaited before leases are compared.
+   */
+  clock?: () => Promise<void>
 }
 
 /**
@@ -63,7 +70,11 @@ export class Tail {
     readonly options: TailOptions
   ) {
     this.#store = store
-    this.#reads = new TailReads(store, this.#feeds, options)
+    this.#reads = new TailReads(store, this.#feeds, {
+      ...options,
+      // A renewal comes every third of a lease: a stall that long may have held one back.
+      slowReadMs: Math.max(DEFAULTS.slowReadFloorMs, (options.lapseGraceMs ?? 0) / 3),
+    })
     this.#notifiers = new NotifierLifecycle(notifiers, {
       wake: (runId, rev) => this.wake(runId, rev),
       // Time to poll, or a reconnected listener that may have missed notifications.
@@ -194,6 +205,14 @@ export class Tail {
     }
   }
 
+  /**
+   * A local writer stopped and its failure could not be stored: this replica's readers of the
+   * stream end with `run_failed` after what is stored (other replicas' once its lease lapses).
+   */
+  lost(runId: string) {
+    this.#feeds.get(runId)?.markLost()
+  }
+
   /** A live-only partial component from a local writer. */
   partial(runId: string, frame: StreamFrame) {
     this.#feeds.get(runId)?.partial(frame)
@@ -301,9 +320,14 @@ export class Tail {
       if (head.rev !== feed.rev) changed.push({ runId, feed, rev: head.rev })
     }
     await this.#reads.readMany(changed)
-    if (this.#reads.failedWithin(this.options.lapseGraceMs ?? 0)) return
+    if (!this.#reads.health.healthyFor(this.options.lapseGraceMs ?? 0)) return
+    await this.options.clock?.()
     for (const runId of lapsed(heads)) {
-      await this.options.onLapsed(runId).catch(() => {})
+      await this.options.onLapsed(runId).catch((error) => {
+        // Its failure cannot be stored (the database refuses it): its readers here are told
+        // from memory; a transient failure is tried again at the next poll.
+        if (!isTransientError(error)) this.#feeds.get(runId)?.markLost()
+      })
     }
   }
 

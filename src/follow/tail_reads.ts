@@ -3,6 +3,7 @@ import type { StreamReads } from '../store/stream_reads.js'
 import type { StreamState } from '../store/rows.js'
 import { DEFAULTS } from '../defaults.js'
 import type { Feed } from './feed.js'
+import { ReadHealth } from './read_health.js'
 
 /**
  * A followed stream to read. `rev`: a revision of the stream read from the database before this
@@ -22,35 +23,28 @@ export interface TailReadLimits {
 
 /**
  * A tail's store reads: the heads of followed streams, and their new rows into their feeds (one
- * read at a time per stream; the streams woken together in one read). Remembers when a
- * read last failed (a lease that lapsed meanwhile says nothing of its writer).
+ * read at a time per stream; the streams woken together in one read). Times every read
+ * ({@link ReadHealth}: a lease that lapsed while reads failed or stalled says nothing of its
+ * writer).
  */
 export class TailReads {
   #refreshing = new Map<string, Promise<void>>()
   #dirty = new Set<string>()
-  /** When a read last failed (epoch milliseconds). */
-  #failedAt = Number.NEGATIVE_INFINITY
+  /** Whether this replica's reads could have seen a lease renewed (see {@link ReadHealth}). */
+  readonly health: ReadHealth
 
   constructor(
     readonly reads: StreamReads,
     /** The tail's feeds by run id (read, never changed here). */
     readonly feeds: ReadonlyMap<string, Feed>,
-    readonly limits: TailReadLimits
-  ) {}
-
-  /** Whether a read failed less than `ms` milliseconds ago. */
-  failedWithin(ms: number): boolean {
-    return Date.now() - this.#failedAt < ms
+    readonly limits: TailReadLimits & { slowReadMs?: number }
+  ) {
+    this.health = new ReadHealth(limits.slowReadMs ?? Number.POSITIVE_INFINITY)
   }
 
   /** The heads of some streams in one read (see `StreamReads.heads`). */
-  async heads(runIds: string[]): Promise<Map<string, StreamState>> {
-    try {
-      return await this.reads.heads(runIds)
-    } catch (error) {
-      this.#failedAt = Date.now()
-      throw error
-    }
+  heads(runIds: string[]): Promise<Map<string, StreamState>> {
+    return this.health.track(this.reads.heads(runIds))
   }
 
   /**
@@ -105,10 +99,8 @@ export class TailReads {
     // From the head's own row (a text row may have grown): the rows after it, `tailBatchRows`.
     const requests = chunk.map(({ runId, feed }) => ({ runId, fromSeq: feed.head.seq }))
     try {
-      const pages = await this.reads.pages(
-        requests,
-        DEFAULTS.tailBatchRows + 1,
-        this.limits.windowBytes
+      const pages = await this.health.track(
+        this.reads.pages(requests, DEFAULTS.tailBatchRows + 1, this.limits.windowBytes)
       )
       for (const { runId, feed, rev } of chunk) {
         const page = pages.get(runId)
@@ -118,7 +110,6 @@ export class TailReads {
       }
       return pages
     } catch {
-      this.#failedAt = Date.now()
       return null
     }
   }
@@ -150,12 +141,9 @@ export class TailReads {
           const { pageSize, windowBytes } = this.limits
           let page
           do {
-            page = await this.reads
-              .page(runId, feed.head.seq, pageSize, windowBytes)
-              .catch((error) => {
-                this.#failedAt = Date.now()
-                throw error
-              })
+            page = await this.health.track(
+              this.reads.page(runId, feed.head.seq, pageSize, windowBytes)
+            )
             feed.apply(page.rows)
             if (!page.more && page.rev !== null) feed.rev = Math.max(feed.rev, page.rev)
             // The event loop turns between pages (a synchronous driver would hold it).

@@ -5,6 +5,7 @@ import { admit } from './limits.js'
 import { mediaTypeRefusal } from './media_type.js'
 import { mountedRoute, type MountedRoute } from './door_mounts.js'
 import { resolvePrincipal } from './principal.js'
+import { answeringOutages } from './outage_refusal.js'
 import { bodyTooLarge, sendRefusal } from './refusal.js'
 import { serveChunks } from './sse.js'
 
@@ -27,12 +28,15 @@ import { serveChunks } from './sse.js'
  *    or the replica shuts down (`AdonisDoorAdapter.closeAll`), and gives its stream slot back;
  *    a client going away from a route that drives its run cancels the run when
  *    `abortOnDisconnect` is on.
+ *
+ * An outage of the database before the stream opens is 503 `database_unavailable` with
+ * `Retry-After` (`outage_refusal.ts`), answered here, not by the app's exception handler.
  */
 export default class DoorController {
   async handle(ctx: HttpContext) {
     const served = mountedRoute(ctx)
     if (!served) throw new Error('agent-stream: a door route mounted without its adapter')
-    return serve(ctx, served)
+    return answeringOutages((routed: HttpContext) => serve(routed, served))(ctx)
   }
 }
 

@@ -8,6 +8,7 @@ import {
 import { readJsonBody } from './fetch_body.js'
 import { fetchPrincipal, fetchRoute, type FetchHandlerOptions } from './fetch_route.js'
 import { streamResponse } from './fetch_stream.js'
+import { answeringOutagesFetch } from './outage_refusal.js'
 import { admit, type Admission } from './limits.js'
 import { METHOD_NOT_ALLOWED, NO_SUCH_ROUTE, refusalResponse } from './refusal.js'
 
@@ -37,12 +38,20 @@ interface Matched {
  *    every `heartbeatMs` on SSE, ended when the request's `signal` aborts; its stream slot
  *    given back when it ends). When the client of a route that drives its run goes away, the
  *    run is cancelled if `abortOnDisconnect` (the option, else the table's) is on.
+ *
+ * An outage of the database before the stream opens is 503 `database_unavailable` with
+ * `Retry-After` (`outage_refusal.ts`, the AdonisJS routes' answer too).
  */
 export function createDoorFetchHandler(
   tables: DoorRouteTable[],
   options: FetchHandlerOptions = {}
 ): (request: Request) => Promise<Response> {
   return async function handle(request: Request): Promise<Response> {
+    // An outage of the database: a read tried once more, else 503 `database_unavailable`.
+    return answeringOutagesFetch(request, answerRequest)
+  }
+
+  async function answerRequest(request: Request): Promise<Response> {
     const asked = fetchRoute(request, options.basePath)
     if (!asked) return refusalResponse(NO_SUCH_ROUTE)
     let matched: Matched | undefined

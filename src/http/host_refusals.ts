@@ -1,6 +1,13 @@
 import { ExceptionHandler, type HttpContext } from '@adonisjs/core/http'
 import { routeOf } from './package_routes.js'
-import { INVALID_CSRF_TOKEN, UNAUTHENTICATED, refusalBody, type Refusal } from './refusal.js'
+import { outageRefusal } from './outage_refusal.js'
+import {
+  INVALID_CSRF_TOKEN,
+  UNAUTHENTICATED,
+  refusalBody,
+  sendRefusal,
+  type Refusal,
+} from './refusal.js'
 
 /**
  * The app's own middleware refusing a request on one of the package's routes, answered the way
@@ -17,6 +24,9 @@ import { INVALID_CSRF_TOKEN, UNAUTHENTICATED, refusalBody, type Refusal } from '
  *   app's default guard finds nobody signed in (shield runs before the auth middleware), else
  *   403 `invalid_csrf_token`, where shield would redirect back; on the admin's form post, the
  *   console's page saying the form expired.
+ * - an outage of the database (the app's own middleware reading it, e.g. the auth guard's user
+ *   lookup): 503 `database_unavailable` with `Retry-After` (`outage_refusal.ts`, the answer the
+ *   package's own handlers give themselves).
  *
  * Anything else, and every other route, goes to the app's handler as before. The app's handler
  * reaches this through `super.handle(error, ctx)` (the stock `app/exceptions/handler.ts` does).
@@ -57,6 +67,11 @@ async function signedIn(ctx: HttpContext) {
 /** Whether the package answered `error` on `ctx` itself (then the response is set). */
 async function answerRefusal(error: unknown, ctx: HttpContext): Promise<boolean> {
   const route = routeOf(ctx)
+  const outage = route ? outageRefusal(error) : null
+  if (outage && !ctx.response.headersSent) {
+    sendRefusal(ctx.response, outage)
+    return true
+  }
   const code = (error as { code?: unknown } | null)?.code
   if (!route || typeof code !== 'string' || !Object.hasOwn(REFUSALS, code)) return false
   if (code === 'E_BAD_CSRF_TOKEN' && route.csrfRefused) {

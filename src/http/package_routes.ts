@@ -1,4 +1,5 @@
 import type { HttpContext } from '@adonisjs/core/http'
+import { answeringOutages } from './outage_refusal.js'
 
 /** A route's handler function. */
 export type Handler = (ctx: HttpContext) => unknown
@@ -41,10 +42,15 @@ function keyOf(handler: unknown): object | undefined {
   return Array.isArray(reference) ? reference : undefined
 }
 
-/** Mark `handler` as one of the package's routes. Returns the handler, for `router.get/post`. */
+/**
+ * Mark `handler` as one of the package's routes. Returns the handler for `router.get/post`: a
+ * function answering an outage of the database itself (503 `database_unavailable`,
+ * `outage_refusal.ts`); a lazily imported controller's tuple as it is (the controller does).
+ */
 export function packageRoute<T extends RouteHandler>(route: PackageRoute, handler: T): T {
-  routes.set(handler, route)
-  return handler
+  const served = (typeof handler === 'function' ? answeringOutages(handler) : handler) as T
+  routes.set(served, route)
+  return served
 }
 
 /**

@@ -101,6 +101,10 @@ export class StreamController {
       { message: body.message },
       principal
     )
+    // Another principal's claim on the thread landed first: answered like another's thread.
+    if (started === 'thread_taken') {
+      return ctx.response.status(404).json({ code: 'not_found', message: 'No such thread' })
+    }
     if (!started) {
       return ctx.response
         .status(409)

@@ -2,21 +2,63 @@ import {
   DecisionConflictError,
   DecisionLapsedError,
   DecisionMismatchError,
+  InvalidDecisionError,
   ParkedItemNotFoundError,
 } from '../errors.js'
+import { schemaIssue } from '../core/json_schema.js'
+import { askedInputSchema } from './asked_schema.js'
+import { cancelOnce } from './cancel.js'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
 import type { ParkingStore } from './parking_store.js'
 import type { ItemRow } from './store_rows.js'
 import type { ParkingQueries } from './queries.js'
 import type { ReadyNotices } from './ready.js'
-import { cancelFrames, deniedCalls, settlementFrames } from './settlement_frames.js'
-import { normalizeReply, validateAnswer, validateDecision, validateReply } from './replies.js'
+import { settlementFrames, type SettlementOutcome } from './settlement_frames.js'
+import {
+  normalizeReply,
+  validateAnswer,
+  validateDecision,
+  validateReply,
+  type AnswerBody,
+} from './replies.js'
 import type { ApproverPolicy } from './types.js'
 import type { Principal } from '../core/run.js'
-import { defaultApproverPolicy, lapsed, refusal, seesItem, type Decider } from './policy.js'
+import { defaultApproverPolicy, lapsed, refusal, type Decider } from './policy.js'
 
 /** How many times a cancel reads again after a decision changed what it denies. */
 const CANCEL_ATTEMPTS = 5
+
+/** How many times a batch that skips items settled first plans again after losing a race. */
+const BATCH_ATTEMPTS = 5
+
+/** Who settles an item that lapsed. */
+const EXPIRY: Decider = { principal: null, via: 'expiry' }
+
+/**
+ * One decision of a request: approve, reject or answer an item (`body` as {@link
+ * ParkingDecisions.approve} and the others take it), or settle a lapsed one as expired.
+ * `park` pins one park of the run's item id (a door always knows it).
+ */
+export interface ItemDecision {
+  runId: string
+  itemId: string
+  park?: number
+  verb: 'approve' | 'reject' | 'answer' | 'expire'
+  body?: unknown
+}
+
+/** A decision checked against its item, ready to apply. */
+interface Step {
+  item: ItemRow
+  decider: Decider
+  outcome: SettlementOutcome & { editedInput?: unknown }
+}
+
+/** A batch every decision of which was checked: `commit()` applies them all, or none. */
+export interface DecisionPlan {
+  readonly steps: readonly Step[]
+  commit(): Promise<void>
+}
 
 /** What {@link ParkingDecisions} decides with. */
 export interface DecisionDeps {
@@ -78,51 +120,123 @@ export class ParkingDecisions {
   }
 
   /**
-   * Approve a tool call: `{ reason?, input?, park? }`; `input` replaces its arguments whole.
+   * Approve a tool call: `{ reason?, input?, park? }`; `input` replaces its arguments whole, and
+   * must fit the JSON Schema the `approval` frame declares for the tool's input (`inputSchema`).
    * `park` (the approval frame's, or `queries.list()`'s) pins one park of the run's item id; without
    * it, an id that several parks of the run used is a conflict (nothing changes).
    */
   async approve(runId: string, itemId: string, decider: Decider, body: unknown = {}) {
-    const decision = await validateDecision(body)
-    const item = await this.#load(runId, itemId, decider, decision.park)
-    if (item.kind === 'elicitation') {
-      // The admin inbox is one inbox: approving a question set confirms its defaults.
-      if (decider.via !== 'admin') throw new DecisionMismatchError('answers')
-      const reply = await validateReply({}, item.request!)
-      return this.#settle(item, decider, { status: 'answered', reason: decision.reason, reply })
-    }
-    return this.#settle(item, decider, {
-      status: 'approved',
-      reason: decision.reason,
-      editedInput: decision.input,
-    })
+    return this.#one({ runId, itemId, verb: 'approve', body }, decider)
   }
 
   /** Reject a tool call (nothing runs; the conversation gets `tool-output-denied`). */
   async reject(runId: string, itemId: string, decider: Decider, body: unknown = {}) {
-    const decision = await validateDecision(body)
-    if (decision.input !== undefined) throw new DecisionMismatchError('a decision')
-    const item = await this.#load(runId, itemId, decider, decision.park)
-    if (item.kind === 'elicitation') {
-      // Rejecting a question set from the admin inbox skips it.
-      if (decider.via !== 'admin') throw new DecisionMismatchError('answers')
-      return this.#settle(item, decider, {
-        status: 'answered',
-        reason: decision.reason,
-        reply: { answers: {}, skipped: true },
-      })
-    }
-    return this.#settle(item, decider, { status: 'rejected', reason: decision.reason })
+    return this.#one({ runId, itemId, verb: 'reject', body }, decider)
   }
 
   /** Answer a question set: `{ answers: { [questionId]: string[] }, skipped?, park? }`. */
   async answer(runId: string, itemId: string, decider: Decider, body: unknown) {
-    // The body's shape first: nothing is looked up for a body that could never be valid.
-    const shape = await validateAnswer(body)
-    const item = await this.#load(runId, itemId, decider, shape.park)
-    if (item.kind !== 'elicitation') throw new DecisionMismatchError('a decision')
-    const reply = normalizeReply(shape, item.request!)
-    return this.#settle(item, decider, { status: 'answered', reply })
+    return this.#one({ runId, itemId, verb: 'answer', body }, decider)
+  }
+
+  async #one(decision: ItemDecision, decider: Decider) {
+    const plan = await this.plan([decision], decider)
+    await plan.commit()
+    return { status: plan.steps[0].outcome.status }
+  }
+
+  /**
+   * Several decisions of one request at once (a door's resume, a chat message answering several
+   * asks): every one is checked first (the bodies' shapes before any lookup, then each item:
+   * who decides, kind, expiry, the edited input's schema; an item named twice is refused,
+   * `distinctItems`), then all are applied in ONE transaction of their stream, or none is.
+   * With `settledFirst: 'skip'`, an item someone settled first (decided, expired, cancelled) is
+   * left out instead of refused (its outcome is in the stream); a race lost while committing
+   * then reads again, a few times. Resolves how many were applied.
+   * @throws what {@link approve}, {@link reject}, {@link answer} throw; nothing is applied
+   */
+  async decideAll(
+    decisions: ItemDecision[],
+    decider: Decider,
+    options: { settledFirst?: 'skip' | 'refuse' } = {}
+  ): Promise<{ applied: number }> {
+    for (let attempt = 1; ; attempt++) {
+      const plan = await this.plan(decisions, decider, options)
+      try {
+        await plan.commit()
+        return { applied: plan.steps.length }
+      } catch (error) {
+        const lost = error instanceof DecisionConflictError || error instanceof DecisionLapsedError
+        if (!lost || options.settledFirst !== 'skip' || attempt === BATCH_ATTEMPTS) throw error
+      }
+    }
+  }
+
+  /**
+   * Check every decision of a batch (see {@link decideAll}) and return them, ready to apply:
+   * `commit()` settles them all in one transaction, or throws (a race lost: 409, 410) having
+   * changed nothing. Nothing is written before `commit()`.
+   */
+  async plan(
+    decisions: ItemDecision[],
+    decider: Decider,
+    options: { settledFirst?: 'skip' | 'refuse' } = {}
+  ): Promise<DecisionPlan> {
+    // Every body's shape first: nothing is looked up for a batch one of whose bodies could
+    // never be valid.
+    const shapes = []
+    for (const decision of decisions) shapes.push(await shapeOf(decision))
+    const steps: Step[] = []
+    const seen = new Set<string>()
+    for (const [index, decision] of decisions.entries()) {
+      const step = await this.#check(decision, shapes[index], decider)
+      const { kind, runId, park, itemId } = step.item
+      const key = JSON.stringify([kind, runId, park, itemId])
+      if (seen.has(key)) throw new InvalidDecisionError([{ field: '', rule: 'distinctItems' }])
+      seen.add(key)
+      if (step.item.status !== 'pending' && options.settledFirst === 'skip') continue
+      if (step.item.status === 'expired') throw new DecisionLapsedError()
+      if (step.item.status !== 'pending') throw new DecisionConflictError()
+      if (step.outcome.status !== 'expired' && lapsed(step.item)) throw new DecisionLapsedError()
+      steps.push(step)
+    }
+    const streams = new Set(steps.map((step) => step.item.streamRunId))
+    if (streams.size > 1) throw new InvalidDecisionError([{ field: '', rule: 'oneStream' }])
+    return { steps, commit: () => this.#commit(steps) }
+  }
+
+  /** One decision checked against its item: the step that applies it. */
+  async #check(decision: ItemDecision, shape: Shape, decider: Decider): Promise<Step> {
+    const park = decision.park ?? shape.park
+    if (decision.verb === 'expire') {
+      const [item] = await this.#pinned(decision.runId, decision.itemId, park)
+      return { item, decider: EXPIRY, outcome: { status: 'expired' } }
+    }
+    const item = await this.#load(decision.runId, decision.itemId, decider, park)
+    if (decision.verb === 'answer') {
+      if (item.kind !== 'elicitation') throw new DecisionMismatchError('a decision')
+      const reply = normalizeReply(shape, item.request!)
+      return { item, decider, outcome: { status: 'answered', reply } }
+    }
+    const reason = shape.reason
+    if (item.kind === 'elicitation') {
+      // The admin inbox is one inbox: approving a question set confirms its defaults, rejecting
+      // it skips it.
+      if (decider.via !== 'admin') throw new DecisionMismatchError('answers')
+      const reply =
+        decision.verb === 'approve'
+          ? await validateReply({}, item.request!)
+          : { answers: {}, skipped: true }
+      return { item, decider, outcome: { status: 'answered', reason, reply } }
+    }
+    if (decision.verb === 'reject')
+      return { item, decider, outcome: { status: 'rejected', reason } }
+    if (shape.input !== undefined) {
+      // What reaches the tool is what its schema allows, whoever edited it (invariant 13).
+      const issue = schemaIssue(await askedInputSchema(this.#sink, item), shape.input, 'input')
+      if (issue) throw new InvalidDecisionError([issue])
+    }
+    return { item, decider, outcome: { status: 'approved', reason, editedInput: shape.input } }
   }
 
   /**
@@ -138,67 +252,19 @@ export class ParkingDecisions {
     // A decision committing between the read and the cancel's commit (its own denial written)
     // changes what the cancel denies: it reads again, a few times, then reports the conflict.
     for (let attempt = 1; ; attempt++) {
-      const outcome = await this.#cancelOnce(runId, decider)
+      const outcome = await cancelOnce(
+        {
+          sink: this.#sink,
+          store: this.#store,
+          queries: this.#queries,
+          mayDecide: (principal, item) => this.mayDecide(principal, item),
+        },
+        runId,
+        decider
+      )
       if (outcome !== 'changed') return outcome
       if (attempt === CANCEL_ATTEMPTS) throw new DecisionConflictError()
     }
-  }
-
-  async #cancelOnce(runId: string, decider: Decider) {
-    const own = await this.#store.reads.latestSuspension(runId)
-    const streamRunId = own?.streamRunId ?? runId
-    const live = await this.#store.reads.liveInStream(streamRunId)
-    if (live.length === 0) {
-      // Nothing parked: a conflict, told only to whoever may see the run (else the 404 of a
-      // missing one: a 409 would say that another person's run exists).
-      const newest = own ?? (await this.#queries.newestInStream(streamRunId))
-      const parked = newest && (own ?? (await this.#store.reads.latestSuspension(newest.runId)))
-      if (parked && seesItem(decider, parked.principal)) throw new DecisionConflictError()
-      throw new ParkedItemNotFoundError()
-    }
-    // All of them, however many (never a page).
-    const items = await this.#store.reads.segmentItems(streamRunId)
-    const pending = items.filter((item) => item.status === 'pending')
-    const may = async (approver: string) =>
-      decider.principal !== null &&
-      (await this.mayDecide(decider.principal, {
-        approver,
-        principal: live[0].principal,
-        kind: 'approval',
-        runId: live[0].runId,
-      }))
-    // The person the run is for, or anyone who may decide one of its pending items.
-    let allowed = await may('requester')
-    for (const approver of new Set(pending.map((item) => item.approver))) {
-      allowed ||= await may(approver)
-    }
-    if (!allowed) throw refusal(decider, live[0].principal)
-    // Still running (not parked yet), resuming, resumed or cancelled: the cancel lost.
-    if (live.some((suspension) => suspension.status !== 'parked')) {
-      throw new DecisionConflictError()
-    }
-    const calls = deniedCalls(items)
-    let changed = false
-    try {
-      await this.#sink.append(streamRunId, {
-        frames: cancelFrames(calls),
-        evenIfClosed: true,
-        within: async (trx) => {
-          const won = await this.#store.settling.cancel(
-            trx,
-            streamRunId,
-            decider.principal?.id ?? null,
-            calls
-          )
-          if (won === 'changed') changed = true
-          if (won !== true) throw new DecisionConflictError()
-        },
-      })
-    } catch (error) {
-      if (changed) return 'changed' as const
-      throw error
-    }
-    return { status: 'cancelled' as const }
   }
 
   /**
@@ -217,8 +283,11 @@ export class ParkingDecisions {
    * unblocks.
    * @throws DecisionConflictError when it is decided already, DecisionLapsedError when it expired
    */
-  expireItem(item: ItemRow) {
-    return this.#settle(item, { principal: null, via: 'expiry' }, { status: 'expired' })
+  async expireItem(item: ItemRow) {
+    if (item.status === 'expired') throw new DecisionLapsedError()
+    if (item.status !== 'pending') throw new DecisionConflictError()
+    await this.#commit([{ item, decider: EXPIRY, outcome: { status: 'expired' } }])
+    return { status: 'expired' as const }
   }
 
   /** The item a decision addresses, if the decider may decide it. See {@link #pinned}. */
@@ -248,54 +317,66 @@ export class ParkingDecisions {
     return rows
   }
 
-  async #settle(
-    item: ItemRow,
-    decider: Decider,
-    outcome: {
-      status: 'approved' | 'rejected' | 'answered' | 'expired'
-      reason?: string
-      editedInput?: unknown
-      reply?: { answers: Record<string, string[]>; skipped: boolean }
-    }
-  ) {
-    if (item.status === 'expired') throw new DecisionLapsedError()
-    if (item.status !== 'pending') throw new DecisionConflictError()
-    if (outcome.status !== 'expired' && lapsed(item)) {
-      throw new DecisionLapsedError()
-    }
-    const via = decider.via ?? 'api'
-    const frames = settlementFrames(item, { principal: decider.principal, via }, outcome)
+  /**
+   * Settle every step in ONE transaction of their stream, with every settlement's frames (a
+   * decision and its frames commit together or not at all; several decisions too). Then, once
+   * nothing of the segment is pending, the ready notice.
+   */
+  async #commit(steps: Step[]) {
+    if (steps.length === 0) return
+    const frames = steps.flatMap((step) =>
+      settlementFrames(
+        step.item,
+        { principal: step.decider.principal, via: step.decider.via ?? 'api' },
+        step.outcome
+      )
+    )
+    const { streamRunId } = steps[0].item
     // Settlement frames obey the same rules and size cap as any other frame (the sink validates).
-    await this.#sink.append(item.streamRunId, {
+    await this.#sink.append(streamRunId, {
       frames,
       evenIfClosed: true,
       within: async (trx) => {
-        const won = await this.#store.settling.settle(trx, item, {
-          status: outcome.status,
-          decidedBy: decider.principal?.id ?? null,
-          decidedVia: via,
-          reason: outcome.reason ?? null,
-          editedInput: outcome.editedInput,
-          reply: outcome.reply,
-        })
-        if (!won) {
-          // Still pending means it lapsed meanwhile; otherwise someone decided first.
-          throw lapsed(item) ? new DecisionLapsedError() : new DecisionConflictError()
+        for (const { item, decider, outcome } of steps) {
+          const won = await this.#store.settling.settle(trx, item, {
+            status: outcome.status,
+            decidedBy: decider.principal?.id ?? null,
+            decidedVia: decider.via ?? 'api',
+            reason: outcome.reason ?? null,
+            editedInput: outcome.editedInput,
+            reply: outcome.reply,
+          })
+          // Still pending means it lapsed meanwhile; otherwise someone decided first. Thrown,
+          // the whole transaction rolls back: none of the batch is applied.
+          if (!won) throw lapsed(item) ? new DecisionLapsedError() : new DecisionConflictError()
         }
       },
     })
+    const last = steps[steps.length - 1].item
     try {
       // Ready once nothing of its segment is pending (several runs may have parked in it): a
       // listener (the run driver) claims it. Of two last decisions racing, the later commit sees
       // zero, so at least one emits; the claim rechecks.
       const { rows, settling } = this.#store
-      if ((await settling.pendingInStream(rows.client, item.streamRunId)) === 0) {
-        await this.#ready.emit({ runId: item.runId, park: item.park })
+      if ((await settling.pendingInStream(rows.client, streamRunId)) === 0) {
+        await this.#ready.emit({ runId: last.runId, park: last.park })
       }
     } catch (error) {
       // The decision stands; the sweeper claims the suspension later.
       this.#onError?.(error)
     }
-    return { status: outcome.status }
   }
+}
+
+/** The body of one decision, its shape checked (no lookup yet). */
+type Shape = AnswerBody & { reason?: string; input?: unknown }
+
+async function shapeOf(decision: ItemDecision): Promise<Shape> {
+  if (decision.verb === 'expire') return {}
+  if (decision.verb === 'answer') return validateAnswer(decision.body)
+  const shape = await validateDecision(decision.body ?? {})
+  if (decision.verb === 'reject' && shape.input !== undefined) {
+    throw new DecisionMismatchError('a decision')
+  }
+  return shape
 }

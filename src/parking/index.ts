@@ -1,6 +1,6 @@
 export type { Parking } from './parking.js'
 export { ParkingDecisions } from './decisions.js'
-export type { DecisionDeps } from './decisions.js'
+export type { DecisionDeps, DecisionPlan, ItemDecision } from './decisions.js'
 export { ParkingQueries } from './queries.js'
 export type { ListFilter, StreamAfter } from './queries.js'
 export { ParkingQueue } from './queue.js'

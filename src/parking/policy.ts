@@ -1,6 +1,7 @@
 import { DecisionForbiddenError, ParkedItemNotFoundError } from '../errors.js'
 import type { Principal } from '../core/run.js'
 import type { ApproverPolicy } from './types.js'
+import { nowMs } from '../store/sql.js'
 
 /**
  * Who decides, and what a refused decider is told: the package's default approver policy, the
@@ -9,12 +10,12 @@ import type { ApproverPolicy } from './types.js'
  */
 
 /**
- * Whether an item's time ran out at `at` (epoch milliseconds; now by default): past its
+ * Whether an item's time ran out at `at` (epoch milliseconds; now in the database's time by default): past its
  * `expiresAt`, nobody may decide it and the sweeper settles it as expired. Parking's
  * decisions and the console's forms ask this; the store's SQL reads (`lapsed`, `settle`) state
  * the same comparison in SQL.
  */
-export function lapsed(item: { expiresAt: number | null }, at: number = Date.now()): boolean {
+export function lapsed(item: { expiresAt: number | null }, at: number = nowMs()): boolean {
   return item.expiresAt !== null && item.expiresAt < at
 }
 

@@ -1,5 +1,6 @@
 import type { DatabaseQueryBuilderContract } from '@adonisjs/lucid/types/querybuilder'
 import { DEFAULTS } from '../defaults.js'
+import { nowMs } from '../store/sql.js'
 import {
   ITEM_KINDS,
   toItem,
@@ -234,7 +235,7 @@ export class ParkingQueue {
    * facet then summed from its groups with the other facets' filters applied. `now` (epoch ms)
    * places the age buckets.
    */
-  async counts(filter: QueueFilter, now: number = Date.now()): Promise<QueueCounts> {
+  async counts(filter: QueueFilter, now: number = nowMs()): Promise<QueueCounts> {
     const facets = new Set(['tool', 'approver', 'age', 'status', 'via'])
     type Group = {
       tool: string

@@ -1,5 +1,6 @@
 import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { affectedRows as affected, commitChecked, endedUnder, nowMs as now } from '../store/sql.js'
+import { retryLockConflicts } from '../store/transient.js'
 import type { ItemSettling } from './store_settling.js'
 import {
   ITEM_KINDS,
@@ -34,7 +35,17 @@ export class SuspensionClaims {
     claimer: string,
     leaseMs: number
   ): Promise<ClaimedSuspension | null> {
-    const suspensions = this.rows.tables.suspensions
+    // A deadlock or a serialization failure rolled the attempt back whole: it is run again.
+    return retryLockConflicts(() => this.#claim(runId, park, claimer, leaseMs))
+  }
+
+  async #claim(
+    runId: string,
+    park: number,
+    claimer: string,
+    leaseMs: number
+  ): Promise<ClaimedSuspension | null> {
+    const { suspensions, streams } = this.rows.tables
     const member = await this.rows.client
       .from(suspensions)
       .select('stream_run_id')
@@ -46,40 +57,47 @@ export class SuspensionClaims {
     const trx = await this.rows.client.transaction()
     try {
       const at = now()
-      const locked = await trx
-        .from(suspensions)
-        .where('stream_run_id', stream)
-        .where((q) =>
-          q
-            .where('status', 'parked')
-            .orWhere((c) => c.where('status', 'claimed').where('claim_expires_at', '<', at))
-        )
-        .update({ updated_at: at })
-      const live = await trx
-        .from(suspensions)
-        .where('stream_run_id', stream)
-        .whereIn('status', LIVE)
-        .count('* as n')
-        .first()
+      // The lock order of every writer of a stream's parking rows: the stream's row first (a
+      // park, a decision, a cancel and the resume's reopen all write inside its commit), then
+      // its suspensions by their primary keys. A range update here (`stream_run_id` and a
+      // status) locked index ranges reaching other streams' rows on MariaDB, and deadlocked
+      // with their parks and decisions. (Rows matched are locked even when nothing changes.)
+      await trx.from(streams).where('run_id', stream).update({ updated_at: at })
+      const live: { run_id: string; park: unknown; status: string; claim_expires_at: unknown }[] =
+        await trx
+          .from(suspensions)
+          .select('run_id', 'park', 'status', 'claim_expires_at')
+          .where('stream_run_id', stream)
+          .whereIn('status', LIVE)
+      const takeable = (row: (typeof live)[number]) =>
+        row.status === 'parked' || (row.status === 'claimed' && Number(row.claim_expires_at) < at)
       // One still writing (open) or validly claimed by another replica: not ours to take.
       if (
-        affected(locked) === 0 ||
-        affected(locked) !== Number(live.n) ||
+        live.length === 0 ||
+        !live.every(takeable) ||
         (await this.settling.pendingInStream(trx, stream)) > 0
       ) {
         await trx.rollback()
         return null
       }
-      await trx
-        .from(suspensions)
-        .where('stream_run_id', stream)
-        .whereIn('status', LIVE)
-        .update({
-          status: 'claimed',
-          claimed_by: claimer,
-          claim_expires_at: at + leaseMs,
-          attempts: trx.raw('attempts + 1'),
-        })
+      for (const row of live) {
+        const taken = await trx
+          .from(suspensions)
+          .where('run_id', row.run_id)
+          .where('park', row.park as number)
+          .where('status', row.status)
+          .update({
+            status: 'claimed',
+            claimed_by: claimer,
+            claim_expires_at: at + leaseMs,
+            attempts: trx.raw('attempts + 1'),
+            updated_at: at,
+          })
+        if (affected(taken) !== 1) {
+          await trx.rollback()
+          return null
+        }
+      }
       const members: Record<string, any>[] = await trx
         .from(suspensions)
         .where('stream_run_id', stream)
@@ -137,13 +155,51 @@ export class SuspensionClaims {
     claimer: string,
     status: 'resumed' | 'parked'
   ) {
-    const ended = await client
-      .from(this.rows.tables.suspensions)
+    const { suspensions } = this.rows.tables
+    const claimed = await client
+      .from(suspensions)
+      .select('run_id', 'park')
       .where('stream_run_id', streamRunId)
       .where('status', 'claimed')
       .where('claimed_by', claimer)
-      .update({ status, updated_at: now() })
-    return affected(ended) > 0
+    let ended = 0
+    // By primary key (see `claim`: no range lock reaching another stream's rows).
+    for (const row of claimed) {
+      ended += affected(
+        await client
+          .from(suspensions)
+          .where('run_id', row.run_id)
+          .where('park', row.park)
+          .where('status', 'claimed')
+          .where('claimed_by', claimer)
+          .update({ status, updated_at: now() })
+      )
+    }
+    return ended > 0
+  }
+
+  /**
+   * What a resumed segment was given (its first suspension's checkpoint, every settled item of
+   * `parks`), read again for a replica that continues it after its writer died. `null` when the
+   * suspensions are gone (purged).
+   */
+  async resumedSegment(
+    parks: { runId: string; park: number }[]
+  ): Promise<{ checkpoint: unknown; items: SettledItem[] } | null> {
+    const members: Record<string, any>[] = []
+    for (const { runId, park } of parks) {
+      const row = await this.rows.client
+        .from(this.rows.tables.suspensions)
+        .where('run_id', runId)
+        .where('park', park)
+        .first()
+      if (row) members.push(row)
+    }
+    if (members.length === 0) return null
+    return {
+      checkpoint: parse(members[0].checkpoint),
+      items: await this.#settledItems(this.rows.client, members),
+    }
   }
 
   /**
@@ -206,7 +262,7 @@ export class SuspensionClaims {
    * each in stream order. `runId` tells a child's items from another's.
    */
   async #settledItems(
-    trx: TransactionClientContract,
+    trx: QueryClientContract | TransactionClientContract,
     members: Record<string, any>[]
   ): Promise<SettledItem[]> {
     const items: SettledItem[] = []

@@ -145,17 +145,21 @@ export class SuspensionParks {
       .where('stream_run_id', streamRunId)
       .where('status', 'open')
     if (open.length === 0) return []
-    await client
-      .from(this.#tables.suspensions)
-      .where('stream_run_id', streamRunId)
-      .where('status', 'open')
-      .update({
-        status: 'parked',
-        segment_run_id: segmentRunId,
-        checkpoint: json(checkpoint ?? null),
-        input: json(input ?? null),
-        updated_at: now(),
-      })
+    // By primary key: no range lock reaching another stream's rows (see `SuspensionClaims.claim`).
+    for (const row of open) {
+      await client
+        .from(this.#tables.suspensions)
+        .where('run_id', row.run_id)
+        .where('park', row.park)
+        .where('status', 'open')
+        .update({
+          status: 'parked',
+          segment_run_id: segmentRunId,
+          checkpoint: json(checkpoint ?? null),
+          input: json(input ?? null),
+          updated_at: now(),
+        })
+    }
     return open.map((row: { run_id: string; park: unknown }) => ({
       runId: row.run_id,
       park: Number(row.park),

@@ -82,6 +82,22 @@ export interface ResumeContext extends RunContext {
 }
 
 /**
+ * What `continue` gets on top of {@link RunContext}: a segment whose writer died (its process
+ * was killed, its lease lapsed) is continued by another replica from what is stored. Its writer
+ * already holds the stream: a `segment-continued` event was written when this replica took it
+ * over, after everything the dead writer committed. `history()` gives every stored frame of the
+ * run (the dead writer's included): a runner rebuilds its state from them, as for a resume.
+ */
+export interface ContinueContext extends RunContext {
+  /** Whether the dead segment was a resume (then `checkpoint` and `items` are its own). */
+  resumed: boolean
+  /** The checkpoint the resumed segment was given (`null` for a first segment). */
+  checkpoint: unknown
+  /** The settled items the resumed segment was given (empty for a first segment). */
+  items: SettledItem[]
+}
+
+/**
  * How a segment ended.
  * - `finished`: the run is done; the stream ends.
  * - `parked`: the run wrote approvals/elicitations and waits; `checkpoint` (JSON) is kept for
@@ -100,6 +116,23 @@ export type RunOutcome =
 export interface AgentRunner {
   start(ctx: RunContext): Promise<RunOutcome>
   resume(ctx: ResumeContext): Promise<RunOutcome>
+  /**
+   * Continue a segment whose writer died mid-way, on the replica that took it over (optional:
+   * a runner without it cannot be continued, and such a segment fails once its lease lapses,
+   * as before). Called at most once per takeover, with what the dead segment was given; it must
+   * not do again what is stored as done, nor run again a tool whose execution had started (its
+   * outcome is unknown: record it as interrupted, see `INTERRUPTED_TOOL_ERROR`). `aiSdkAgent`
+   * implements it.
+   */
+  continue?(ctx: ContinueContext): Promise<RunOutcome>
 }
+
+/**
+ * The error a runner records (`tool-output-error`) for a tool call whose execution had started
+ * on a replica that died before its result was stored: the call is not run again, and the model
+ * is told.
+ */
+export const INTERRUPTED_TOOL_ERROR =
+  'interrupted by a replica failure: the tool started, its outcome is unknown, and it was not run again'
 
 export { FAILURE_SENTENCES } from '../core/frames.js'

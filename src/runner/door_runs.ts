@@ -13,9 +13,14 @@ import type { RunDriver } from './driver.js'
 /** What a new run records; the rest (its own stream, from seq 0) is implied. */
 export type NewRun = Omit<DoorRun, 'createdAt' | 'streamRunId' | 'afterSeq' | 'kind' | 'resumeHash'>
 
+/** What {@link startRun} answers when the thread is another principal's (a claim lost). */
+export const THREAD_TAKEN = 'thread_taken'
+
 /**
  * Record a new run (its own stream) and start it, `said` (what the person said, checked) its
- * first frame. Returns the recorded run, or `null`, changing
+ * first frame. The thread is claimed for the run's owner first (`DoorRunStore.claimThread`, one
+ * atomic statement): {@link THREAD_TAKEN}, changing nothing, when another principal's claim
+ * landed first (answer it like another's thread). Returns the recorded run, or `null`, changing
  * nothing, when the run id is taken, by a run or by a stream the host opened itself (not a
  * client's to take over).
  */
@@ -27,6 +32,7 @@ export async function startRun(
   said?: UserMessage | null
 ) {
   if (await deps.sink.has(run.runId)) return null
+  if (!(await deps.runs.claimThread(run.threadId, run.ownerId))) return THREAD_TAKEN
   const recorded = {
     ...run,
     streamRunId: run.runId,

@@ -12,10 +12,12 @@ import { runContext, type RunContextReads } from './run_context.js'
 import {
   FAILURE_SENTENCES,
   type AgentRunner,
+  type ContinueContext,
   type ResumeContext,
   type RunContext,
   type RunOutcome,
 } from './contract.js'
+import { continuedFrame, segmentRecord, type SegmentRecord } from './segment_record.js'
 import { DEFAULTS } from '../defaults.js'
 import { retryTransient } from '../sink/outage.js'
 import { ReplicaShutdownError } from '../errors.js'
@@ -90,7 +92,12 @@ export class RunDriver {
       parentRunId: null,
       principal: run.principal ?? null,
     }
-    const writer = await this.sink.open(run.runId, meta)
+    const writer = await this.sink.open(
+      run.runId,
+      meta,
+      undefined,
+      segmentRecord(meta, run.input ?? null)
+    )
     const said = run.userMessage
     const done = this.#track(
       this.#segment(writer, meta, run.input ?? null, async (ctx) => {
@@ -125,13 +132,18 @@ export class RunDriver {
     // the stream as it is, never reopened with nobody writing.
     let writer: LucidSinkWriter
     try {
-      writer = await this.sink.open(claimed.streamRunId, meta, async (trx) => {
-        if (
-          !(await this.parkingStore.claims.markResumed(claimed.streamRunId, this.replicaId, trx))
-        ) {
-          throw new ClaimLapsed()
-        }
-      })
+      writer = await this.sink.open(
+        claimed.streamRunId,
+        meta,
+        async (trx) => {
+          if (
+            !(await this.parkingStore.claims.markResumed(claimed.streamRunId, this.replicaId, trx))
+          ) {
+            throw new ClaimLapsed()
+          }
+        },
+        segmentRecord(meta, claimed.input, claimed.parks)
+      )
     } catch (error) {
       if (error instanceof ClaimLapsed) return null
       throw error
@@ -145,6 +157,47 @@ export class RunDriver {
         items: claimed.items,
       } as ResumeContext)
     )
+  }
+
+  /**
+   * Continue, on this replica, the segment of a stream whose writer died (its lease lapsed):
+   * take the stream over (one commit, first replica wins: it writes a `segment-continued` event
+   * and moves the writer epoch on, so the dead writer, if it comes back, writes nothing more),
+   * then call the runner's `continue` with what the segment was given (for a resume: its
+   * checkpoint and settled items, read again). Resolves true when the stream is taken care of:
+   * continued here, or left to another replica (this one drains); false when the runner cannot
+   * be continued or the stream could not be taken over (the caller fails it, if still lapsed).
+   */
+  async continueLapsed(streamRunId: string): Promise<boolean> {
+    const runner = this.runner
+    if (typeof runner.continue !== 'function') return false
+    // A draining replica takes nothing over: the segment stays for another replica.
+    if (this.#drain.draining) return true
+    const taken = await this.sink.takeOver(
+      streamRunId,
+      [continuedFrame()],
+      (record) => (record as SegmentRecord).meta
+    )
+    if (!taken) return false
+    const record = taken.segment as SegmentRecord
+    const meta: RunMeta = { ...record.meta, streamRunId }
+    const writer = taken.writer
+    writer.adopt({ ...meta, runId: streamRunId, parentRunId: null })
+    const run = async () => {
+      const resumed = record.parks?.length
+        ? await this.parkingStore.claims.resumedSegment(record.parks)
+        : null
+      return this.#segment(writer, meta, record.input, (ctx) =>
+        runner.continue!({
+          ...ctx,
+          resumed: resumed !== null,
+          checkpoint: resumed?.checkpoint ?? null,
+          items: resumed?.items ?? [],
+        } as ContinueContext)
+      )
+    }
+    void this.#track(run()).catch((error) => this.options.onError?.(error))
+    return true
   }
 
   /** Whether this replica drains (a graceful shutdown): it starts and resumes nothing. */
@@ -219,6 +272,9 @@ export class RunDriver {
     // The database stayed away past the outage bound: the agent is stopped at once (the writer
     // records the failure when the database is back).
     writer.onLost = () => controller.abort()
+    // Another replica took the stream over (this one was taken for dead): the agent stops, and
+    // nothing of this segment's outcome is written (the stream is the other replica's now).
+    writer.onLeaseLost = () => controller.abort()
     const segment = { stopped: false }
     const drain = this.#drain.watch()
     let outcome: RunOutcome
@@ -236,6 +292,12 @@ export class RunDriver {
     } finally {
       drain.done()
       this.#running.delete(meta.streamRunId)
+    }
+    // Taken for dead meanwhile (another replica continues the segment): nothing of this
+    // outcome is written, nor are the segment's parks touched.
+    if (!(await writer.holdsStream())) {
+      writer.release()
+      return { status: 'failed' }
     }
     if (writer.lost) outcome = { status: 'failed' }
     else if (segment.stopped) outcome = { status: 'failed', code: 'replica_shutdown' }

@@ -9,16 +9,20 @@
 export {
   addQueueIndexes,
   addThreadListIndex,
+  addWriterColumns,
   createCheckpointsTable,
   createDoorTables,
   createParkingTables,
   createStreamTables,
+  createThreadsTable,
   dropCheckpointsTable,
   dropDoorTables,
   dropParkingTables,
   dropQueueIndexes,
   dropStreamTables,
   dropThreadListIndex,
+  dropThreadsTable,
+  dropWriterColumns,
   tableNames,
 } from '../store/schema.js'
 export type { TableNames } from '../store/schema.js'

@@ -17,8 +17,10 @@ export class LeaseRenewal {
     readonly runId: string,
     readonly leaseMs: number,
     readonly outage: Outage,
-    /** The stream is no longer open (ended or failed elsewhere, purged). */
-    readonly onClosed: () => void
+    /** The stream is no longer open (ended or failed elsewhere, purged), or no longer ours. */
+    readonly onClosed: () => void,
+    /** The writer epoch the writer holds the stream under (see `StreamStore.renewLease`). */
+    readonly epoch?: number
   ) {
     this.#timer = setInterval(() => void this.#renew(), Math.max(50, leaseMs / 3))
     this.#timer.unref()
@@ -38,7 +40,7 @@ export class LeaseRenewal {
 
   async #renew() {
     try {
-      const open = await this.store.renewLease(this.runId, this.leaseMs)
+      const open = await this.store.renewLease(this.runId, this.leaseMs, this.epoch)
       this.outage.recovered()
       if (!open && this.running) this.onClosed()
     } catch (error) {

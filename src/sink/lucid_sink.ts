@@ -8,7 +8,7 @@ import type { StoredRow, StreamHead } from '../store/rows.js'
 import { StreamReads } from '../store/stream_reads.js'
 import { StreamStore } from '../store/stream_store.js'
 import { parseCursor, type Cursor } from '../core/cursor.js'
-import { RUN_ID, type DeliveredFrame } from '../core/frames.js'
+import { RUN_ID, type DeliveredFrame, type StreamFrame } from '../core/frames.js'
 import { DEFAULTS } from '../defaults.js'
 import type { TokenStreamSink } from './spi.js'
 import { follow, RUN_FAILED_MESSAGE, type SegmentEnd } from './subscriber.js'
@@ -16,6 +16,7 @@ import { appendFrames, type AppendContext } from './append.js'
 import { beyondHead, replayStored, storedRows, type SupersededFrame } from './read_path.js'
 import { purgeEnded, type PurgeOptions } from './purge.js'
 import { LucidSinkWriter, type ParkHook } from './writer.js'
+import { ClockWatch } from './clock_watch.js'
 import type { RunMeta } from '../core/run.js'
 import {
   resolveSinkOptions,
@@ -40,6 +41,8 @@ export interface SinkInternals {
   readonly tail: Tail
   /** The Lucid client the tables live on, opened on first use (parking and door rows share it). */
   readonly client: QueryClientContract
+  /** The watch on the database's clock (read before the first write, and at every sweep). */
+  readonly clock: ClockWatch
 }
 
 let internalsOf: (sink: LucidTokenStreamSink) => SinkInternals
@@ -65,11 +68,13 @@ export class LucidTokenStreamSink implements TokenStreamSink {
   #tail: Tail
   #internals: SinkInternals
   #park: ParkHook | undefined
+  #continueLapsed: ((runId: string) => Promise<boolean>) | undefined
   #onError: ((error: unknown) => void) | undefined
   /** Releases what the notifier setup opened itself (its `close`). */
   #closeNotifier: (() => Promise<void>) | undefined
   #writers = new Set<LucidSinkWriter>()
   #append: AppendContext
+  #clock: ClockWatch
   #stopped = false
 
   static {
@@ -85,6 +90,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
     this.options = resolved
     this.tables = tableNames(options.tables)
     this.#park = options.park
+    this.#continueLapsed = options.continueLapsed
     this.#onError = options.onError
     this.#closeNotifier = notifier.close
     const store = new StreamStore(
@@ -99,16 +105,19 @@ export class LucidTokenStreamSink implements TokenStreamSink {
       windowSize: resolved.windowSize,
       windowBytes: resolved.windowBytes,
       pageSize: resolved.pageSize,
-      onLapsed: (runId) => this.#failLapsed(runId),
+      onLapsed: (runId) => this.settleLapsed(runId),
       lapseGraceMs: resolved.leaseMs,
+      clock: () => this.#clock.ready(),
     })
     this.#store = store
     this.#reads = reads
     this.#tail = tail
+    this.#clock = new ClockWatch(() => store.client, options.onError)
     this.#internals = {
       store,
       reads,
       tail,
+      clock: this.#clock,
       get client() {
         return store.client
       },
@@ -134,15 +143,69 @@ export class LucidTokenStreamSink implements TokenStreamSink {
    *   the thread and principal parking rows record
    * @param within writes committed with the (re)open, or none: what it throws undoes the reopen
    *   and is rethrown (a resume marks its suspension resumed here, only while its claim holds)
+   * @param segment what the segment that starts is (JSON, never served), recorded with the open
+   *   so that another replica can continue it if this writer dies ({@link takeOver}); absent: the
+   *   record stays as it is (a delegated child's writer)
    * @throws InvalidRunIdError for an id outside `[A-Za-z0-9_:.-]{1,191}`
    */
   async open(
     runId: string,
     meta: Partial<Omit<RunMeta, 'streamRunId'>> = {},
-    within?: (trx: TransactionClientContract) => Promise<void>
+    within?: (trx: TransactionClientContract) => Promise<void>,
+    segment?: unknown
   ): Promise<LucidSinkWriter> {
     assertRunId(runId)
-    const lastSeq = await this.#store.open(runId, this.options.leaseMs, within)
+    // The lease is in the database's time: its clock is read before the first one is written.
+    await this.#clock.ready()
+    const recorded = segment === undefined ? undefined : JSON.stringify(segment)
+    const { lastSeq, epoch } = await this.#store.open(runId, this.options.leaseMs, within, recorded)
+    return this.#writer(runId, meta, lastSeq, epoch)
+  }
+
+  /**
+   * Take over the stream of a writer that died mid-segment: once its lease lapsed, and only when
+   * the stream records a running segment (see {@link open}), `frames` (what records the
+   * takeover) are appended in the commit that moves the stream's writer epoch on, so the old
+   * writer, if it comes back, finds its lease lost and writes nothing more. One commit: the
+   * first replica to claim wins. Returns the new writer (for `meta`, from the record) and the
+   * record, or `null` (the lease holds, the stream is not open, it records no segment, or
+   * another replica won).
+   *
+   * @throws InvalidRunIdError, InvalidFrameError
+   */
+  async takeOver(
+    runId: string,
+    frames: StreamFrame[],
+    meta: (segment: unknown) => Partial<Omit<RunMeta, 'streamRunId'>>
+  ): Promise<{ writer: LucidSinkWriter; segment: unknown } | null> {
+    assertRunId(runId)
+    await this.#clock.ready()
+    let segment: unknown = null
+    const result = await appendFrames(this.#append, runId, {
+      frames,
+      onlyIfLeaseLapsed: true,
+      takeOver: true,
+      leaseMs: this.options.leaseMs,
+      within: async (trx) => {
+        const row = await trx
+          .from(this.tables.streams)
+          .select('segment')
+          .where('run_id', runId)
+          .first()
+        segment = JSON.parse(row.segment)
+      },
+    })
+    if (!result || result.epoch === undefined) return null
+    const lastSeq = result.rows.at(-1)?.seq ?? result.before
+    return { writer: this.#writer(runId, meta(segment), lastSeq, result.epoch), segment }
+  }
+
+  #writer(
+    runId: string,
+    meta: Partial<Omit<RunMeta, 'streamRunId'>>,
+    lastSeq: number,
+    epoch: number
+  ): LucidSinkWriter {
     const writer = new LucidSinkWriter(runId, this.#append, {
       coalesceWindowMs: this.options.coalesceWindowMs,
       maxTextRowChars: this.options.maxTextRowChars,
@@ -151,6 +214,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
       outageBoundMs: this.options.outageBoundMs,
       outageBufferBytes: this.options.outageBufferBytes,
       openedAtSeq: lastSeq,
+      epoch,
       onError: this.#onError,
       park: this.#park,
       meta: {
@@ -372,8 +436,23 @@ export class LucidTokenStreamSink implements TokenStreamSink {
     return { ...this.#limits, signal, outageBoundMs: this.options.outageBoundMs }
   }
 
-  /** Fail a stream whose writer's lease lapsed: an `error` frame and the end, exactly once. */
-  async #failLapsed(runId: string) {
+  /**
+   * Open streams whose writer's lease lapsed with a segment recorded as running (the driver's:
+   * one another replica may continue), oldest lapse first: what the parking sweeper settles
+   * with {@link settleLapsed}, whether or not anyone reads them.
+   */
+  lapsedSegments(limit: number): Promise<string[]> {
+    return this.#store.lapsedSegments(limit)
+  }
+
+  /**
+   * A stream whose writer's lease lapsed: continued on this replica when its segment can be
+   * (`continueLapsed`), else failed: an `error` frame and the end, exactly once (nothing when
+   * the lease holds again: another replica took it over).
+   */
+  async settleLapsed(runId: string) {
+    await this.#clock.ready()
+    if (await this.#continueLapsed?.(runId).catch(() => false)) return
     await this.append(runId, {
       frames: [{ t: 'error', code: 'run_failed', message: RUN_FAILED_MESSAGE }],
       end: 'failed',

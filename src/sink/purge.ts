@@ -1,4 +1,4 @@
-import { DateTime } from 'luxon'
+import { nowMs } from '../store/sql.js'
 import type { Tail } from '../follow/tail.js'
 import type { StreamStore } from '../store/stream_store.js'
 import { DEFAULTS } from '../defaults.js'
@@ -26,7 +26,7 @@ export async function purgeEnded(
   ttlMs: number,
   options: PurgeOptions = {}
 ): Promise<number> {
-  const now = DateTime.now().toMillis()
+  const now = nowMs()
   const endedBefore = now - (options.olderThanMs ?? ttlMs)
   const batch = Math.max(1, Math.floor(options.batchSize ?? DEFAULTS.purgeBatch))
   if (options.dryRun) {

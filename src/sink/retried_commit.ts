@@ -24,7 +24,9 @@ export class RetriedCommits {
   constructor(
     readonly context: AppendContext,
     readonly runId: string,
-    lastSeq = 0
+    lastSeq = 0,
+    /** The writer epoch every commit is made under (fencing; see `AppendPlan.epoch`). */
+    readonly epoch?: number
   ) {
     this.lastSeq = lastSeq
   }
@@ -51,6 +53,7 @@ export class RetriedCommits {
       try {
         const result = await appendFrames(this.context, this.runId, {
           ...plan,
+          epoch: this.epoch,
           token,
           retried,
           // A text row it grows may lie before the last seq it saw.
@@ -71,13 +74,16 @@ export class RetriedCommits {
   }
 
   /**
-   * Append the fixed failure (`error run_failed`) and the end (`failed`), retrying under `retry`
-   * until it is stored, the stream turns out closed elsewhere (nothing to do), or `retry` is
-   * stopped. Any other error is retried too (the token makes a retry safe, and a database just
-   * back can answer oddly); the first one is reported to `onError`. The pauses do not keep the
-   * process alive: a process that exits first leaves the stream to its lease, as a crash does.
+   * Append the fixed failure (`error run_failed`) and the end (`failed`), retrying transient
+   * failures under `retry` until it is stored, the stream turns out closed elsewhere (nothing to
+   * do), or `retry` is stopped. An error trying again does not cure (a constraint, a trigger
+   * refusing the stream's rows) is reported to `onError` and ends the attempts: the stream is
+   * then left to its lease (the writer stopped renewing it), as a crash leaves it. The pauses do
+   * not keep the process alive: a process that exits first leaves the stream to its lease too.
+   *
+   * @returns whether the stream is ended (stored here, or closed elsewhere)
    */
-  async fail(retry: Outage, onError?: (error: unknown) => void): Promise<void> {
+  async fail(retry: Outage, onError?: (error: unknown) => void): Promise<boolean> {
     const frame: StreamFrame = {
       t: 'error',
       code: 'run_failed',
@@ -85,28 +91,29 @@ export class RetriedCommits {
     }
     const token = this.#token()
     let retried = false
-    let reported = false
     while (!retry.stopped) {
       try {
         await appendFrames(this.context, this.runId, {
           frames: [frame],
           end: 'failed',
+          epoch: this.epoch,
           token,
           retried,
           sinceSeq: this.lastSeq,
         })
-        return
+        return true
       } catch (error) {
-        if (error instanceof StreamClosedError) return
-        if (!isTransientError(error) && !reported) {
-          reported = true
+        if (error instanceof StreamClosedError) return true
+        if (!isTransientError(error)) {
           onError?.(error)
+          return false
         }
         retried = true
         retry.failed()
         await retry.pause({ keepAlive: false })
       }
     }
+    return false
   }
 
   #token() {

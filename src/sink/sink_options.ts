@@ -17,7 +17,10 @@ export interface LucidSinkOptions {
   maxTextRowChars?: number
   /** Cap on one frame's serialized size, in bytes. Default 262144 (256 KiB). */
   maxFrameBytes?: number
-  /** A writer's lease: a writer silent this long (crashed, killed) has its stream failed. Default 15000. */
+  /**
+   * A writer's lease: a writer silent this long (crashed, killed) has its segment continued by
+   * another replica (`continueLapsed`) or its stream failed. Default 15000.
+   */
   leaseMs?: number
   /**
    * How long a run in flight, and a reader, survive the database being unreachable (a restart,
@@ -74,11 +77,17 @@ export interface LucidSinkOptions {
   onInfo?: (message: string) => void
   /** Parks approvals and elicitations in the frame's transaction (set by the parking layer). */
   park?: ParkHook
+  /**
+   * Offered every stream whose writer's lease lapsed before it is failed (set by the run
+   * driver): resolves true when this replica took the segment over and continues it (the
+   * stream is then not failed).
+   */
+  continueLapsed?: (runId: string) => Promise<boolean>
 }
 
 /** A sink's options with every default applied (`LucidTokenStreamSink.options`). */
 export type ResolvedSinkOptions = Required<
-  Omit<LucidSinkOptions, 'connection' | 'tables' | 'onError' | 'onInfo' | 'park'>
+  Omit<LucidSinkOptions, 'connection' | 'tables' | 'onError' | 'onInfo' | 'park' | 'continueLapsed'>
 >
 
 /**

@@ -128,7 +128,8 @@ export async function* follow(
       // A segment reader waits past an ended stream (a resume reopens it); it stops at the
       // segment end it was given, or when the stream disappears.
       if ((!segments && feed.finishedAt(cursor)) || feed.closed || signal?.aborted) return
-      if (feed.gone) {
+      // Gone (purged), or lost (its failure could not be stored): after everything stored.
+      if (feed.gone || feed.lost) {
         yield {
           t: 'error',
           code: 'run_failed',

@@ -32,6 +32,14 @@ const isoInstant = vine.createRule((value: unknown, _: undefined, field: FieldCo
   }
 })
 const instant = () => vine.string().use(isoInstant())
+
+/** A JSON Schema: an object or a boolean (`true` allows anything), as `approval.inputSchema`. */
+const jsonSchemaValue = vine.createRule((value: unknown, _: undefined, field: FieldContext) => {
+  const object = value !== null && typeof value === 'object' && !Array.isArray(value)
+  if (!object && typeof value !== 'boolean') {
+    field.report('The {{ field }} field must be a JSON Schema', 'jsonSchema', field)
+  }
+})
 /** Ids are stored in indexed columns: keep them short and printable. */
 const id = () => vine.string().minLength(1).maxLength(191)
 const toolKind = () => vine.enum(['read', 'action'] as const)
@@ -213,6 +221,7 @@ const frame = vine.union([
       id: id(),
       toolName: text().minLength(1),
       input: vine.any().optional(),
+      inputSchema: vine.any().use(jsonSchemaValue()).optional(),
       confirmation: vine.record(vine.any()).optional(),
       approver: text().optional(),
       expiresAt: instant().optional(),

@@ -1,4 +1,6 @@
-import { StoreUnavailableError, StreamClosedError } from '../errors.js'
+import { LeaseLostError, StoreUnavailableError, StreamClosedError } from '../errors.js'
+import { isRefusal } from '../store/transient.js'
+import { hostToDatabaseInstant } from '../store/clock.js'
 import type { RunMeta } from '../core/run.js'
 import type { StreamFrame } from '../core/frames.js'
 import type { SinkWriter } from './spi.js'
@@ -43,6 +45,12 @@ export type { ParkHook, WriterOptions } from './writer_options.js'
  * or past `outageBufferBytes` held, the run is lost: what was held is dropped, every call throws
  * `StoreUnavailableError`, and the writer appends an `error` frame `run_failed` and the end as soon
  * as the database answers again.
+ *
+ * The database refusing a commit (`isRefusal`: a constraint, a trigger; trying again cannot cure
+ * it) loses the run at once, the same way (`StoreUnavailableError` `refused`): the agent is stopped
+ * (`onLost`), the lease is no longer renewed, and the failure is tried once. When that cannot be
+ * stored either, the stream still ends for its readers: on this replica from memory, on the
+ * others once its lease lapses (`Tail`).
  */
 export class LucidSinkWriter implements SinkWriter {
   #queue: Promise<unknown> = Promise.resolve()
@@ -65,6 +73,9 @@ export class LucidSinkWriter implements SinkWriter {
   /** Set once the run is lost to an outage: every call throws it. */
   #lost: StoreUnavailableError | null = null
   #onLost: (() => void) | undefined
+  /** Set once another replica took the stream over (its epoch moved on). */
+  #leaseLost = false
+  #onLeaseLost: (() => void) | undefined
   /** What is held in memory during an outage (bounded in bytes), and its callers. */
   #buffer: OutageBuffer
   #commits: RetriedCommits
@@ -83,7 +94,7 @@ export class LucidSinkWriter implements SinkWriter {
     readonly options: WriterOptions
   ) {
     this.#context = context
-    this.#commits = new RetriedCommits(context, runId, options.openedAtSeq)
+    this.#commits = new RetriedCommits(context, runId, options.openedAtSeq, options.epoch)
     this.#pair = new SplitPair(options.maxFrameBytes)
     this.#outage = new Outage(options.outageBoundMs, {
       // Callers waiting for a commit go on: their frames are held.
@@ -91,10 +102,57 @@ export class LucidSinkWriter implements SinkWriter {
       exceeded: () => this.#lose('bound'),
     })
     this.#buffer = new OutageBuffer(options.outageBufferBytes, this.#outage)
-    this.#lease = new LeaseRenewal(context.store, runId, options.leaseMs, this.#outage, () => {
-      this.#failure = new StreamClosedError(this.runId)
-      this.release()
-    })
+    this.#lease = new LeaseRenewal(
+      context.store,
+      runId,
+      options.leaseMs,
+      this.#outage,
+      () => void this.#closedUnder(),
+      options.epoch
+    )
+  }
+
+  /**
+   * A lease renewal found the stream closed, or no longer this writer's: which one is read (an
+   * epoch that moved on means another replica took the segment over), then the writer lets go.
+   */
+  async #closedUnder() {
+    let lost = false
+    if (this.options.epoch !== undefined) {
+      const head = await this.#context.store.epochOf(this.runId).catch(() => null)
+      lost = head !== null && head !== this.options.epoch
+    }
+    if (lost) this.#markLeaseLost()
+    this.#failure ??= lost ? new LeaseLostError(this.runId) : new StreamClosedError(this.runId)
+    this.release()
+  }
+
+  #markLeaseLost() {
+    if (this.#leaseLost) return
+    this.#leaseLost = true
+    this.#onLeaseLost?.()
+  }
+
+  /** Whether another replica took the stream over: this writer writes nothing more. */
+  get leaseLost() {
+    return this.#leaseLost
+  }
+
+  /**
+   * Whether this writer still holds its stream, read now (no other replica took it over since;
+   * a read that fails says yes: the commits check it again). Marks {@link leaseLost} when not.
+   */
+  async holdsStream(): Promise<boolean> {
+    if (this.#leaseLost) return false
+    if (this.options.epoch === undefined) return true
+    const epoch = await this.#context.store.epochOf(this.runId).catch(() => null)
+    if (epoch !== null && epoch !== this.options.epoch) this.#markLeaseLost()
+    return !this.#leaseLost
+  }
+
+  /** Called once if another replica takes the stream over (the driver stops the agent). */
+  set onLeaseLost(callback: () => void) {
+    this.#onLeaseLost = callback
   }
 
   /**
@@ -292,6 +350,11 @@ export class LucidSinkWriter implements SinkWriter {
       this.#context.tail.partial(this.runId, frame)
       return
     }
+    // An approval's expiry is an instant of the agent's clock (this host's): it is stored in the
+    // database's, which every replica's sweeper and decisions compare it with.
+    if (frame.t === 'approval' && frame.expiresAt) {
+      frame = { ...frame, expiresAt: hostToDatabaseInstant(frame.expiresAt) }
+    }
     const park = this.options.park
     if (park && (frame.t === 'approval' || frame.t === 'elicitation')) {
       const meta = this.#metas.get(frame.runId) ?? this.options.meta
@@ -334,9 +397,14 @@ export class LucidSinkWriter implements SinkWriter {
         () => this.#lost
       )
     } catch (error) {
+      if (error instanceof LeaseLostError) this.#markLeaseLost()
       if (error instanceof StreamClosedError) {
         this.#failure = error
         this.release()
+      } else if (isRefusal(error)) {
+        // Refused by the database: trying again would never end.
+        this.#lose('refused', error)
+        throw this.#lost
       }
       throw error
     }
@@ -363,9 +431,10 @@ export class LucidSinkWriter implements SinkWriter {
    * must not keep the stream alive), tell the driver, and write the failure once the database
    * answers.
    */
-  #lose(reason: 'bound' | 'buffer') {
+  #lose(reason: 'bound' | 'buffer' | 'refused', cause?: unknown) {
     if (this.#lost) return
-    this.#lost = new StoreUnavailableError(reason)
+    this.#lost = new StoreUnavailableError(reason, cause)
+    if (reason === 'refused') this.options.onError?.(this.#lost)
     this.#held = ''
     this.#buffer.released()
     if (this.#timer) clearTimeout(this.#timer)
@@ -375,6 +444,12 @@ export class LucidSinkWriter implements SinkWriter {
     this.#outage.stop()
     this.#onLost?.()
     this.#failureRetry = new Outage(Number.POSITIVE_INFINITY)
-    this.#recording = this.#commits.fail(this.#failureRetry, this.options.onError)
+    // A refusal was told already; a failure the database refuses after an outage is told here.
+    const refusedToo = (error: unknown) =>
+      reason !== 'refused' && this.options.onError?.(new StoreUnavailableError('refused', error))
+    this.#recording = this.#commits.fail(this.#failureRetry, refusedToo).then((ended) => {
+      // Not stored: this replica's readers are told from memory.
+      if (!ended) this.#context.tail.lost(this.runId)
+    })
   }
 }

@@ -34,6 +34,12 @@ export interface WriterOptions {
   outageBufferBytes: number
   /** The stream's last seq when the writer opened it (narrows a retried commit's look-up). */
   openedAtSeq?: number
+  /**
+   * The writer epoch it holds the stream under (from its open or takeover): every commit and
+   * lease renewal checks it, so once another replica took the stream over this writer writes
+   * nothing more (`LeaseLostError`).
+   */
+  epoch?: number
   /** Told about a failure the writer could not record in the stream (it keeps going). */
   onError?: (error: unknown) => void
 }

@@ -50,6 +50,17 @@ export interface AppendPlan {
   evenIfClosed?: boolean
   /** Renew the writer's lease to now + this many milliseconds (not when `end`). */
   leaseMs?: number
+  /**
+   * The writer's epoch (`writer_epoch`, as its open or takeover left it): the append is refused
+   * with `LeaseLostError` once another replica took the stream over (fencing). Absent: any.
+   */
+  epoch?: number
+  /**
+   * Take a dead writer's stream over: only when the stream is open, its lease lapsed (with
+   * `onlyIfLeaseLapsed`) and it records a running segment; the writer epoch moves on, so the old
+   * writer's appends are refused. The first claimer wins: the others get `null`.
+   */
+  takeOver?: boolean
   /** The frames were validated when written (a writer must, to coalesce text). */
   validated?: boolean
   /**
@@ -77,6 +88,8 @@ export interface CommitResult {
   grown?: { seq: number; from: number; body: string }
   /** Rows inserted, with their seqs. */
   rows: StoredRow[]
+  /** The writer epoch after a `takeOver`. */
+  epoch?: number
   /** A retried commit found its earlier attempt had landed (`rev` is then unknown: -1). */
   landed?: boolean
 }

@@ -1,5 +1,5 @@
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
-import { StreamClosedError } from '../errors.js'
+import { LeaseLostError, StreamClosedError } from '../errors.js'
 import type { TableNames } from './schema.js'
 import { affectedRows as affected, nowMs as now } from './sql.js'
 import { frameRecord, APPENDED_END, int, toStoredRow, toStreamState, type NewRow } from './rows.js'
@@ -46,19 +46,27 @@ export async function commitInTransaction(
   const lock = trx.from(ctx.tables.streams).where('run_id', runId)
   if (!plan.evenIfClosed) lock.where('status', 'open')
   if (plan.onlyIfLeaseLapsed) lock.where('lease_expires_at', '<', at)
+  // A writer's append only while it holds the stream (fencing); a takeover only of a segment
+  // recorded as running, and it moves the epoch on: the first claimer wins.
+  if (plan.epoch !== undefined) lock.where('writer_epoch', plan.epoch)
+  if (plan.takeOver) lock.whereNotNull('segment')
   const touched = await lock.update({
     rev: trx.raw('rev + 1'),
     updated_at: at,
     ...(plan.leaseMs && !plan.end ? { lease_expires_at: at + plan.leaseMs } : {}),
+    ...(plan.takeOver ? { writer_epoch: trx.raw('writer_epoch + 1') } : {}),
   })
   if (affected(touched) === 0) {
     if (plan.onlyIfLeaseLapsed) return null
+    if (plan.epoch !== undefined) await assertEpoch(trx, ctx.tables, runId, plan.epoch)
     throw new StreamClosedError(runId)
   }
-  const head = toStreamState(await trx.from(ctx.tables.streams).where('run_id', runId).first())
+  const streamRow = await trx.from(ctx.tables.streams).where('run_id', runId).first()
+  const head = toStreamState(streamRow)
   const before = head.lastSeq
   let next = before
   const result: CommitResult = { before, rev: head.rev, rows: [] }
+  if (plan.takeOver) result.epoch = int(streamRow.writer_epoch)
   const inserts: NumberedRow[] = []
 
   if (plan.text && plan.text.text.length > 0) {
@@ -110,6 +118,8 @@ export async function commitInTransaction(
     update.status = plan.end
     update.ended_at = at
     update.lease_expires_at = null
+    // No segment runs any more: nothing to continue.
+    update.segment = null
   }
   if (Object.keys(update).length > 0) {
     await trx.from(ctx.tables.streams).where('run_id', runId).update(update)
@@ -123,6 +133,20 @@ export async function commitInTransaction(
     if (row.componentId && lastOf.get(row.componentId) !== row.seq) row.superseded = true
   }
   return result
+}
+
+/**
+ * Throw {@link LeaseLostError} when the stream's writer epoch moved past `epoch`: another
+ * replica took the stream over (the append was refused for that, not for a closed stream).
+ */
+export async function assertEpoch(
+  trx: TransactionClientContract,
+  tables: TableNames,
+  runId: string,
+  epoch: number
+) {
+  const row = await trx.from(tables.streams).select('writer_epoch').where('run_id', runId).first()
+  if (row && int(row.writer_epoch) !== epoch) throw new LeaseLostError(runId)
 }
 
 /**

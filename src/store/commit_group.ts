@@ -1,9 +1,10 @@
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
-import { StreamClosedError } from '../errors.js'
+import { LeaseLostError, StreamClosedError } from '../errors.js'
 import type { TableNames } from './schema.js'
 import { nowMs as now } from './sql.js'
 import {
   frameRecord,
+  int,
   toStreamState,
   type NewRow,
   type StoredRow,
@@ -42,6 +43,7 @@ export function groupable(plan: AppendPlan, rows: NewRow[]): boolean {
     !plan.within &&
     !plan.retried &&
     !plan.onlyIfLeaseLapsed &&
+    !plan.takeOver &&
     !plan.evenIfClosed &&
     rows.every((row) => !row.componentId)
   )
@@ -75,11 +77,13 @@ export async function commitGroupInTransaction(
     .whereIn('run_id', ids)
     .update({ rev: trx.raw('rev') })
   const heads = new Map<string, StreamState>()
+  const epochs = new Map<string, number>()
   for (const row of await trx
     .from(streams)
-    .select('run_id', 'last_seq', 'rev', 'status', 'lease_expires_at', 'created_at')
+    .select('run_id', 'last_seq', 'rev', 'status', 'lease_expires_at', 'created_at', 'writer_epoch')
     .whereIn('run_id', ids)) {
     heads.set(row.run_id, toStreamState(row))
+    epochs.set(row.run_id, int(row.writer_epoch))
   }
 
   const outcomes: GroupOutcome[] = []
@@ -89,6 +93,11 @@ export async function commitGroupInTransaction(
   const notified: [string, number][] = []
   for (const { runId, plan, rows } of members) {
     const head = heads.get(runId)
+    // A writer whose stream another replica took over writes nothing more (fencing).
+    if (head && plan.epoch !== undefined && epochs.get(runId) !== plan.epoch) {
+      outcomes.push({ error: new LeaseLostError(runId) })
+      continue
+    }
     if (!head || head.status !== 'open') {
       outcomes.push({ error: new StreamClosedError(runId) })
       continue
@@ -201,6 +210,10 @@ async function moveHeads(
   column(
     'ended_at',
     ended.map((m) => [m.runId, at])
+  )
+  column(
+    'segment',
+    ended.map((m) => [m.runId, null])
   )
   // An ended stream has no lease; an open one is renewed when its writer asked.
   column('lease_expires_at', [

@@ -2,6 +2,7 @@ import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import type { TableNames } from './schema.js'
 import { nowMs } from './sql.js'
 import { toStreamState, type StreamState } from './rows.js'
+import { isMissingTable } from './checkpoint_rows.js'
 
 /**
  * One door run: a segment of a stream that a client started or resumed through a door (AG-UI, or
@@ -129,6 +130,35 @@ export class DoorRunStore {
       return true
     } catch (error) {
       if (await this.find(run.runId)) return false
+      throw error
+    }
+  }
+
+  /**
+   * Claim `threadId` for `ownerId` (a principal's id, `null` for anonymous callers) unless it is
+   * claimed: ONE statement, an insert that does nothing when the thread has a row already
+   * (`ON CONFLICT DO NOTHING`, MySQL's `INSERT IGNORE`), then the owner of record is read. Two
+   * first messages of one thread at once, on any replicas: exactly one claim lands. Returns
+   * whether `ownerId` owns the thread. A thread of a schema migrated before the table
+   * (`createThreadsTable`) is owned by its runs' owner, as before (the door checked it).
+   */
+  async claimThread(threadId: string, ownerId: string | null): Promise<boolean> {
+    const client = this.connect()
+    try {
+      await client
+        .knexQuery()
+        .table(this.tables.threads)
+        .insert({ thread_id: threadId, owner_id: ownerId, created_at: nowMs() })
+        .onConflict('thread_id')
+        .ignore()
+      const row = await client
+        .from(this.tables.threads)
+        .select('owner_id')
+        .where('thread_id', threadId)
+        .first()
+      return row !== null && (row.owner_id ?? null) === ownerId
+    } catch (error) {
+      if (isMissingTable(error)) return true
       throw error
     }
   }

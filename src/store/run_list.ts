@@ -1,6 +1,7 @@
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import type { TableNames } from './schema.js'
 import { int } from './rows.js'
+import { eventFieldSql } from './frame_sql.js'
 
 /**
  * What a run is doing, derived from rows the package already keeps (no column of its own):
@@ -50,16 +51,14 @@ export interface RunFilter {
   limit?: number
 }
 
-/** `%`, `_` and the escape character itself, escaped for `LIKE ... ESCAPE '!'`. */
-const likeLiteral = (text: string) => text.replace(/[!%_]/g, (c) => `!${c}`)
-
 /**
  * The SQL expression of {@link RunStatus} for the streams row aliased `s` (the one rule: the runs
  * list, its filter, the run view and the doors' thread lists read it). The row before the end
  * marker is read by a scalar subquery on the primary key (one probe per run shown): as an
- * EXISTS, PostgreSQL hashed every error row of the frames table for each page instead.
+ * EXISTS, PostgreSQL hashed every error row of the frames table for each page instead. That
+ * row's kind is its column, or its event's own `kind` (`eventFieldSql`), never text inside it.
  */
-export function runStatusSql(tables: TableNames) {
+export function runStatusSql(tables: TableNames, dialect: string) {
   const { suspensions: p, frames: f } = tables
   return `case
   when s.status = 'open' then 'running'
@@ -68,7 +67,7 @@ export function runStatusSql(tables: TableNames) {
   when exists (select 1 from ${p} p where p.stream_run_id = s.run_id and p.status in ('open', 'claimed')) then 'running'
   else coalesce((select case
       when f.kind = 'error' then 'failed'
-      when f.kind = 'event' and f.body like '%"event":{"kind":"cancelled"}%' then 'cancelled'
+      when ${eventFieldSql(dialect, 'f', 'kind')} = 'cancelled' then 'cancelled'
       else 'finished' end
     from ${f} f where f.run_id = s.run_id and f.seq = s.last_seq - 1), 'finished')
 end`
@@ -98,7 +97,8 @@ export class RunList {
   async list(filter: RunFilter = {}): Promise<RunSummary[]> {
     const client = this.client()
     const { suspensions: p, frames: f, aguiRuns: a, approvals: x } = this.tables
-    const status = runStatusSql(this.tables)
+    const dialect = client.dialect.name
+    const status = runStatusSql(this.tables, dialect)
     const query = client
       .knexQuery()
       .from({ s: this.tables.streams })
@@ -122,17 +122,15 @@ export class RunList {
       )
     }
     if (filter.tool) {
-      // A call is an event frame `tool-input-start` / `tool-input-available` naming the tool
-      // (frames are stored as `JSON.stringify(frame)`); an approval row names it too.
+      // A call is an event frame `tool-input-start` / `tool-input-available` whose own `name`
+      // is the tool (read from the frame's structure, `eventFieldSql`); an approval row names
+      // it too.
       query.whereRaw(
         `(exists (select 1 from ${x} x where x.stream_run_id = s.run_id and x.tool_name = ?)
   or exists (select 1 from ${f} f where f.run_id = s.run_id and f.kind = 'event'
-    and f.body like ? escape '!' and f.body like ? escape '!'))`,
-        [
-          filter.tool,
-          `%${likeLiteral('"kind":"tool-input-')}%`,
-          `%${likeLiteral(`"name":${JSON.stringify(filter.tool)}`)}%`,
-        ]
+    and ${eventFieldSql(dialect, 'f', 'kind')} in ('tool-input-start', 'tool-input-available')
+    and ${eventFieldSql(dialect, 'f', 'name')} = ?))`,
+        [filter.tool, filter.tool]
       )
     }
     if (filter.before) {

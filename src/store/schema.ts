@@ -19,6 +19,8 @@ export interface TableNames {
   aguiRuns: string
   /** Translator states of the doors at points of a stream, so any replica re-attaches near. */
   checkpoints: string
+  /** One row per thread a door started a run in: who owns it (the first to claim it). */
+  threads: string
 }
 
 export const DEFAULT_TABLES: TableNames = {
@@ -29,6 +31,7 @@ export const DEFAULT_TABLES: TableNames = {
   elicitations: 'agent_elicitations',
   aguiRuns: 'agent_agui_runs',
   checkpoints: 'agent_stream_checkpoints',
+  threads: 'agent_threads',
 }
 
 /** Resolve partial table names against the defaults. */
@@ -98,6 +101,40 @@ export function createStreamTables(
       // Where a segment ends (`segmentEnd`): found by the index, not by scanning the run's rows.
       table.index(['run_id', 'kind', 'seq'])
     })
+}
+
+/**
+ * The columns a segment's continuation needs in the streams table (`continuation.md`): the
+ * writer's epoch, bumped by a replica that takes a dead writer's segment over (every commit of
+ * a writer checks it: the old writer finds its lease lost), and what the running segment is
+ * (JSON: its run, thread, principal, input, and the parks it resumed), so another replica can
+ * continue it. Never served. Added after the first release: {@link addWriterColumns}.
+ */
+function writerColumns(table: Knex.CreateTableBuilder | Knex.AlterTableBuilder, mysql: boolean) {
+  table.integer('writer_epoch').notNullable().defaultTo(0)
+  if (mysql) table.text('segment', 'mediumtext').nullable()
+  else table.text('segment').nullable()
+}
+
+/**
+ * Add {@link writerColumns} to a streams table created before them (a migration of its own:
+ * `database/migrations/1700000000004_add_agent_stream_writer_columns.ts`).
+ */
+export function addWriterColumns(
+  schema: Knex.SchemaBuilder,
+  dialect: string,
+  tables: TableNames = DEFAULT_TABLES
+) {
+  const mysql = dialect === 'mysql' || dialect === 'mysql2'
+  return schema.alterTable(tables.streams, (table) => writerColumns(table, mysql))
+}
+
+/** Drop what {@link addWriterColumns} added. */
+export function dropWriterColumns(schema: Knex.SchemaBuilder, tables: TableNames = DEFAULT_TABLES) {
+  return schema.alterTable(tables.streams, (table) => {
+    table.dropColumn('segment')
+    table.dropColumn('writer_epoch')
+  })
 }
 
 /**
@@ -322,6 +359,33 @@ export function dropCheckpointsTable(
   tables: TableNames = DEFAULT_TABLES
 ) {
   return schema.dropTableIfExists(tables.checkpoints)
+}
+
+/**
+ * The doors' thread claims (added after the first release: a schema created before it gets it
+ * from a migration of its own). One row per thread id a door started a run in: its owner, the
+ * first principal whose claim landed. A claim is ONE statement (an insert that does nothing on
+ * a conflict, `store/door_runs.ts`), so two people posting the first message of one chat id at
+ * once never both get it: the second is refused, the first keeps it.
+ */
+export function createThreadsTable(
+  schema: Knex.SchemaBuilder,
+  dialect: string,
+  tables: TableNames = DEFAULT_TABLES
+) {
+  const mysql = dialect === 'mysql' || dialect === 'mysql2'
+  return schema.createTable(tables.threads, (table) => {
+    if (mysql) binaryUtf8(table)
+    table.string('thread_id', 191).primary()
+    /** The principal the thread is for (`null`: anonymous callers), never served. */
+    table.string('owner_id', 191).nullable()
+    table.bigInteger('created_at').notNullable()
+  })
+}
+
+/** Drop what {@link createThreadsTable} created. */
+export function dropThreadsTable(schema: Knex.SchemaBuilder, tables: TableNames = DEFAULT_TABLES) {
+  return schema.dropTableIfExists(tables.threads)
 }
 
 /** MySQL: every character kept (utf8mb4), ids compared byte for byte (`_bin`, case-sensitive). */

@@ -1,8 +1,10 @@
-import { DateTime } from 'luxon'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 
-/** Now, in epoch milliseconds: how every time column is stored (see schema.ts). */
-export const nowMs = () => DateTime.now().toMillis()
+/**
+ * Now, in epoch milliseconds of the database's clock (see clock.ts): how every time column is
+ * stored (see schema.ts), and what every time a replica compares with them is.
+ */
+export { nowMs } from './clock.js'
 
 /** Rows an UPDATE or DELETE changed, whatever shape the dialect's driver reports it in. */
 export function affectedRows(result: unknown): number {

@@ -8,7 +8,7 @@ import { commitInTransaction } from './commit.js'
 import { commitGroupInTransaction, groupable, type GroupMember } from './commit_group.js'
 import { GroupCommits } from './group_commits.js'
 import { planRows, type AppendPlan, type CommitResult } from './append_plan.js'
-import { toStreamState, type NewRow } from './rows.js'
+import { int, toStreamState, type NewRow } from './rows.js'
 import { notifiedTransaction, type NotifiedWork, type WakeUps } from './wake_ups.js'
 
 /**
@@ -61,13 +61,17 @@ export class StreamStore {
 
   /**
    * Create the stream, or reopen an ended or failed one (its sequence continues); `within` runs
-   * in the reopen's transaction (a throw undoes the reopen and is rethrown). Returns the last seq.
+   * in the reopen's transaction (a throw undoes the reopen and is rethrown). `segment` (JSON)
+   * records the segment that starts (what another replica needs to continue it if this writer
+   * dies; `undefined` leaves the record as it is: a delegated child's writer). Returns the last
+   * seq and the writer epoch the writer holds the stream under.
    */
   async open(
     runId: string,
     leaseMs: number,
-    within?: (trx: TransactionClientContract) => Promise<void>
-  ): Promise<number> {
+    within?: (trx: TransactionClientContract) => Promise<void>,
+    segment?: string | null
+  ): Promise<{ lastSeq: number; epoch: number }> {
     const at = now()
     await this.client
       .knexQuery()
@@ -93,13 +97,15 @@ export class StreamStore {
           lease_expires_at: at + leaseMs,
           updated_at: at,
           ended_at: null,
+          ...(segment !== undefined ? { segment } : {}),
         })
       // The caller's own writes (a resume marking its suspension resumed): all or nothing with
       // the reopen, which a throw here undoes.
       if (within) await within(trx)
-      const head = toStreamState(await trx.from(this.tables.streams).where('run_id', runId).first())
+      const row = await trx.from(this.tables.streams).where('run_id', runId).first()
+      const head = toStreamState(row)
       await notify(runId, head.rev)
-      return head.lastSeq
+      return { lastSeq: head.lastSeq, epoch: int(row.writer_epoch) }
     })
   }
 
@@ -149,15 +155,55 @@ export class StreamStore {
     )
   }
 
-  /** Renew a writer's lease. Returns false when the stream is no longer open. */
-  async renewLease(runId: string, leaseMs: number): Promise<boolean> {
+  /**
+   * Renew a writer's lease, while it holds the stream (`epoch`: no other replica took it over).
+   * Returns false when the stream is no longer open, or no longer the writer's.
+   */
+  async renewLease(runId: string, leaseMs: number, epoch?: number): Promise<boolean> {
     const at = now()
-    const touched = await this.client
+    const query = this.client
       .from(this.tables.streams)
       .where('run_id', runId)
       .where('status', 'open')
-      .update({ lease_expires_at: at + leaseMs, updated_at: at })
+    if (epoch !== undefined) query.where('writer_epoch', epoch)
+    const touched = await query.update({ lease_expires_at: at + leaseMs, updated_at: at })
     return affected(touched) > 0
+  }
+
+  /**
+   * Open streams whose writer's lease lapsed and that record a running segment (another replica
+   * may continue it), oldest lapse first, at most `limit`.
+   */
+  async lapsedSegments(limit: number): Promise<string[]> {
+    const rows = await this.client
+      .from(this.tables.streams)
+      .select('run_id')
+      .where('status', 'open')
+      .where('lease_expires_at', '<', now())
+      .whereNotNull('segment')
+      .orderBy('lease_expires_at', 'asc')
+      .limit(limit)
+    return rows.map((row: { run_id: string }) => row.run_id)
+  }
+
+  /** The stream's writer epoch, or `null` when it does not exist. */
+  async epochOf(runId: string): Promise<number | null> {
+    const row = await this.client
+      .from(this.tables.streams)
+      .select('writer_epoch')
+      .where('run_id', runId)
+      .first()
+    return row ? int(row.writer_epoch) : null
+  }
+
+  /** The running segment a stream records (JSON), or `null`. */
+  async segment(runId: string): Promise<string | null> {
+    const row = await this.client
+      .from(this.tables.streams)
+      .select('segment')
+      .where('run_id', runId)
+      .first()
+    return (row?.segment as string | null | undefined) ?? null
   }
 
   /**

@@ -3,6 +3,7 @@ import { codePointStart } from '../core/text.js'
 import type { TableNames } from './schema.js'
 import { int } from './rows.js'
 import { runStatusSql, type RunStatus } from './run_list.js'
+import { eventFieldSql } from './frame_sql.js'
 
 /**
  * One thread of a person (a `useChat` chat is a thread too: both doors keep the same run rows),
@@ -121,7 +122,9 @@ export class ThreadList {
       .from({ a: runs })
       .leftJoin({ s: this.tables.streams }, 's.run_id', 'a.stream_run_id')
       .select('a.thread_id', 'a.after_seq')
-      .select(client.knexRawQuery(`(${runStatusSql(this.tables)}) as run_status`))
+      .select(
+        client.knexRawQuery(`(${runStatusSql(this.tables, client.dialect.name)}) as run_status`)
+      )
       .where('a.owner_id', ownerId)
       .whereIn('a.thread_id', ids)
       .whereRaw(
@@ -154,8 +157,8 @@ export class ThreadList {
         .whereIn('a.thread_id', ids)
         .where('a.kind', 'start')
         .where('f.kind', 'event')
-        // A cheap filter; the body is parsed before it counts.
-        .where('f.body', 'like', '%"kind":"title"%'),
+        // The event's own kind (never text inside it); the body is parsed again before it counts.
+        .whereRaw(`${eventFieldSql(client.dialect.name, 'f', 'kind')} = 'title'`),
       client
         .knexQuery()
         .from({ a: runs })

@@ -19,7 +19,13 @@ export type {
 } from '../http/limits.js'
 
 // The runner contract (also at the root).
-export type { AgentRunner, ResumeContext, RunContext, RunOutcome } from '../runner/contract.js'
+export type {
+  AgentRunner,
+  ContinueContext,
+  ResumeContext,
+  RunContext,
+  RunOutcome,
+} from '../runner/contract.js'
 export type { ParkedItem, SettledItem } from '../parking/types.js'
 
 // The frames a runner writes and a reader gets (the sink SPI's vocabulary: docs/design.md).

@@ -13,9 +13,12 @@ import {
   createParkingTables,
   addQueueIndexes,
   addThreadListIndex,
+  addWriterColumns,
   dropDoorTables,
   createStreamTables,
+  createThreadsTable,
   dropParkingTables,
+  dropThreadsTable,
   dropStreamTables,
   tableNames,
   type TableNames,
@@ -100,16 +103,19 @@ export function createDatabase(
 /** Drop and create the package's tables, through the one table definition. */
 export async function resetTables(db: Database, tables: TableNames = tableNames()) {
   const client = db.connection()
+  await dropThreadsTable(client.schema, tables)
   await dropCheckpointsTable(client.schema, tables)
   await dropDoorTables(client.schema, tables)
   await dropParkingTables(client.schema, tables)
   await dropStreamTables(client.schema, tables)
   await createStreamTables(client.schema, client.dialect.name, tables)
+  await addWriterColumns(client.schema, client.dialect.name, tables)
   await createParkingTables(client.schema, client.dialect.name, tables)
   await addQueueIndexes(client.schema, tables)
   await createDoorTables(client.schema, client.dialect.name, tables)
   await addThreadListIndex(client.schema, tables)
   await createCheckpointsTable(client.schema, client.dialect.name, tables)
+  await createThreadsTable(client.schema, client.dialect.name, tables)
 }
 
 /** Every row of every package table, as one string: equal before and after a refusal proves it changed nothing. */

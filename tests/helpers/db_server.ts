@@ -1,6 +1,7 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
 import {
   existsSync,
+  readFileSync,
   mkdtempSync,
   readdirSync,
   rmSync,
@@ -30,6 +31,25 @@ export interface PrivateServer {
   start(): Promise<void>
   /** Kill it (if running) and remove its directory. Always safe to call. */
   destroy(): Promise<void>
+  /**
+   * Stall it: SIGSTOP to the server and every process under it (PostgreSQL's backends), as a
+   * host that freezes does; no query fails, every one waits. `resume()` sends SIGCONT.
+   */
+  pause(): void
+  resume(): void
+}
+
+/** A process and everything under it, by pid (from /proc). */
+function processTree(pid: number): number[] {
+  const out = [pid]
+  for (const task of readdirSync(`/proc/${pid}/task`, { withFileTypes: false }) as string[]) {
+    let children = ''
+    try {
+      children = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8')
+    } catch {}
+    for (const child of children.split(' ').filter(Boolean)) out.push(...processTree(Number(child)))
+  }
+  return out
 }
 
 const DATABASE = 'agent_stream_outage'
@@ -273,7 +293,28 @@ export async function startPrivateServer(dialect: 'pg' | 'mysql'): Promise<Priva
           },
           pool: { min: 0, max: 10 },
         }
-  return { dialect, port, connection, stop, start, destroy: destroyAll }
+  const signalAll = (signal: NodeJS.Signals) => {
+    const running = child as ChildProcess | null
+    if (!running?.pid) return
+    for (const pid of processTree(running.pid)) {
+      try {
+        process.kill(pid, signal)
+      } catch {}
+    }
+  }
+  return {
+    dialect,
+    port,
+    connection,
+    stop,
+    start,
+    destroy: async () => {
+      signalAll('SIGCONT')
+      await destroyAll()
+    },
+    pause: () => signalAll('SIGSTOP'),
+    resume: () => signalAll('SIGCONT'),
+  }
 }
 
 async function ready(probe: () => Promise<void>, timeoutMs = 20_000) {

@@ -8,15 +8,24 @@ const SCRIPTS = {
   sink: fileURLToPath(new URL('../fixtures/replica.ts', import.meta.url)),
   parking: fileURLToPath(new URL('../fixtures/parking_replica.ts', import.meta.url)),
   aiSdk: fileURLToPath(new URL('../fixtures/ai_sdk_replica.ts', import.meta.url)),
+  continuation: fileURLToPath(new URL('../fixtures/continuation_replica.ts', import.meta.url)),
 }
+
+/** Debian's libfaketime (package `faketime`): preloaded, it shifts the process's clock. */
+export const LIBFAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1'
 
 /** A second replica: a separate Node process with its own sink on the same database. */
 export class Replica {
   #next = 0
   #listeners = new Map<number, (message: any) => void>()
+  /** What the replica's sink told through `onError` (code, message, skewMs). */
+  readonly warnings: { code?: string; message: string; skewMs?: number }[] = []
 
   private constructor(readonly child: ChildProcess) {
-    child.on('message', (message: any) => this.#listeners.get(message.id)?.(message))
+    child.on('message', (message: any) => {
+      if (message.warning) this.warnings.push(message.warning)
+      else this.#listeners.get(message.id)?.(message)
+    })
   }
 
   static async start(
@@ -27,6 +36,8 @@ export class Replica {
       /** Extra environment (`PG_PORT`, `MYSQL_DATABASE`, ...: another database server). */
       env = {} as Record<string, string>,
       redis = undefined as RedisNotifierSpec | undefined,
+      /** Run the replica with its clock this far off (`+30s`, `-30s`: Debian's libfaketime). */
+      faketime = undefined as string | undefined,
     } = {}
   ) {
     const child = fork(SCRIPTS[script], [], {
@@ -38,6 +49,7 @@ export class Replica {
         AGENT_OPTIONS: JSON.stringify(agent),
         // `sink` replicas only: wake and publish through Redis (notifiers.redis()).
         REDIS_NOTIFIER: redis ? JSON.stringify(redis) : '',
+        ...(faketime ? { LD_PRELOAD: LIBFAKETIME, FAKETIME: faketime } : {}),
       },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     })

@@ -239,8 +239,8 @@ function textOf(content: unknown): string | null {
  * on a thread's first run): the newest user message's text, and `tool` messages (results of
  * frontend tools). History comes from the server, never from the client's `messages`.
  *
- * @throws InvalidAgUiInputError when there is neither a user message with text nor a tool
- *   result, or a text is too long
+ * @throws InvalidAgUiInputError when there is neither a user message with text or a file nor
+ *   a tool result, or a text is too long
  */
 export function newInput(input: AgUiInput): {
   text: string | null
@@ -253,6 +253,8 @@ export function newInput(input: AgUiInput): {
   const user = fresh.findLast((m) => m.role === 'user')
   let text = user ? textOf(user.content) : null
   if (text !== null && text.trim().length === 0) text = null
+  // A message of files only is a message too (what it says is checked by `userMessageOf`).
+  const said = user !== undefined && (text !== null || hasMedia(user.content))
   const toolResults: ToolResultMessage[] = []
   for (const message of fresh) {
     if (message.role !== 'tool') continue
@@ -263,15 +265,23 @@ export function newInput(input: AgUiInput): {
     }
     toolResults.push({ toolCallId, content })
   }
-  if (text === null && toolResults.length === 0) {
-    throw new InvalidAgUiInputError('A new run needs a user message with text')
+  if (!said && toolResults.length === 0) {
+    throw new InvalidAgUiInputError('A new run needs a user message with text or a file')
   }
   for (const value of [text ?? '', ...toolResults.map((r) => r.content)]) {
     if (value.length > INPUT_LIMITS.messageChars) {
       throw new InvalidAgUiInputError(`A message exceeds ${INPUT_LIMITS.messageChars} characters`)
     }
   }
-  return { text, toolResults, user: text === null ? null : (user ?? null) }
+  return { text, toolResults, user: said ? user : null }
+}
+
+/** Whether AG-UI message content has a media part (`image`, `audio`, `video`, `document`). */
+function hasMedia(content: unknown): boolean {
+  return (
+    Array.isArray(content) &&
+    content.some((part) => MEDIA_PARTS.has((part as { type?: unknown } | null)?.type as string))
+  )
 }
 
 /** JSON with object keys sorted, so equal values hash equal whatever order a client sent. */

@@ -48,6 +48,7 @@ const BY_ERROR: Record<string, AgUiRefusalCode> = {
   E_DECISION_FORBIDDEN: 'not_allowed',
   E_DECISION_MISMATCH: 'invalid_resume_payload',
   E_INVALID_DECISION: 'invalid_resume_payload',
+  E_PARKED_NOT_FOUND: 'unknown_interrupt',
 }
 
 /** The AG-UI refusal for one of parking's decision errors, or `null` for any other error. */
@@ -56,10 +57,28 @@ export function refusalOf(error: unknown): AgUiRefusalCode | null {
   return typeof code === 'string' && Object.hasOwn(BY_ERROR, code) ? BY_ERROR[code] : null
 }
 
-/** A refusal once the stream is open: one `RUN_ERROR` with a stable code, nothing else. */
-export function refusal(code: AgUiRefusalCode): AgUiReply {
+/**
+ * The field and rule a decision error of parking names (`E_INVALID_DECISION`), as the resume
+ * payload spells the field (an approval's edited `input` is its `editedArgs`), never the value;
+ * `undefined` for any other error.
+ */
+export function issueOf(error: unknown): string | undefined {
+  if ((error as { code?: unknown } | null)?.code !== 'E_INVALID_DECISION') return undefined
+  const [issue] = (error as { issues?: { field: string; rule: string }[] }).issues ?? []
+  if (!issue) return undefined
+  const field = issue.field.replace(/^input(?=\/|$)/, 'editedArgs')
+  return `"${field || '(payload)'}" fails the "${issue.rule}" rule`
+}
+
+/**
+ * A refusal once the stream is open: one `RUN_ERROR` with a stable code, nothing else; its
+ * message is the code's fixed sentence, with `detail` (the field and rule broken, {@link
+ * issueOf}) when there is one.
+ */
+export function refusal(code: AgUiRefusalCode, detail?: string): AgUiReply {
+  const message = detail ? `${REFUSALS[code].replace(/\.$/, '')}: ${detail}.` : REFUSALS[code]
   async function* events(): AsyncGenerator<SseItem> {
-    yield { event: { type: EventType.RUN_ERROR, code, message: REFUSALS[code] } }
+    yield { event: { type: EventType.RUN_ERROR, code, message } }
   }
   return { kind: 'stream', events: events() }
 }

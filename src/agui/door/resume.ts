@@ -1,12 +1,12 @@
 import type { Principal } from '../../core/run.js'
-import { applyDecision, ownerOf, type DoorDecision } from '../../door/index.js'
-import type { ParkedItem } from '../../parking/types.js'
+import { itemDecision, ownerOf, planBatch, type DoorDecision } from '../../door/index.js'
+import type { DecisionPlan, ItemDecision, ParkedItem } from '../../parking/index.js'
 import { lapsed } from '../../parking/policy.js'
 import { validateDecision, validateReply } from '../../parking/replies.js'
 import { continuationRunId, decodeAgUiId, encodeAgUiId } from '../ids.js'
 import { replyCheck } from './reply_check.js'
 import type { AgUiInput, AgUiResumeEntry } from './input.js'
-import { refusal, refusalOf, type AgUiRefusalCode } from './refusals.js'
+import { issueOf, refusal, refusalOf, type AgUiRefusalCode } from './refusals.js'
 import type { AgUiDeps, AgUiReply } from './reply.js'
 import type { DoorRun } from '../../store/door_runs.js'
 import { serveRun } from './serve.js'
@@ -15,7 +15,7 @@ interface Planned {
   item: ParkedItem
   entry: AgUiResumeEntry
   /** The reply, validated, as parking's decisions take it. */
-  apply: () => Promise<unknown>
+  decision: ItemDecision
 }
 
 /** The id the translator gave this item's interrupt (same grammar, same stored position). */
@@ -64,6 +64,20 @@ export async function resume(
     plan.push(planned)
   }
   if (seen.size !== byId.size) return refusal('incomplete_resume')
+  // The whole batch checked by parking's decisions (who decides, expiry, every edited input
+  // against its tool's schema) before anything is written; applied below in one transaction.
+  let decisions: DecisionPlan
+  try {
+    decisions = await planBatch(
+      deps,
+      plan.map((step) => step.decision),
+      principal
+    )
+  } catch (error) {
+    const code = refusalOf(error)
+    if (code) return refusal(code, issueOf(error))
+    throw error
+  }
   const lastAsked = Math.max(...pending.map((item) => item.streamSeq))
   const afterSeq = await deps.sink.segmentEnd(latest.streamRunId, lastAsked)
   if (afterSeq === null) return refusal('run_active')
@@ -78,17 +92,13 @@ export async function resume(
     clientTools: latest.clientTools,
   }
   if (!(await deps.runs.insert(run))) return refusal('run_id_used')
-  let applied = 0
   try {
-    for (const step of plan) {
-      await step.apply()
-      applied++
-    }
+    // Every answer in one transaction, or none.
+    await decisions.commit()
   } catch (error) {
-    // Only a race gets here (every rule was checked): someone decided first.
-    if (applied === 0) await deps.runs.remove(run.runId)
-    // Answers apply one item at a time: a race lost after the first leaves that one decided.
-    if (applied > 0) return refusal('decision_conflict')
+    // Only a race gets here (every rule was checked): someone decided first. Nothing of the
+    // resume was applied: its run row goes too.
+    await deps.runs.remove(run.runId)
     const code = refusalOf(error)
     if (code) return refusal(code)
     throw error
@@ -106,12 +116,12 @@ async function planEntry(
   const stored = await deps.parking.queries.findItem(item.runId, item.itemId, item.park)
   if (!stored || !(await deps.parking.decisions.mayDecide(principal, stored))) return 'not_allowed'
   const ref = { runId: item.runId, itemId: item.itemId, park: item.park }
-  const decide = (decision: DoorDecision) => () => applyDecision(deps, ref, principal, decision)
+  const decide = (decision: DoorDecision) => itemDecision(ref, decision)
   const cancelled = entry.status === 'cancelled'
   const expired = lapsed(stored)
   if (expired && !cancelled) return 'interrupt_expired'
   // A lapsed item cancelled: it settles as expired, as the sweeper would settle it.
-  if (expired) return { item, entry, apply: decide({ verb: 'expire' }) }
+  if (expired) return { item, entry, decision: decide({ verb: 'expire' }) }
   if (item.kind === 'elicitation') {
     let reply: { answers: Record<string, string[]>; skipped: boolean }
     try {
@@ -124,10 +134,10 @@ async function planEntry(
     } catch {
       return 'invalid_resume_payload'
     }
-    return { item, entry, apply: decide({ verb: 'answer', body: reply }) }
+    return { item, entry, decision: decide({ verb: 'answer', body: reply }) }
   }
   if (cancelled) {
-    return { item, entry, apply: decide({ verb: 'reject', body: { reason: 'cancelled' } }) }
+    return { item, entry, decision: decide({ verb: 'reject', body: { reason: 'cancelled' } }) }
   }
   const decision = replyCheck.approval(entry.payload)
   if (!decision) return 'invalid_resume_payload'
@@ -141,7 +151,7 @@ async function planEntry(
     ...(decision.approved && decision.editedArgs ? { input: decision.editedArgs } : {}),
   }
   const verb = decision.approved ? 'approve' : 'reject'
-  return { item, entry, apply: decide({ verb, body }) }
+  return { item, entry, decision: decide({ verb, body }) }
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Principal } from '../../core/run.js'
-import { ownerOf } from '../../door/index.js'
+import { notFound, ownerOf } from '../../door/index.js'
 import { FrameTranslator } from '../translate/index.js'
 import type { UserMessage } from '../../core/user_message.js'
 import { forwardedPropsOf, type AgUiInput, type ToolResultMessage } from './input.js'
@@ -8,7 +8,7 @@ import { replayInto, WHOLE } from './translation.js'
 import type { AgUiDeps, AgUiReply } from './reply.js'
 import type { DoorRun } from '../../store/door_runs.js'
 import { serveRun } from './serve.js'
-import { startRun as startDoorRun, type NewRun } from '../../runner/door_runs.js'
+import { startRun as startDoorRun, THREAD_TAKEN, type NewRun } from '../../runner/door_runs.js'
 
 export type { NewRun }
 
@@ -80,6 +80,8 @@ export async function startFromInput(
     principal,
     fresh.said
   )
+  // Another principal's claim on the thread landed first: answered like another's thread.
+  if (started === THREAD_TAKEN) return notFound()
   if (!started) return refusal('run_id_used')
   return serveRun(deps, { ...started, createdAt: 0 }, undefined, signal)
 }

@@ -1,5 +1,7 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import { DateTime } from 'luxon'
+// Expiry and ages are in the database's time, as the sweeper and the decisions compare them.
+import { nowMs } from '../../store/sql.js'
 import type { ProjectionRules } from '../../core/projection.js'
 import type { Parking } from '../../parking/parking.js'
 import type { ParkedItem } from '../../parking/types.js'
@@ -137,7 +139,7 @@ export class AdminController {
         })
       )
     }
-    const now = DateTime.now()
+    const now = DateTime.fromMillis(nowMs())
     const conversation = await renderConversation(
       this.options.replay,
       item.streamRunId,
@@ -309,7 +311,7 @@ export class AdminController {
     query: ListQuery,
     names: PrincipalNames
   ): Promise<ListContext> {
-    const now = DateTime.now()
+    const now = DateTime.fromMillis(nowMs())
     const filter = storeFilter(view, query, now.toMillis())
     const [page, counts] = await Promise.all([
       this.parking.queue.page(filter, { order: query.order, after: query.after, limit: PAGE_SIZE }),

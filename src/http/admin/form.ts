@@ -2,6 +2,7 @@ import vine from '@vinejs/vine'
 import type { ElicitationRequest } from '../../core/frames.js'
 import { InvalidDecisionError, issuesOf } from '../../errors.js'
 import { REPLY_LIMITS } from '../../parking/replies.js'
+import { textTooDeep } from '../../core/json_depth.js'
 
 /**
  * How the admin page's answer form encodes a question set, and back. Field names carry no id
@@ -103,14 +104,18 @@ export const INVALID_JSON = Symbol('invalid json')
 /**
  * The input an approve form carries: the parsed JSON when the person changed it, UNCHANGED
  * when it equals what was asked (`asked` reads the stored item; or no field was sent),
- * INVALID_JSON when it does not parse. The decisions validate an edit like the API's
- * (`validateDecision`: size, depth, Unicode).
+ * INVALID_JSON when it does not parse. The depth rule is checked on the text first (nothing
+ * parses or compares a value nested deeper than `MAX_JSON_DEPTH`); the decisions validate an
+ * edit like the API's (`validateDecision`: size, depth, Unicode, the tool's input schema).
+ *
+ * @throws InvalidDecisionError (`maxDepth` on `input`)
  */
 export async function editedInput(
   field: unknown,
   asked: () => Promise<{ input?: unknown } | null>
 ): Promise<unknown> {
   if (typeof field !== 'string') return UNCHANGED
+  if (textTooDeep(field)) throw new InvalidDecisionError([{ field: 'input', rule: 'maxDepth' }])
   let parsed: unknown
   try {
     parsed = JSON.parse(field)

@@ -1,7 +1,7 @@
 import type { DateTime } from 'luxon'
 import type { ParkedItem } from '../../parking/types.js'
 import { optionToken, questionField } from './form.js'
-import { BIDI_CONTROLS, e, plain, t } from './layout.js'
+import { e, inertJson, plain, t } from './layout.js'
 import { approverText, itemHref, timeLeft, when, whatText } from './list_page.js'
 import type { PrincipalNames } from './names.js'
 import type { Deciding } from './who_decides.js'
@@ -40,10 +40,7 @@ ${body}</form>`
 function approvalForms(ctx: ItemContext) {
   // Bidi controls as JSON escapes: the same JSON, parsed to the same value, but nothing in the
   // editor reorders what the person reads.
-  const input = (JSON.stringify(ctx.item.input, null, 2) ?? 'null').replace(
-    BIDI_CONTROLS,
-    (c) => `\\u${c.codePointAt(0)!.toString(16).padStart(4, '0')}`
-  )
+  const input = inertJson(ctx.item.input, 2)
   const approve = form(
     ctx,
     'approve',

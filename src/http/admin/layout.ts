@@ -8,11 +8,23 @@ import type { Notice } from './notices.js'
  * Content-Security-Policy lets run. Views render their `<main>` content and hand it here.
  */
 
-/** Every attribute value goes through this: text, never markup. */
+/**
+ * Every attribute value goes through this: text, never markup. A value people read (an
+ * `aria-label`, a `title`, an `<option>`'s label) goes through {@link plain} instead, which
+ * also neutralises {@link BIDI_CONTROLS}; `e` alone is for values the page keeps as data
+ * (`value`, `href`, `data-*`), where a character must survive a form's round trip.
+ */
 export const e = (value: unknown) => string.escapeHTML(String(value ?? ''))
 
-/** The bidi formatting characters: embeddings, overrides, isolates and marks (UAX #9). */
-export const BIDI_CONTROLS = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g
+/**
+ * The characters that never act in the console, whatever stored content holds them: the bidi
+ * formatting characters (embeddings, overrides, isolates and marks, UAX #9), the control
+ * characters (C0 but tab, line feed and carriage return; DEL; C1), the line and paragraph
+ * separators and the byte order mark. Each is shown as a visible marker (`[U+202E]`) instead.
+ */
+export const BIDI_CONTROLS =
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
+  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u061C\u200E\u200F\u2028\u2029\u202A-\u202E\u2066-\u2069\uFEFF]/g
 
 /**
  * Every value shown as text goes through this: escaped, in its own `<bdi>` (a bidi isolate with
@@ -27,10 +39,18 @@ export const t = (value: unknown) =>
 const marker = (c: string) => `[U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}]`
 
 /**
- * For text where no markup may go (an `<option>`, `<title>`, an `aria-label`): escaped, each bidi
- * control replaced by its visible marker.
+ * For text where no markup may go (an `aria-label`, a `title`, an `<option>`, `<title>`, SVG
+ * text): escaped, each of {@link BIDI_CONTROLS} replaced by its visible marker. Every attribute
+ * people read that holds stored content goes through this.
  */
 export const plain = (value: unknown) => e(String(value ?? '').replace(BIDI_CONTROLS, marker))
+
+/** `value` as JSON text, each of {@link BIDI_CONTROLS} as its JSON escape (the same value parsed). */
+export const inertJson = (value: unknown, space?: number) =>
+  (JSON.stringify(value, null, space) ?? 'null').replace(
+    BIDI_CONTROLS,
+    (c) => `\\u${c.codePointAt(0)!.toString(16).padStart(4, '0')}`
+  )
 
 /** A value for an inline `<script>`: JSON that cannot close the script element. */
 export const scriptJson = (value: unknown) =>

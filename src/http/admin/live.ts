@@ -36,15 +36,21 @@ export class QueueLive {
   /**
    * Be told the new fingerprint whenever the queue changes; the first read happens at once.
    * Returns the function that stops (the last one stops the watcher).
+   * @throws what that first read threw (the database is away: the console's stream does not open)
    */
   async subscribe(listener: (version: string) => void): Promise<() => void> {
     this.#listeners.add(listener)
     if (this.#listeners.size === 1) this.#start()
-    await this.#check()
-    return () => {
+    const stop = () => {
       this.#listeners.delete(listener)
       if (this.#listeners.size === 0) this.#stop()
     }
+    const failed = await this.#check()
+    if (failed !== null) {
+      stop()
+      throw failed
+    }
+    return stop
   }
 
   #start() {
@@ -74,10 +80,11 @@ export class QueueLive {
     this.#stop()
   }
 
-  async #check(): Promise<void> {
+  /** Read the fingerprint, tell the listeners if it changed. Returns what the read threw, or `null`. */
+  async #check(): Promise<unknown> {
     if (this.#checking) {
       this.#again = true
-      return
+      return null
     }
     this.#checking = true
     try {
@@ -90,8 +97,10 @@ export class QueueLive {
           for (const listener of this.#listeners) listener(version)
         }
       } while (this.#again && this.#listeners.size > 0)
+      return null
     } catch (error) {
       this.options.onError?.(error)
+      return error
     } finally {
       this.#checking = false
     }

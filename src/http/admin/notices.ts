@@ -23,7 +23,7 @@ export const NOTICES: Record<string, Notice> = {
   E_DECISION_LAPSED: refused('This item expired before the decision.'),
   E_DECISION_MISMATCH: refused('That decision does not fit this item.'),
   E_INVALID_DECISION: refused(
-    'The answer or the edited input breaks a rule (size, depth, options): nothing was decided.'
+    "The answer or the edited input breaks a rule (size, depth, options, the tool's input schema): nothing was decided."
   ),
   csrf: refused(
     'The form expired or did not come from this console: nothing was decided. Open the item again and retry.'

@@ -2,7 +2,7 @@ import { DateTime } from 'luxon'
 import type { RunSummary } from '../../store/run_list.js'
 import type { RunInspection } from '../../inspection/index.js'
 import { renderSaid, type ConsoleFrame } from './console_frame.js'
-import { e, t } from './layout.js'
+import { e, plain, t } from './layout.js'
 import type { PrincipalNames } from './names.js'
 import { runsHref, shell } from './runs_page.js'
 import { clock, decisionText, humanDuration, itemLabel, renderTimeline } from './timeline.js'
@@ -81,7 +81,7 @@ export function renderTranscript(entries: TranscriptEntry[]): string {
           case 'subagent-start':
             depth++
             out.push(
-              `<section class="sub" aria-label="Sub-agent ${e(event.name ?? 'agent')}"><p><strong>Sub-agent ${t(event.name ?? 'agent')}</strong> <code>${t(event.runId)}</code></p>`
+              `<section class="sub" aria-label="Sub-agent ${plain(event.name ?? 'agent')}"><p><strong>Sub-agent ${t(event.name ?? 'agent')}</strong> <code>${t(event.runId)}</code></p>`
             )
             break
           case 'subagent-finish':

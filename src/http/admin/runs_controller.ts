@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import vine from '@vinejs/vine'
-import { DateTime } from 'luxon'
+import { nowMs } from '../../store/sql.js'
 import type { HttpContext } from '@adonisjs/core/http'
 import { RUN_ID, isRunId, type StreamFrame } from '../../core/frames.js'
 import type { ProjectionRules } from '../../core/projection.js'
@@ -93,7 +93,7 @@ export class RunsController {
       status: query.status as RunStatus | undefined,
       threadId: query.thread,
       tool: query.tool,
-      since: query.age ? DateTime.now().toMillis() - RUN_AGES[query.age] : undefined,
+      since: query.age ? nowMs() - RUN_AGES[query.age] : undefined,
       before: before ? { createdAt: Number(before[0]), runId: before[1] } : undefined,
       limit: PAGE_SIZE + 1,
     })

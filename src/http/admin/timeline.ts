@@ -3,7 +3,7 @@ import type { StreamFrame } from '../../core/frames.js'
 import { APPENDED_END } from '../../store/rows.js'
 import type { RunInspection } from '../../inspection/index.js'
 import type { ParkedItem } from '../../parking/types.js'
-import { BIDI_CONTROLS, e } from './layout.js'
+import { e, plain } from './layout.js'
 
 /**
  * The timeline of a run, PURE (no I/O, no clock): its inspection (`src/inspection/`, what
@@ -168,10 +168,7 @@ export const clock = (millis: number) =>
 export function svgText(value: unknown, max = Number.POSITIVE_INFINITY): string {
   const points = Array.from(String(value ?? ''))
   const cut = points.length > max ? `${points.slice(0, max - 1).join('')}…` : points.join('')
-  return e(cut).replace(
-    BIDI_CONTROLS,
-    (c) => `[U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}]`
-  )
+  return plain(cut)
 }
 
 /** An id for SVG: its start and its end (where ids differ: a sub-agent's suffix), escaped. */

@@ -1,32 +1,24 @@
 import type { Principal } from '../../core/run.js'
 import { DEFAULTS } from '../../defaults.js'
-import { applyDecision } from '../../door/index.js'
+import { applyDecisions, itemDecision } from '../../door/index.js'
 import { positionOf } from '../../sink/read_path.js'
-import {
-  DecisionConflictError,
-  DecisionLapsedError,
-  ParkedItemNotFoundError,
-} from '../../errors.js'
-import type { ParkedItem } from '../../parking/types.js'
+import { ParkedItemNotFoundError } from '../../errors.js'
+import type { ItemDecision, ParkedItem } from '../../parking/index.js'
 import { approvalSeq } from '../translate/index.js'
 import { CHAT_LIMITS, invalidPart, type ChatMessage } from './input.js'
 import type { UiDoorDeps } from './reply.js'
 
 /**
  * One ask of the current turn that the client's assistant message names, resolved to its parked
- * item: with the decision it carries (`apply`), or none (the page still shows the ask).
+ * item: with the decision it carries (`decision`), or none (the page still shows the ask).
  */
 export interface PlannedDecision {
   /** The row of the frame that asked (where the door serves the continuation from). */
   seq: number
-  apply?: () => Promise<unknown>
-  /** Whether the item is settled (decided, expired, cancelled): its outcome is in the stream. */
-  settled: () => Promise<boolean>
+  decision?: ItemDecision
 }
 
 type Part = Record<string, unknown>
-
-const yes = async () => true
 
 const isToolPart = (part: Part) =>
   typeof part.type === 'string' && (part.type.startsWith('tool-') || part.type === 'dynamic-tool')
@@ -41,9 +33,10 @@ const isToolPart = (part: Part) =>
  * - the dynamic tool `elicitation` in state `output-available` (`addToolOutput`) for a question
  *   set still pending: `answer` with the output (`{ answers, skipped? }`); for one answered
  *   already (elsewhere, or earlier in the turn), nothing to apply (its answers are in the stream).
- * Parking's decisions enforce the rest (decide once: 409; lapsed: 410; not the approver: 403;
- * no such item: 404; a body that does not fit: 422), exactly as for the other doors; an item
- * settled first is not an error of the chat ({@link applyDecisions}).
+ * Parking's decisions enforce the rest, for the whole message before any is applied (lapsed:
+ * 410; not the approver: 403; no such item: 404; a body that does not fit, or one item decided
+ * twice: 422), exactly as for the other doors; an item settled first is not an error of the
+ * chat ({@link applyPlan}).
  *
  * @throws InvalidAgUiInputError for a part that breaks the protocol's shape,
  *   ParkedItemNotFoundError for an approval id naming no approval of this stream
@@ -52,8 +45,7 @@ export async function planDecisions(
   deps: UiDoorDeps,
   streamRunId: string,
   message: ChatMessage,
-  pending: ParkedItem[],
-  principal: Principal | null
+  pending: ParkedItem[]
 ): Promise<PlannedDecision[]> {
   const plan: PlannedDecision[] = []
   for (const raw of message.parts as unknown[]) {
@@ -77,70 +69,48 @@ export async function planDecisions(
       if (seq === null) throw new ParkedItemNotFoundError()
       const frame = await approvalAt(deps, streamRunId, seq)
       if (!frame) throw new ParkedItemNotFoundError()
-      const settled = () => isSettled(deps, frame.runId, frame.id, frame.park)
       if (!answered) {
-        plan.push({ seq, settled })
+        plan.push({ seq })
         continue
       }
       const body = reason ? { reason: reason as string } : {}
       const verb = approval.approved ? 'approve' : 'reject'
       const ref = { runId: frame.runId, itemId: frame.id, park: frame.park }
-      plan.push({ seq, apply: () => applyDecision(deps, ref, principal, { verb, body }), settled })
+      plan.push({ seq, decision: itemDecision(ref, { verb, body }) })
     } else if (part.type === 'dynamic-tool' && part.toolName === 'elicitation') {
       const open = part.state === 'input-available'
       if (!open && part.state !== 'output-available') continue
       const item = pending.find((p) => p.kind === 'elicitation' && p.itemId === part.toolCallId)
       if (item && open) {
-        plan.push({ seq: item.streamSeq, settled: () => settledItem(deps, item) })
+        plan.push({ seq: item.streamSeq })
         continue
       }
       if (item) {
         const output = part.output
         if (!output || typeof output !== 'object' || Array.isArray(output))
           throw invalidPart('output', 'object')
-        plan.push({
-          seq: item.streamSeq,
-          apply: () =>
-            applyDecision(deps, item, principal, {
-              verb: 'answer',
-              body: output as Record<string, unknown>,
-            }),
-          settled: () => settledItem(deps, item),
-        })
+        const body = output as Record<string, unknown>
+        plan.push({ seq: item.streamSeq, decision: itemDecision(item, { verb: 'answer', body }) })
         continue
       }
       // Answered first elsewhere: nothing to apply, its answers are in the stream.
       const first = await settledQuestions(deps, streamRunId, part.toolCallId)
-      if (first) plan.push({ seq: first.streamSeq, settled: yes })
+      if (first) plan.push({ seq: first.streamSeq })
     }
   }
   return plan
 }
 
 /**
- * Apply the plan in order. A step whose item was settled first (by the admin page, another tab,
- * the decision API, its expiry: the service's 409 `E_DECISION_CONFLICT` or 410
- * `E_DECISION_LAPSED` for an item no longer pending) is not an error: its outcome is already in
- * the stream, where the continuation the door serves shows it. Any other refusal is thrown.
+ * Apply the message's decisions, all of them at once (parking's batch: every one checked
+ * before any is applied, then one transaction). A decision whose item was settled first (by
+ * the admin page, another tab, the decision API, its expiry) is left out, not an error: its
+ * outcome is already in the stream, where the continuation the door serves shows it. Any other
+ * refusal is thrown, and nothing of the message was applied.
  */
-export async function applyDecisions(plan: PlannedDecision[]) {
-  for (const step of plan) {
-    try {
-      await step.apply?.()
-    } catch (error) {
-      const lost = error instanceof DecisionConflictError || error instanceof DecisionLapsedError
-      if (!lost || !(await step.settled())) throw error
-    }
-  }
-}
-
-const settledItem = (deps: UiDoorDeps, item: ParkedItem) =>
-  isSettled(deps, item.runId, item.itemId, item.park)
-
-/** Whether the item at `park` of `runId` is no longer pending. */
-async function isSettled(deps: UiDoorDeps, runId: string, itemId: string, park: number) {
-  const row = await deps.parking.queries.findItem(runId, itemId, park)
-  return row !== null && row.status !== 'pending'
+export function applyPlan(deps: UiDoorDeps, plan: PlannedDecision[], principal: Principal | null) {
+  const decisions = plan.flatMap((step) => (step.decision ? [step.decision] : []))
+  return applyDecisions(deps, decisions, principal)
 }
 
 /** The newest settled question set `itemId` of the stream, or undefined. */

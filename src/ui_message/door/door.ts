@@ -17,10 +17,10 @@ import {
   type DoorCore,
   type PositionGrammar,
 } from '../../door/index.js'
-import { startRun } from '../../runner/door_runs.js'
+import { startRun, THREAD_TAKEN } from '../../runner/door_runs.js'
 import type { DoorRun } from '../../store/door_runs.js'
 import type { StreamState } from '../../store/rows.js'
-import { applyDecisions, planDecisions } from './decide.js'
+import { applyPlan, planDecisions } from './decide.js'
 import { bodyFields, userMessage, userText, validateChatInput, type ChatInput } from './input.js'
 import type { UiDoorReply, UiMessageDoorOptions } from './reply.js'
 import { UI_MESSAGE_STATE } from './state_codec.js'
@@ -123,8 +123,9 @@ export class UiMessageDoor extends DoorBase<UiMessageDoorOptions, string> {
       principal,
       said
     )
-    // A fresh UUID is never taken: `null` would mean a host stream of that id.
-    if (!started) return noChat()
+    // A fresh UUID is never taken: `null` would mean a host stream of that id. THREAD_TAKEN:
+    // another principal's first message of this chat id landed first.
+    if (!started || started === THREAD_TAKEN) return noChat()
     return this.#serve(runId, START, signal)
   }
 
@@ -143,13 +144,14 @@ export class UiMessageDoor extends DoorBase<UiMessageDoorOptions, string> {
     const last = input.messages[input.messages.length - 1]
     if (last.id !== stream) return refusal('not_current_turn')
     const pending = await openItems(this.deps, stream)
-    const plan = await planDecisions(this.deps, stream, last, pending, principal)
+    const plan = await planDecisions(this.deps, stream, last, pending)
     if (plan.length === 0) return refusal('no_decision')
-    // One at a time, in order. An item someone settled first (the admin page, another tab, its
+    // All at once, or none. An item someone settled first (the admin page, another tab, its
     // expiry) is no error: the continuation served from its row carries what was decided
     // (`tool-approval-response`, `tool-output-*`), then the rest of the turn. Any other refusal
-    // (403, 404, a lapsed item nobody settled yet: 410) is the answer.
-    await applyDecisions(plan)
+    // (403, 404, a lapsed item nobody settled yet: 410, an item decided twice: 422) is the
+    // answer, and nothing was applied.
+    await applyPlan(this.deps, plan, principal)
     return this.#serve(stream, { seq: Math.max(...plan.map((step) => step.seq)) }, signal)
   }
 

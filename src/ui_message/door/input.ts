@@ -66,13 +66,20 @@ export async function validateChatInput(body: unknown): Promise<ChatInput> {
       describeIssues(SUBJECT, [{ field: '', rule: 'wellFormedUnicode' }])
     )
   }
+  let input: ChatInput
   try {
-    return await chatValidator.validate(body)
+    input = await chatValidator.validate(body)
   } catch (error) {
     const issues = issuesOf(error)
     if (!issues) throw error
     throw new InvalidAgUiInputError(describeIssues(SUBJECT, issues.slice(0, 1)))
   }
+  // The newest message is the request: the person's (a new turn) or the assistant's (answers).
+  // A client's `system` message has no authority here, and is no turn either.
+  if (input.messages[input.messages.length - 1].role === 'system') {
+    throw invalidPart('messages.*.role', 'userOrAssistant')
+  }
+  return input
 }
 
 /** A rule a message's parts break (the value is never quoted). */
@@ -99,7 +106,7 @@ export function userText(message: ChatMessage): string {
 /**
  * What the person said in `message` (a user message), as stored: its `text` and `file` parts
  * (other parts, such as `data-*`, are the client's own and not kept), checked by the one rule
- * (`checkUserMessage`: counts, media types, URLs, the frame cap `maxFrameBytes`).
+ * (`checkUserMessage`: counts, media types, URLs, something said, the frame cap `maxFrameBytes`).
  *
  * @throws InvalidAgUiInputError
  */

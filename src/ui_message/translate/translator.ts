@@ -27,6 +27,7 @@ interface State {
   streaming: Record<string, true>
   failed: boolean
   cancelled: boolean
+  /** The segment being read asked for an approval or answers (reset at each segment end). */
   parked: boolean
 }
 
@@ -96,7 +97,6 @@ export class UiMessageTranslator {
     const projected = publicFrame(frame, this.rules)
     if (!projected) return []
     const s = this.#s
-    s.parked = false
     switch (projected.t) {
       case 'text':
         return this.#text(projected.v, at.seq)
@@ -164,11 +164,15 @@ export class UiMessageTranslator {
    */
   end(finish = true): UiChunk[] {
     const out = this.#close()
-    if (!finish) return out
     const s = this.#s
+    // Whether THIS segment parked: an ask is followed by more frames of its segment (the AI
+    // SDK's `finish-step`, sibling calls), never by another segment's.
+    const parked = s.parked
+    s.parked = false
+    if (!finish) return out
     // The turn is over (not parked again): an approved call that never got its result would
     // stay `approval-responded` on the client, which `useChat` sends back to be run, for ever.
-    if (!s.parked) {
+    if (!parked) {
       for (const [id, call] of Object.entries(s.calls)) {
         if (!call.awaiting) continue
         delete call.awaiting
@@ -179,7 +183,7 @@ export class UiMessageTranslator {
       ? 'error'
       : s.cancelled
         ? 'other'
-        : s.parked
+        : parked
           ? 'tool-calls'
           : 'stop'
     out.push({ type: 'finish', finishReason: reason })
