@@ -74,6 +74,7 @@ export class AgentStream {
       ...config,
       runner: config.runner ?? NO_RUNNER,
       onError: (error) => logBackground(logger, error),
+      onInfo: (message) => logger?.info(message),
     })
     this.sink = stack.sink
     this.driver = stack.driver

@@ -34,6 +34,8 @@ export const DEFAULTS = Object.freeze({
   notifyReconnect: Object.freeze({ min: 100, max: 5000 }),
   /** The LISTEN (or Redis subscriber) connection stays this long after the last reader left. */
   notifyLingerMs: 10_000,
+  /** The LISTEN connection's check that it hears NOTIFY (PgBouncer in transaction mode does not). */
+  listenProbe: Object.freeze({ timeoutMs: 5000, everyMs: 300_000 }),
   /** Time an ended stream is kept before `purge()` removes it (24 h). */
   ttlMs: 86_400_000,
   /** Streams removed per purge transaction (with everything they own). */

@@ -129,7 +129,7 @@ export interface AgentStreamConfig {
 }
 
 /** The config once resolved: sink options in milliseconds, and the parking settings. */
-export type ResolvedAgentStreamConfig = Omit<LucidSinkOptions, 'onError' | 'park'> & {
+export type ResolvedAgentStreamConfig = Omit<LucidSinkOptions, 'onError' | 'onInfo' | 'park'> & {
   history?: HistoryBounds
   runner?: AgentRunner
   approverPolicy?: ApproverPolicy

@@ -101,6 +101,10 @@ export class Feed {
   status: 'open' | 'ended' | 'failed' = 'open'
   /** The stream did not exist when the first reader came. */
   missing = false
+  /**
+   * The stream's revision this replica has every change up to: only ever one read from the
+   * database with the rows (or committed by its own writer), never one a wake-up claimed.
+   */
   rev = -1
   /** Resolves once the head has been read from the store. */
   ready: Promise<void> | null = null

@@ -3,6 +3,7 @@ import type { CommitResult } from '../store/append_plan.js'
 import type { StreamState } from '../store/rows.js'
 import type { StreamReads } from '../store/stream_reads.js'
 import { nowMs } from '../store/sql.js'
+import { isRev } from '../store/wake_ups.js'
 import { isTransientError } from '../store/transient.js'
 import { DEFAULTS } from '../defaults.js'
 import { Feed } from './feed.js'
@@ -52,6 +53,10 @@ export class Tail {
   #notifiers: NotifierLifecycle
   /** Streams woken with a newer rev since the last turn of the event loop, and that rev. */
   #due = new Map<string, number>()
+  /** Streams woken without a rev, their heads to check together (see {@link #checkSoon}). */
+  #unsure = new Set<string>()
+  /** The check of {@link #unsure} streams in flight: one at a time. */
+  #checking: Promise<void> | null = null
   #polling: Promise<void> | null = null
   #closed = false
   /** Local commits in flight per stream, and the highest rev notified meanwhile. */
@@ -217,18 +222,26 @@ export class Tail {
    * Something changed in a stream (a notification, a local open or close): read it if followed
    * here. With `rev`, a feed already at that revision skips the read; without, the stream's head
    * is read too, so a deleted stream is noticed at once.
+   *
+   * A wake-up is a hint, whoever sent it (anyone who can NOTIFY or publish on the channel): it
+   * can cause a read, nothing else. A feed's revision is only ever what it read from the
+   * database (or its own writer committed), so a `rev` far ahead costs one read and pins
+   * nothing; a `rev` that is not a non-negative safe integer counts as absent. Wake-ups are
+   * coalesced (per turn of the event loop, one read per stream at a time), so a flood of them
+   * costs reads back to back, and a real one is still read right after the read in flight.
    */
   wake(runId: string, rev?: number) {
     this.#observed(runId)
     const feed = this.#feeds.get(runId)
     if (!feed) return
+    if (!isRev(rev)) rev = undefined
     const inflight = this.#inflight.get(runId)
     if (inflight && rev !== undefined) {
       inflight.rev = Math.max(inflight.rev, rev)
       return
     }
     if (rev === undefined) {
-      void this.#check(runId).catch(() => {})
+      this.#checkSoon(runId)
     } else if (rev > feed.rev) {
       // The commit that bumped the stream to `rev` was visible before its notification, so
       // once this read is done the feed has it. Wake-ups heard in one turn of the event loop
@@ -238,16 +251,42 @@ export class Tail {
     }
   }
 
-  /** Read the streams woken since the last turn of the event loop (see `TailReads.readMany`). */
+  /**
+   * Read the streams woken since the last turn of the event loop (see `TailReads.readMany`); the
+   * revs they were woken with only chose them (each feed's rev comes from the read).
+   */
   #readDue() {
     const due = this.#due
     this.#due = new Map()
     const woken: Woken[] = []
     for (const [runId, rev] of due) {
       const feed = this.#feeds.get(runId)
-      if (feed && !feed.missing && rev > feed.rev) woken.push({ runId, feed, rev })
+      if (feed && !feed.missing && rev > feed.rev) woken.push({ runId, feed })
     }
     void this.#reads.readMany(woken).catch(() => {})
+  }
+
+  /**
+   * Check a stream's head (and read its rows if it changed) soon: those woken without a rev in
+   * one turn of the event loop in one check, one check at a time (the streams woken meanwhile
+   * are checked right after it).
+   */
+  #checkSoon(runId: string) {
+    const first = this.#unsure.size === 0
+    this.#unsure.add(runId)
+    if (first && !this.#checking) setImmediate(() => this.#checkUnsure())
+  }
+
+  #checkUnsure() {
+    const runIds = [...this.#unsure]
+    this.#unsure.clear()
+    if (runIds.length === 0) return
+    this.#checking = this.#check(runIds)
+      .catch(() => {})
+      .finally(() => {
+        this.#checking = null
+        if (this.#unsure.size > 0) this.#checkUnsure()
+      })
   }
 
   /** Poll the heads of every followed stream in one query; read those that changed. */

@@ -5,11 +5,14 @@ import { DEFAULTS } from '../defaults.js'
 import type { Feed } from './feed.js'
 import { ReadHealth } from './read_health.js'
 
-/** A followed stream to read up to a revision. */
+/**
+ * A followed stream to read. `rev`: a revision of the stream read from the database before this
+ * read (its head), when there is one; never one a wake-up said (the read gives its own).
+ */
 export interface Woken {
   runId: string
   feed: Feed
-  rev: number
+  rev?: number
 }
 
 /** How much a tail read brings: rows per read, and UTF-8 bytes (the feeds' window). */
@@ -45,7 +48,8 @@ export class TailReads {
   }
 
   /**
-   * Read several followed streams' new rows, each feed then at its `rev`: those no read is busy
+   * Read several followed streams' new rows, each feed then at the revision the read saw (or the
+   * `rev` of its head read before, when higher): those no read is busy
    * with in one store read ({@link StreamReads.pages}), the others (and one alone) one by one,
    * one read at a time per stream. A stream left out of the shared read, whose page came back
    * full, or that was woken again meanwhile, is read on alone. Rejects when a read failed (the rev of
@@ -102,7 +106,7 @@ export class TailReads {
         const page = pages.get(runId)
         if (!page) continue
         feed.apply(page.rows)
-        if (!page.more) feed.rev = Math.max(feed.rev, rev)
+        if (!page.more) feed.rev = Math.max(feed.rev, page.rev ?? -1, rev ?? -1)
       }
       return pages
     } catch {
@@ -110,14 +114,17 @@ export class TailReads {
     }
   }
 
-  /** {@link #refresh}, then the feed is at `rev` (when the read succeeded). */
+  /** {@link #refresh}, then the feed is at least at `rev` (when the read succeeded). */
   #refreshTo({ runId, feed, rev }: Woken) {
     return this.#refresh(runId).then(() => {
-      feed.rev = Math.max(feed.rev, rev)
+      if (rev !== undefined) feed.rev = Math.max(feed.rev, rev)
     })
   }
 
-  /** Read a followed stream's new rows into its feed. One read at a time per stream. */
+  /**
+   * Read a followed stream's new rows into its feed, the feed then at the revision its last page
+   * was read with. One read at a time per stream.
+   */
   async #refresh(runId: string): Promise<void> {
     const running = this.#refreshing.get(runId)
     if (running) {
@@ -138,6 +145,7 @@ export class TailReads {
               this.reads.page(runId, feed.head.seq, pageSize, windowBytes)
             )
             feed.apply(page.rows)
+            if (!page.more && page.rev !== null) feed.rev = Math.max(feed.rev, page.rev)
             // The event loop turns between pages (a synchronous driver would hold it).
             if (page.more) await nextTurn()
           } while (page.more && this.feeds.has(runId))

@@ -70,6 +70,8 @@ export class LucidTokenStreamSink implements TokenStreamSink {
   #park: ParkHook | undefined
   #continueLapsed: ((runId: string) => Promise<boolean>) | undefined
   #onError: ((error: unknown) => void) | undefined
+  /** Releases what the notifier setup opened itself (its `close`). */
+  #closeNotifier: (() => Promise<void>) | undefined
   #writers = new Set<LucidSinkWriter>()
   #append: AppendContext
   #clock: ClockWatch
@@ -90,6 +92,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
     this.#park = options.park
     this.#continueLapsed = options.continueLapsed
     this.#onError = options.onError
+    this.#closeNotifier = notifier.close
     const store = new StreamStore(
       () => db.connection(connection),
       this.tables,
@@ -425,6 +428,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
     this.#stopped = true
     for (const writer of [...this.#writers]) writer.shutdown()
     await this.#tail.close()
+    await this.#closeNotifier?.().catch(() => {})
   }
 
   /** How a reader reads: its limits, its signal, and how long it rides out an outage. */

@@ -70,6 +70,11 @@ export interface LucidSinkOptions {
   groupCommit?: boolean
   /** Told about background failures (listener drops, lease sweeps); the sink keeps going. */
   onError?: (error: unknown) => void
+  /**
+   * Told, in one line, that a failure warned about through `onError` is over (the Redis
+   * notifier's outage). The AdonisJS provider logs it at `info`.
+   */
+  onInfo?: (message: string) => void
   /** Parks approvals and elicitations in the frame's transaction (set by the parking layer). */
   park?: ParkHook
   /**
@@ -82,7 +87,7 @@ export interface LucidSinkOptions {
 
 /** A sink's options with every default applied (`LucidTokenStreamSink.options`). */
 export type ResolvedSinkOptions = Required<
-  Omit<LucidSinkOptions, 'connection' | 'tables' | 'onError' | 'park' | 'continueLapsed'>
+  Omit<LucidSinkOptions, 'connection' | 'tables' | 'onError' | 'onInfo' | 'park' | 'continueLapsed'>
 >
 
 /**
@@ -109,6 +114,7 @@ export function resolveSinkOptions(
     pollIntervalMs: options.pollIntervalMs,
     notifyChannel: options.notifyChannel,
     onError: options.onError,
+    onInfo: options.onInfo,
   })
   const resolved: ResolvedSinkOptions = {
     coalesceWindowMs: options.coalesceWindowMs ?? DEFAULTS.coalesceWindowMs,

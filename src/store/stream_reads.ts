@@ -59,11 +59,35 @@ export class StreamReads {
   }
 
   /**
+   * The stream's revision in the same statement as its rows (`stream_rev`): one snapshot, so
+   * the rows read hold every change up to it. For a page of one stream, `runId`; for several,
+   * each row's own stream.
+   */
+  #revColumn(runId?: string) {
+    const { streams, frames } = this.tables
+    return runId === undefined
+      ? this.client.knexRawQuery('(select ?? from ?? where ?? = ??) as stream_rev', [
+          `${streams}.rev`,
+          streams,
+          `${streams}.run_id`,
+          `${frames}.run_id`,
+        ])
+      : this.client.knexRawQuery('(select ?? from ?? where ?? = ?) as stream_rev', [
+          `${streams}.rev`,
+          streams,
+          `${streams}.run_id`,
+          runId,
+        ])
+  }
+
+  /**
    * One page of rows from `fromSeq` (inclusive), in seq order: at most `limit` rows, and no more
    * than `maxBytes` of bodies (UTF-8 bytes, as SQL counts them): a page stops before the row that
    * would take it past `maxBytes`. The first two rows are read whatever their size (a row is at
    * most `maxFrameBytes`), so a page always makes progress past a cursor's own row. `more` says
-   * rows may follow (the page stopped at a limit); otherwise the stream had no more.
+   * rows may follow (the page stopped at a limit); otherwise the stream had no more. `rev` is
+   * the stream's revision as of the rows read (`null` when none was read): with `more` false,
+   * the page holds every row of the stream up to it.
    *
    * One read brings every row's size, and the bodies of rows small enough that `limit` of them
    * fit in `maxBytes` (most rows: one query); the bodies of larger rows the page takes come in a
@@ -73,15 +97,11 @@ export class StreamReads {
    * on the primary key (an open-ended range on a freshly filled table led PostgreSQL to scan and
    * sort the whole rest of the run).
    */
-  async page(
-    runId: string,
-    fromSeq: number,
-    limit: number,
-    maxBytes: number
-  ): Promise<{ rows: StoredRow[]; more: boolean }> {
+  async page(runId: string, fromSeq: number, limit: number, maxBytes: number): Promise<StreamPage> {
     // Seqs start at 1: from 0 a page would be one row short of `limit` and say no more follow.
     fromSeq = Math.max(1, fromSeq)
     const found: SizedRow[] = await this.#sizedRows(maxBytes / limit)
+      .select(this.#revColumn(runId))
       .where('run_id', runId)
       .whereBetween('seq', [fromSeq, fromSeq + limit - 1])
       .orderBy('seq', 'asc')
@@ -109,6 +129,7 @@ export class StreamReads {
     return {
       rows: kept.map((row) => toStoredRow(row as RawRow)),
       more: kept.length < page.length || taken < found.length || found.length === limit,
+      rev: revOf(found),
     }
   }
 
@@ -123,17 +144,19 @@ export class StreamReads {
    * Each stream's range is bounded on both sides (seqs are gap-free), as in {@link page}, so the
    * read stays on the primary key: one index range per stream. One OR term per stream: give it
    * at most `DEFAULTS.tailBatchStreams` streams (SQLite caps an expression's depth at 1000).
+   * `rev` per stream, as {@link page} gives it.
    */
   async pages(
     requests: { runId: string; fromSeq: number }[],
     limit: number,
     maxBytes: number
-  ): Promise<Map<string, { rows: StoredRow[]; more: boolean }>> {
-    const out = new Map<string, { rows: StoredRow[]; more: boolean }>()
+  ): Promise<Map<string, StreamPage>> {
+    const out = new Map<string, StreamPage>()
     if (requests.length === 0) return out
     type Found = SizedRow & { run_id: string }
     const found: Found[] = await this.#sizedRows(maxBytes / (limit * requests.length))
       .select('run_id')
+      .select(this.#revColumn())
       .where((query) => {
         for (const request of requests) {
           // (From seq 1 at the least, as in `page`.)
@@ -185,6 +208,7 @@ export class StreamReads {
       out.set(runId, {
         rows: kept.map((row) => toStoredRow(row as RawRow)),
         more: kept.length < rows.length || rows.length === limit,
+        rev: revOf(rows),
       })
     }
     return out
@@ -247,8 +271,24 @@ export class StreamReads {
   }
 }
 
+/**
+ * A page of one stream's rows: `more` when rows may follow, `rev` the stream's revision as of
+ * the rows read (`null` when none was).
+ */
+export interface StreamPage {
+  rows: StoredRow[]
+  more: boolean
+  rev: number | null
+}
+
 /** A frames row read with its size, its body only when small ({@link StreamReads.page}). */
-type SizedRow = Omit<RawRow, 'body'> & { size: unknown; body: string | null }
+type SizedRow = Omit<RawRow, 'body'> & { size: unknown; body: string | null; stream_rev?: unknown }
+
+/** The stream's revision the rows were read with, or `null`. */
+function revOf(rows: SizedRow[]): number | null {
+  const rev = rows[0]?.stream_rev
+  return rev === null || rev === undefined ? null : int(rev)
+}
 
 /** The rows before the first whose body is missing (deleted between two reads). */
 function untilMissing<T extends { body: string | null }>(rows: T[]): T[] {

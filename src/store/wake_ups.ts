@@ -1,8 +1,41 @@
 import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
+import { isRunId, RUN_ID } from '../core/frames.js'
 import { inTransaction } from './sql.js'
 
 /** One stream's wake-up: its run id, and its revision after the commit when known. */
 export type WakeUp = [runId: string, rev?: number]
+
+/**
+ * The longest wake-up payload: a run id (191), a space and a revision of 15 digits. Anything
+ * longer on a channel is not a wake-up (and is not even split).
+ */
+const MAX_PAYLOAD = 191 + 1 + 15
+const PAYLOAD = new RegExp(`^(${RUN_ID.source.slice(1, -1)})(?: (0|[1-9][0-9]{0,14}))?$`)
+
+/** Whether `rev` can be a stream's revision: a non-negative safe integer. */
+export const isRev = (rev: unknown): rev is number =>
+  typeof rev === 'number' && Number.isSafeInteger(rev) && rev >= 0
+
+/**
+ * THE wake-up payload, as NOTIFY and Redis carry it: `<runId>` or `<runId> <rev>` (ids only,
+ * never data; far below PostgreSQL's 8000-byte limit).
+ */
+export function wakeUpPayload(runId: string, rev?: number): string {
+  return rev === undefined ? runId : `${runId} ${rev}`
+}
+
+/**
+ * Read a payload heard on a channel: the wake-up it names, or `null` for anything outside the
+ * grammar of {@link wakeUpPayload} (ignored). What it says is a hint and nothing more: whoever
+ * can publish on the channel can make a replica read a stream, never skip or slow one (the
+ * tail's revisions come from what it read, see `Tail.wake`).
+ */
+export function parseWakeUp(payload: unknown): WakeUp | null {
+  if (typeof payload !== 'string' || payload.length > MAX_PAYLOAD) return null
+  const match = PAYLOAD.exec(payload)
+  if (!match || !isRunId(match[1])) return null
+  return match[2] === undefined ? [match[1]] : [match[1], Number(match[2])]
+}
 
 /** How a store's commits wake the other replicas' tails. */
 export interface WakeUps {
@@ -29,8 +62,7 @@ export type NotifiedWork<T> = (
 /**
  * Run `work` in a transaction on `client` that wakes other replicas for the streams it changed:
  * `work` calls `notify(runId, rev?)` for one stream or `notifyAll(wakeUps)` for several (a
- * group commit's, in one statement). The payload is `<runId>` or `<runId> <rev>`: ids only,
- * never data (and far below PostgreSQL's 8000-byte limit). The rev lets a replica that already
+ * group commit's, in one statement). The payload is {@link wakeUpPayload}'s. The rev lets a replica that already
  * has this commit (its own writer handed it over) skip the read. PostgreSQL NOTIFY rides in the
  * transaction (delivered on commit); `wakeUps.committed` is told once the commit succeeded.
  */
@@ -47,10 +79,7 @@ export async function notifiedTransaction<T>(
     const notifyAll = async (commits: WakeUp[]) => {
       if (channel && commits.length > 0) {
         const calls = commits.map(() => 'pg_notify(?, ?)').join(', ')
-        const bindings = commits.flatMap(([runId, rev]) => [
-          channel,
-          rev === undefined ? runId : `${runId} ${rev}`,
-        ])
+        const bindings = commits.flatMap(([runId, rev]) => [channel, wakeUpPayload(runId, rev)])
         await trx.rawQuery(`select ${calls}`, bindings)
       }
       if (committed) notified.push(...commits)

@@ -4,6 +4,7 @@ import { PgNotifier } from './pg.js'
 import { PollNotifier } from './poll.js'
 import { RedisNotifier, REDIS_CHANNEL } from './redis.js'
 import { RedisLink, RedisPublisher, type RedisClient } from './redis_client.js'
+import { RedisOutage } from './redis_outage.js'
 
 export type * from './notifier.js'
 export { PgNotifier } from './pg.js'
@@ -19,6 +20,18 @@ export interface PgNotifierFactoryOptions {
   pollIntervalMs?: number
   /** LISTEN reconnect backoff, doubling from `min` to `max`. Default 100 to 5000. */
   reconnect?: { min: number; max: number }
+  /**
+   * The LISTEN connection's own settings (a connection string, or `pg.Client` config), when the
+   * sink's connection cannot hold LISTEN: behind PgBouncer in transaction mode, a direct or
+   * session-mode connection for the notifier. Default: the sink's connection's.
+   */
+  connection?: string | Record<string, unknown>
+  /**
+   * The check that LISTEN hears NOTIFY (a notification of its own, at once and every `everyMs`;
+   * warned about once when one does not come back within `timeoutMs`), or `false`. Default 5000
+   * ms, every 300000 ms.
+   */
+  probe?: { timeoutMs: number; everyMs: number } | false
 }
 
 /** Options of `notifiers.redis()`. Durations in milliseconds. */
@@ -72,10 +85,12 @@ export const notifiers = {
         const listen = new PgNotifier({
           channel,
           reconnect: options.reconnect,
+          probe: options.probe,
           onError: context.onError,
           connect: async () => {
             const { default: pg } = await import('pg')
-            const connection = context.connection as string | Record<string, unknown>
+            const connection =
+              options.connection ?? (context.connection as string | Record<string, unknown>)
             // Named, so an operator (or a test) can tell the listener from pooled connections.
             const applicationName = `agent-stream-listen-${process.pid}`
             return new pg.Client(
@@ -120,18 +135,25 @@ export const notifiers = {
         const channel = options.channel ?? context.notifyChannel ?? DEFAULTS.notifyChannel
         const pollIntervalMs =
           options.pollIntervalMs ?? context.pollIntervalMs ?? DEFAULTS.pollBesideNotifyMs
+        // One warning per outage and one info at its end, whichever of the two notices.
+        const outage = new RedisOutage(context.onError, context.onInfo)
         const subscribe = new RedisNotifier({
           channel,
           client: () => link.client(),
           reconnect: options.reconnect,
           onError: context.onError,
+          outage,
         })
-        const publisher = new RedisPublisher(link, channel, context.onError)
+        const publisher = new RedisPublisher(link, channel, outage)
         return {
           notifiers: [subscribe, new PollNotifier(pollIntervalMs)],
           notifyChannel: null,
           pollIntervalMs,
           publish: (runId, rev) => publisher.publish(runId, rev),
+          close: async () => {
+            publisher.close()
+            await link.close()
+          },
         }
       },
     }

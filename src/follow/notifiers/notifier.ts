@@ -1,8 +1,12 @@
+import type { WakeUp } from '../../store/wake_ups.js'
+
 /** What a notifier calls on the tail reader of its replica. */
 export interface NotifierHandlers {
   /**
    * A stream changed on some replica: read it if followed here. `rev` is the stream's revision
-   * after the change, when known (a replica already at it skips the read).
+   * after the change, when known (a replica already at it skips the read). Both are hints: a
+   * `rev` ahead of the stream only costs a read (the tail takes its revisions from what it
+   * read), one that is not a non-negative safe integer counts as absent.
    */
   wake(runId: string, rev?: number): void
   /** Notifications may have been missed (a dropped connection came back), or it is time to poll: poll everything. */
@@ -38,6 +42,8 @@ export interface NotifierContext {
   notifyChannel?: string
   /** Told about background failures (connection drops); the notifier keeps going. */
   onError?: (error: unknown) => void
+  /** Told, in one line, that a failure warned about through `onError` is over (Redis back). */
+  onInfo?: (message: string) => void
 }
 
 /** A notifier factory's product: the notifiers a tail runs, and what writers must do on commit. */
@@ -58,6 +64,11 @@ export interface NotifierSetup {
    * change, when known. Must neither throw nor block (the writer does not wait for it).
    */
   publish?: (runId: string, rev?: number) => void
+  /**
+   * Called by the sink's shutdown once its notifiers stopped: release what the setup opened
+   * itself (the Redis notifier's own connection). Never rejects.
+   */
+  close?: () => Promise<void>
 }
 
 /** A dependency-injection container, as AdonisJS's (`app.container`): what `prepare` may use. */
@@ -86,4 +97,16 @@ export interface NotifierFactory {
    *   registered, an unknown connection)
    */
   prepare?(container?: NotifierContainer): Promise<void>
+}
+
+/**
+ * Hand a wake-up heard on a connection to the tail: whatever the tail does with it, nothing
+ * thrown reaches the connection's event emitter (which would take the process down).
+ */
+export function wakeTail(handlers: NotifierHandlers | null, [runId, rev]: WakeUp) {
+  try {
+    handlers?.wake(runId, rev)
+  } catch {
+    // A wake-up is a hint: the heads poll covers one lost.
+  }
 }

@@ -1,5 +1,7 @@
-import type { Notifier, NotifierHandlers } from './notifier.js'
+import { wakeTail, type Notifier, type NotifierHandlers } from './notifier.js'
 import { DEFAULTS } from '../../defaults.js'
+import { parseWakeUp } from '../../store/wake_ups.js'
+import { ListenProbe, type ListenProbeOptions } from './listen_probe.js'
 
 /** A `pg.Client`-shaped connection: only what LISTEN needs. */
 interface ListenClient {
@@ -21,15 +23,30 @@ export interface PgNotifierOptions {
   connect: () => Promise<ListenClient> | ListenClient
   /** Backoff between reconnect attempts, in milliseconds: doubles from `min` up to `max`. */
   reconnect?: { min: number; max: number }
-  /** Told about connection failures (the notifier keeps retrying). */
+  /** Told about connection failures (the notifier keeps retrying), and a LISTEN that hears nothing. */
   onError?: (error: unknown) => void
+  /**
+   * The check that LISTEN hears NOTIFY ({@link ListenProbe}: a notification of its own, sent on a
+   * second short-lived connection, at once and every `everyMs`); `false` for none. Default
+   * `DEFAULTS.listenProbe` (5 s, every 5 min).
+   */
+  probe?: ListenProbeOptions | false
 }
+
+/** The warning when LISTEN hears nothing: what it means, and the fixes. */
+export const LISTEN_DEAF =
+  'agent-stream: the LISTEN connection hears no NOTIFY (its own test notification did not come ' +
+  'back): it likely goes through a pooler in transaction mode (PgBouncer pool_mode = ' +
+  "transaction), which drops LISTEN. Nothing is lost, but other replicas' writes reach readers " +
+  'here only at the safety poll. Fix: give the notifier a session-mode or direct connection ' +
+  '(notifiers.pg({ connection })), or use notifiers.redis()'
 
 /**
  * Cross-replica wake-ups over PostgreSQL LISTEN/NOTIFY on one dedicated connection per replica.
  * Writers `pg_notify(channel, runId)` inside their transaction, so the notification is delivered
  * on commit and never before. A dropped connection is reopened with backoff; on every (re)connect
- * the tail polls once, since notifications sent while it was away are lost.
+ * the tail polls once, since notifications sent while it was away are lost. Once listening, it
+ * checks that it hears NOTIFY at all ({@link ListenProbe}), and warns once when it does not.
  */
 export class PgNotifier implements Notifier {
   /** The LISTEN connection outlives the last reader a little: readers come and go. */
@@ -39,12 +56,20 @@ export class PgNotifier implements Notifier {
   #stopped = false
   #delay: number
   #retry: NodeJS.Timeout | null = null
+  #probe: ListenProbe | null
 
   constructor(readonly options: PgNotifierOptions) {
     if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(options.channel)) {
       throw new Error('Invalid notify channel: use 1 to 63 letters, digits or "_"')
     }
     this.#delay = options.reconnect?.min ?? 100
+    const probe = options.probe ?? DEFAULTS.listenProbe
+    this.#probe = probe
+      ? new ListenProbe(probe, {
+          send: (payload) => this.#notifyOnce(payload),
+          onDeaf: () => this.options.onError?.(new Error(LISTEN_DEAF)),
+        })
+      : null
   }
 
   /** Whether the LISTEN connection is up. */
@@ -60,6 +85,7 @@ export class PgNotifier implements Notifier {
 
   async stop() {
     this.#stopped = true
+    this.#probe?.stop()
     if (this.#retry) clearTimeout(this.#retry)
     const client = this.#client
     this.#client = null
@@ -76,10 +102,11 @@ export class PgNotifier implements Notifier {
     try {
       client = await this.options.connect()
       client.on('notification', (message) => {
-        if (message.channel === this.options.channel && message.payload) {
-          const [runId, rev] = message.payload.split(' ')
-          this.#handlers?.wake(runId, rev === undefined ? undefined : Number(rev))
-        }
+        if (message.channel !== this.options.channel) return
+        if (this.#probe?.heard(message.payload)) return
+        // A wake-up (`parseWakeUp`: a hint); anything else on the channel is ignored.
+        const wakeUp = parseWakeUp(message.payload)
+        if (wakeUp) wakeTail(this.#handlers, wakeUp)
       })
       client.on('error', (error) => this.#dropped(client!, error))
       client.on('end', () => this.#dropped(client!))
@@ -92,6 +119,7 @@ export class PgNotifier implements Notifier {
       this.#client = client
       this.#delay = this.options.reconnect?.min ?? DEFAULTS.notifyReconnect.min
       this.#handlers?.resync()
+      this.#probe?.start()
     } catch (error) {
       this.options.onError?.(error)
       if (client) {
@@ -106,6 +134,7 @@ export class PgNotifier implements Notifier {
   #dropped(client: ListenClient, error?: Error) {
     if (this.#client !== client) return
     this.#client = null
+    this.#probe?.stop()
     client.removeAllListeners()
     client.on('error', () => {})
     void client.end().catch(() => {})
@@ -125,5 +154,20 @@ export class PgNotifier implements Notifier {
       void this.#connect()
     }, delay)
     this.#retry.unref()
+  }
+
+  /** NOTIFY `payload` on the channel from a connection of its own, closed right after. */
+  async #notifyOnce(payload: string) {
+    const sender = await this.options.connect()
+    sender.on('error', () => {})
+    try {
+      await sender.connect()
+      // (The channel is an identifier checked above; the payload is the probe's own.)
+      await sender.query(`NOTIFY "${this.options.channel}", '${payload.replaceAll("'", "''")}'`)
+    } finally {
+      sender.removeAllListeners()
+      sender.on('error', () => {})
+      await sender.end().catch(() => {})
+    }
   }
 }

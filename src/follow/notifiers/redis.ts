@@ -1,7 +1,8 @@
-import { RUN_ID } from '../../core/frames.js'
 import { DEFAULTS } from '../../defaults.js'
-import type { Notifier, NotifierHandlers } from './notifier.js'
+import { parseWakeUp } from '../../store/wake_ups.js'
+import { wakeTail, type Notifier, type NotifierHandlers } from './notifier.js'
 import type { RedisClient, RedisSubscriber } from './redis_client.js'
+import { REDIS_UNREACHABLE, RedisOutage } from './redis_outage.js'
 
 /** A Redis channel name this package accepts: 1 to 128 letters, digits or `_:.-`. */
 export const REDIS_CHANNEL = /^[A-Za-z0-9_:.-]{1,128}$/
@@ -13,8 +14,13 @@ export interface RedisNotifierOptions {
   client: () => Promise<RedisClient>
   /** Backoff between reconnect attempts, in milliseconds: doubles from `min` up to `max`. */
   reconnect?: { min: number; max: number }
-  /** Told about connection failures and drops (the notifier keeps retrying). */
+  /** Told about a configuration fault (the peer missing, an unknown connection): no retry helps. */
   onError?: (error: unknown) => void
+  /**
+   * Told about drops and failed reconnects: one warning per outage, one info at its end
+   * (shared with the notifier's publisher). Default: one of its own on `onError`.
+   */
+  outage?: RedisOutage
 }
 
 /**
@@ -33,11 +39,13 @@ export class RedisNotifier implements Notifier {
   #subscribed = false
   /** Bumped by every start and stop: an open that finishes after a stop is dropped. */
   #generation = 0
+  #outage: RedisOutage
 
   constructor(readonly options: RedisNotifierOptions) {
     if (!REDIS_CHANNEL.test(options.channel)) {
       throw new Error('Invalid Redis channel: use 1 to 128 letters, digits or "_:.-"')
     }
+    this.#outage = options.outage ?? new RedisOutage(options.onError)
   }
 
   /** Whether the subscription is confirmed on a live connection. */
@@ -55,6 +63,7 @@ export class RedisNotifier implements Notifier {
     const subscriber = this.#subscriber
     this.#subscriber = null
     this.#subscribed = false
+    this.#outage.forget('subscriber')
     if (subscriber) {
       subscriber.removeAllListeners()
       subscriber.on('error', () => {})
@@ -89,11 +98,13 @@ export class RedisNotifier implements Notifier {
     subscriber.on('close', () => {
       if (this.#subscriber !== subscriber || !this.#subscribed) return
       this.#subscribed = false
-      this.options.onError?.(
-        new Error('agent-stream: Redis subscriber connection lost; reconnecting, polling meanwhile')
+      this.#outage.failed(
+        'subscriber',
+        'agent-stream: Redis subscriber connection lost; reconnecting, polling meanwhile'
       )
     })
-    subscriber.on('error', (error) => this.options.onError?.(error))
+    // ioredis reports every failed reconnect: the outage is told once.
+    subscriber.on('error', (error) => this.#outage.failed('subscriber', REDIS_UNREACHABLE, error))
   }
 
   async #subscribe(subscriber: RedisSubscriber) {
@@ -101,19 +112,18 @@ export class RedisNotifier implements Notifier {
       await subscriber.subscribe(this.options.channel)
     } catch (error) {
       // The connection dropped again (it reconnects and comes back here), or Redis refused.
-      this.options.onError?.(error)
+      this.#outage.failed('subscriber', REDIS_UNREACHABLE, error)
       return
     }
     if (this.#subscriber !== subscriber) return
     this.#subscribed = true
+    this.#outage.answered('subscriber')
     this.#handlers?.resync()
   }
 
-  /** `<runId>` or `<runId> <rev>`; anything else on the channel is ignored. */
+  /** A wake-up (`parseWakeUp`: a hint); anything else on the channel is ignored. */
   #message(message: string) {
-    const [runId, rev, extra] = message.split(' ')
-    if (extra !== undefined || !RUN_ID.test(runId)) return
-    if (rev === undefined) return this.#handlers?.wake(runId)
-    if (/^\d{1,15}$/.test(rev)) this.#handlers?.wake(runId, Number(rev))
+    const wakeUp = parseWakeUp(message)
+    if (wakeUp) wakeTail(this.#handlers, wakeUp)
   }
 }
