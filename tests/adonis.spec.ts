@@ -6,6 +6,7 @@ import { defineConfig } from '../src/define_config.js'
 import { setupApp } from './helpers/app.js'
 import { collect, runId, textOf } from './helpers/sink.js'
 import { sinkInternals } from '../src/sink/lucid_sink.js'
+import { DEFAULT_TABLES } from '../src/store/schema.js'
 
 async function migrate(app: any, direction: 'up' | 'down') {
   const db = await app.container.make('lucid.db')
@@ -27,14 +28,9 @@ test.group('In an AdonisJS app', (group) => {
     // A clean database: no package tables, no migration bookkeeping.
     const app = await setupApp()
     const db = await app.container.make('lucid.db')
+    // Every package table (dependents first), then the migrations' bookkeeping.
     for (const table of [
-      'agent_stream_checkpoints',
-      'agent_agui_runs',
-      'agent_elicitations',
-      'agent_approvals',
-      'agent_suspensions',
-      'agent_stream_frames',
-      'agent_streams',
+      ...Object.values(DEFAULT_TABLES).reverse(),
       'adonis_schema',
       'adonis_schema_versions',
     ]) {
