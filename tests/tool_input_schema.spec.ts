@@ -42,7 +42,16 @@ test.group('Item 2: an edited tool input is checked against its tool schema', ()
     assert.deepEqual(schemaIssue(schema, {}, 'input'), { field: 'input/to', rule: 'required' })
     assert.isNull(schemaIssue(schema, { to: 'a@b.c' }, 'input'))
     assert.isNull(schemaIssue(undefined, BAD, 'input'))
-    // A key the client chose is not repeated.
+    // An extra field is named when its name is plain; a key the client chose is not repeated.
+    const closed = { ...schema, additionalProperties: false }
+    assert.deepEqual(schemaIssue(closed, { to: 'a@b.c', extra: 1 }, 'input'), {
+      field: 'input/extra',
+      rule: 'additionalProperties',
+    })
+    assert.deepEqual(schemaIssue(closed, { 'to': 'a@b.c', 'evil key<>': 1 }, 'input'), {
+      field: 'input',
+      rule: 'additionalProperties',
+    })
     const open = { type: 'object', additionalProperties: { type: 'string' } }
     assert.deepEqual(schemaIssue(open, { 'evil key<>': 1 }, 'input'), {
       field: 'input',

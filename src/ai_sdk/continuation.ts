@@ -59,7 +59,15 @@ export function callsAtTakeover(
   const answered = new Set<string>()
   const started = new Map<string, { name: string; input: unknown }>()
   const asked: string[] = []
-  const calls: { id: string; name: string }[] = []
+  let calls: { id: string; name: string }[] = []
+  // A provider may reuse a call id in a later segment: a call that comes again after its id was
+  // answered is a new one, and what the earlier one did says nothing of it.
+  const anew = (id: string) => {
+    if (!answered.delete(id)) return
+    started.delete(id)
+    for (let at = asked.indexOf(id); at >= 0; at = asked.indexOf(id)) asked.splice(at, 1)
+    calls = calls.filter((call) => call.id !== id)
+  }
   for (const frame of frames) {
     if (frame.t === 'approval' || frame.t === 'elicitation') {
       asked.push(frame.id)
@@ -76,7 +84,11 @@ export function callsAtTakeover(
       case TOOL_EXECUTION_START:
         started.set(event.id!, { name: event.name!, input: event.input })
         break
+      case 'tool-input-start':
+        anew(event.id!)
+        break
       case 'tool-input-available':
+        anew(event.id!)
         calls.push({ id: event.id!, name: event.name! })
         break
     }

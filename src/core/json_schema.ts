@@ -67,7 +67,7 @@ const PLAIN_SEGMENT = /^[A-Za-z0-9_$-]{1,64}$/
 
 /**
  * The JSON pointer an issue names, relative to the checked value (`/to`, `/items/0`; `''` for
- * the value itself): ajv's `instancePath`, plus the property a `required` rule misses. A
+ * the value itself): ajv's `instancePath`, plus the property a `required` rule misses or an `additionalProperties` rule refuses. A
  * segment that is not a plain name (a key the client chose, unusual characters) ends the
  * pointer there: a refusal names where, never what was sent.
  */
@@ -75,6 +75,8 @@ function pointerOf(error: NonNullable<ValidateFunction['errors']>[number]): stri
   const segments = error.instancePath.split('/').slice(1)
   const missing = (error.params as { missingProperty?: unknown }).missingProperty
   if (error.keyword === 'required' && typeof missing === 'string') segments.push(missing)
+  const extra = (error.params as { additionalProperty?: unknown }).additionalProperty
+  if (error.keyword === 'additionalProperties' && typeof extra === 'string') segments.push(extra)
   const kept: string[] = []
   for (const segment of segments) {
     if (!PLAIN_SEGMENT.test(segment)) break

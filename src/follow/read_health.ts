@@ -1,3 +1,5 @@
+import { DEFAULTS } from '../defaults.js'
+
 /**
  * Whether a replica's own view of the database can be trusted to say that a writer stopped
  * renewing its lease. A lease looks lapsed after any stretch in which this replica could not have
@@ -19,6 +21,14 @@ export class ReadHealth {
     /** A read slower than this says the database (or this process) stalled. */
     readonly slowMs: number
   ) {}
+
+  /**
+   * The health of reads that judge leases of `leaseMs`: a read slower than a third of it (a
+   * renewal's interval; at least `DEFAULTS.slowReadFloorMs`) says the view stalled.
+   */
+  static forLease(leaseMs: number): ReadHealth {
+    return new ReadHealth(Math.max(DEFAULTS.slowReadFloorMs, leaseMs / 3))
+  }
 
   /** Time `read`, marking the view untrusted when it fails or is slow. Returns it. */
   async track<T>(read: Promise<T>): Promise<T> {

@@ -5,7 +5,7 @@ import type { StreamReads } from '../store/stream_reads.js'
 import { nowMs } from '../store/sql.js'
 import { isRev } from '../store/wake_ups.js'
 import { isTransientError } from '../store/transient.js'
-import { DEFAULTS } from '../defaults.js'
+import { ReadHealth } from './read_health.js'
 import { Feed } from './feed.js'
 import type { Notifier } from './notifiers/notifier.js'
 import { NotifierLifecycle } from './notifier_lifecycle.js'
@@ -70,11 +70,12 @@ export class Tail {
     readonly options: TailOptions
   ) {
     this.#store = store
-    this.#reads = new TailReads(store, this.#feeds, {
-      ...options,
-      // A renewal comes every third of a lease: a stall that long may have held one back.
-      slowReadMs: Math.max(DEFAULTS.slowReadFloorMs, (options.lapseGraceMs ?? 0) / 3),
-    })
+    this.#reads = new TailReads(
+      store,
+      this.#feeds,
+      options,
+      ReadHealth.forLease(options.lapseGraceMs ?? 0)
+    )
     this.#notifiers = new NotifierLifecycle(notifiers, {
       wake: (runId, rev) => this.wake(runId, rev),
       // Time to poll, or a reconnected listener that may have missed notifications.

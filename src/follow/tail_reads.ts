@@ -37,9 +37,10 @@ export class TailReads {
     readonly reads: StreamReads,
     /** The tail's feeds by run id (read, never changed here). */
     readonly feeds: ReadonlyMap<string, Feed>,
-    readonly limits: TailReadLimits & { slowReadMs?: number }
+    readonly limits: TailReadLimits,
+    health: ReadHealth = new ReadHealth(Number.POSITIVE_INFINITY)
   ) {
-    this.health = new ReadHealth(limits.slowReadMs ?? Number.POSITIVE_INFINITY)
+    this.health = health
   }
 
   /** The heads of some streams in one read (see `StreamReads.heads`). */

@@ -17,7 +17,12 @@ import { resolvePrincipal, type PrincipalResolver } from './principal.js'
 import { cursorOf } from './cursor_of.js'
 import { admit, type RequestLimits } from './limits.js'
 import { serveChunks } from './sse.js'
+import { notFound } from '../door/refusals.js'
+import { THREAD_TAKEN } from '../runner/door_runs.js'
 import type { Chunk } from './agui_encoding.js'
+
+/** Another person's thread, or one claimed first by another: answered like a missing one. */
+const NO_SUCH_THREAD = notFound('No such thread')
 
 const startValidator = vine.compile(
   vine.object({
@@ -85,8 +90,7 @@ export class StreamController {
     // A thread is its owner's: another person's answers like a missing one; a thread waiting
     // for answers takes no new run.
     const thread = await door.thread(threadId, principal)
-    if (!thread)
-      return ctx.response.status(404).json({ code: 'not_found', message: 'No such thread' })
+    if (!thread) return sendRefusal(ctx.response, NO_SUCH_THREAD)
     if (thread.pending.length > 0) {
       return ctx.response
         .status(409)
@@ -98,9 +102,7 @@ export class StreamController {
       principal
     )
     // Another principal's claim on the thread landed first: answered like another's thread.
-    if (started === 'thread_taken') {
-      return ctx.response.status(404).json({ code: 'not_found', message: 'No such thread' })
-    }
+    if (started === THREAD_TAKEN) return sendRefusal(ctx.response, NO_SUCH_THREAD)
     if (!started) {
       return ctx.response
         .status(409)

@@ -4,6 +4,7 @@ import type { ParkingDecisions } from './decisions.js'
 import type { ParkingStore } from './parking_store.js'
 import type { ReadyNotices } from './ready.js'
 import { ReadHealth } from '../follow/read_health.js'
+import { isTransientError } from '../store/transient.js'
 
 /** What {@link ParkingSweeper} sweeps with. */
 export interface SweeperDeps {
@@ -50,8 +51,7 @@ export class ParkingSweeper {
 
   constructor(deps: SweeperDeps) {
     this.#deps = deps
-    const graceMs = deps.lapsed?.graceMs ?? Number.POSITIVE_INFINITY
-    this.#health = new ReadHealth(Math.max(DEFAULTS.slowReadFloorMs, graceMs / 3))
+    this.#health = ReadHealth.forLease(deps.lapsed?.graceMs ?? Number.POSITIVE_INFINITY)
   }
 
   /** Settle lapsed items as expired (and resume what that unblocks). Returns how many. */
@@ -96,12 +96,31 @@ export class ParkingSweeper {
     return runIds.length
   }
 
+  /**
+   * One sweep, each step on its own: a step that fails is reported and the next runs (a lock
+   * conflict in one does not hold back the takeover of a dead writer's segment), except when the
+   * database is away (a transient error): the rest waits for the next sweep, and lapsed leases
+   * are held for a lease length (this replica could not have seen them renewed).
+   */
   async #sweep() {
     await this.#deps.clock?.().catch(() => {})
-    await this.expireLapsed()
-    await this.#deps.store.parks.abandonOrphans()
-    await this.resumeReady()
-    await this.settleLapsed()
+    const steps = [
+      () => this.expireLapsed(),
+      () => this.#deps.store.parks.abandonOrphans(),
+      () => this.resumeReady(),
+      () => this.settleLapsed(),
+    ]
+    for (const step of steps) {
+      try {
+        await step()
+      } catch (error) {
+        this.#deps.onError?.(error)
+        if (isTransientError(error)) {
+          this.#health.failed()
+          return
+        }
+      }
+    }
   }
 
   /**
@@ -118,8 +137,8 @@ export class ParkingSweeper {
       running = true
       void (async () => {
         try {
-          // A sweep that fails, or takes longer than a lease renewal's interval (the database, or
-          // this process, stalled: writers may not have renewed meanwhile), holds lapsed leases.
+          // A sweep that takes longer than a lease renewal's interval (the database, or this
+          // process, stalled: writers may not have renewed meanwhile) holds lapsed leases.
           await this.#health.track(this.#sweep())
         } catch (error) {
           this.#deps.onError?.(error)

@@ -1,6 +1,7 @@
 import type { Database } from '@adonisjs/lucid/database'
 import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { InvalidRunIdError } from '../errors.js'
+import { isLockConflict, isRefusal, isTransientError } from '../store/transient.js'
 import { Tail } from '../follow/tail.js'
 import { tableNames, type TableNames } from '../store/schema.js'
 import type { AppendPlan, CommitResult } from '../store/append_plan.js'
@@ -452,12 +453,25 @@ export class LucidTokenStreamSink implements TokenStreamSink {
    */
   async settleLapsed(runId: string) {
     await this.#clock.ready()
-    if (await this.#continueLapsed?.(runId).catch(() => false)) return
-    await this.append(runId, {
-      frames: [{ t: 'error', code: 'run_failed', message: RUN_FAILED_MESSAGE }],
-      end: 'failed',
-      onlyIfLeaseLapsed: true,
-    })
+    try {
+      if (await this.#continueLapsed?.(runId)) return
+    } catch (error) {
+      // The database away or a lock conflict: the next poll or sweep tries again (failing the run
+      // now would lose a segment another try may continue).
+      if (isTransientError(error) || isLockConflict(error)) throw error
+      this.#onError?.(error)
+    }
+    try {
+      await this.append(runId, {
+        frames: [{ t: 'error', code: 'run_failed', message: RUN_FAILED_MESSAGE }],
+        end: 'failed',
+        onlyIfLeaseLapsed: true,
+      })
+    } catch (error) {
+      // Its writes are refused: no replica takes it over again (its readers are told from memory).
+      if (isRefusal(error)) await this.#store.dropSegment(runId).catch(() => {})
+      throw error
+    }
   }
 }
 

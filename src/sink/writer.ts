@@ -434,7 +434,11 @@ export class LucidSinkWriter implements SinkWriter {
   #lose(reason: 'bound' | 'buffer' | 'refused', cause?: unknown) {
     if (this.#lost) return
     this.#lost = new StoreUnavailableError(reason, cause)
-    if (reason === 'refused') this.options.onError?.(this.#lost)
+    if (reason === 'refused') {
+      this.options.onError?.(this.#lost)
+      // No other replica takes a segment over whose writes the database refuses.
+      void this.#context.store.dropSegment(this.runId).catch(() => {})
+    }
     this.#held = ''
     this.#buffer.released()
     if (this.#timer) clearTimeout(this.#timer)

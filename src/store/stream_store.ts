@@ -207,6 +207,20 @@ export class StreamStore {
   }
 
   /**
+   * Forget the running segment an open stream records, so that no replica takes it over: its
+   * writes are refused by the database (a takeover would be refused the same way, on every
+   * replica, at every sweep). Only the streams row is touched (a trigger on the frames table does
+   * not stop it); the lease is left to lapse, which ends the stream's readers everywhere.
+   */
+  async dropSegment(runId: string): Promise<void> {
+    await this.client
+      .from(this.tables.streams)
+      .where('run_id', runId)
+      .where('status', 'open')
+      .update({ segment: null })
+  }
+
+  /**
    * Delete one stream, its frames and its stored translator checkpoints (`close`; a purge removes
    * more, see {@link purge}). Returns whether it was deleted.
    */
