@@ -116,6 +116,11 @@ test.group('Refused writes | a stream always ends', () => {
 
     await done
     assert.isTrue(seen.aborted, "the agent's signal aborted")
+    // Offered to no replica to take over: its writes would be refused there the same way.
+    const segmentOf = async () =>
+      (await db.from(sink.tables.streams).where('run_id', id).first())?.segment ?? null
+    for (let i = 0; i < 100 && (await segmentOf()) !== null; i++) await sleep(20)
+    assert.isNull(await segmentOf())
     assert.equal((seen.writeError as any)?.code, 'E_STORE_UNAVAILABLE')
     // Told once as a refusal (not "retrying"), with the database's error as its cause.
     const refusals = warnings.filter((w: any) => w?.reason === 'refused')
