@@ -1,11 +1,7 @@
 import { test } from '@japa/runner'
 import { LucidTokenStreamSink } from '../src/sink/lucid_sink.js'
 import { createDatabase, DIALECT, resetTables } from './helpers/db.js'
-import {
-  canStartPrivateServer,
-  startPrivateServer,
-  type PrivateServer,
-} from './helpers/db_server.js'
+import { canStartPrivateServer, privateServerFor, type PrivateServer } from './helpers/db_server.js'
 import { Replica } from './helpers/replica.js'
 import { collect, runId, sleep, textOf } from './helpers/sink.js'
 
@@ -27,20 +23,13 @@ function replicaEnv(server: PrivateServer): Record<string, string> {
 }
 
 test.group('Database stall | leases', (group) => {
-  let server: PrivateServer | null = null
-  group.setup(async () => {
-    if (!SKIP) server = await startPrivateServer(DIALECT as 'pg' | 'mysql')
-  })
-  group.teardown(async () => {
-    await server?.destroy()
-    server = null
-  })
+  const server = privateServerFor(group, DIALECT as 'pg' | 'mysql', SKIP)
 
   test('a stall longer than the lease fails no healthy run; readers get every frame', async ({
     assert,
     cleanup,
   }) => {
-    const db = createDatabase(server!.connection)
+    const db = createDatabase(server().connection)
     await resetTables(db)
     const sink = new LucidTokenStreamSink(db, {
       leaseMs: LEASE_MS,
@@ -48,21 +37,21 @@ test.group('Database stall | leases', (group) => {
       pollIntervalMs: 50,
     })
     cleanup(async () => {
-      server!.resume()
+      server().resume()
       await sink.shutdown()
       await db.manager.closeAll()
     })
-    const writer = await Replica.start({ leaseMs: LEASE_MS }, { env: replicaEnv(server!) })
+    const writer = await Replica.start({ leaseMs: LEASE_MS }, { env: replicaEnv(server()) })
     const id = runId()
     await writer.call({ op: 'open', runId: id })
     await writer.call({ op: 'write', runId: id, frames: [{ t: 'text', v: 'before ' }] })
     const reading = collect(sink.subscribe(id), { timeoutMs: 30_000 })
     await sleep(300)
     // The database freezes, and with it the writer's host; the database thaws first.
-    server!.pause()
+    server().pause()
     writer.child.kill('SIGSTOP')
     await sleep(2.5 * LEASE_MS)
-    server!.resume()
+    server().resume()
     await sleep(0.4 * LEASE_MS)
     writer.child.kill('SIGCONT')
     await writer.call({

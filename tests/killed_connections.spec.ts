@@ -2,11 +2,7 @@ import { test } from '@japa/runner'
 import type { AgentRunner } from '../src/runner/contract.js'
 import type { DeliveredFrame } from '../src/core/frames.js'
 import { DIALECT, resetTables } from './helpers/db.js'
-import {
-  canStartPrivateServer,
-  startPrivateServer,
-  type PrivateServer,
-} from './helpers/db_server.js'
+import { canStartPrivateServer, privateServerFor, type PrivateServer } from './helpers/db_server.js'
 import { serveApp } from './helpers/http.js'
 import { sleep, textOf } from './helpers/sink.js'
 
@@ -76,26 +72,19 @@ async function killer(server: PrivateServer) {
 }
 
 test.group('Killed connections are retried (private server)', (group) => {
-  let server: PrivateServer | null = null
-  group.setup(async () => {
-    if (!SKIP) server = await startPrivateServer(DIALECT as 'pg' | 'mysql')
-  })
-  group.teardown(async () => {
-    await server?.destroy()
-    server = null
-  })
+  const server = privateServerFor(group, DIALECT as 'pg' | 'mysql', SKIP)
 
   test('the pool killed every 250 ms: every frame lands once, readers get them all, no 500', async ({
     assert,
   }) => {
     const served = await serveApp({ runner: wordsRunner }, undefined, {
-      connection: server!.connection,
+      connection: server().connection,
     })
     const db = await served.app.container.make('lucid.db')
     await resetTables(db)
     const sink = served.agentStream.sink
     const headers = { 'content-type': 'application/json', 'x-user': 'alice' }
-    const admin = await killer(server!)
+    const admin = await killer(server())
     let killing = true
     let kills = 0
     const killingLoop = (async () => {

@@ -7,11 +7,7 @@ import { createRuntime } from '../src/runtime.js'
 import { createAgUiFetchHandler } from '../src/http/fetch_handler.js'
 import { createUiMessageFetchHandler } from '../src/http/ui_message_fetch_handler.js'
 import { DIALECT, createDatabase, resetTables, snapshotTables } from './helpers/db.js'
-import {
-  canStartPrivateServer,
-  startPrivateServer,
-  type PrivateServer,
-} from './helpers/db_server.js'
+import { canStartPrivateServer, privateServerFor, type PrivateServer } from './helpers/db_server.js'
 import { toNode } from './helpers/fetch_node.js'
 import { serveApp } from './helpers/http.js'
 import { sleep } from './helpers/sink.js'
@@ -89,25 +85,18 @@ async function serveFetch(server: PrivateServer) {
 test.group(
   'Database outage: every route answers 503 with Retry-After (private server)',
   (group) => {
-    let server: PrivateServer | null = null
-    group.setup(async () => {
-      if (!SKIP) server = await startPrivateServer(DIALECT as 'pg' | 'mysql')
-    })
-    group.teardown(async () => {
-      await server?.destroy()
-      server = null
-    })
+    const server = privateServerFor(group, DIALECT as 'pg' | 'mysql', SKIP)
 
     test('both transports, every route: 503 { code, message }, no driver text, nothing changed', async ({
       assert,
       cleanup,
     }) => {
       const adonis = await serveApp({ runner: parking }, undefined, {
-        connection: server!.connection,
+        connection: server().connection,
       })
       const db = await adonis.app.container.make('lucid.db')
       await resetTables(db)
-      const bare = await serveFetch(server!)
+      const bare = await serveFetch(server())
       cleanup(() => bare.close())
 
       // What there is to act on: a native run, an AG-UI thread and a chat, each parked on `call_1`.
@@ -148,7 +137,7 @@ test.group(
       const adminHeaders = { ...admin, cookie }
 
       const before = await snapshotTables(db)
-      await server!.stop()
+      await server().stop()
 
       const A = adonis.url
       const F = bare.url
@@ -230,13 +219,13 @@ test.group(
           JSON.stringify(body && Object.keys(body).sort()) === '["code","message"]' &&
           (body as { code: string }).code === 'database_unavailable' &&
           !text.includes('127.0.0.1') &&
-          !text.includes(String(server!.port)) &&
+          !text.includes(String(server().port)) &&
           !/ECONN|terminat|connect|select |insert |update /i.test(text)
         if (!ok) wrong.push(`${what}: ${response.status} ${text.slice(0, 200)}`)
       }
       assert.deepEqual(wrong, [])
 
-      await server!.start()
+      await server().start()
       // Nothing asked during the outage lands afterwards either.
       await sleep(1500)
       await adonis.agentStream.driver.settled()

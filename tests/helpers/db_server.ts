@@ -328,3 +328,23 @@ async function ready(probe: () => Promise<void>, timeoutMs = 20_000) {
     }
   }
 }
+
+/**
+ * A private server of `dialect` for one test group: started in the group's setup (unless
+ * `skip`), destroyed in its teardown. Returns the server of the running group.
+ */
+export function privateServerFor(
+  group: { setup(hook: () => Promise<void>): void; teardown(hook: () => Promise<void>): void },
+  dialect: 'pg' | 'mysql',
+  skip: boolean
+): () => PrivateServer {
+  let server: PrivateServer | null = null
+  group.setup(async () => {
+    if (!skip) server = await startPrivateServer(dialect)
+  })
+  group.teardown(async () => {
+    await server?.destroy()
+    server = null
+  })
+  return () => server!
+}
