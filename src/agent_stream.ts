@@ -5,6 +5,7 @@ import type { LucidTokenStreamSink } from './sink/lucid_sink.js'
 import { createRuntime } from './runtime.js'
 import type { Parking } from './parking/parking.js'
 import type { RunDriver } from './runner/driver.js'
+import type { RunControl } from './runner/run_control.js'
 import type { AgentRunner } from './runner/contract.js'
 import type { AgUiDoor } from './agui/door/index.js'
 import { AdonisDoorAdapter } from './http/adonis_adapter.js'
@@ -50,6 +51,8 @@ export class AgentStream {
   readonly driver: RunDriver
   /** Parking: `decisions`, `queries`, `queue`, `sweeper` and `ready` (see `Parking`). */
   readonly parking: Parking
+  /** Run control: stop a talking or parked run from any replica (see `RunControl`). */
+  readonly control: RunControl
   /** The AG-UI door (`door` in `createRuntime` too). */
   readonly door: AgUiDoor
   /** The AI SDK UI message stream door, for `useChat` (`uiMessage` in `createRuntime` too). */
@@ -79,6 +82,7 @@ export class AgentStream {
     this.sink = stack.sink
     this.driver = stack.driver
     this.parking = stack.parking
+    this.control = stack.control
     this.door = stack.door
     this.uiMessage = stack.uiMessage
     this.http = new AdonisDoorAdapter({

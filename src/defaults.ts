@@ -98,6 +98,13 @@ export const DEFAULTS = Object.freeze({
    * finish before their agent is aborted and their streams end `replica_shutdown`.
    */
   drainMs: 5000,
+  /**
+   * After a stop aborted a segment's `signal`, how long its runner may take to return (its
+   * partial answer flushed) before the segment ends `cancelled` without it.
+   */
+  stopGraceMs: 2000,
+  /** How long a stop request waits for the run to end before answering `stopping` (202). */
+  stopWaitMs: 5000,
   /** `Retry-After` (seconds) of the 503 `replica_shutdown` refusal of a draining replica. */
   retryAfterSeconds: 1,
   /** Parked items per page of `ParkingQueries.list` (and the queue's pages), and its most. */

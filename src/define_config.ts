@@ -105,6 +105,13 @@ export interface AgentStreamConfig {
    */
   shutdown?: { drain?: Duration }
   /**
+   * Run control (a stop of a talking run, from any door, the native cancel or the console):
+   * `grace` how long a stopped agent may take to return after its `signal` aborted before its
+   * stream ends `cancelled` without it (default `2s`); `wait` how long a stop request waits for
+   * the run's end before it answers `stopping` (202; default `5s`).
+   */
+  stop?: { grace?: Duration; wait?: Duration }
+  /**
    * The name the admin console shows for a principal id (requesters, deciders), beside the id.
    * Asked once per id per request, shown as text (escaped), never as markup; a throw or a
    * non-string shows the id. Default: the id.
@@ -135,6 +142,7 @@ export type ResolvedAgentStreamConfig = Omit<LucidSinkOptions, 'onError' | 'onIn
   approverPolicy?: ApproverPolicy
   sweepIntervalMs?: number
   drainMs?: number
+  stop?: { graceMs?: number; waitMs?: number }
   principal?: PrincipalResolver
   admin?: AdminAuthorizer
   displayName?: DisplayName
@@ -184,6 +192,10 @@ export function defineConfig(config: AgentStreamConfig): ConfigProvider<Resolved
     approverPolicy: config.approverPolicy,
     sweepIntervalMs: ms('sweepInterval', config.sweepInterval, 10),
     drainMs: ms('shutdown.drain', config.shutdown?.drain, 0),
+    stop: {
+      graceMs: ms('stop.grace', config.stop?.grace, 0),
+      waitMs: ms('stop.wait', config.stop?.wait, 0),
+    },
     principal: config.principal,
     admin: config.admin,
     displayName: config.displayName,

@@ -219,6 +219,35 @@ export class InvalidDecisionError extends AgentStreamException {
   }
 }
 
+/** The run to stop does not exist, or is not the caller's to see (another person's). HTTP 404. */
+export class RunNotFoundError extends AgentStreamException {
+  static status = 404
+  static code = 'E_RUN_NOT_FOUND'
+  constructor() {
+    super('No run matches')
+  }
+}
+
+/** The run to stop ended on its own (finished or failed): there is nothing to stop. HTTP 409. */
+export class RunFinishedError extends AgentStreamException {
+  static status = 409
+  static code = 'E_RUN_FINISHED'
+  constructor() {
+    super('This run has ended: there is nothing to stop')
+  }
+}
+
+/** A stop whose body breaks its rules (`mode`: `keep` or `rollback`; names the rule). HTTP 422. */
+export class InvalidStopError extends AgentStreamException {
+  static status = 422
+  static code = 'E_INVALID_STOP'
+  readonly issues: ValidationIssue[]
+  constructor(issues: ValidationIssue[]) {
+    super(describeIssues('Invalid stop', issues))
+    this.issues = issues
+  }
+}
+
 /** An AG-UI id that cannot be minted: over-long, a lone surrogate, a bad run id or ordinal. */
 export class InvalidAgUiIdError extends AgentStreamException {
   static status = 400
@@ -307,6 +336,9 @@ export const errors = {
   E_DECISION_MISMATCH: DecisionMismatchError,
   E_INVALID_DECISION: InvalidDecisionError,
   E_INVALID_AGUI_ID: InvalidAgUiIdError,
+  E_RUN_NOT_FOUND: RunNotFoundError,
+  E_RUN_FINISHED: RunFinishedError,
+  E_INVALID_STOP: InvalidStopError,
   invalid_input: InvalidAgUiInputError,
   body_too_large: AgUiBodyTooLargeError,
   replica_shutdown: ReplicaShutdownError,

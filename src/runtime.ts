@@ -14,6 +14,7 @@ import { ParkingSweeper } from './parking/sweeper.js'
 import { ReadyNotices } from './parking/ready.js'
 import type { ApproverPolicy } from './parking/types.js'
 import { RunDriver } from './runner/driver.js'
+import { RunControl } from './runner/run_control.js'
 import type { AgentRunner } from './runner/contract.js'
 import type { HistoryBounds } from './runner/conversation.js'
 import { AgUiDoor, type AgUiDoorOptions } from './agui/door/index.js'
@@ -39,6 +40,12 @@ export interface RuntimeOptions extends LucidSinkOptions {
   drainMs?: number
   /** How much of a thread's earlier turns a run is given (`history` in the config). */
   history?: HistoryBounds
+  /**
+   * Run control (`stop` in the config): how long a stopped runner may take to return
+   * (`graceMs`, default 2000) and how long a stop request waits for the run's end before it
+   * answers `stopping` (`waitMs`, default 5000).
+   */
+  stop?: { graceMs?: number; waitMs?: number }
 }
 
 /**
@@ -48,7 +55,7 @@ export interface RuntimeOptions extends LucidSinkOptions {
  * leaves with nothing pending is resumed by the driver, which listens for its ready notices
  * (parking never calls the runner).
  *
- * Returns `{ sink, parkingStore, driver, parking, door, uiMessage, drain, close }`:
+ * Returns `{ sink, parkingStore, driver, parking, control, door, uiMessage, drain, close }`:
  * `parkingStore` the {@link ParkingStore} (the SQL parts the sink, the driver and parking share),
  * `parking` the {@link Parking} (`decisions`, `queries`, `queue`, `sweeper`, `ready`: what
  * `AgentStream.parking` is too), `door` the {@link AgUiDoor} (protocol logic, no HTTP: serve
@@ -87,6 +94,7 @@ export function createRuntime(db: Database, options: RuntimeOptions) {
     claimLeaseMs: options.claimLeaseMs,
     onError: options.onError,
     history: options.history,
+    stopGraceMs: options.stop?.graceMs,
   })
   const ready = new ReadyNotices()
   const queries = new ParkingQueries(rows)
@@ -116,6 +124,10 @@ export function createRuntime(db: Database, options: RuntimeOptions) {
   // Looked up at each notice (not bound once), so a test may replace `driver.tryResume`.
   ready.on(({ runId, park }) => driver.tryResume(runId, park))
   const runs = new DoorRunStore(() => sinkInternals(sink).client, sink.tables)
+  const control = new RunControl(
+    { sink, driver, runs, reads: parkingStore.reads, decisions },
+    { waitMs: options.stop?.waitMs }
+  )
   const door = new AgUiDoor({ sink, driver, parking, runs }, options.agui)
   // The same projection opt-ins (`agui.reasoning`, `toolErrorText`, `custom`), body cap and
   // checkpoint spacings.
@@ -141,5 +153,5 @@ export function createRuntime(db: Database, options: RuntimeOptions) {
       await drain()
       await sink.shutdown()
     })())
-  return { sink, parkingStore, driver, parking, door, uiMessage, drain, close }
+  return { sink, parkingStore, driver, parking, control, door, uiMessage, drain, close }
 }

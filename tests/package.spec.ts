@@ -103,6 +103,7 @@ const FACE: Record<string, { values: string[]; types: string[] }> = {
   'adonis-agent-stream/schema': {
     values: [
       'addQueueIndexes',
+      'addStopColumns',
       'addThreadListIndex',
       'addWriterColumns',
       'createCheckpointsTable',
@@ -114,6 +115,7 @@ const FACE: Record<string, { values: string[]; types: string[] }> = {
       'dropDoorTables',
       'dropParkingTables',
       'dropQueueIndexes',
+      'dropStopColumns',
       'dropStreamTables',
       'dropThreadListIndex',
       'dropThreadsTable',

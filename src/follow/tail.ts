@@ -46,6 +46,9 @@ export interface TailOptions {
  * net, which also finds writers whose lease lapsed. No timer runs while nothing is followed
  * ({@link NotifierLifecycle}).
  */
+/** Told of a stream this replica heard about (see `Tail.observe`). */
+export type TailObserver = (runId: string, rev: number | undefined, local: boolean) => void
+
 export class Tail {
   #feeds = new Map<string, Feed>()
   #store: StreamReads
@@ -62,7 +65,9 @@ export class Tail {
   /** Local commits in flight per stream, and the highest rev notified meanwhile. */
   #inflight = new Map<string, { count: number; rev: number }>()
   /** Told of every stream this replica hears about (see {@link observe}). */
-  #observers = new Set<(runId: string) => void>()
+  #observers = new Set<TailObserver>()
+  /** Holds that keep the notifiers running with nothing followed (see {@link hold}). */
+  #holds = 0
 
   constructor(
     store: StreamReads,
@@ -120,7 +125,28 @@ export class Tail {
     const feed = this.#feeds.get(runId)
     if (!feed) return
     if (--feed.refs <= 0) this.#feeds.delete(runId)
-    if (this.#feeds.size === 0) this.#notifiers.idle(() => this.#feeds.size === 0)
+    this.#idleIfUnused()
+  }
+
+  /**
+   * Keep the notifiers running though nothing is followed here (a watcher of streams this
+   * replica writes, to hear other replicas' changes to them: a stop). Returns the release.
+   */
+  hold(): () => void {
+    this.#holds++
+    if (!this.#closed) this.#notifiers.start()
+    let released = false
+    return () => {
+      if (released) return
+      released = true
+      this.#holds--
+      this.#idleIfUnused()
+    }
+  }
+
+  #idleIfUnused() {
+    const unused = () => this.#feeds.size === 0 && this.#holds === 0
+    if (unused()) this.#notifiers.idle(unused)
   }
 
   /** Deliveries held in memory for a followed stream (bounded by `windowSize`). */
@@ -163,19 +189,21 @@ export class Tail {
    * Be told the id of every stream that changed as this replica hears of it, followed here or
    * not: local commits at once, other replicas' through the notifiers while they run (a notifier
    * runs while some stream is followed here; pair this with a poll for the rest). For watchers
-   * of many streams at once, such as the admin console's queue. Returns the function that stops.
+   * of many streams at once, such as the admin console's queue. The listener gets the stream's
+   * revision when known, and whether the change is this replica's own commit (`local`). Returns
+   * the function that stops.
    */
-  observe(listener: (runId: string) => void): () => void {
+  observe(listener: TailObserver): () => void {
     this.#observers.add(listener)
     return () => {
       this.#observers.delete(listener)
     }
   }
 
-  #observed(runId: string) {
+  #observed(runId: string, rev?: number, local = false) {
     for (const listener of this.#observers) {
       try {
-        listener(runId)
+        listener(runId, rev, local)
       } catch {
         // An observer's failure is its own; the tail goes on.
       }
@@ -187,7 +215,7 @@ export class Tail {
    * otherwise (another replica wrote in between) read the store.
    */
   committed(runId: string, result: CommitResult) {
-    this.#observed(runId)
+    this.#observed(runId, result.rev, true)
     const feed = this.#feeds.get(runId)
     if (!feed || feed.missing) return
     if (!feed.initialized) return this.wake(runId)
@@ -232,10 +260,10 @@ export class Tail {
    * costs reads back to back, and a real one is still read right after the read in flight.
    */
   wake(runId: string, rev?: number) {
-    this.#observed(runId)
+    if (!isRev(rev)) rev = undefined
+    this.#observed(runId, rev)
     const feed = this.#feeds.get(runId)
     if (!feed) return
-    if (!isRev(rev)) rev = undefined
     const inflight = this.#inflight.get(runId)
     if (inflight && rev !== undefined) {
       inflight.rev = Math.max(inflight.rev, rev)

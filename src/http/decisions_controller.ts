@@ -1,16 +1,16 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import {
   AgentStreamException,
-  InvalidDecisionError,
   isPackageErrorCode,
   refusalOf,
 } from '../errors.js'
-import { DEPTH_ISSUE, tooDeep } from '../core/json_depth.js'
 import { refusalBody, sendRefusal } from './refusal.js'
 import { admit, type RequestLimits } from './limits.js'
 import type { Parking } from '../parking/parking.js'
 import { resolvePrincipal, type AdminAuthorizer, type PrincipalResolver } from './principal.js'
 import type { Decider } from '../parking/policy.js'
+import type { RunControl } from '../runner/run_control.js'
+import { validateStop } from '../runner/stop_body.js'
 
 /**
  * The decision routes (JSON): approve, reject, answer a parked item, cancel a parked run. Each
@@ -26,6 +26,7 @@ import type { Decider } from '../parking/policy.js'
 export class DecisionsController {
   constructor(
     readonly parking: Parking,
+    readonly control: RunControl,
     readonly options: {
       principal?: PrincipalResolver
       admin?: AdminAuthorizer
@@ -66,11 +67,17 @@ export class DecisionsController {
     )
   }
 
-  /** Cancel reads no body; one that is there still meets the depth rule, like every body. */
+  /**
+   * Cancel (stop) a run, talking or parked: `{ mode? }` (`keep` or `rollback`), or no body.
+   * 200 `{ status: 'cancelled' }` once it ended, 202 `{ status: 'stopping' }` when its replica
+   * had not ended it within the wait (see `RunControl.stop`).
+   */
   cancel(ctx: HttpContext) {
-    return this.#decide(ctx, (decider) => {
-      if (tooDeep(ctx.request.body())) throw new InvalidDecisionError([DEPTH_ISSUE])
-      return this.parking.decisions.cancel(ctx.params.runId, decider)
+    return this.#decide(ctx, async (decider) => {
+      const { mode } = await validateStop(ctx.request.body())
+      const outcome = await this.control.stop(ctx.params.runId, decider, mode)
+      if (outcome.status === 'stopping') ctx.response.status(202)
+      return { status: outcome.status }
     })
   }
 

@@ -1,5 +1,6 @@
 import type { Router } from '@adonisjs/core/http'
 import type { RouteGroup } from '@adonisjs/core/http'
+import type { RunControl } from '../runner/run_control.js'
 import type { Parking } from '../parking/parking.js'
 import type { UiMessageDoor } from '../ui_message/door/index.js'
 import type { AdonisDoorAdapter } from './adonis_adapter.js'
@@ -16,6 +17,8 @@ import { sinkInternals } from '../sink/lucid_sink.js'
 /** What the routes serve: the package's service (`AgentStream`) as the transport sees it. */
 export interface RoutedAgentStream extends StreamRoutesDeps {
   parking: Parking
+  /** Run control: the cancel route stops a talking run too. */
+  control: RunControl
   /** The useChat door (`door` is the AG-UI one). */
   uiMessage: UiMessageDoor
   /** The AdonisJS adapter that serves both doors' route tables. */
@@ -88,7 +91,7 @@ export function registerRoutes(
     heartbeatMs: config.agui.heartbeatMs,
     limits: config.limits,
   })
-  const decisions = new DecisionsController(agentStream.parking, {
+  const decisions = new DecisionsController(agentStream.parking, agentStream.control, {
     principal: config.principal,
     admin: config.admin,
     limits: config.limits,

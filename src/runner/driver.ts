@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto'
 import { sinkInternals, type LucidTokenStreamSink } from '../sink/lucid_sink.js'
 import type { LucidSinkWriter } from '../sink/writer.js'
 import type { ClaimedSuspension, ParkingStore } from '../parking/parking_store.js'
-import { cancelledCall } from '../parking/settlement_frames.js'
 import type { Principal, RunMeta } from '../core/run.js'
 import type { DeliveredFrame } from '../core/frames.js'
 import { userMessageFrame, type UserMessage } from '../core/user_message.js'
@@ -10,7 +9,6 @@ import { DoorRunStore } from '../store/door_runs.js'
 import { earlierTurns, type HistoryBounds } from './conversation.js'
 import { runContext, type RunContextReads } from './run_context.js'
 import {
-  FAILURE_SENTENCES,
   type AgentRunner,
   type ContinueContext,
   type ResumeContext,
@@ -18,10 +16,12 @@ import {
   type RunOutcome,
 } from './contract.js'
 import { continuedFrame, segmentRecord, type SegmentRecord } from './segment_record.js'
+import { finishSegment } from './segment_outcome.js'
 import { DEFAULTS } from '../defaults.js'
-import { retryTransient } from '../sink/outage.js'
 import { ReplicaShutdownError } from '../errors.js'
 import { Drain, SHUTDOWN_OUTCOME } from './drain.js'
+import { SegmentStop, STOPPED_OUTCOME } from './segment_stop.js'
+import type { StopMode } from '../store/stop_requests.js'
 
 export interface DriverOptions {
   /** This replica's name in claims (default: a random id per process). */
@@ -32,6 +32,11 @@ export interface DriverOptions {
   onError?: (error: unknown) => void
   /** How much of a thread's earlier turns `RunContext.conversation()` gives (`history`). */
   history?: HistoryBounds
+  /**
+   * After a stop aborted a segment's `signal`, how long its runner may take to return before
+   * the segment ends `cancelled` without it. Default 2000.
+   */
+  stopGraceMs?: number
 }
 
 /** Thrown inside a resume's reopen when its claim no longer holds: the reopen is undone. */
@@ -53,7 +58,7 @@ function isJson(value: unknown) {
  */
 export class RunDriver {
   readonly replicaId: string
-  #running = new Map<string, AbortController>()
+  #running = new Map<string, SegmentStop>()
   #active = new Set<Promise<unknown>>()
   #drain = new Drain()
   /** The door runs of a thread: its turns, for `RunContext.conversation()`. */
@@ -184,6 +189,11 @@ export class RunDriver {
     const writer = taken.writer
     writer.adopt({ ...meta, runId: streamRunId, parentRunId: null })
     const run = async () => {
+      // Stopped while nobody ran it: the segment ends cancelled, its runner never called.
+      const state = await sinkInternals(this.sink).stops.requests.state(streamRunId)
+      if (state?.stopMode) {
+        return this.#segment(writer, meta, record.input, async () => ({ status: 'cancelled' }))
+      }
       const resumed = record.parks?.length
         ? await this.parkingStore.claims.resumedSegment(record.parks)
         : null
@@ -235,11 +245,21 @@ export class RunDriver {
     return work
   }
 
-  /** Abort a run that is running on this replica (its `signal`). Returns whether one was. */
+  /**
+   * Stop a run that is running on this replica: its `signal` aborts, and it ends `cancelled`
+   * (after at most `stopGraceMs`). A stop recorded in the store (`RunControl.stop`) reaches the
+   * replica that runs it through its stop watch; this is the same stop, heard at once here.
+   * Returns whether one was running here.
+   */
+  stop(streamRunId: string, mode: StopMode = 'keep') {
+    const segment = this.#running.get(streamRunId)
+    segment?.stop(mode)
+    return Boolean(segment)
+  }
+
+  /** Abort a run that is running on this replica (`abortOnDisconnect`): a {@link stop} kept. */
   abort(streamRunId: string) {
-    const controller = this.#running.get(streamRunId)
-    controller?.abort()
-    return Boolean(controller)
+    return this.stop(streamRunId, 'keep')
   }
 
   /** What a run's context reads through the driver (`run_context.ts`). */
@@ -268,7 +288,12 @@ export class RunDriver {
     call: (ctx: RunContext) => Promise<RunOutcome>
   ): Promise<RunOutcome> {
     const controller = new AbortController()
-    this.#running.set(meta.streamRunId, controller)
+    const stop = new SegmentStop(controller, this.options.stopGraceMs ?? DEFAULTS.stopGraceMs)
+    this.#running.set(meta.streamRunId, stop)
+    // A stop recorded on any replica reaches this one through the stream's wake-ups.
+    const unwatch = sinkInternals(this.sink).stops.watch(meta.streamRunId, (mode) =>
+      stop.stop(mode)
+    )
     // The database stayed away past the outage bound: the agent is stopped at once (the writer
     // records the failure when the database is back).
     writer.onLost = () => controller.abort()
@@ -282,8 +307,8 @@ export class RunDriver {
       const running = call(runContext(this.#reads, meta, writer, input, controller.signal, segment))
       // Stopped by a drain: what the runner still does (or throws) no longer counts.
       running.catch(() => {})
-      outcome = await Promise.race([running, drain.stopped])
-      if (outcome === SHUTDOWN_OUTCOME) {
+      outcome = await Promise.race([running, drain.stopped, stop.halted])
+      if (outcome === SHUTDOWN_OUTCOME || outcome === STOPPED_OUTCOME) {
         segment.stopped = true
         controller.abort()
       }
@@ -291,6 +316,8 @@ export class RunDriver {
       outcome = { status: 'failed' }
     } finally {
       drain.done()
+      stop.done()
+      unwatch()
       this.#running.delete(meta.streamRunId)
     }
     // Taken for dead meanwhile (another replica continues the segment): nothing of this
@@ -300,6 +327,8 @@ export class RunDriver {
       return { status: 'failed' }
     }
     if (writer.lost) outcome = { status: 'failed' }
+    // Stopped: what the runner returned (finished, even parked) gives way to the stop.
+    else if (stop.mode !== null) outcome = { status: 'cancelled' }
     else if (segment.stopped) outcome = { status: 'failed', code: 'replica_shutdown' }
     else if (controller.signal.aborted && outcome.status !== 'parked') {
       outcome = { status: 'cancelled' }
@@ -309,7 +338,17 @@ export class RunDriver {
       outcome = { status: 'failed' }
     }
     try {
-      outcome = await this.#finish(writer, meta, input, outcome)
+      outcome = await finishSegment(
+        {
+          parks: this.parkingStore.parks,
+          outageBoundMs: this.sink.options.outageBoundMs,
+          tryResume: (runId, park) => this.tryResume(runId, park),
+        },
+        writer,
+        meta,
+        input,
+        outcome
+      )
     } catch (error) {
       this.options.onError?.(error)
     } finally {
@@ -317,66 +356,6 @@ export class RunDriver {
       // written, the lease lapses and readers get run_failed instead of waiting forever.
       writer.release()
     }
-    return outcome
-  }
-
-  /** Write the outcome into the stream and end it; on a park, store the checkpoint. */
-  async #finish(
-    writer: LucidSinkWriter,
-    meta: RunMeta,
-    input: unknown,
-    outcome: RunOutcome
-  ): Promise<RunOutcome> {
-    const stream = meta.streamRunId
-    // A lost run's writer writes its failure itself, once the database is back.
-    if (writer.lost) return outcome
-    // The outcome is written through a database outage too (up to its bound): these reads and
-    // the abandon are safe to repeat, the writer's commits retry on their own.
-    const retry = { boundMs: this.sink.options.outageBoundMs }
-    if (
-      outcome.status === 'parked' &&
-      (await retryTransient(() => this.parkingStore.parks.hasOpen(stream), retry))
-    ) {
-      // The end marker, the checkpoint and `parked` commit together: the suspension becomes
-      // claimable only once the segment ended (a resume reopens the stream), and never stays
-      // half-parked after a crash.
-      let parked: { runId: string; park: number }[] = []
-      const checkpoint = outcome.checkpoint
-      await writer.end({
-        within: async (trx) => {
-          parked = await this.parkingStore.parks.parked(trx, stream, checkpoint, input, meta.runId)
-        },
-      })
-      // Decisions that landed before the segment returned: the segment may be ready already
-      // (every run that parked in it is claimed together: the first try claims it, if any does).
-      for (const suspension of parked) {
-        if (await this.tryResume(suspension.runId, suspension.park)) break
-      }
-      return outcome
-    }
-    if (outcome.status === 'parked') {
-      // Parked on nothing a person can answer: that run can never continue.
-      await writer.write({ t: 'error', code: 'run_failed', message: FAILURE_SENTENCES.run_failed })
-      await writer.end()
-      return { status: 'failed' }
-    }
-    // Kept across attempts: a retry after part of the abandon landed still denies every call.
-    const abandoned: string[] = []
-    await retryTransient(() => this.parkingStore.parks.abandon(stream, abandoned), retry)
-    if (outcome.status === 'cancelled') {
-      // The calls this segment asked approval for will not run: each gets its denial, as a
-      // cancel of a parked run writes (the conversation stays valid for a next model call).
-      for (const id of abandoned) await writer.write(cancelledCall(id))
-      await writer.write({ t: 'event', event: { kind: 'cancelled' } })
-    } else if (outcome.status === 'failed') {
-      const code = outcome.code ?? 'run_failed'
-      await writer.write({
-        t: 'error',
-        code,
-        message: FAILURE_SENTENCES[code] ?? FAILURE_SENTENCES.run_failed,
-      })
-    }
-    await writer.end()
     return outcome
   }
 

@@ -25,4 +25,5 @@ export {
   dropWriterColumns,
   tableNames,
 } from '../store/schema.js'
+export { addStopColumns, dropStopColumns } from '../store/stop_schema.js'
 export type { TableNames } from '../store/schema.js'

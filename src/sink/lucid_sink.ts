@@ -18,6 +18,8 @@ import { beyondHead, replayStored, storedRows, type SupersededFrame } from './re
 import { purgeEnded, type PurgeOptions } from './purge.js'
 import { LucidSinkWriter, type ParkHook } from './writer.js'
 import { ClockWatch } from './clock_watch.js'
+import { StopWatch } from './stop_watch.js'
+import { StopRequests } from '../store/stop_requests.js'
 import type { RunMeta } from '../core/run.js'
 import {
   resolveSinkOptions,
@@ -44,6 +46,8 @@ export interface SinkInternals {
   readonly client: QueryClientContract
   /** The watch on the database's clock (read before the first write, and at every sweep). */
   readonly clock: ClockWatch
+  /** Stops: recorded in the streams row (`StopRequests`), heard by the writer's replica (`StopWatch`). */
+  readonly stops: StopWatch
 }
 
 let internalsOf: (sink: LucidTokenStreamSink) => SinkInternals
@@ -114,11 +118,20 @@ export class LucidTokenStreamSink implements TokenStreamSink {
     this.#reads = reads
     this.#tail = tail
     this.#clock = new ClockWatch(() => store.client, options.onError)
+    const stopRequests = new StopRequests(
+      () => store.client,
+      this.tables,
+      () => ({
+        channel: store.notifyChannel,
+        committed: store.committed,
+      })
+    )
     this.#internals = {
       store,
       reads,
       tail,
       clock: this.#clock,
+      stops: new StopWatch(stopRequests, tail, resolved.pollIntervalMs, options.onError),
       get client() {
         return store.client
       },
@@ -461,10 +474,17 @@ export class LucidTokenStreamSink implements TokenStreamSink {
       if (isTransientError(error) || isLockConflict(error)) throw error
       this.#onError?.(error)
     }
+    // Someone stopped it before its writer died: it ends as the stop asked, not as a failure.
+    const state = await this.#internals.stops.requests.state(runId)
+    const stopped = state?.stopMode
     try {
       await this.append(runId, {
-        frames: [{ t: 'error', code: 'run_failed', message: RUN_FAILED_MESSAGE }],
-        end: 'failed',
+        frames: [
+          stopped
+            ? { t: 'event', event: { kind: 'cancelled' } }
+            : { t: 'error', code: 'run_failed', message: RUN_FAILED_MESSAGE },
+        ],
+        end: stopped ? 'ended' : 'failed',
         onlyIfLeaseLapsed: true,
       })
     } catch (error) {

@@ -23,6 +23,7 @@ import {
   tableNames,
   type TableNames,
 } from '../../src/store/schema.js'
+import { addStopColumns } from '../../src/store/stop_schema.js'
 
 /** Which database the suite runs against: `sqlite` (default), `pg` or `mysql`. */
 export const DIALECT = (process.env.DB ?? 'sqlite') as 'sqlite' | 'pg' | 'mysql'
@@ -110,6 +111,7 @@ export async function resetTables(db: Database, tables: TableNames = tableNames(
   await dropStreamTables(client.schema, tables)
   await createStreamTables(client.schema, client.dialect.name, tables)
   await addWriterColumns(client.schema, client.dialect.name, tables)
+  await addStopColumns(client.schema, tables)
   await createParkingTables(client.schema, client.dialect.name, tables)
   await addQueueIndexes(client.schema, tables)
   await createDoorTables(client.schema, client.dialect.name, tables)

@@ -1,0 +1,80 @@
+import type { LucidSinkWriter } from '../sink/writer.js'
+import type { ParkingStore } from '../parking/parking_store.js'
+import { cancelledCall } from '../parking/settlement_frames.js'
+import type { RunMeta } from '../core/run.js'
+import { retryTransient } from '../sink/outage.js'
+import { FAILURE_SENTENCES, type RunOutcome } from './contract.js'
+
+/** What writing a segment's outcome needs of the driver. */
+export interface OutcomeDeps {
+  parks: ParkingStore['parks']
+  /** The sink's `outageBoundMs`: the outcome is written through an outage up to it. */
+  outageBoundMs: number
+  /** Claim a suspension that is ready already, and resume it (`RunDriver.tryResume`). */
+  tryResume: (runId: string, park: number) => Promise<boolean>
+}
+
+/**
+ * Write a segment's outcome into its stream and end it (the run driver's last step): on a
+ * park, the checkpoint and `parked` with the end marker; a cancel denies the calls still waiting
+ * for approval and writes `cancelled`; a failure its `error` frame with a fixed sentence.
+ */
+export async function finishSegment(
+  deps: OutcomeDeps,
+  writer: LucidSinkWriter,
+  meta: RunMeta,
+  input: unknown,
+  outcome: RunOutcome
+): Promise<RunOutcome> {
+  const stream = meta.streamRunId
+  // A lost run's writer writes its failure itself, once the database is back.
+  if (writer.lost) return outcome
+  // The outcome is written through a database outage too (up to its bound): these reads and
+  // the abandon are safe to repeat, the writer's commits retry on their own.
+  const retry = { boundMs: deps.outageBoundMs }
+  if (
+    outcome.status === 'parked' &&
+    (await retryTransient(() => deps.parks.hasOpen(stream), retry))
+  ) {
+    // The end marker, the checkpoint and `parked` commit together: the suspension becomes
+    // claimable only once the segment ended (a resume reopens the stream), and never stays
+    // half-parked after a crash.
+    let parked: { runId: string; park: number }[] = []
+    const checkpoint = outcome.checkpoint
+    await writer.end({
+      within: async (trx) => {
+        parked = await deps.parks.parked(trx, stream, checkpoint, input, meta.runId)
+      },
+    })
+    // Decisions that landed before the segment returned: the segment may be ready already
+    // (every run that parked in it is claimed together: the first try claims it, if any does).
+    for (const suspension of parked) {
+      if (await deps.tryResume(suspension.runId, suspension.park)) break
+    }
+    return outcome
+  }
+  if (outcome.status === 'parked') {
+    // Parked on nothing a person can answer: that run can never continue.
+    await writer.write({ t: 'error', code: 'run_failed', message: FAILURE_SENTENCES.run_failed })
+    await writer.end()
+    return { status: 'failed' }
+  }
+  // Kept across attempts: a retry after part of the abandon landed still denies every call.
+  const abandoned: string[] = []
+  await retryTransient(() => deps.parks.abandon(stream, abandoned), retry)
+  if (outcome.status === 'cancelled') {
+    // The calls this segment asked approval for will not run: each gets its denial, as a
+    // cancel of a parked run writes (the conversation stays valid for a next model call).
+    for (const id of abandoned) await writer.write(cancelledCall(id))
+    await writer.write({ t: 'event', event: { kind: 'cancelled' } })
+  } else if (outcome.status === 'failed') {
+    const code = outcome.code ?? 'run_failed'
+    await writer.write({
+      t: 'error',
+      code,
+      message: FAILURE_SENTENCES[code] ?? FAILURE_SENTENCES.run_failed,
+    })
+  }
+  await writer.end()
+  return outcome
+}

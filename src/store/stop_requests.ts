@@ -1,0 +1,123 @@
+import type { QueryClientContract } from '@adonisjs/lucid/types/database'
+import type { TableNames } from './schema.js'
+import { affectedRows as affected, nowMs as now } from './sql.js'
+import { int, type StreamStatus } from './rows.js'
+import { notifiedTransaction, type WakeUps } from './wake_ups.js'
+
+/**
+ * What a stop means for the turn it stops (LangGraph's cancel `action`): `keep` (what was said
+ * stays in the conversation the next turn sees) or `rollback` (the stopped turn is left out of
+ * it, and out of the chat's history; its rows stay stored).
+ */
+export type StopMode = 'keep' | 'rollback'
+
+/** The stop modes, in one place (validation, config, docs). */
+export const STOP_MODES: readonly StopMode[] = ['keep', 'rollback']
+
+/** Whether `value` is a {@link StopMode}. */
+export const isStopMode = (value: unknown): value is StopMode =>
+  typeof value === 'string' && (STOP_MODES as readonly string[]).includes(value)
+
+/** A stream as a stop sees it. */
+export interface StopState {
+  status: StreamStatus
+  rev: number
+  /** What the first stop asked, or `null` while nobody stopped the run. */
+  stopMode: StopMode | null
+  /** The running segment's record (JSON), or `null` when no segment runs. */
+  segment: string | null
+}
+
+/**
+ * A request to stop a run is a row change, never a frame: the stream's writer holds the stream
+ * (only it appends), so the stop is recorded in the streams row (`stop_*`, see `stop_schema.ts`)
+ * and the revision moves on, which wakes every replica's tail; the writer's replica reads the
+ * mode and aborts its agent, which writes the `cancelled` end itself.
+ */
+export class StopRequests {
+  constructor(
+    readonly connect: () => QueryClientContract,
+    readonly tables: TableNames,
+    readonly wakeUps: () => WakeUps
+  ) {}
+
+  /**
+   * Record a stop of an open stream, once: the first stop's mode wins. The revision moves on and
+   * the other replicas are woken in the same commit. Returns `'requested'` when this call
+   * recorded it, else the state that refused it (`null`: no such stream).
+   */
+  async request(
+    runId: string,
+    mode: StopMode,
+    by: string | null
+  ): Promise<'requested' | StopState | null> {
+    const client = this.connect()
+    return notifiedTransaction(client, this.wakeUps(), async (trx, notify) => {
+      const changed = await trx
+        .from(this.tables.streams)
+        .where('run_id', runId)
+        .where('status', 'open')
+        .whereNull('stop_mode')
+        .update({
+          stop_mode: mode,
+          stop_requested_at: now(),
+          stop_by: by,
+          rev: trx.raw('rev + 1'),
+          updated_at: now(),
+        })
+      const state = await this.#state(trx, runId)
+      if (affected(changed) === 0 || !state) return state
+      await notify(runId, state.rev)
+      return 'requested' as const
+    })
+  }
+
+  /**
+   * Record the mode of a stop that ended the run in another way (a parked run, cancelled):
+   * `rollback` leaves its turn out of the conversation. Only the first stop's mode counts.
+   */
+  async record(runId: string, mode: StopMode, by: string | null): Promise<void> {
+    await this.connect()
+      .from(this.tables.streams)
+      .where('run_id', runId)
+      .whereNull('stop_mode')
+      .update({ stop_mode: mode, stop_requested_at: now(), stop_by: by })
+  }
+
+  /** A stream as a stop sees it, or `null` when it does not exist. */
+  state(runId: string): Promise<StopState | null> {
+    return this.#state(this.connect(), runId)
+  }
+
+  /** The stop modes of several streams in one read (absent: no such stream, or no stop). */
+  async modes(runIds: string[]): Promise<Map<string, { rev: number; stopMode: StopMode | null }>> {
+    const found = new Map<string, { rev: number; stopMode: StopMode | null }>()
+    if (runIds.length === 0) return found
+    const rows = await this.connect()
+      .from(this.tables.streams)
+      .select('run_id', 'rev', 'stop_mode')
+      .whereIn('run_id', runIds)
+    for (const row of rows) {
+      found.set(row.run_id, { rev: int(row.rev), stopMode: modeOf(row.stop_mode) })
+    }
+    return found
+  }
+
+  async #state(client: QueryClientContract, runId: string): Promise<StopState | null> {
+    const row = await client
+      .from(this.tables.streams)
+      .select('status', 'rev', 'stop_mode', 'segment')
+      .where('run_id', runId)
+      .first()
+    if (!row) return null
+    return {
+      status: row.status as StreamStatus,
+      rev: int(row.rev),
+      stopMode: modeOf(row.stop_mode),
+      segment: (row.segment as string | null) ?? null,
+    }
+  }
+}
+
+/** A stored mode; anything else reads as none (a column edited by hand stops nothing). */
+const modeOf = (value: unknown): StopMode | null => (isStopMode(value) ? value : null)
