@@ -223,7 +223,7 @@ test.group('Item 8: nesting is capped on every route that takes JSON', () => {
           422,
           'E_INVALID_DECISION',
         ],
-        [`/runs/${parked.item.streamRunId}/cancel`, `{"why":${deep}}`, 422, 'E_INVALID_DECISION'],
+        [`/runs/${parked.item.streamRunId}/cancel`, `{"why":${deep}}`, 422, 'E_INVALID_STOP'],
       ]
       const before = await ctx.snapshot()
       for (const [path, body, status, code] of cases) {
