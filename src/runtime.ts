@@ -128,13 +128,13 @@ export function createRuntime(db: Database, options: RuntimeOptions) {
     { sink, driver, runs, reads: parkingStore.reads, decisions },
     { waitMs: options.stop?.waitMs }
   )
-  const door = new AgUiDoor({ sink, driver, parking, runs }, options.agui)
+  const door = new AgUiDoor({ sink, driver, parking, runs, control }, options.agui)
   // The same projection opt-ins (`agui.reasoning`, `toolErrorText`, `custom`), body cap and
   // checkpoint spacings.
   const { reasoning, toolErrorText, custom, maxBodyBytes, checkpointEvery, storedCheckpointEvery } =
     options.agui ?? {}
   const uiMessage = new UiMessageDoor(
-    { sink, driver, parking, runs },
+    { sink, driver, parking, runs, control },
     {
       reasoning,
       toolErrorText,

@@ -38,15 +38,15 @@ async function startTalking(stack: Awaited<ReturnType<typeof setupRunner>>) {
   )
   if (!started || typeof started === 'string') throw new Error('not started')
   // The first word is stored before the stop.
-  for (let i = 0; i < 100 && textOf(await collect(stack.sink.replay(id))) !== 'Hello'; i++)
+  for (let i = 0; i < 100 && textOf(await collect(stack.sink.replay(id) as AsyncIterable<any>)) !== 'Hello'; i++)
     await sleep(20)
   return id
 }
 
 /** The stored frames of a stream, cursors left out, until its end. */
 const storedOf = async (stack: Awaited<ReturnType<typeof setupRunner>>, id: string) =>
-  (await collect(stack.sink.replay(id)))
-    .filter((frame) => frame.t !== 'end')
+  (await collect(stack.sink.replay(id) as AsyncIterable<any>))
+    .filter((frame: any) => frame.t !== 'end')
     .map(({ cursor: _cursor, ...frame }) => frame)
 
 test.group('Run control | stop a talking run', () => {
@@ -224,8 +224,8 @@ test.group('Run control | a dead replica', () => {
       assert.isTrue(await stack.driver.continueLapsed(id))
       await stack.driver.settled()
       assert.deepEqual(calls, [])
-      const frames = (await collect(stack.sink.replay(id)))
-        .filter((frame) => frame.t !== 'end')
+      const frames = (await collect(stack.sink.replay(id) as AsyncIterable<any>))
+        .filter((frame: any) => frame.t !== 'end')
         .map(({ cursor: _c, ...f }) => f)
       assert.equal(textOf(frames as any), 'partial')
       assert.deepEqual(frames.at(-1), { t: 'event', event: { kind: 'cancelled' } })
@@ -256,8 +256,8 @@ test.group('Run control | a dead replica, a runner that cannot continue', () => 
       )
       await sleep(500)
       await stack.sink.settleLapsed(id)
-      const frames = (await collect(stack.sink.replay(id)))
-        .filter((frame) => frame.t !== 'end')
+      const frames = (await collect(stack.sink.replay(id) as AsyncIterable<any>))
+        .filter((frame: any) => frame.t !== 'end')
         .map(({ cursor: _c, ...f }) => f)
       assert.deepEqual(frames.at(-1), { t: 'event', event: { kind: 'cancelled' } })
       const row = await db.from('agent_streams').where('run_id', id).first()

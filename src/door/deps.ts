@@ -3,6 +3,10 @@ import type { Parking } from '../parking/parking.js'
 import type { RunDriver } from '../runner/driver.js'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
 import type { DoorRunStore } from '../store/door_runs.js'
+import { sinkInternals } from '../sink/lucid_sink.js'
+import { RunControl } from '../runner/run_control.js'
+import { ParkingTables } from '../parking/store_rows.js'
+import { ParkingReads } from '../parking/store_reads.js'
 import { doorCheckpoints, type CheckpointSettings, type DoorState } from './checkpoints.js'
 
 /** The layers every door stands on: the sink, the run driver, parking, the run rows. */
@@ -12,6 +16,8 @@ export interface DoorCore {
   parking: Parking
   /** The run rows the doors share (`src/store/door_runs.ts`). */
   runs: DoorRunStore
+  /** Run control (the stop routes); default: one over the same layers. */
+  control?: RunControl
 }
 
 /**
@@ -30,12 +36,13 @@ export function doorDeps<O extends CheckpointSettings, S>(
   options: O,
   state: DoorState<S>
 ): DoorDeps<O, S> {
-  const { sink, driver, parking, runs } = core
+  const { sink, driver, parking, runs, control } = core
   return {
     sink,
     driver,
     parking,
     runs,
+    control,
     options,
     checkpoints: doorCheckpoints(sink, state, options),
   }
@@ -50,6 +57,8 @@ export abstract class DoorBase<O, S, D extends DoorDeps<O, S> = DoorDeps<O, S>> 
   readonly driver: RunDriver
   readonly parking: Parking
   readonly runs: DoorRunStore
+  /** Run control: what the door's stop route stops a run through. */
+  readonly control: RunControl
   readonly options: O
   protected readonly deps: D
 
@@ -59,6 +68,17 @@ export abstract class DoorBase<O, S, D extends DoorDeps<O, S> = DoorDeps<O, S>> 
     this.driver = deps.driver
     this.parking = deps.parking
     this.runs = deps.runs
+    this.control =
+      deps.control ??
+      new RunControl({
+        sink: deps.sink,
+        driver: deps.driver,
+        runs: deps.runs,
+        reads: new ParkingReads(
+          new ParkingTables(() => sinkInternals(deps.sink).client, deps.sink.tables)
+        ),
+        decisions: deps.parking.decisions,
+      })
     this.options = deps.options
   }
 

@@ -35,7 +35,12 @@ export class AdonisDoorAdapter {
       })
       const marked = packageRoute(
         route.body === 'json'
-          ? { body: 'json', client: 'json', maxBodyBytes: table.maxBodyBytes }
+          ? {
+              body: 'json',
+              client: 'json',
+              maxBodyBytes: table.maxBodyBytes,
+              optionalBody: route.optionalBody,
+            }
           : { client: 'json' },
         handler
       )

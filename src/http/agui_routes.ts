@@ -4,6 +4,7 @@ import type { ThreadList } from '../store/thread_list.js'
 import { agUiChunks, agUiContentType, wantsProtobuf } from './agui_encoding.js'
 import { streamAnswer, type DoorRouteTable } from './door_routes.js'
 import { threadPageAnswer } from './thread_page.js'
+import { latestRunOf, stopRoute } from './stop_route.js'
 
 /**
  * The AG-UI door's routes, under its base (`/agui` in `registerRoutes`, `basePath` for
@@ -15,6 +16,8 @@ import { threadPageAnswer } from './thread_page.js'
  * | GET | `/runs/:runId` | `agui.reattach` | re-attach (`?after=` or `Last-Event-ID`) |
  * | GET | `/threads` | `agui.threads` | the caller's threads, newest first (`?limit=&cursor=`): `{ threads, next }` |
  * | GET | `/threads/:threadId` | `agui.attach` | the thread's current run (`connect(threadId)`), same cursors |
+ * | POST | `/threads/:threadId/stop` | `agui.stop` | stop the thread's current run, talking or parked (`{ mode? }`: `keep` or `rollback`) |
+ * | POST | `/runs/:runId/stop` | `agui.stopRun` | stop that run (the same body and answers) |
  *
  * Events are AG-UI SSE (`id:` on every event after the join prelude), or AG-UI's length-prefixed
  * protobuf when `Accept` names exactly `application/vnd.ag-ui.event+proto` (`agui_encoding.ts`).
@@ -34,6 +37,14 @@ export function agUiRouteTable(door: AgUiDoor, threads: ThreadList): DoorRouteTa
     abortOnDisconnect: door.options.abortOnDisconnect,
     cancel: (streamRunId) => void door.driver.abort(streamRunId),
     routes: [
+      stopRoute(door, { path: '/threads/:threadId/stop', name: 'agui.stop' }, (request) =>
+        latestRunOf(door, request, request.params.threadId)
+      ),
+      stopRoute(
+        door,
+        { path: '/runs/:runId/stop', name: 'agui.stopRun' },
+        async (request) => request.params.runId
+      ),
       {
         method: 'POST',
         path: '',

@@ -1,9 +1,5 @@
 import type { HttpContext } from '@adonisjs/core/http'
-import {
-  AgentStreamException,
-  isPackageErrorCode,
-  refusalOf,
-} from '../errors.js'
+import { AgentStreamException, isPackageErrorCode, refusalOf } from '../errors.js'
 import { refusalBody, sendRefusal } from './refusal.js'
 import { admit, type RequestLimits } from './limits.js'
 import type { Parking } from '../parking/parking.js'

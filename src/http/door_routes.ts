@@ -62,6 +62,8 @@ export interface DoorRoute {
   name: string
   /** It reads a JSON body: the media-type rule (415) and the body cap (413) apply. */
   body?: 'json'
+  /** Its body may be left out (a stop): none reads as `undefined`. */
+  optionalBody?: boolean
   /**
    * Its response drives the run (the POST that starts or continues it): `abortOnDisconnect`,
    * and a run start of `limits.runStarts`.

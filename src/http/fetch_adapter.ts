@@ -84,7 +84,7 @@ export function createDoorFetchHandler(
           contentLength: request.headers.get('content-length'),
           bytes: request.body,
         },
-        { maxBytes: table.maxBodyBytes }
+        { maxBytes: table.maxBodyBytes, optional: route.optionalBody }
       )
       if ('refused' in read) return refusalResponse(read.refused)
       body = read.value

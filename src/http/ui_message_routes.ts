@@ -3,6 +3,7 @@ import { DEFAULTS } from '../defaults.js'
 import type { ThreadList } from '../store/thread_list.js'
 import { streamAnswer, type DoorRouteTable } from './door_routes.js'
 import { threadPageAnswer } from './thread_page.js'
+import { latestRunOf, stopRoute } from './stop_route.js'
 import { UI_MESSAGE_STREAM_HEADER, uiMessageSse } from './ui_message_encoding.js'
 
 /**
@@ -15,6 +16,7 @@ import { UI_MESSAGE_STREAM_HEADER, uiMessageSse } from './ui_message_encoding.js
  * | POST | `/chat` | `chat.send` | `DefaultChatTransport`'s body (JSON) in, the turn out; drives the run |
  * | GET | `/chat/:chatId/stream` | `chat.resume` | its `reconnectToStream`: the active turn (`?after=` or `Last-Event-ID`); 204 when none |
  * | GET | `/chat/:chatId/messages` | `chat.messages` | the chat's stored `UIMessage[]` (JSON), for `useChat({ messages })`; 204 when none |
+ * | POST | `/chat/:chatId/stop` | `chat.stop` | stop the chat's current turn, talking or parked (`{ mode? }`: `keep` or `rollback`) |
  *
  * A stream is SSE with `x-vercel-ai-ui-message-stream: v1`, `data: <chunk>` per UI message chunk
  * (with its `id:` cursor), then `data: [DONE]` (`ui_message_encoding.ts`). It uses the door's
@@ -54,6 +56,9 @@ export function uiMessageRouteTable(door: UiMessageDoor, chats: ThreadList): Doo
         answer: async ({ params, after, principal, signal }) =>
           streamAnswer(await door.resume(params.chatId, after, principal, signal), encode),
       },
+      stopRoute(door, { path: '/chat/:chatId/stop', name: 'chat.stop' }, (request) =>
+        latestRunOf(door, request, request.params.chatId)
+      ),
       {
         method: 'GET',
         path: '/chat/:chatId/messages',

@@ -1,0 +1,155 @@
+import { test } from '@japa/runner'
+import { randomUUID } from 'node:crypto'
+import { HttpAgent } from '@ag-ui/client'
+import type { AgentRunner } from '../src/runner/contract.js'
+import { serveDoors, TRANSPORTS } from './helpers/transports.js'
+import { parseSse } from './helpers/agui.js'
+import { sleep } from './helpers/sink.js'
+import { snapshot } from './helpers/parking.js'
+
+/** Says one word, then talks until its signal aborts. */
+const talker: AgentRunner = {
+  async start(ctx) {
+    await ctx.writer.write({ t: 'text', v: 'Hello' })
+    await ctx.writer.flush?.()
+    await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()))
+    return { status: 'finished' }
+  },
+  resume: async () => ({ status: 'finished' }),
+}
+
+const post = async (url: string, body: unknown, user = 'alice') => {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-user': user },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
+  const text = await response.text()
+  let json: any = null
+  try {
+    json = JSON.parse(text)
+  } catch {}
+  return { status: response.status, text, json }
+}
+
+/** Wait until the stream holds the agent's first word (it is talking). */
+async function talking(db: any, streamRunId: () => Promise<string | undefined>) {
+  for (let i = 0; i < 200; i++) {
+    const id = await streamRunId()
+    if (id) {
+      const row = await db
+        .from('agent_stream_frames')
+        .where('run_id', id)
+        .where('kind', 'text')
+        .first()
+      if (row) return id
+    }
+    await sleep(20)
+  }
+  throw new Error('the agent never talked')
+}
+
+for (const transport of TRANSPORTS) {
+  test.group(`Stop routes (${transport})`, () => {
+    test('AG-UI: HttpAgent mid-answer, the thread stopped: RUN_FINISHED cancelled after the partial text', async ({
+      assert,
+      cleanup,
+    }) => {
+      const served = await serveDoors(transport, talker)
+      cleanup(served.close)
+      const threadId = `t-${randomUUID()}`
+      const agent = new HttpAgent({
+        url: `${served.url}/agui`,
+        headers: { 'x-user': 'alice' },
+        threadId,
+      })
+      agent.messages = [{ id: 'u1', role: 'user', content: 'hi' }]
+      const events: any[] = []
+      const aguiRunId = `r-${randomUUID()}`
+      const running = agent.runAgent(
+        { runId: aguiRunId },
+        {
+          onEvent: ({ event }) => void events.push(event),
+        }
+      )
+      await talking(
+        served.db,
+        async () =>
+          (await served.db.from('agent_agui_runs').where('thread_id', threadId).first())
+            ?.stream_run_id
+      )
+      // Another person cannot stop it, and learns nothing: the 404 of a missing thread.
+      const before = await snapshot(served.db)
+      const foreign = await post(`${served.url}/agui/threads/${threadId}/stop`, {}, 'bob')
+      assert.equal(foreign.status, 404, foreign.text)
+      assert.equal(foreign.json.code, 'not_found')
+      const bad = await post(`${served.url}/agui/threads/${threadId}/stop`, { mode: 'later' })
+      assert.equal(bad.status, 422, bad.text)
+      assert.equal(bad.json.code, 'E_INVALID_STOP')
+      assert.notInclude(bad.text, 'later')
+      const strip = (s: any) =>
+        JSON.stringify(s, (k, v) => (k === 'lease_expires_at' || k === 'updated_at' ? 0 : v))
+      assert.equal(strip(await snapshot(served.db)), strip(before))
+      const stopped = await post(`${served.url}/agui/threads/${threadId}/stop`, {})
+      assert.equal(stopped.status, 200, stopped.text)
+      assert.deepEqual(stopped.json, { status: 'cancelled' })
+      await running.catch(() => {})
+      const text = events.filter((e) => e.type === 'TEXT_MESSAGE_CONTENT').map((e) => e.delta)
+      assert.equal(text.join(''), 'Hello')
+      const last = events.at(-1)
+      assert.equal(last.type, 'RUN_FINISHED')
+      assert.deepEqual(last.outcome, { type: 'cancelled' })
+      // Idempotent; and the run's own stop route says the same.
+      const again = await post(`${served.url}/agui/threads/${threadId}/stop`, undefined)
+      assert.deepEqual([again.status, again.json], [200, { status: 'cancelled' }], again.text)
+      const byRun = await post(`${served.url}/agui/runs/${aguiRunId}/stop`, {})
+      assert.deepEqual([byRun.status, byRun.json], [200, { status: 'cancelled' }], byRun.text)
+      const foreignRun = await post(`${served.url}/agui/runs/${aguiRunId}/stop`, {}, 'bob')
+      assert.deepEqual([foreignRun.status, foreignRun.json?.code], [404, 'not_found'])
+    })
+
+    test('useChat: the chat stopped mid-turn: the turn ends with an abort chunk, the history keeps what was said', async ({
+      assert,
+      cleanup,
+    }) => {
+      const served = await serveDoors(transport, talker)
+      cleanup(served.close)
+      const chatId = `c-${randomUUID()}`
+      const turn = post(`${served.url}/chat`, {
+        id: chatId,
+        messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'hi' }] }],
+        trigger: 'submit-message',
+      })
+      await talking(
+        served.db,
+        async () =>
+          (await served.db.from('agent_agui_runs').where('thread_id', chatId).first())
+            ?.stream_run_id
+      )
+      const stopped = await post(`${served.url}/chat/${chatId}/stop`, { mode: 'keep' })
+      assert.deepEqual([stopped.status, stopped.json], [200, { status: 'cancelled' }])
+      const answer = await turn
+      const chunks = answer.text
+        .split('\n')
+        .filter((line) => line.startsWith('data: ') && line !== 'data: [DONE]')
+        .map((line) => JSON.parse(line.slice(6)))
+      assert.equal(
+        chunks
+          .filter((c) => c.type === 'text-delta')
+          .map((c) => c.delta)
+          .join(''),
+        'Hello'
+      )
+      assert.exists(chunks.find((c) => c.type === 'abort'))
+      const messages = await fetch(`${served.url}/chat/${chatId}/messages`, {
+        headers: { 'x-user': 'alice' },
+      })
+      assert.include(JSON.stringify(await messages.json()), 'Hello')
+      // A chat nobody has: 404; a stop of a turn that ended by a stop: the same answer again.
+      const none = await post(`${served.url}/chat/c-none/stop`, {})
+      assert.equal(none.status, 404)
+      const again = await post(`${served.url}/chat/${chatId}/stop`, {})
+      assert.deepEqual([again.status, again.json], [200, { status: 'cancelled' }], again.text)
+    })
+  })
+}
