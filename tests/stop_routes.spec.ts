@@ -153,3 +153,72 @@ for (const transport of TRANSPORTS) {
     })
   })
 }
+
+/** Answers at once, except to `wait`, which talks until stopped; records what it was given. */
+function chatty(seen: string[][]): AgentRunner {
+  return {
+    async start(ctx) {
+      const earlier: string[] = []
+      for await (const frame of ctx.conversation()) {
+        if (frame.t === 'text') earlier.push(frame.v)
+        if (frame.t === 'event' && (frame.event as any).kind === 'user-message') {
+          earlier.push(...(frame.event as any).parts.map((p: any) => p.text))
+        }
+      }
+      seen.push(earlier)
+      const message = (ctx.input as { message: string }).message
+      await ctx.writer.write({ t: 'text', v: `re: ${message}` })
+      if (message !== 'wait') return { status: 'finished' }
+      await ctx.writer.flush?.()
+      await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()))
+      return { status: 'finished' }
+    },
+    resume: async () => ({ status: 'finished' }),
+  }
+}
+
+for (const transport of TRANSPORTS) {
+  test.group(`Stop routes, rollback (${transport})`, () => {
+    test('a turn stopped with rollback leaves the conversation and the chat history; keep stays', async ({
+      assert,
+      cleanup,
+    }) => {
+      const seen: string[][] = []
+      const served = await serveDoors(transport, chatty(seen))
+      cleanup(served.close)
+      const chatId = `c-${randomUUID()}`
+      const say = (text: string, n: number) =>
+        post(`${served.url}/chat`, {
+          id: chatId,
+          messages: [{ id: `u${n}`, role: 'user', parts: [{ type: 'text', text }] }],
+          trigger: 'submit-message',
+        })
+      const stopTurn = async (n: number, mode: string) => {
+        const turn = say('wait', n)
+        await talking(served.db, async () => {
+          const rows = await served.db.from('agent_agui_runs').where('thread_id', chatId)
+          return rows.length === n ? rows.at(-1).stream_run_id : undefined
+        })
+        const stopped = await post(`${served.url}/chat/${chatId}/stop`, { mode })
+        assert.deepEqual(
+          [stopped.status, stopped.json],
+          [200, { status: 'cancelled' }],
+          stopped.text
+        )
+        await turn
+      }
+      await say('one', 1)
+      await stopTurn(2, 'rollback')
+      await stopTurn(3, 'keep')
+      await say('four', 4)
+      // The fourth turn was given turns one and three, never the rolled-back second.
+      assert.deepEqual(seen.at(-1), ['one', 're: one', 'wait', 're: wait'])
+      const messages = await fetch(`${served.url}/chat/${chatId}/messages`, {
+        headers: { 'x-user': 'alice' },
+      })
+      const history = JSON.stringify(await messages.json())
+      assert.equal(history.split('re: wait').length - 1, 1)
+      assert.include(history, 're: four')
+    })
+  })
+}

@@ -99,14 +99,25 @@ export class DoorRunStore {
     return row ? toRun(row) : null
   }
 
-  /** The thread's runs that started a stream, oldest first. */
+  /**
+   * The thread's turns: its runs that started a stream, oldest first, without the turns a stop
+   * rolled back (`stop_mode = 'rollback'`: left out of the conversation the agent sees, and of
+   * the chat's history; their rows stay stored). The one place that rule lives.
+   */
   async streams(threadId: string): Promise<DoorRun[]> {
+    const runs = this.tables.aguiRuns
+    const streams = this.tables.streams
     const rows = await this.connect()
-      .from(this.tables.aguiRuns)
-      .where('thread_id', threadId)
-      .where('kind', 'start')
-      .orderBy('created_at', 'asc')
-      .orderBy('run_id', 'asc')
+      .from(runs)
+      .leftJoin(streams, `${streams}.run_id`, `${runs}.stream_run_id`)
+      .select(`${runs}.*`)
+      .where(`${runs}.thread_id`, threadId)
+      .where(`${runs}.kind`, 'start')
+      .where((query) =>
+        query.whereNull(`${streams}.stop_mode`).orWhereNot(`${streams}.stop_mode`, 'rollback')
+      )
+      .orderBy(`${runs}.created_at`, 'asc')
+      .orderBy(`${runs}.run_id`, 'asc')
     return rows.map(toRun)
   }
 
