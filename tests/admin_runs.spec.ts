@@ -34,6 +34,12 @@ const runner: AgentRunner = {
       await ctx.writer.write({ t: 'text', v: 'About to break. ' })
       throw new Error('secret failure text')
     }
+    if (script === 'talk') {
+      await ctx.writer.write({ t: 'text', v: 'Talking until stopped. ' })
+      await ctx.writer.flush?.()
+      await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()))
+      return { status: 'finished' }
+    }
     if (script === 'park') {
       await ctx.writer.write({
         t: 'approval',
@@ -118,7 +124,7 @@ async function setup() {
     return runId
   }
   const decider = (via: string) => ({ principal: { id: 'alice' }, via })
-  return { ...served, start, decider }
+  return { ...served, db, start, decider }
 }
 
 /** The delegating run, parked twice by its sub-agent, each decided after a short wait. */
@@ -445,4 +451,49 @@ test.group('Admin runs in Chromium', () => {
       assert.notInclude(await response.text(), runId)
     }
   }).timeout(180_000)
+})
+
+test.group('Admin console | the Stop button', () => {
+  test('a running run stopped from its view in Chromium: the agent aborts, the run is cancelled, what it said stays', async ({
+    assert,
+    cleanup,
+  }) => {
+    const served = await setup()
+    const response = await postJson(`${served.url}/runs`, { message: 'talk' })
+    const { runId } = (await response.json()) as { runId: string }
+    // Should the test fail first, its agent is stopped (the server's cleanup waits for it).
+    cleanup(() => void served.agentStream.driver.stop(runId))
+    for (let i = 0; i < 200; i++) {
+      const row = await served.db
+        .from('agent_stream_frames')
+        .where('run_id', runId)
+        .where('kind', 'text')
+        .first()
+      if (row) break
+      await sleep(20)
+    }
+    const context = await (await launchBrowser()).newContext({ extraHTTPHeaders: ADMIN })
+    const page = await context.newPage()
+    const errors: string[] = []
+    page.on('pageerror', (error) => errors.push(error.message))
+    await page.goto(`${served.url}/admin/runs/${runId}`)
+    assert.equal(await page.locator('dd .status').innerText(), 'running')
+    await page.getByRole('button', { name: 'Stop the run' }).click()
+    await page.locator('p.notice').waitFor()
+    assert.equal(await page.locator('p.notice').innerText(), 'The run was stopped.')
+    assert.equal(await page.locator('dd .status').innerText(), 'cancelled')
+    assert.include(await page.locator('.transcript').innerText(), 'Talking until stopped.')
+    // A finished run has no Stop button; a forged post without the token stops nothing.
+    assert.equal(await page.getByRole('button', { name: 'Stop the run' }).count(), 0)
+    const forged = await fetch(`${served.url}/admin/runs/${runId}/stop`, {
+      method: 'POST',
+      headers: { ...ADMIN, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'mode=rollback',
+    })
+    assert.equal(forged.status, 403)
+    const row = await served.db.from('agent_streams').where('run_id', runId).first()
+    assert.equal(row.stop_mode, 'keep')
+    assert.deepEqual(errors, [])
+    await context.close()
+  }).timeout(60_000)
 })

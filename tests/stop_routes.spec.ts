@@ -3,7 +3,6 @@ import { randomUUID } from 'node:crypto'
 import { HttpAgent } from '@ag-ui/client'
 import type { AgentRunner } from '../src/runner/contract.js'
 import { serveDoors, TRANSPORTS } from './helpers/transports.js'
-import { parseSse } from './helpers/agui.js'
 import { sleep } from './helpers/sink.js'
 import { snapshot } from './helpers/parking.js'
 

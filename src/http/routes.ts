@@ -57,6 +57,7 @@ export interface RoutesOptions {
  * | GET | `/admin/events` | `admin.events` (SSE: the queue changed) |
  * | GET | `/admin/runs`, `/admin/runs/:runId` | `admin.runs`, `admin.run` (runs by status, a run's timeline) |
  * | POST | `/admin/items/:runId/:itemId/:action` | `admin.decide` |
+ * | POST | `/admin/runs/:runId/stop` | `admin.stop` (the run view's Stop button: a form, `mode`) |
  *
  * The two doors' routes (`agui.*`, `chat.*`) are their route tables (`agui_routes.ts`,
  * `ui_message_routes.ts`), served by the one AdonisJS adapter (`adonis_adapter.ts`) with the
@@ -108,9 +109,10 @@ export function registerRoutes(
     pollMs: sink.options.pollIntervalMs,
     closing: agentStream.closing,
   })
-  const runs = new RunsController(agentStream.sink, agentStream.parking, {
+  const runs = new RunsController(agentStream.sink, agentStream.parking, agentStream.control, {
     base: prefix,
     authorize: config.admin,
+    principal: config.principal,
     displayName: config.displayName,
     rules: config.agui,
   })
@@ -216,6 +218,15 @@ export function registerRoutes(
           )
         )
         .as('admin.decide')
+      router
+        .post(
+          '/admin/runs/:runId/stop',
+          packageRoute(
+            { body: 'form', client: 'page', csrfRefused: (ctx) => admin.csrfRefused(ctx) },
+            (ctx) => runs.stop(ctx)
+          )
+        )
+        .as('admin.stop')
     })
     .as(as)
   // A route defined above without its kind is a JSON one (its refusals are JSON).

@@ -20,6 +20,30 @@ export interface RunPageContext {
   truncated?: boolean
   /** Display names of the principals it shows (deciders). */
   names: PrincipalNames
+  /** The hidden fields of the Stop form (the CSRF tokens), for a running or parked run. */
+  stopFields?: Array<[name: string, value: string]>
+  /** What the last stop said (`?stopped=`): `cancelled`, `stopping`, or a refusal's code. */
+  stopped?: string
+}
+
+/** What the console says after a Stop, by code (never the request's own text). */
+const STOP_NOTICES: Record<string, string> = {
+  cancelled: 'The run was stopped.',
+  stopping: 'The stop is recorded: the replica that runs it has not ended it yet.',
+  E_RUN_FINISHED: 'The run had ended: there was nothing to stop.',
+  E_RUN_NOT_FOUND: 'No such run.',
+  E_INVALID_STOP: 'That is not a way to stop a run.',
+}
+
+/** The Stop form of a running or parked run: keep what was said, or roll the turn back. */
+function stopForm(ctx: RunPageContext, run: RunSummary) {
+  if (!ctx.stopFields || (run.status !== 'running' && run.status !== 'parked')) return ''
+  const hidden = ctx.stopFields
+    .map(([name, value]) => `<input type="hidden" name="${e(name)}" value="${e(value)}">`)
+    .join('')
+  return `<form method="post" action="${e(`${ctx.base}/admin/runs/${encodeURIComponent(run.runId)}/stop`)}">${hidden}
+<label>What was said <select name="mode"><option value="keep">stays in the conversation</option><option value="rollback">is rolled back</option></select></label>
+<button type="submit">Stop the run</button></form>`
 }
 
 const json = (value: unknown) => JSON.stringify(value, null, 2) ?? ''
@@ -175,7 +199,9 @@ export function renderRunPage(
 </dl>`
   const body = `<p><a href="${e(`${ctx.base}/admin/runs`)}">All runs</a></p>
 <h1>Run <code>${t(run.runId)}</code></h1>
+${ctx.stopped ? `<p class="notice" role="status">${e(STOP_NOTICES[ctx.stopped] ?? STOP_NOTICES.E_RUN_NOT_FOUND)}</p>` : ''}
 ${summary}
+${stopForm(ctx, run)}
 <h2 id="timeline-heading">Timeline</h2>
 <div class="figure">${renderTimeline(inspection, 'timeline', name)}</div>
 <h2>Parks and decisions</h2>

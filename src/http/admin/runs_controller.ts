@@ -4,14 +4,22 @@ import { nowMs } from '../../store/sql.js'
 import type { HttpContext } from '@adonisjs/core/http'
 import { RUN_ID, isRunId, type StreamFrame } from '../../core/frames.js'
 import type { ProjectionRules } from '../../core/projection.js'
-import { describeIssues, issuesOf } from '../../errors.js'
+import { AgentStreamException, describeIssues, issuesOf } from '../../errors.js'
+import { DEPTH_ISSUE, tooDeep } from '../../core/json_depth.js'
+import type { RunControl } from '../../runner/run_control.js'
+import { validateStop } from '../../runner/stop_body.js'
 import type { Parking } from '../../parking/parking.js'
 import { sinkInternals, type LucidTokenStreamSink } from '../../sink/lucid_sink.js'
 import { RUN_STATUSES, RunList, type RunStatus } from '../../store/run_list.js'
 import { inspectRun } from '../../inspection/index.js'
-import type { AdminAuthorizer, DisplayName } from '../principal.js'
+import {
+  resolvePrincipal,
+  type AdminAuthorizer,
+  type DisplayName,
+  type PrincipalResolver,
+} from '../principal.js'
 import { PrincipalNames } from './names.js'
-import { adminAllowed, adminHeaders } from './access.js'
+import { adminAllowed, adminHeaders, CSRF_FIELD, csrfFields, csrfValid } from './access.js'
 import { consoleFrame } from './console_frame.js'
 import { renderRunPage, type TranscriptEntry } from './run_page.js'
 import { RUN_AGES, renderRunsPage, type RunsPageContext, type RunsQuery } from './runs_page.js'
@@ -58,9 +66,11 @@ export class RunsController {
   constructor(
     readonly sink: LucidTokenStreamSink,
     readonly parking: Parking,
+    readonly control: RunControl,
     readonly options: {
       base: string
       authorize?: AdminAuthorizer
+      principal?: PrincipalResolver
       displayName?: DisplayName
       rules: ProjectionRules
     }
@@ -137,12 +147,56 @@ export class RunsController {
     const names = await new PrincipalNames(this.options.displayName).load(
       inspection.parked.map((item) => item.decidedBy)
     )
+    const stopped = ctx.request.qs().stopped
     const page = renderRunPage(
-      { base: this.options.base, nonce, truncated, names },
+      {
+        base: this.options.base,
+        nonce,
+        truncated,
+        names,
+        stopFields: csrfFields(ctx, this.options.base),
+        stopped: typeof stopped === 'string' ? stopped : undefined,
+      },
       run,
       inspection,
       transcript
     )
     return ctx.response.type('html').send(page)
+  }
+
+  /**
+   * `POST <base>/admin/runs/:runId/stop` (a form: the CSRF token, `mode`): stop a running or
+   * parked run through run control, as an admin (the app's `admin` hook passed), then back to the
+   * run view with what the stop said (`?stopped=`).
+   */
+  async stop(ctx: HttpContext) {
+    if (!(await adminAllowed(ctx, this.options.authorize))) return
+    const body = ctx.request.body() as Record<string, unknown>
+    if (tooDeep(body)) {
+      ctx.response.status(422)
+      return ctx.response
+        .type('html')
+        .send(`<p>${describeIssues('Invalid form', [DEPTH_ISSUE])}</p>`)
+    }
+    if (!csrfValid(ctx, body[CSRF_FIELD])) {
+      return ctx.response.status(403).type('html').send('<p>The form expired: reload the page.</p>')
+    }
+    const runId = ctx.params.runId
+    let said: string
+    try {
+      const { mode } = await validateStop(body.mode === undefined ? {} : { mode: body.mode })
+      const principal = await resolvePrincipal(ctx, this.options.principal)
+      const outcome = await this.control.stop(runId, { principal, via: 'admin', admin: true }, mode)
+      said = outcome.status
+    } catch (error) {
+      if (!(error instanceof AgentStreamException)) throw error
+      said = String(error.code)
+    }
+    return ctx.response
+      .redirect()
+      .status(303)
+      .toPath(
+        `${this.options.base}/admin/runs/${encodeURIComponent(runId)}?stopped=${encodeURIComponent(said)}`
+      )
   }
 }
