@@ -3,11 +3,7 @@ import type { AgentRunner } from '../src/runner/contract.js'
 import { RUN_FAILED_MESSAGE } from '../src/sink/subscriber.js'
 import type { DeliveredFrame } from '../src/core/frames.js'
 import { DIALECT, resetTables } from './helpers/db.js'
-import {
-  canStartPrivateServer,
-  startPrivateServer,
-  type PrivateServer,
-} from './helpers/db_server.js'
+import { canStartPrivateServer, privateServerFor, type PrivateServer } from './helpers/db_server.js'
 import { serveApp } from './helpers/http.js'
 import { sleep, textOf } from './helpers/sink.js'
 import { Replica } from './helpers/replica.js'
@@ -137,19 +133,12 @@ function readersOf(run: {
 }
 
 test.group('Database restart: a run in flight survives it (private server)', (group) => {
-  let server: PrivateServer | null = null
-  group.setup(async () => {
-    if (!SKIP) server = await startPrivateServer(DIALECT as 'pg' | 'mysql')
-  })
-  group.teardown(async () => {
-    await server?.destroy()
-    server = null
-  })
+  const server = privateServerFor(group, DIALECT as 'pg' | 'mysql', SKIP)
 
   async function begin(config: Record<string, unknown>) {
     const { runner, seen } = wordsRunner()
     const served = await serveApp({ runner, ...config }, undefined, {
-      connection: server!.connection,
+      connection: server().connection,
     })
     const db = await served.app.container.make('lucid.db')
     await resetTables(db)
@@ -163,7 +152,7 @@ test.group('Database restart: a run in flight survives it (private server)', (gr
     const viaSink = readSink(sink.subscribe(runId))
     const viaSse = readSse(`${served.url}/runs/${runId}/stream`)
     // A reader on another replica: woken by LISTEN/NOTIFY (PostgreSQL) or its polls.
-    const replica = await Replica.start({}, { env: replicaEnv(server!) })
+    const replica = await Replica.start({}, { env: replicaEnv(server()) })
     const replicaFrames: DeliveredFrame[] = []
     const onReplica = replica.subscribe(runId, (frame) => replicaFrames.push(frame))
     await onReplica.ready
@@ -184,10 +173,10 @@ test.group('Database restart: a run in flight survives it (private server)', (gr
     const run = await begin({ lease: '2s' })
     await sleep(3000)
     const atStop = run.seen.written
-    await server!.stop()
+    await server().stop()
     await sleep(2700)
     const beforeStart = run.seen.written
-    await server!.start()
+    await server().start()
 
     await within(run.agentStream.driver.settled(), 30_000, 'the run')
     const [sinkFrames, sseEvents, replicaFrames] = await readersOf(run)
@@ -253,9 +242,9 @@ test.group('Database restart: a run in flight survives it (private server)', (gr
   }) => {
     const run = await begin({ outage: { bound: '2s' } })
     await sleep(3000)
-    await server!.stop()
+    await server().stop()
     await sleep(4500)
-    await server!.start()
+    await server().start()
     const back = Date.now()
 
     await within(run.agentStream.driver.settled(), 20_000, 'the run')

@@ -9,8 +9,8 @@ import { startDemo } from '../demo/server.js'
 import { runCheck } from '../demo/check.js'
 import { launchBrowser } from './helpers/browser.js'
 
-// The demo runs on its own SQLite file whatever database the suite is on: run it once, there.
-const OTHER_DB = (process.env.DB ?? 'sqlite') !== 'sqlite'
+// The demo runs on its own SQLite file whatever database the suite is on: bin/test.ts runs this
+// file with DB=sqlite only (tests/sqlite_only.ts).
 
 // One bubble per model step: the AI SDK agent says the format and "All done." in one response.
 const FULL_TEXT = [
@@ -96,9 +96,7 @@ test.group('Demo', () => {
         `missing step "${step}" in:\n${lines.join('\n')}`
       )
     }
-  })
-    .skip(OTHER_DB, 'runs once, with DB=sqlite')
-    .timeout(60_000)
+  }).timeout(60_000)
 
   test('the chat page in Chromium: streamed text, tool calls, approve, answer, done', async ({
     assert,
@@ -138,9 +136,7 @@ test.group('Demo', () => {
     await page.getByRole('button', { name: 'Approve' }).and(page.locator(':enabled')).waitFor()
     assert.lengthOf(await page.locator('.assistant').allTextContents(), FULL_TEXT.length + 2)
     assert.deepEqual(errors, [])
-  })
-    .skip(OTHER_DB, 'runs once, with DB=sqlite')
-    .timeout(60_000)
+  }).timeout(60_000)
 
   test('the chat page re-attaches after every response is cut mid-message: the text once', async ({
     assert,
@@ -175,9 +171,7 @@ test.group('Demo', () => {
     assert.lengthOf(result.tools, 2)
     assert.equal(result.page!.split('All done.').length - 1, 1)
     assert.deepEqual(errors, [])
-  })
-    .skip(OTHER_DB, 'runs once, with DB=sqlite')
-    .timeout(60_000)
+  }).timeout(60_000)
 
   test('the server ends every open stream mid-run (as on shutdown): the chat re-attaches, the text once', async ({
     assert,
@@ -202,9 +196,7 @@ test.group('Demo', () => {
     assert.deepEqual(result.bubbles, FULL_TEXT)
     assert.lengthOf(result.tools, 2)
     assert.deepEqual(errors, [])
-  })
-    .skip(OTHER_DB, 'runs once, with DB=sqlite')
-    .timeout(60_000)
+  }).timeout(60_000)
 
   test('approved on the admin page: the chat catches up by thread (the first decision wins)', async ({
     assert,
@@ -245,7 +237,5 @@ test.group('Demo', () => {
     assert.include(result.page, 'Someone answered first.')
     assert.notInclude(result.page, 'Rejected.')
     assert.deepEqual(errors, [])
-  })
-    .skip(OTHER_DB, 'runs once, with DB=sqlite')
-    .timeout(60_000)
+  }).timeout(60_000)
 })

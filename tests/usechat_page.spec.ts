@@ -144,10 +144,16 @@ async function send(page: Page, text: string) {
 }
 
 test.group('useChat page in Chromium', () => {
-  test('a streamed answer, a reload mid-answer, an approval, a denial', async ({ assert }) => {
+  test('a streamed answer, a reload mid-answer, an approval, a denial', async ({
+    assert,
+    cleanup,
+  }) => {
     let open = () => {}
     const gate = new Promise<void>((resolve) => (open = resolve))
     const { page, errors } = await openPage(gatedAgent(gate))
+    // Should the test fail before it opens the gate, its cleanup does (first: cleanups run last
+    // registered first), so the run ends and the server's cleanup does not wait for it forever.
+    cleanup(() => open())
     await send(page, 'Send the weekly report')
     // Streaming: the first words arrive while the agent is still writing.
     await lastAssistant(page).locator('.text', { hasText: 'Revenue' }).waitFor()

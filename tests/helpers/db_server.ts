@@ -13,6 +13,7 @@ import { createServer, connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { ConnectionConfig } from '@adonisjs/lucid/types/database'
+import { within } from './bounded.js'
 
 /**
  * A PRIVATE database server for one test file: its own data directory under the temp dir, its own
@@ -53,6 +54,8 @@ function processTree(pid: number): number[] {
 }
 
 const DATABASE = 'agent_stream_outage'
+/** How long `initdb` / `mariadb-install-db` may take (they run synchronously: killed past it). */
+const SETUP_MS = 120_000
 const isRoot = process.getuid?.() === 0
 
 /** Where PostgreSQL's server binaries are, or `null` when it is not installed. */
@@ -213,6 +216,7 @@ export async function startPrivateServer(dialect: 'pg' | 'mysql'): Promise<Priva
           port,
           user: 'postgres',
           database: 'postgres',
+          connectionTimeoutMillis: 5000,
         })
         await client.connect()
         await client.end()
@@ -246,7 +250,7 @@ export async function startPrivateServer(dialect: 'pg' | 'mysql'): Promise<Priva
       execFileSync(
         join(pgBin()!, 'initdb'),
         ['-D', join(dir, 'data'), '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'],
-        { ...asOwner, stdio: 'ignore' }
+        { ...asOwner, stdio: 'ignore', timeout: SETUP_MS }
       )
     } else {
       execFileSync(
@@ -259,7 +263,7 @@ export async function startPrivateServer(dialect: 'pg' | 'mysql'): Promise<Priva
           '--innodb-log-file-size=8M',
           ...(isRoot ? ['--user=root'] : []),
         ],
-        { stdio: 'ignore' }
+        { stdio: 'ignore', timeout: SETUP_MS }
       )
     }
     await start()
@@ -339,11 +343,22 @@ export function privateServerFor(
   skip: boolean
 ): () => PrivateServer {
   let server: PrivateServer | null = null
+  // Japa bounds neither hook: each is bounded here, with an error that says which.
   group.setup(async () => {
-    if (!skip) server = await startPrivateServer(dialect)
+    if (!skip) {
+      server = await within(
+        startPrivateServer(dialect),
+        180_000,
+        `the private ${dialect} server of this group did not start`
+      )
+    }
   })
   group.teardown(async () => {
-    await server?.destroy()
+    await within(
+      server?.destroy() ?? Promise.resolve(),
+      30_000,
+      `the private ${dialect} server of this group was not destroyed`
+    )
     server = null
   })
   return () => server!

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { Readable, pipeline } from 'node:stream'
 import { createRuntime, type RuntimeOptions } from '../../src/runtime.js'
 import { createDatabase, resetTables } from './db.js'
+import { within } from './bounded.js'
 
 type Runtime = ReturnType<typeof createRuntime>
 
@@ -68,7 +69,11 @@ export async function serveRuntime(
   const close = async () => {
     server.closeAllConnections()
     await new Promise((resolve) => server.close(resolve))
-    await runtime.driver.settled()
+    await within(
+      runtime.driver.settled(),
+      30_000,
+      'the runs this test started did not settle after it ended (a runner still waiting?)'
+    )
     await runtime.sink.shutdown()
     await db.manager.closeAll()
   }

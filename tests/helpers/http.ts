@@ -5,6 +5,7 @@ import type { ConnectionConfig } from '@adonisjs/lucid/types/database'
 import type { AgentStreamConfig } from '../../src/define_config.js'
 import type { AgentStream } from '../../src/agent_stream.js'
 import { setupApp } from './app.js'
+import { within } from './bounded.js'
 
 /**
  * A real AdonisJS app served over loopback HTTP: the body parser, the package's provider and its
@@ -47,7 +48,11 @@ export async function serveApp(
     agentStream.http.closeAll()
     http.closeAllConnections()
     await new Promise((resolve) => http.close(resolve))
-    await agentStream.driver.settled()
+    await within(
+      agentStream.driver.settled(),
+      30_000,
+      'the runs this test started did not settle after it ended (a runner still waiting?)'
+    )
   })
   return { app, agentStream, url, http }
 }

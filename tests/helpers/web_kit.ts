@@ -11,6 +11,7 @@ import { bundleUseChat } from '../../demo/bundle.js'
 import shieldConfig from '../fixtures/web_kit/shield.js'
 import { resetTables } from './db.js'
 import { setupApp } from './app.js'
+import { within } from './bounded.js'
 
 /** The fixture app's people: alice asks, bob is someone else, root is the admin. */
 export const PEOPLE = [
@@ -140,7 +141,11 @@ export async function serveWebKit(config: AgentStreamConfig = {}) {
     agentStream.http.closeAll()
     http.closeAllConnections()
     await new Promise((resolve) => http.close(resolve))
-    await agentStream.driver.settled()
+    await within(
+      agentStream.driver.settled(),
+      30_000,
+      'the runs this test started did not settle after it ended (a runner still waiting?)'
+    )
   })
   const users = await User.all()
   const idOf = (email: string) => String(users.find((u) => u.email === email)!.id)
