@@ -3,6 +3,7 @@ import type { Parking } from '../parking/parking.js'
 import type { RunDriver } from '../runner/driver.js'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
 import type { DoorRunStore } from '../store/door_runs.js'
+import type { RunQueue } from '../runner/run_queue.js'
 import { doorCheckpoints, type CheckpointSettings, type DoorState } from './checkpoints.js'
 
 /** The layers every door stands on: the sink, the run driver, parking, the run rows. */
@@ -12,6 +13,8 @@ export interface DoorCore {
   parking: Parking
   /** The run rows the doors share (`src/store/door_runs.ts`). */
   runs: DoorRunStore
+  /** The busy-thread queue (`multitaskStrategy: 'enqueue'`). */
+  queue: RunQueue
 }
 
 /**
@@ -30,12 +33,13 @@ export function doorDeps<O extends CheckpointSettings, S>(
   options: O,
   state: DoorState<S>
 ): DoorDeps<O, S> {
-  const { sink, driver, parking, runs } = core
+  const { sink, driver, parking, runs, queue } = core
   return {
     sink,
     driver,
     parking,
     runs,
+    queue,
     options,
     checkpoints: doorCheckpoints(sink, state, options),
   }
@@ -50,6 +54,7 @@ export abstract class DoorBase<O, S, D extends DoorDeps<O, S> = DoorDeps<O, S>> 
   readonly driver: RunDriver
   readonly parking: Parking
   readonly runs: DoorRunStore
+  readonly queue: RunQueue
   readonly options: O
   protected readonly deps: D
 
@@ -59,6 +64,7 @@ export abstract class DoorBase<O, S, D extends DoorDeps<O, S> = DoorDeps<O, S>> 
     this.driver = deps.driver
     this.parking = deps.parking
     this.runs = deps.runs
+    this.queue = deps.queue
     this.options = deps.options
   }
 

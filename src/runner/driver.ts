@@ -32,6 +32,8 @@ export interface DriverOptions {
   onError?: (error: unknown) => void
   /** How much of a thread's earlier turns `RunContext.conversation()` gives (`history`). */
   history?: HistoryBounds
+  /** Told once a segment ended its stream here (not parked): the thread's queue may go on. */
+  onStreamEnd?: (meta: RunMeta) => Promise<unknown>
 }
 
 /** Thrown inside a resume's reopen when its claim no longer holds: the reopen is undone. */
@@ -310,6 +312,8 @@ export class RunDriver {
     }
     try {
       outcome = await this.#finish(writer, meta, input, outcome)
+      const onEnd = outcome.status !== 'parked' && !writer.lost && this.options.onStreamEnd
+      if (onEnd) void this.#track(onEnd(meta)).catch((e) => this.options.onError?.(e))
     } catch (error) {
       this.options.onError?.(error)
     } finally {
