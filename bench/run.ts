@@ -522,7 +522,10 @@ async function serveDoor(
       resumeHash: null,
       ownerId: null,
     })
-  const door = new AgUiDoor({ sink, driver: stack.driver, parking: stack.parking, runs }, options)
+  const door = new AgUiDoor(
+    { sink, driver: stack.driver, parking: stack.parking, runs, queue: stack.queue },
+    options
+  )
   const served = await serveReattach(door)
   return {
     url: served.url,

@@ -112,6 +112,13 @@ export const DEFAULTS = Object.freeze({
   parkedPerPageMax: 100,
   /** Items expired, resumed or abandoned per sweep step. */
   sweepBatch: 100,
+  /** Messages one thread's busy-thread queue holds at most (`multitaskStrategy: 'enqueue'`). */
+  maxQueuedRuns: 8,
+  /**
+   * How often a client waiting for its queued message asks whether it started (on another
+   * replica; a start on its own replica wakes it at once).
+   */
+  queuedPollMs: 250,
   /**
    * Approvals and question sets one segment may have waiting at once (an AG-UI resume answers
    * all of them: it takes this many entries). The next one is refused.

@@ -6,6 +6,8 @@ import type { LucidSinkOptions } from './sink/lucid_sink.js'
 import type { AgentRunner } from './runner/contract.js'
 import type { ApproverPolicy } from './parking/types.js'
 import type { AgUiDoorOptions } from './agui/door/index.js'
+import type { UiMessageDoorOptions } from './ui_message/door/index.js'
+import { isMultitaskStrategy, MULTITASK_STRATEGIES } from './door/multitask.js'
 import type { AdminAuthorizer, DisplayName, PrincipalResolver } from './http/principal.js'
 import { DEFAULTS } from './defaults.js'
 import type { HistoryBounds } from './runner/conversation.js'
@@ -128,7 +130,18 @@ export interface AgentStreamConfig {
    * replica's memory (per replica: not a fleet's limit). Default: no limits.
    */
   limits?: LimitsConfig
-  /** The AG-UI door. */
+  /**
+   * The useChat door (the AI SDK UI message stream): `multitaskStrategy`, what a new message on
+   * a chat whose turn is streaming does (`'enqueue'`, the default, `'reject'`, `'interrupt'`,
+   * `'rollback'`; a request may ask for another with a `multitaskStrategy` body field).
+   */
+  uiMessage?: Pick<UiMessageDoorOptions, 'multitaskStrategy'>
+  /**
+   * Messages one thread's busy-thread queue holds at most (`multitaskStrategy: 'enqueue'`, on
+   * either door); one more is refused with 409 `queue_full`. Default 8.
+   */
+  maxQueuedRuns?: number
+  /** The AG-UI door (`multitaskStrategy`: default `'reject'`, the protocol's rule). */
   agui?: AgUiDoorOptions & {
     /** A comment line after this long without an event. Default `15s`. */
     heartbeat?: Duration
@@ -148,6 +161,8 @@ export type ResolvedAgentStreamConfig = Omit<LucidSinkOptions, 'onError' | 'onIn
   displayName?: DisplayName
   /** The per-principal limits (config `limits`), once the app's limiter is known; none: off. */
   limits?: RequestLimits
+  uiMessage?: Pick<UiMessageDoorOptions, 'multitaskStrategy'>
+  maxQueuedRuns?: number
   agui: AgUiDoorOptions & { heartbeatMs: number }
 }
 
@@ -199,6 +214,8 @@ export function defineConfig(config: AgentStreamConfig): ConfigProvider<Resolved
     principal: config.principal,
     admin: config.admin,
     displayName: config.displayName,
+    uiMessage: config.uiMessage,
+    maxQueuedRuns: config.maxQueuedRuns,
     agui: {
       ...config.agui,
       heartbeatMs: ms('agui.heartbeat', config.agui?.heartbeat, 10) ?? DEFAULTS.heartbeatMs,
@@ -215,6 +232,22 @@ export function defineConfig(config: AgentStreamConfig): ConfigProvider<Resolved
         `Invalid "config/agent_stream.ts": "${name}" must be an integer >= ${min}`
       )
     }
+  }
+  for (const [name, value] of [
+    ['agui.multitaskStrategy', config.agui?.multitaskStrategy],
+    ['uiMessage.multitaskStrategy', config.uiMessage?.multitaskStrategy],
+  ] as const) {
+    if (value !== undefined && !isMultitaskStrategy(value)) {
+      throw new RuntimeException(
+        `Invalid "config/agent_stream.ts": "${name}" must be one of ${MULTITASK_STRATEGIES.join(', ')}`
+      )
+    }
+  }
+  const maxQueued = config.maxQueuedRuns
+  if (maxQueued !== undefined && (!Number.isSafeInteger(maxQueued) || maxQueued < 1)) {
+    throw new RuntimeException(
+      'Invalid "config/agent_stream.ts": "maxQueuedRuns" must be an integer >= 1'
+    )
   }
   for (const name of ['maxTurns', 'maxBytes'] as const) {
     const value = config.history?.[name]

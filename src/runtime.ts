@@ -19,7 +19,10 @@ import type { AgentRunner } from './runner/contract.js'
 import type { HistoryBounds } from './runner/conversation.js'
 import { AgUiDoor, type AgUiDoorOptions } from './agui/door/index.js'
 import { DoorRunStore } from './store/door_runs.js'
-import { UiMessageDoor } from './ui_message/door/index.js'
+import { UiMessageDoor, type UiMessageDoorOptions } from './ui_message/door/index.js'
+import { RunQueueRows } from './store/run_queue.js'
+import { RunQueue } from './runner/run_queue.js'
+import { isMultitaskStrategy, MULTITASK_STRATEGIES, readAfterSegmentEnd } from './door/index.js'
 
 /** Options of {@link createRuntime}: the sink's, plus the runner, parking and the doors'. */
 export interface RuntimeOptions extends LucidSinkOptions {
@@ -33,6 +36,10 @@ export interface RuntimeOptions extends LucidSinkOptions {
   claimLeaseMs?: number
   /** The AG-UI door's options (`agui` in the config). */
   agui?: AgUiDoorOptions
+  /** The useChat door's own options (`uiMessage` in the config): its `multitaskStrategy`. */
+  uiMessage?: Pick<UiMessageDoorOptions, 'multitaskStrategy'>
+  /** Messages one thread's busy-thread queue holds at most (`enqueue`). Default 8. */
+  maxQueuedRuns?: number
   /**
    * A graceful shutdown (`drain()`, `close()`): how long runs in flight get to finish before
    * their agent is aborted and their streams end `replica_shutdown`. Default 5000 ms.
@@ -70,6 +77,7 @@ export interface RuntimeOptions extends LucidSinkOptions {
  * stored, and re-attach from their cursor on another replica).
  */
 export function createRuntime(db: Database, options: RuntimeOptions) {
+  checkMultitask(options)
   let parks: SuspensionParks | null = null
   let driver: RunDriver | null = null
   const sink = new LucidTokenStreamSink(db, {
@@ -95,7 +103,9 @@ export function createRuntime(db: Database, options: RuntimeOptions) {
     onError: options.onError,
     history: options.history,
     stopGraceMs: options.stop?.graceMs,
+    onStreamEnd: (meta) => queue.startNext(meta.threadId),
   })
+  const runs = new DoorRunStore(() => sinkInternals(sink).client, sink.tables)
   const ready = new ReadyNotices()
   const queries = new ParkingQueries(rows)
   const { onError } = options
@@ -103,6 +113,23 @@ export function createRuntime(db: Database, options: RuntimeOptions) {
     { sink, store: parkingStore, queries, ready, onError },
     options.approverPolicy
   )
+  // A thread is idle once its latest run's stream ended (not talking, parked or about to go on).
+  const idle = async (threadId: string) => {
+    const latest = await runs.latest(threadId)
+    if (!latest) return true
+    const { verdict } = await readAfterSegmentEnd({ parking: { queries } }, latest.streamRunId)
+    return verdict === 'over' || verdict === 'cancelled'
+  }
+  const queue: RunQueue = new RunQueue({
+    sink,
+    runs,
+    driver,
+    rows: new RunQueueRows(() => sinkInternals(sink).client, sink.tables),
+    idle,
+    maxPerThread: options.maxQueuedRuns,
+    claimLeaseMs: options.claimLeaseMs,
+    onError,
+  })
   const parking: Parking = {
     decisions,
     queries,
@@ -118,24 +145,25 @@ export function createRuntime(db: Database, options: RuntimeOptions) {
         settle: (runId) => sink.settleLapsed(runId),
         graceMs: sink.options.leaseMs,
       },
+      queued: (limit) => queue.startIdle(limit),
     }),
     ready,
   }
   // Looked up at each notice (not bound once), so a test may replace `driver.tryResume`.
   ready.on(({ runId, park }) => driver.tryResume(runId, park))
-  const runs = new DoorRunStore(() => sinkInternals(sink).client, sink.tables)
   const control = new RunControl(
     { sink, driver, runs, reads: parkingStore.reads, decisions },
     { waitMs: options.stop?.waitMs }
   )
-  const door = new AgUiDoor({ sink, driver, parking, runs, control }, options.agui)
+  const door = new AgUiDoor({ sink, driver, parking, runs, control, queue }, options.agui)
   // The same projection opt-ins (`agui.reasoning`, `toolErrorText`, `custom`), body cap and
   // checkpoint spacings.
   const { reasoning, toolErrorText, custom, maxBodyBytes, checkpointEvery, storedCheckpointEvery } =
     options.agui ?? {}
   const uiMessage = new UiMessageDoor(
-    { sink, driver, parking, runs, control },
+    { sink, driver, parking, runs, control, queue },
     {
+      ...options.uiMessage,
       reasoning,
       toolErrorText,
       custom,
@@ -153,5 +181,24 @@ export function createRuntime(db: Database, options: RuntimeOptions) {
       await drain()
       await sink.shutdown()
     })())
-  return { sink, parkingStore, driver, parking, control, door, uiMessage, drain, close }
+  return { sink, parkingStore, driver, parking, control, door, uiMessage, queue, drain, close }
+}
+
+/**
+ * The busy-thread settings checked before anything is made: each door's `multitaskStrategy` one
+ * of the four, `maxQueuedRuns` an integer >= 1. @throws TypeError naming the option
+ */
+function checkMultitask(options: RuntimeOptions) {
+  for (const [name, value] of [
+    ['agui.multitaskStrategy', options.agui?.multitaskStrategy],
+    ['uiMessage.multitaskStrategy', options.uiMessage?.multitaskStrategy],
+  ] as const) {
+    if (value !== undefined && !isMultitaskStrategy(value)) {
+      throw new TypeError(`"${name}" must be one of ${MULTITASK_STRATEGIES.join(', ')}`)
+    }
+  }
+  const max = options.maxQueuedRuns
+  if (max !== undefined && (!Number.isSafeInteger(max) || max < 1)) {
+    throw new TypeError('"maxQueuedRuns" must be an integer >= 1')
+  }
 }

@@ -50,6 +50,7 @@ test.group('In an AdonisJS app', (group) => {
     assert.isTrue(await db.connection().schema.hasTable('agent_streams'))
     assert.isTrue(await db.connection().schema.hasTable('agent_stream_frames'))
     assert.isTrue(await db.connection().schema.hasTable('agent_stream_checkpoints'))
+    assert.isTrue(await db.connection().schema.hasTable('agent_run_queue'))
 
     const agentStream = await app.container.make('agentStream')
     const id = runId()
@@ -61,6 +62,7 @@ test.group('In an AdonisJS app', (group) => {
     await migrate(app, 'down')
     assert.isFalse(await db.connection().schema.hasTable('agent_streams'))
     assert.isFalse(await db.connection().schema.hasTable('agent_stream_checkpoints'))
+    assert.isFalse(await db.connection().schema.hasTable('agent_run_queue'))
   })
 
   test('agent-stream:purge deletes streams past the TTL (and --dry-run deletes nothing)', async ({

@@ -287,6 +287,7 @@ test.group('node ace configure adonis-agent-stream', (group) => {
       'agent_agui_runs',
       'agent_stream_checkpoints',
       'agent_threads',
+      'agent_run_queue',
     ])
 
     // The provider works on those tables with the published config.

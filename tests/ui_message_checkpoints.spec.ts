@@ -26,6 +26,7 @@ function depsOf(stack: Stack, checkpoints?: TranslatorCheckpoints<string>): UiDo
     driver: stack.driver,
     parking: stack.parking,
     runs: stack.door.runs,
+    queue: stack.door.queue,
     options: {},
     checkpoints,
   }

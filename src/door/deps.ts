@@ -7,6 +7,7 @@ import { sinkInternals } from '../sink/lucid_sink.js'
 import { RunControl } from '../runner/run_control.js'
 import { ParkingTables } from '../parking/store_rows.js'
 import { ParkingReads } from '../parking/store_reads.js'
+import type { RunQueue } from '../runner/run_queue.js'
 import { doorCheckpoints, type CheckpointSettings, type DoorState } from './checkpoints.js'
 
 /** The layers every door stands on: the sink, the run driver, parking, the run rows. */
@@ -18,6 +19,8 @@ export interface DoorCore {
   runs: DoorRunStore
   /** Run control (the stop routes); default: one over the same layers. */
   control?: RunControl
+  /** The busy-thread queue (`multitaskStrategy: 'enqueue'`). */
+  queue: RunQueue
 }
 
 /**
@@ -36,13 +39,14 @@ export function doorDeps<O extends CheckpointSettings, S>(
   options: O,
   state: DoorState<S>
 ): DoorDeps<O, S> {
-  const { sink, driver, parking, runs, control } = core
+  const { sink, driver, parking, runs, control, queue } = core
   return {
     sink,
     driver,
     parking,
     runs,
     control,
+    queue,
     options,
     checkpoints: doorCheckpoints(sink, state, options),
   }
@@ -59,6 +63,7 @@ export abstract class DoorBase<O, S, D extends DoorDeps<O, S> = DoorDeps<O, S>> 
   readonly runs: DoorRunStore
   /** Run control: what the door's stop route stops a run through. */
   readonly control: RunControl
+  readonly queue: RunQueue
   readonly options: O
   protected readonly deps: D
 
@@ -79,6 +84,7 @@ export abstract class DoorBase<O, S, D extends DoorDeps<O, S> = DoorDeps<O, S>> 
         ),
         decisions: deps.parking.decisions,
       })
+    this.queue = deps.queue
     this.options = deps.options
   }
 

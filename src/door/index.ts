@@ -4,7 +4,8 @@
  * replays and trails (translation.ts), the one serve loop (serve_loop.ts), a stream's open
  * items and the decisions a door applies (parked.ts), the input guard (guard.ts), the shared
  * refusals (refusals.ts), a re-attach's cursor checked (position_check.ts), the one verdict on
- * what follows a segment end (verdict.ts), and the reply union every door answers (reply.ts);
+ * what follows a segment end (verdict.ts), the reply union every door answers (reply.ts), and
+ * the busy-thread policy (multitask.ts);
  * the ownership rule is core's (`core/owner.ts`), handed on here.
  * A door adds a translator, a state codec and its protocol's rules.
  */
@@ -45,3 +46,14 @@ export {
   type StreamAfterEnd,
 } from './verdict.js'
 export type { DoorReply, Refused, SentEvent } from './reply.js'
+export {
+  busyWith,
+  isMultitaskStrategy,
+  MULTITASK_STRATEGIES,
+  multitaskStrategyOf,
+  queueFull,
+  threadBusy,
+  waitForStart,
+  type MultitaskStrategy,
+  type QueuedState,
+} from './multitask.js'

@@ -17,6 +17,8 @@ export interface Refused {
   status: number
   code: string
   message: string
+  /** The run the refusal is about (`thread_busy`: the run the thread is busy with). */
+  runId?: string
 }
 
 /**

@@ -8,8 +8,8 @@ import {
 /**
  * The one shape of a refusal before a stream opens, on every route of both transports (the
  * AdonisJS controllers and the Fetch-API handlers): a 4xx status (503 on a draining replica) and
- * the JSON body `{ code, message }`, nothing else (a door's reply carries more fields; they stay
- * inside).
+ * the JSON body `{ code, message }` (and `runId` where a refusal names a run: `thread_busy`),
+ * nothing else (a door's reply carries more fields; they stay inside).
  */
 
 /** A refusal: its HTTP status (4xx, or 503) and what the body says. */
@@ -19,6 +19,8 @@ export interface Refusal {
   message: string
   /** `Retry-After` in seconds (a 429 of `limits`); a 503 without it says the default. */
   retryAfterSeconds?: number
+  /** The run a refusal is about (`thread_busy`), sent in its body. */
+  runId?: string
 }
 
 /** A refusal, frozen (every constant of this file is one). */
@@ -99,9 +101,13 @@ export function sendRefusal(
   return response.status(refusal.status).json(refusalBody(refusal))
 }
 
-/** The JSON body of a refusal: `{ code, message }`, whatever else `refusal` carries. */
-export function refusalBody(refusal: Refusal): { code: string; message: string } {
-  return { code: refusal.code, message: refusal.message }
+/**
+ * The JSON body of a refusal: `{ code, message }`, and the run it is about when it names one
+ * (`thread_busy`: `runId`), whatever else `refusal` carries.
+ */
+export function refusalBody(refusal: Refusal): { code: string; message: string; runId?: string } {
+  const { code, message, runId } = refusal
+  return runId === undefined ? { code, message } : { code, message, runId }
 }
 
 /** A refusal as a Fetch-API `Response`: `refusal.status`, `application/json` {@link refusalBody}. */

@@ -19,6 +19,8 @@ import { admit, type RequestLimits } from './limits.js'
 import { serveChunks } from './sse.js'
 import { notFound } from '../door/refusals.js'
 import { THREAD_TAKEN } from '../runner/door_runs.js'
+import { NO_QUEUE } from '../runner/run_queue.js'
+import { MULTITASK_STRATEGIES, queueFull, threadBusy } from '../door/multitask.js'
 import type { Chunk } from './agui_encoding.js'
 
 /** Another person's thread, or one claimed first by another: answered like a missing one. */
@@ -29,6 +31,7 @@ const startValidator = vine.compile(
     message: vine.string().minLength(1).maxLength(32_768),
     threadId: vine.string().regex(RUN_ID).optional(),
     runId: clientRunId().optional(),
+    multitaskStrategy: vine.enum(MULTITASK_STRATEGIES).optional(),
   })
 )
 
@@ -68,7 +71,7 @@ export class StreamController {
         code: 'invalid_input',
         message: describeIssues('Invalid start body', issues.slice(0, 1)),
       })
-    let body: { message: string; threadId?: string; runId?: string }
+    let body: Awaited<ReturnType<typeof startValidator.validate>>
     try {
       if (tooDeep(ctx.request.body())) return invalid([DEPTH_ISSUE])
       // The message reaches the runner and may come back in frames: no lone surrogate.
@@ -96,11 +99,22 @@ export class StreamController {
         .status(409)
         .json({ code: 'interrupt_pending', message: 'This thread is waiting for answers' })
     }
-    const started = await door.startRun(
-      { runId, threadId, ownerId: ownerOf(principal) },
-      { message: body.message },
-      principal
-    )
+    const run = { runId, threadId, ownerId: ownerOf(principal) }
+    // A thread whose run talks: the AG-UI door's busy-thread policy, or the body's.
+    const busy = await door.busyWith(thread.latest)
+    const strategy = body.multitaskStrategy ?? door.options.multitaskStrategy ?? 'reject'
+    if (busy && strategy === 'enqueue' && !(await door.runs.find(runId))) {
+      const start = { run, input: { message: body.message }, principal, said: null }
+      const queued = await door.queue.enqueue(start)
+      if (queued !== NO_QUEUE && 'full' in queued) {
+        return sendRefusal(ctx.response, queueFull(door.queue.maxPerThread))
+      }
+      if (queued !== NO_QUEUE) {
+        return ctx.response.status(202).json({ runId, threadId, queued: queued.position })
+      }
+    }
+    if (busy) return sendRefusal(ctx.response, threadBusy(busy))
+    const started = await door.startRun(run, { message: body.message }, principal)
     // Another principal's claim on the thread landed first: answered like another's thread.
     if (started === THREAD_TAKEN) return sendRefusal(ctx.response, NO_SUCH_THREAD)
     if (!started) {

@@ -28,6 +28,11 @@ export interface SweeperDeps {
      */
     graceMs: number
   }
+  /**
+   * Start the first queued message of every idle thread with messages waiting (the busy-thread
+   * queue, `RunQueue.startIdle`: its run ended on a replica that died before starting it).
+   */
+  queued?: (limit: number) => Promise<number>
   /** A sweep's failures (it tries again at the next tick). */
   onError?: (error: unknown) => void
   /**
@@ -109,6 +114,7 @@ export class ParkingSweeper {
       () => this.#deps.store.parks.abandonOrphans(),
       () => this.resumeReady(),
       () => this.settleLapsed(),
+      () => this.#deps.queued?.(DEFAULTS.sweepBatch) ?? Promise.resolve(0),
     ]
     for (const step of steps) {
       try {

@@ -37,6 +37,8 @@ export interface DriverOptions {
    * the segment ends `cancelled` without it. Default 2000.
    */
   stopGraceMs?: number
+  /** Told once a segment ended its stream here (not parked): the thread's queue may go on. */
+  onStreamEnd?: (meta: RunMeta) => Promise<unknown>
 }
 
 /** Thrown inside a resume's reopen when its claim no longer holds: the reopen is undone. */
@@ -349,6 +351,8 @@ export class RunDriver {
         input,
         outcome
       )
+      const onEnd = outcome.status !== 'parked' && !writer.lost && this.options.onStreamEnd
+      if (onEnd) void this.#track(onEnd(meta)).catch((e) => this.options.onError?.(e))
     } catch (error) {
       this.options.onError?.(error)
     } finally {

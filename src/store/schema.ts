@@ -21,6 +21,8 @@ export interface TableNames {
   checkpoints: string
   /** One row per thread a door started a run in: who owns it (the first to claim it). */
   threads: string
+  /** One row per message waiting for its thread's current run to end (`multitaskStrategy: 'enqueue'`). */
+  runQueue: string
 }
 
 export const DEFAULT_TABLES: TableNames = {
@@ -32,6 +34,7 @@ export const DEFAULT_TABLES: TableNames = {
   aguiRuns: 'agent_agui_runs',
   checkpoints: 'agent_stream_checkpoints',
   threads: 'agent_threads',
+  runQueue: 'agent_run_queue',
 }
 
 /** Resolve partial table names against the defaults. */
@@ -386,6 +389,46 @@ export function createThreadsTable(
 /** Drop what {@link createThreadsTable} created. */
 export function dropThreadsTable(schema: Knex.SchemaBuilder, tables: TableNames = DEFAULT_TABLES) {
   return schema.dropTableIfExists(tables.threads)
+}
+
+/**
+ * The busy-thread queue (`multitaskStrategy: 'enqueue'`, added after the first release: a
+ * migration of its own). One row per message waiting for its thread's current run to end: the
+ * run it will start (its id, thread, owner, what it records), the runner's input and what the
+ * person said (JSON, never served), its place in the thread's queue (`position`, taken under
+ * the thread's row lock), and the replica starting it (`status` `queued` or `starting`, with a
+ * claim that lapses: exactly one replica starts it). A row is deleted once its run started.
+ */
+export function createRunQueueTable(
+  schema: Knex.SchemaBuilder,
+  dialect: string,
+  tables: TableNames = DEFAULT_TABLES
+) {
+  const mysql = dialect === 'mysql' || dialect === 'mysql2'
+  return schema.createTable(tables.runQueue, (table) => {
+    if (mysql) binaryUtf8(table)
+    /** The run the message starts (the client's `runId`, or one the door minted). */
+    table.string('run_id', 191).primary()
+    table.string('thread_id', 191).notNullable()
+    /** Its place in the thread's queue: the lowest starts first. */
+    table.integer('position').notNullable()
+    /** The principal the run is for, never served. */
+    table.string('owner_id', 191).nullable()
+    /** What the run records, its runner's input, its principal and what the person said (JSON). */
+    if (mysql) table.text('start', 'mediumtext').notNullable()
+    else table.text('start').notNullable()
+    /** queued | starting */
+    table.string('status', 16).notNullable()
+    table.string('claimed_by', 191).nullable()
+    table.bigInteger('claim_expires_at').nullable()
+    table.bigInteger('created_at').notNullable()
+    table.index(['thread_id', 'position'])
+  })
+}
+
+/** Drop what {@link createRunQueueTable} created. */
+export function dropRunQueueTable(schema: Knex.SchemaBuilder, tables: TableNames = DEFAULT_TABLES) {
+  return schema.dropTableIfExists(tables.runQueue)
 }
 
 /** MySQL: every character kept (utf8mb4), ids compared byte for byte (`_bin`, case-sensitive). */

@@ -17,6 +17,8 @@ import {
   dropDoorTables,
   createStreamTables,
   createThreadsTable,
+  createRunQueueTable,
+  dropRunQueueTable,
   dropParkingTables,
   dropThreadsTable,
   dropStreamTables,
@@ -104,6 +106,7 @@ export function createDatabase(
 /** Drop and create the package's tables, through the one table definition. */
 export async function resetTables(db: Database, tables: TableNames = tableNames()) {
   const client = db.connection()
+  await dropRunQueueTable(client.schema, tables)
   await dropThreadsTable(client.schema, tables)
   await dropCheckpointsTable(client.schema, tables)
   await dropDoorTables(client.schema, tables)
@@ -118,6 +121,7 @@ export async function resetTables(db: Database, tables: TableNames = tableNames(
   await addThreadListIndex(client.schema, tables)
   await createCheckpointsTable(client.schema, client.dialect.name, tables)
   await createThreadsTable(client.schema, client.dialect.name, tables)
+  await createRunQueueTable(client.schema, client.dialect.name, tables)
 }
 
 /** Every row of every package table, as one string: equal before and after a refusal proves it changed nothing. */

@@ -1,5 +1,6 @@
 import type { Database } from '@adonisjs/lucid/database'
 import type { AgentRunner } from '../../src/runner/contract.js'
+import type { RuntimeOptions } from '../../src/runtime.js'
 import { createAgUiFetchHandler } from '../../src/http/fetch_handler.js'
 import { createUiMessageFetchHandler } from '../../src/http/ui_message_fetch_handler.js'
 import { serveRuntime } from './fetch_node.js'
@@ -18,15 +19,17 @@ export type Transport = (typeof TRANSPORTS)[number]
  */
 export async function serveDoors(
   transport: Transport,
-  runner: AgentRunner
+  runner: AgentRunner,
+  /** Options both transports take under the same keys (the config's and `createRuntime`'s). */
+  options: Pick<RuntimeOptions, 'agui' | 'uiMessage' | 'maxQueuedRuns'> = {}
 ): Promise<{ url: string; db: Database; close: () => Promise<void> }> {
   if (transport === 'adonis') {
-    const served = await serveApp({ runner })
+    const served = await serveApp({ runner, ...options })
     const db: Database = await served.app.container.make('lucid.db')
     await resetTables(db)
     return { url: served.url, db, close: async () => {} }
   }
-  const served = await serveRuntime({ runner }, (runtime, principal) => {
+  const served = await serveRuntime({ runner, ...options }, (runtime, principal) => {
     const agui = createAgUiFetchHandler(runtime.door, { basePath: '/agui', principal })
     const chat = createUiMessageFetchHandler(runtime.uiMessage, { principal })
     return (request) =>

@@ -13,13 +13,17 @@ import {
 import type { DoorRun } from '../../store/door_runs.js'
 import { refusal } from './refusals.js'
 import {
+  busyWith,
   DoorBase,
   doorDeps,
   guardInput,
+  multitaskStrategyOf,
   notFound,
   openItems,
   ownedBy,
+  threadBusy,
   type DoorCore,
+  type MultitaskStrategy,
 } from '../../door/index.js'
 import type { AgUiDoorOptions, AgUiDeps, AgUiReply } from './reply.js'
 import { attachThread, reattach } from './attach.js'
@@ -27,7 +31,8 @@ import { AGUI_STATE } from './state_codec.js'
 import { SegmentCache } from './segment_cache.js'
 import { resume, settledElsewhere, settledRefusal } from './resume.js'
 import { serveRun } from './serve.js'
-import { startFromInput, startRun, type NewRun } from './start.js'
+import { prepareStart, startPrepared, startRun, type NewRun } from './start.js'
+import { enqueueRun } from './queued.js'
 
 /**
  * The AG-UI 1.0 door, protocol logic with no HTTP in it, on the door kernel (`src/door/`): a
@@ -62,6 +67,7 @@ export class AgUiDoor extends DoorBase<AgUiDoorOptions, TranslatorCheckpoint, Ag
   async #run(body: unknown, principal: Principal | null, signal?: AbortSignal): Promise<AgUiReply> {
     // Checked before anything is written; a refused input is the guard's refusal.
     const input: AgUiInput = await validateAgUiInput(body)
+    const strategy = this.#strategy(input)
     let fresh: ReturnType<typeof newInput> = { text: null, toolResults: [], user: null }
     if (!input.resume?.length) fresh = newInput(input)
     // What the person said, checked before anything is written (stored as the run's frame).
@@ -92,7 +98,14 @@ export class AgUiDoor extends DoorBase<AgUiDoorOptions, TranslatorCheckpoint, Ag
     }
     if (!input.resume?.length) {
       if (pending.length > 0) return refusal('interrupt_pending')
-      return startFromInput(this.deps, input, { ...fresh, said }, latest, principal, signal)
+      const busy = await busyWith(this.deps, latest)
+      if (busy && strategy !== 'enqueue') return threadBusy(busy)
+      const prepared = await prepareStart(this.deps, input, { ...fresh, said }, latest, principal)
+      if ('kind' in prepared) return prepared
+      if (busy && strategy === 'enqueue') {
+        return enqueueRun(this.deps, prepared, busy, principal, signal)
+      }
+      return startPrepared(this.deps, prepared, principal, signal)
     }
     if (pending.length === 0) {
       // The same resume again: the run it started is replayed, nothing runs twice.
@@ -102,6 +115,18 @@ export class AgUiDoor extends DoorBase<AgUiDoorOptions, TranslatorCheckpoint, Ag
       return refusal(settledRefusal(settled, reused ? 'run_id_used' : 'no_pending_interrupt'))
     }
     return resume(this.deps, input, hash!, latest!, pending, principal, signal, reused)
+  }
+
+  /**
+   * The busy-thread policy this input asks for (`forwardedProps.multitaskStrategy`), else the
+   * door's (`multitaskStrategy`, default `reject`). @throws InvalidAgUiInputError
+   */
+  #strategy(input: AgUiInput): MultitaskStrategy {
+    const props = input.forwardedProps as Record<string, unknown> | null | undefined
+    const asked = props && typeof props === 'object' ? props.multitaskStrategy : undefined
+    const field = 'forwardedProps.multitaskStrategy'
+    const fallback = this.options.multitaskStrategy ?? 'reject'
+    return multitaskStrategyOf(asked, fallback, 'Invalid RunAgentInput', field)
   }
 
   /**
@@ -117,6 +142,11 @@ export class AgUiDoor extends DoorBase<AgUiDoorOptions, TranslatorCheckpoint, Ag
     // Every pending item: a resume must answer all of them (never a page of them).
     const pending = latest ? await openItems(this.deps, latest.streamRunId) : []
     return { latest, pending }
+  }
+
+  /** The run `latest` keeps its thread busy with (`busyWith`), for the native start route. */
+  busyWith(latest: DoorRun | null) {
+    return busyWith(this.deps, latest)
   }
 
   /** See `startRun` in `start.ts` (used by the native start route too). */

@@ -1,5 +1,5 @@
 import type { AgUiEvent, TranslatorCheckpoint, TranslatorOptions } from '../translate/index.js'
-import type { CheckpointSettings, DoorDeps } from '../../door/index.js'
+import type { CheckpointSettings, DoorDeps, MultitaskStrategy } from '../../door/index.js'
 import type { DoorReply, SentEvent } from '../../door/reply.js'
 import type { SegmentCache } from './segment_cache.js'
 
@@ -29,6 +29,16 @@ export interface AgUiDoorOptions
    * snapshot replaces with the real result; `false`: never. Default `'resumes'`.
    */
   messagesSnapshot?: boolean | 'resumes'
+  /**
+   * A new message on a thread whose run is talking (LangGraph's `multitask_strategy`):
+   * `'reject'` (409 `thread_busy` with the run's `runId`, nothing written), `'enqueue'` (it
+   * waits in the thread's queue and starts when the run ends), `'interrupt'` / `'rollback'`
+   * (the run is stopped, its turn kept or removed, then the message starts). A request may ask
+   * for another in `forwardedProps.multitaskStrategy`. A thread parked on open interrupts keeps
+   * the AG-UI rule (`interrupt_pending`) unless `interrupt` or `rollback` is asked. Default
+   * `'reject'` (the protocol's rule: one run at a time per thread).
+   */
+  multitaskStrategy?: MultitaskStrategy
 }
 
 /**

@@ -21,21 +21,28 @@ export const startRun = (
   said?: UserMessage | null
 ) => startDoorRun(deps, run, input, principal, said)
 
+/** What the person's input starts: the run it records, the runner's input, what they said. */
+export interface PreparedStart {
+  run: NewRun
+  input: unknown
+  said: UserMessage | null
+}
+
 /**
- * A new AG-UI run: its own stream, what the person said (`said`) its first frame. The runner's
- * input is `{ message, context }`, plus `forwardedProps` when the client sent any, and, with
- * frontend tools on, `tools` (what the client offers) and `toolResults` (`{ id, name, content }`,
- * `id` being the provider's call id the agent wrote). A tool result answers only a call to a
- * client tool that the server recorded as pending (`unknown_tool_call` otherwise).
+ * What a new AG-UI run starts with: its own stream, what the person said (`said`) its first
+ * frame. The runner's input is `{ message, context }`, plus `forwardedProps` when the client sent
+ * any, and, with frontend tools on, `tools` (what the client offers) and `toolResults` (`{ id,
+ * name, content }`, `id` being the provider's call id the agent wrote). A tool result answers
+ * only a call to a client tool that the server recorded as pending (`unknown_tool_call`
+ * otherwise: the refusal is returned).
  */
-export async function startFromInput(
+export async function prepareStart(
   deps: AgUiDeps,
   input: AgUiInput,
   fresh: { text: string | null; toolResults: ToolResultMessage[]; said: UserMessage | null },
   latest: DoorRun | null,
-  principal: Principal | null,
-  signal?: AbortSignal
-): Promise<AgUiReply> {
+  principal: Principal | null
+): Promise<PreparedStart | AgUiReply> {
   const toolResults: { id: string; name: string; content: string }[] = []
   if (fresh.toolResults.length > 0) {
     const open = new Map(
@@ -59,27 +66,32 @@ export async function startFromInput(
     clientTools: tools.map((tool) => tool.name),
     inputMessage: userMessage(input, message),
   }
-  const started = await startRun(
-    deps,
-    run,
-    {
-      message,
-      context: input.context ?? [],
-      ...(forwarded !== undefined ? { forwardedProps: forwarded } : {}),
-      ...(frontendTools
-        ? {
-            tools: tools.map(({ name, description, parameters }) => ({
-              name,
-              description,
-              parameters,
-            })),
-            toolResults,
-          }
-        : {}),
-    },
-    principal,
-    fresh.said
-  )
+  const runnerInput = {
+    message,
+    context: input.context ?? [],
+    ...(forwarded !== undefined ? { forwardedProps: forwarded } : {}),
+    ...(frontendTools
+      ? {
+          tools: tools.map(({ name, description, parameters }) => ({
+            name,
+            description,
+            parameters,
+          })),
+          toolResults,
+        }
+      : {}),
+  }
+  return { run, input: runnerInput, said: fresh.said }
+}
+
+/** Start a prepared run ({@link prepareStart}) and serve it. */
+export async function startPrepared(
+  deps: AgUiDeps,
+  prepared: PreparedStart,
+  principal: Principal | null,
+  signal?: AbortSignal
+): Promise<AgUiReply> {
+  const started = await startRun(deps, prepared.run, prepared.input, principal, prepared.said)
   // Another principal's claim on the thread landed first: answered like another's thread.
   if (started === THREAD_TAKEN) return notFound()
   if (!started) return refusal('run_id_used')

@@ -4,7 +4,10 @@ import { parseCursor, START, type Cursor } from '../../core/cursor.js'
 import { isRunId } from '../../core/frames.js'
 import type { Principal } from '../../core/run.js'
 import {
+  busyWith,
   DoorBase,
+  multitaskStrategyOf,
+  threadBusy,
   doorDeps,
   guardInput,
   checkedPosition,
@@ -26,6 +29,7 @@ import type { UiDoorReply, UiMessageDoorOptions } from './reply.js'
 import { UI_MESSAGE_STATE } from './state_codec.js'
 import { turnChunks } from './turn.js'
 import { chatMessages } from './messages.js'
+import { enqueueTurn } from './queued.js'
 
 /** The refusals of this door's protocol (besides the kernel's and parking's decision errors). */
 const REFUSED = {
@@ -82,7 +86,9 @@ export class UiMessageDoor extends DoorBase<UiMessageDoorOptions, string> {
   /**
    * `POST` a chat request (its size is the transport's rule: 413 `body_too_large` before the
    * door is asked). Refusals (nothing written): 400 `invalid_input`, 404 `not_found` (no such chat, or another principal's), 409
-   * `interrupt_pending` (a new message while approvals are open), 409 `not_current_turn`, 422
+   * `interrupt_pending` (a new message while approvals are open), 409 `thread_busy` (a new
+   * message while a turn streams, under `multitaskStrategy: 'reject'`; `runId` names the turn),
+   * 409 `queue_full` (under `'enqueue'`, the chat's queue full), 409 `not_current_turn`, 422
    * `no_decision`, and parking's decision errors with their status and code (never for an
    * item settled first: that answer is the continuation); 503 `replica_shutdown` on a draining
    * replica (a graceful shutdown).
@@ -96,6 +102,14 @@ export class UiMessageDoor extends DoorBase<UiMessageDoorOptions, string> {
 
   async #chat(body: unknown, principal: Principal | null, signal?: AbortSignal) {
     const input = await validateChatInput(body)
+    const asked = (input as Record<string, unknown>).multitaskStrategy
+    const fallback = this.options.multitaskStrategy ?? 'enqueue'
+    const strategy = multitaskStrategyOf(
+      asked,
+      fallback,
+      'Invalid chat request',
+      'multitaskStrategy'
+    )
     const latest = await this.runs.latest(input.id)
     if (latest && !ownedBy(latest, principal)) return noChat()
     const last = input.messages[input.messages.length - 1]
@@ -108,21 +122,22 @@ export class UiMessageDoor extends DoorBase<UiMessageDoorOptions, string> {
     const extras = bodyFields(input)
     const open = latest ? await openItems(this.deps, latest.streamRunId) : []
     if (open.length > 0) return refusal('interrupt_pending')
+    const busy = await busyWith(this.deps, latest)
+    if (busy && strategy !== 'enqueue') return threadBusy(busy)
     const runId = randomUUID()
-    const started = await startRun(
-      this.deps,
-      {
-        runId,
-        threadId: input.id,
-        ownerId: ownerOf(principal),
-        clientTools: [],
-        // What the person said (the chat list's title, AG-UI's `MESSAGES_SNAPSHOT` of the thread).
-        inputMessage: message === '' ? null : { id: last.id, content: message },
-      },
-      { message, context: [], ...(extras ? { body: extras } : {}) },
-      principal,
-      said
-    )
+    const run = {
+      runId,
+      threadId: input.id,
+      ownerId: ownerOf(principal),
+      clientTools: [],
+      // What the person said (the chat list's title, AG-UI's `MESSAGES_SNAPSHOT` of the thread).
+      inputMessage: message === '' ? null : { id: last.id, content: message },
+    }
+    const runnerInput = { message, context: [], ...(extras ? { body: extras } : {}) }
+    if (busy && strategy === 'enqueue') {
+      return enqueueTurn(this.deps, { run, input: runnerInput, said }, busy, principal, signal)
+    }
+    const started = await startRun(this.deps, run, runnerInput, principal, said)
     // A fresh UUID is never taken: `null` would mean a host stream of that id. THREAD_TAKEN:
     // another principal's first message of this chat id landed first.
     if (!started || started === THREAD_TAKEN) return noChat()

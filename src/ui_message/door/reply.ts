@@ -1,5 +1,5 @@
 import type { ProjectionRules } from '../../core/projection.js'
-import type { CheckpointSettings, DoorDeps } from '../../door/index.js'
+import type { CheckpointSettings, DoorDeps, MultitaskStrategy } from '../../door/index.js'
 import type { UiChunk } from '../translate/index.js'
 import type { DoorReply, SentEvent } from '../../door/reply.js'
 
@@ -13,6 +13,16 @@ export interface UiMessageDoorOptions extends ProjectionRules, CheckpointSetting
    * `body_too_large`) before the door is asked. Default 1048576 (1 MiB).
    */
   maxBodyBytes?: number
+  /**
+   * A new message on a chat whose turn is streaming ("double texting", LangGraph's
+   * `multitask_strategy`): `'enqueue'` (it waits in the chat's queue and its turn starts when
+   * the current one ends), `'reject'` (409 `thread_busy` with the turn's `runId`, nothing
+   * written), `'interrupt'` / `'rollback'` (the turn is stopped, kept or removed, then the
+   * message starts). A request may ask for another with a `multitaskStrategy` field in its body
+   * (`DefaultChatTransport({ body })`). A chat waiting for a decision keeps its rule
+   * (`interrupt_pending`) unless `interrupt` or `rollback` is asked. Default `'enqueue'`.
+   */
+  multitaskStrategy?: MultitaskStrategy
 }
 
 /** One chunk to send, with its SSE `id:` (the frame's cursor, on a frame's last chunk). */

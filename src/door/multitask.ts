@@ -1,0 +1,112 @@
+import { describeIssues, InvalidAgUiInputError } from '../errors.js'
+import type { DoorRun } from '../store/door_runs.js'
+import type { RunQueue } from '../runner/run_queue.js'
+import { readAfterSegmentEnd } from './verdict.js'
+import { refused } from './refusals.js'
+import type { Parking } from '../parking/parking.js'
+import type { Refused } from './reply.js'
+
+/**
+ * The busy-thread policy ("double texting"; LangGraph's `multitask_strategy`): what a door does
+ * with a new message on a thread whose run is talking. `reject`: 409 `thread_busy` naming that
+ * run, nothing written; `enqueue`: the message waits in the thread's queue and starts when the
+ * run ends (`runner/run_queue.ts`); `interrupt` / `rollback`: the run is stopped (its turn kept,
+ * or removed from the conversation), then the message starts.
+ */
+export const MULTITASK_STRATEGIES = ['reject', 'enqueue', 'interrupt', 'rollback'] as const
+
+export type MultitaskStrategy = (typeof MULTITASK_STRATEGIES)[number]
+
+/** Whether `value` is one of {@link MULTITASK_STRATEGIES}. */
+export function isMultitaskStrategy(value: unknown): value is MultitaskStrategy {
+  return (MULTITASK_STRATEGIES as readonly unknown[]).includes(value)
+}
+
+/**
+ * The strategy a request asks for (`requested`, from where its protocol carries it: `field`
+ * names it), else the route's `fallback`. A value that is not one of the four is refused before
+ * anything is written (400 `invalid_input`, rule `multitaskStrategy`; the value is not quoted).
+ *
+ * @throws InvalidAgUiInputError
+ */
+export function multitaskStrategyOf(
+  requested: unknown,
+  fallback: MultitaskStrategy,
+  subject: string,
+  field: string
+): MultitaskStrategy {
+  if (requested === undefined) return fallback
+  if (isMultitaskStrategy(requested)) return requested
+  throw new InvalidAgUiInputError(describeIssues(subject, [{ field, rule: 'multitaskStrategy' }]))
+}
+
+/** What a door asks to tell whether a thread is busy. */
+export interface BusyDeps {
+  parking: { queries: Pick<Parking['queries'], 'streamAfter'> }
+  queue: Pick<RunQueue, 'length'>
+}
+
+/**
+ * The run `latest` (a thread's newest) keeps the thread busy with, or `null` when the thread
+ * takes a new run now: busy while its stream is open or about to go on (a resume claimed, or
+ * decided and waiting for a claim), or while messages wait in the thread's queue (they go
+ * first). A thread parked on unanswered items is not busy here: that is each door's own rule.
+ */
+export async function busyWith(deps: BusyDeps, latest: DoorRun | null): Promise<DoorRun | null> {
+  if (!latest) return null
+  const { verdict } = await readAfterSegmentEnd(deps, latest.streamRunId)
+  if (verdict === 'goes-on') return latest
+  if (verdict === 'waits') return null
+  return (await deps.queue.length(latest.threadId)) > 0 ? latest : null
+}
+
+/** `reject`: 409 `thread_busy` naming the run the thread is busy with (nothing written). */
+export function threadBusy(run: DoorRun): Refused {
+  return {
+    ...refused(409, 'thread_busy', 'This thread is busy with a run: send again once it has ended.'),
+    runId: run.runId,
+  }
+}
+
+/** `enqueue` on a thread whose queue holds its most: 409 `queue_full` (nothing written). */
+export function queueFull(max: number): Refused {
+  return refused(
+    409,
+    'queue_full',
+    `This thread's queue holds ${max} messages already: send again once one has started.`
+  )
+}
+
+/** A state of a queued message as its client waits: its place, then its run, or dropped. */
+export type QueuedState = { place: number } | { run: DoorRun } | { dropped: true }
+
+/**
+ * A queued message as its client waits for it: its place now (again each time it moves), then
+ * its run once one replica started it (or `dropped` when it will never start). Asked every
+ * `pollMs`; a start on this replica wakes it at once. Ends when `signal` aborts.
+ */
+export async function* waitForStart(
+  deps: { runs: { find(runId: string): Promise<DoorRun | null> }; queue: RunQueue },
+  runId: string,
+  pollMs: number,
+  signal?: AbortSignal
+): AsyncGenerator<QueuedState> {
+  let last: number | null = null
+  while (!signal?.aborted) {
+    const run = await deps.runs.find(runId)
+    if (run) {
+      yield { run }
+      return
+    }
+    const place = await deps.queue.placeOf(runId)
+    if (place === null) {
+      // Started between the two reads, or dropped.
+      const started = await deps.runs.find(runId)
+      yield started ? { run: started } : { dropped: true }
+      return
+    }
+    if (place !== last) yield { place }
+    last = place
+    await deps.queue.startedHere(runId, pollMs, signal)
+  }
+}
