@@ -98,7 +98,7 @@ export class RunQueue {
 
   /**
    * Start the first message of `threadId`'s queue if the thread is idle: claimed first (one
-   * replica wins), the thread checked idle after the claim (a run started since holds it), then
+   * replica wins), the thread checked idle again after the claim (a run started since holds it), then
    * started as its door would have ({@link startRun}) and its row deleted. A message whose run
    * id got taken meanwhile (it started before a crash) is dropped and the next one tried.
    * Returns whether this call started one. A draining replica starts nothing.
@@ -109,18 +109,22 @@ export class RunQueue {
     for (;;) {
       if (driver.draining) return false
       const head = await rows.head(threadId)
-      if (!head) return false
+      // Claimed by a replica starting it, or the thread's run talks: nothing to do here (and
+      // no write to find it out: the claim below is a write).
+      if (!head || !rows.claimable(head) || !(await this.#deps.idle(threadId))) return false
       if (!(await rows.claim(head.runId, driver.replicaId, leaseMs))) return false
-      if (!(await this.#deps.idle(threadId))) {
-        await rows.release(head.runId, driver.replicaId)
-        return false
-      }
-      const { run, input, principal, said } = head.start as QueuedStart
       let started
       try {
+        // Checked after the claim: a run started since (by whoever claimed before) holds it.
+        if (!(await this.#deps.idle(threadId))) {
+          await rows.release(head.runId, driver.replicaId)
+          return false
+        }
+        const { run, input, principal, said } = head.start as QueuedStart
         started = await startRun(this.#deps, run, input, principal, said)
       } catch (error) {
-        await rows.release(head.runId, driver.replicaId)
+        // Given back at once (not left to lapse): the next try, here or elsewhere, starts it.
+        await rows.release(head.runId, driver.replicaId).catch(() => {})
         if (error instanceof ReplicaShutdownError) return false
         throw error
       }

@@ -18,6 +18,8 @@ export interface QueuedRun {
   /** What starting it takes (the door run it records, the runner's input, the principal, ...). */
   start: unknown
   status: 'queued' | 'starting'
+  /** When a `starting` row's claim lapses (database time, ms). */
+  claimExpiresAt?: number | null
 }
 
 /** What {@link RunQueueRows.enqueue} answers: the message's place (1: next), or the queue full. */
@@ -29,6 +31,7 @@ const toQueued = (row: Record<string, any>): QueuedRun => ({
   ownerId: row.owner_id ?? null,
   start: JSON.parse(row.start),
   status: row.status,
+  claimExpiresAt: row.claim_expires_at === null ? null : Number(row.claim_expires_at),
 })
 
 export class RunQueueRows {
@@ -43,7 +46,7 @@ export class RunQueueRows {
    * thread waits for the one before it), so the bound holds and places never repeat across
    * replicas. Returns its place (1: it starts next), or `full` (nothing written).
    */
-  async enqueue(run: Omit<QueuedRun, 'status'>, max: number): Promise<Enqueued> {
+  async enqueue(run: Omit<QueuedRun, 'status' | 'claimExpiresAt'>, max: number): Promise<Enqueued> {
     const table = this.tables.runQueue
     return inTransaction(this.connect(), async (trx) => {
       await trx
@@ -105,6 +108,11 @@ export class RunQueueRows {
       .orderBy('position', 'asc')
       .first()
     return row ? toQueued(row) : null
+  }
+
+  /** Whether `run` (as read) is claimable: queued, or its claim lapsed (no write to learn it). */
+  claimable(run: QueuedRun) {
+    return run.status === 'queued' || (run.claimExpiresAt ?? 0) < nowMs()
   }
 
   /**

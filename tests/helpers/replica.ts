@@ -9,6 +9,7 @@ const SCRIPTS = {
   parking: fileURLToPath(new URL('../fixtures/parking_replica.ts', import.meta.url)),
   aiSdk: fileURLToPath(new URL('../fixtures/ai_sdk_replica.ts', import.meta.url)),
   continuation: fileURLToPath(new URL('../fixtures/continuation_replica.ts', import.meta.url)),
+  queue: fileURLToPath(new URL('../fixtures/queue_replica.ts', import.meta.url)),
 }
 
 /** Debian's libfaketime (package `faketime`): preloaded, it shifts the process's clock. */
