@@ -52,6 +52,8 @@ export {
   MULTITASK_STRATEGIES,
   multitaskStrategyOf,
   queueFull,
+  stopBusy,
+  stopsFirst,
   threadBusy,
   waitForStart,
   type MultitaskStrategy,

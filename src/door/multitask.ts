@@ -1,4 +1,6 @@
-import { describeIssues, InvalidAgUiInputError } from '../errors.js'
+import { describeIssues, InvalidAgUiInputError, RunFinishedError } from '../errors.js'
+import type { RunControl } from '../runner/run_control.js'
+import type { Principal } from '../core/run.js'
 import type { DoorRun } from '../store/door_runs.js'
 import type { RunQueue } from '../runner/run_queue.js'
 import { readAfterSegmentEnd } from './verdict.js'
@@ -108,5 +110,31 @@ export async function* waitForStart(
     if (place !== last) yield { place }
     last = place
     await deps.queue.startedHere(runId, pollMs, signal)
+  }
+}
+
+/** Whether `strategy` stops the thread's run before the new message starts. */
+export const stopsFirst = (strategy: MultitaskStrategy) =>
+  strategy === 'interrupt' || strategy === 'rollback'
+
+/**
+ * `interrupt` / `rollback`: stop the run `busy` (talking or parked) as the person's own stop
+ * would (`keep`, or `rollback`: its turn leaves the conversation), then let the new message
+ * start. `null` once it ended (or had ended on its own meanwhile); 409 `thread_busy` when its
+ * replica did not end it within the stop's wait (nothing started: send again).
+ */
+export async function stopBusy(
+  control: RunControl,
+  busy: DoorRun,
+  principal: Principal | null,
+  strategy: MultitaskStrategy
+): Promise<Refused | null> {
+  try {
+    const mode = strategy === 'rollback' ? 'rollback' : 'keep'
+    const outcome = await control.stop(busy.streamRunId, { principal, via: 'chat' }, mode)
+    return outcome.status === 'cancelled' ? null : threadBusy(busy)
+  } catch (error) {
+    if (error instanceof RunFinishedError) return null
+    throw error
   }
 }

@@ -22,6 +22,8 @@ import {
   openItems,
   ownedBy,
   threadBusy,
+  stopBusy,
+  stopsFirst,
   type DoorCore,
   type MultitaskStrategy,
 } from '../../door/index.js'
@@ -97,8 +99,13 @@ export class AgUiDoor extends DoorBase<AgUiDoorOptions, TranslatorCheckpoint, Ag
       if (same && ownedBy(same, principal)) return serveRun(this.deps, same, undefined, signal)
     }
     if (!input.resume?.length) {
-      if (pending.length > 0) return refusal('interrupt_pending')
-      const busy = await busyWith(this.deps, latest)
+      if (pending.length > 0 && !stopsFirst(strategy)) return refusal('interrupt_pending')
+      let busy = pending.length > 0 ? latest : await busyWith(this.deps, latest)
+      if (busy && stopsFirst(strategy)) {
+        const still = await stopBusy(this.control, busy, principal, strategy)
+        if (still) return still
+        busy = null
+      }
       if (busy && strategy !== 'enqueue') return threadBusy(busy)
       const prepared = await prepareStart(this.deps, input, { ...fresh, said }, latest, principal)
       if ('kind' in prepared) return prepared

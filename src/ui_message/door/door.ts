@@ -8,6 +8,8 @@ import {
   DoorBase,
   multitaskStrategyOf,
   threadBusy,
+  stopBusy,
+  stopsFirst,
   doorDeps,
   guardInput,
   checkedPosition,
@@ -121,8 +123,13 @@ export class UiMessageDoor extends DoorBase<UiMessageDoorOptions, string> {
     const said = userMessage(last, this.sink.options.maxFrameBytes)
     const extras = bodyFields(input)
     const open = latest ? await openItems(this.deps, latest.streamRunId) : []
-    if (open.length > 0) return refusal('interrupt_pending')
-    const busy = await busyWith(this.deps, latest)
+    if (open.length > 0 && !stopsFirst(strategy)) return refusal('interrupt_pending')
+    let busy = open.length > 0 ? latest : await busyWith(this.deps, latest)
+    if (busy && stopsFirst(strategy)) {
+      const still = await stopBusy(this.control, busy, principal, strategy)
+      if (still) return still
+      busy = null
+    }
     if (busy && strategy !== 'enqueue') return threadBusy(busy)
     const runId = randomUUID()
     const run = {
