@@ -221,3 +221,48 @@ for (const transport of TRANSPORTS) {
     })
   })
 }
+
+for (const transport of TRANSPORTS) {
+  test.group(`Busy thread: interrupt and rollback (${transport})`, () => {
+    test('useChat interrupt stops the talking turn (kept), AG-UI rollback stops it (left out), then the new message runs', async ({
+      assert,
+      cleanup,
+    }) => {
+      const seen: string[][] = []
+      const served = await serveDoors(transport, chatty(seen))
+      cleanup(served.close)
+      const chatId = `c-${randomUUID()}`
+      const waitFor = (n: number) =>
+        talking(served.db, async () => {
+          const rows = await served.db.from('agent_agui_runs').where('thread_id', chatId)
+          return rows.length === n ? rows.at(-1).stream_run_id : undefined
+        })
+      const first = post(`${served.url}/chat`, {
+        id: chatId,
+        messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'wait' }] }],
+        trigger: 'submit-message',
+      })
+      await waitFor(1)
+      const second = post(`${served.url}/chat`, {
+        id: chatId,
+        multitaskStrategy: 'interrupt',
+        messages: [{ id: 'u2', role: 'user', parts: [{ type: 'text', text: 'wait' }] }],
+        trigger: 'submit-message',
+      })
+      assert.include((await first).text, '"type":"abort"')
+      await waitFor(2)
+      // The AG-UI door on the same thread: rollback stops the second turn and leaves it out.
+      const third = await post(`${served.url}/agui`, {
+        threadId: chatId,
+        runId: `r-${randomUUID()}`,
+        messages: [{ id: 'u3', role: 'user', content: 'three' }],
+        forwardedProps: { multitaskStrategy: 'rollback' },
+      })
+      assert.equal(third.status, 200, third.text)
+      assert.include((await second).text, '"type":"abort"')
+      assert.include(third.text, 're: three')
+      // The third turn saw the first (kept), never the second (rolled back).
+      assert.deepEqual(seen.at(-1), ['wait', 're: wait'])
+    })
+  })
+}
