@@ -22,13 +22,25 @@ async function setup() {
   // With the transcript on, a state kept for other frames would show in MESSAGES_SNAPSHOT.
   const options = { checkpointEvery: 2, messagesSnapshot: true }
   const warm = new AgUiDoor(
-    { sink: stack.sink, driver: stack.driver, parking: stack.parking, runs: stack.door.runs, queue: stack.queue },
+    {
+      sink: stack.sink,
+      driver: stack.driver,
+      parking: stack.parking,
+      runs: stack.door.runs,
+      queue: stack.queue,
+    },
     options
   )
   /** A door with nothing kept: what a replica that never saw the stream serves. */
   const cold = () =>
     new AgUiDoor(
-      { sink: stack.sink, driver: stack.driver, parking: stack.parking, runs: stack.door.runs, queue: stack.queue },
+      {
+        sink: stack.sink,
+        driver: stack.driver,
+        parking: stack.parking,
+        runs: stack.door.runs,
+        queue: stack.queue,
+      },
       options
     )
   return { ...stack, warm, cold }

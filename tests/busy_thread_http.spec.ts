@@ -27,7 +27,9 @@ async function rowsOf(db: Database) {
     const rows = await db.connection().from(table).select('*').orderByRaw('1, 2')
     out[table] = rows.map((row) => {
       if (table !== tables.streams) return row
-      const { lease_expires_at: _lease, updated_at: _updated, ...rest } = row
+      const rest = { ...row }
+      delete rest.lease_expires_at
+      delete rest.updated_at
       return rest
     })
   }

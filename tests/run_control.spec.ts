@@ -38,7 +38,11 @@ async function startTalking(stack: Awaited<ReturnType<typeof setupRunner>>) {
   )
   if (!started || typeof started === 'string') throw new Error('not started')
   // The first word is stored before the stop.
-  for (let i = 0; i < 100 && textOf(await collect(stack.sink.replay(id) as AsyncIterable<any>)) !== 'Hello'; i++)
+  for (
+    let i = 0;
+    i < 100 && textOf(await collect(stack.sink.replay(id) as AsyncIterable<any>)) !== 'Hello';
+    i++
+  )
     await sleep(20)
   return id
 }

@@ -26,7 +26,13 @@ async function setup(onError?: (error: unknown) => void) {
   const stack = await setupRunner(scriptedAgent(), { onError })
   const newDoor = (options: object = SPACING) =>
     new AgUiDoor(
-      { sink: stack.sink, driver: stack.driver, parking: stack.parking, runs: stack.door.runs, queue: stack.queue },
+      {
+        sink: stack.sink,
+        driver: stack.driver,
+        parking: stack.parking,
+        runs: stack.door.runs,
+        queue: stack.queue,
+      },
       options
     )
   /** What the replays into translators read, in rows (the silent part of a re-attach, up to a cursor). */
