@@ -66,3 +66,54 @@ test.group('CopilotKit runner (adonis-agent-stream/copilotkit)', () => {
     assert.isFalse(await runner.stop({ threadId }))
   })
 })
+
+test.group('CopilotKit runner | stop()', () => {
+  test('stop() stops the run in the package: the agent aborts, RUN_FINISHED cancelled after the partial text', async ({
+    assert,
+  }) => {
+    let aborted = false
+    const served = await serveApp({
+      runner: {
+        async start(ctx) {
+          await ctx.writer.write({ t: 'text', v: 'Hello' })
+          await ctx.writer.flush?.()
+          await new Promise<void>((resolve) =>
+            ctx.signal.addEventListener('abort', () => {
+              aborted = true
+              resolve()
+            })
+          )
+          return { status: 'finished' }
+        },
+        resume: async () => ({ status: 'finished' }),
+      },
+    })
+    const db = await served.app.container.make('lucid.db')
+    await resetTables(db)
+    const url = `${served.url}/agui`
+    const runner = new AgentStreamRunner({ url })
+    const threadId = `t-${randomUUID()}`
+    const agent = new HttpAgent({ url, threadId, headers: { 'x-user': 'alice' } })
+    agent.messages.push({ id: 'u1', role: 'user', content: 'talk' })
+    const running = lastValueFrom(
+      runner
+        .run({
+          threadId,
+          agent,
+          input: { threadId, runId: randomUUID(), messages: agent.messages },
+        })
+        .pipe(toArray())
+    )
+    for (let i = 0; i < 200; i++) {
+      if (await db.from('agent_stream_frames').where('kind', 'text').first()) break
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    assert.isTrue(await runner.stop({ threadId }))
+    const ran: WireEvent[] = await running
+    assert.isTrue(aborted)
+    assert.equal(ran.at(-1)!.type, 'RUN_FINISHED')
+    assert.deepEqual(ran.at(-1)!.outcome, { type: 'cancelled' })
+    const row = await db.from('agent_streams').first()
+    assert.equal(row.stop_mode, 'keep')
+  })
+})

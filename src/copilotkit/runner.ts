@@ -61,8 +61,9 @@ const TERMINAL = new Set(['RUN_FINISHED', 'RUN_ERROR'])
  *   current run from the package's store (`GET <url>/threads/:threadId`): a runtime restarted
  *   since, another replica's run, a run an admin decision continued all show; 404 (no such
  *   thread, or another principal's) is an empty thread.
- * - `isRunning()` is whether this process has a `run()` of the thread in flight; `stop()` aborts
- *   that request (the run goes on in the package unless `agui.abortOnDisconnect` is on).
+ * - `isRunning()` is whether this process has a `run()` of the thread in flight; `stop()` stops
+ *   that run through the package's stop route (`<url>/threads/:threadId/stop`, as the person of
+ *   the run's request), on whichever replica runs it.
  *
  * Typed structurally: CopilotKit is not a dependency of the package (`rxjs` and
  * `@ag-ui/client`, which CopilotKit's runtime brings, are optional peers).
@@ -141,12 +142,36 @@ export class AgentStreamRunner {
   }
 
   /**
-   * Abort this process's request for the thread's run (only `runId`'s, when given). Returns
+   * Stop the thread's run that this process drives (only `runId`'s, when given), as its person:
+   * `POST <agent url>/threads/:threadId/stop` with the agent's headers (the package's run
+   * control: the agent stops on whichever replica runs it, and the run ends with `RUN_FINISHED`
+   * `cancelled` on this request and every reader's). Where that route refuses or cannot be
+   * reached, only this process's request is aborted (the run goes on in the package). Returns
    * whether there was one.
    */
   async stop(request: { threadId: string; runId?: string }): Promise<boolean> {
     const entry = this.#running.get(request.threadId)
     if (!entry || (request.runId !== undefined && request.runId !== entry.runId)) return false
+    const agent = entry.agent as RunnerAgent & { url?: unknown; headers?: Record<string, string> }
+    const send = this.#options.fetch ?? fetch
+    if (typeof agent.url === 'string') {
+      const target = `${agent.url.replace(/\/$/, '')}/threads/${encodeURIComponent(request.threadId)}/stop`
+      try {
+        const response = await send(target, {
+          method: 'POST',
+          headers: {
+            ...agent.headers,
+            ...this.#options.headers,
+            'content-type': 'application/json',
+          },
+          body: '{}',
+        })
+        await response.body?.cancel()
+        if (response.ok) return true
+      } catch {
+        // Not reachable: the request is aborted below.
+      }
+    }
     entry.agent.abortRun()
     return true
   }
