@@ -47,6 +47,7 @@ export {
 } from './verdict.js'
 export type { DoorReply, Refused, SentEvent } from './reply.js'
 export {
+  admitMessage,
   busyWith,
   isMultitaskStrategy,
   MULTITASK_STRATEGIES,

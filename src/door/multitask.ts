@@ -138,3 +138,28 @@ export async function stopBusy(
     throw error
   }
 }
+
+/**
+ * THE busy-thread rule of every door, for a new message on a thread whose newest run is
+ * `latest` (`parked`: it waits on unanswered items): a parked thread refuses it
+ * (`'interrupt_pending'`, worded by the door) unless the strategy stops first; a busy one is
+ * stopped (`interrupt`, `rollback`), refused (`reject`: `thread_busy`), or waited behind
+ * (`enqueue`: `behind` is the run it waits for). `behind: null`: the message starts now.
+ */
+export async function admitMessage(
+  deps: BusyDeps,
+  control: RunControl,
+  latest: DoorRun | null,
+  parked: boolean,
+  principal: Principal | null,
+  strategy: MultitaskStrategy
+): Promise<{ refused: Refused | 'interrupt_pending' } | { behind: DoorRun | null }> {
+  if (parked && !stopsFirst(strategy)) return { refused: 'interrupt_pending' }
+  const busy = parked ? latest : await busyWith(deps, latest)
+  if (!busy) return { behind: null }
+  if (stopsFirst(strategy)) {
+    const still = await stopBusy(control, busy, principal, strategy)
+    return still ? { refused: still } : { behind: null }
+  }
+  return strategy === 'enqueue' ? { behind: busy } : { refused: threadBusy(busy) }
+}

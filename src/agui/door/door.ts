@@ -17,13 +17,11 @@ import {
   DoorBase,
   doorDeps,
   guardInput,
+  admitMessage,
   multitaskStrategyOf,
   notFound,
   openItems,
   ownedBy,
-  threadBusy,
-  stopBusy,
-  stopsFirst,
   type DoorCore,
   type MultitaskStrategy,
 } from '../../door/index.js'
@@ -99,14 +97,19 @@ export class AgUiDoor extends DoorBase<AgUiDoorOptions, TranslatorCheckpoint, Ag
       if (same && ownedBy(same, principal)) return serveRun(this.deps, same, undefined, signal)
     }
     if (!input.resume?.length) {
-      if (pending.length > 0 && !stopsFirst(strategy)) return refusal('interrupt_pending')
-      let busy = pending.length > 0 ? latest : await busyWith(this.deps, latest)
-      if (busy && stopsFirst(strategy)) {
-        const still = await stopBusy(this.control, busy, principal, strategy)
-        if (still) return still
-        busy = null
+      const admitted = await admitMessage(
+        this.deps,
+        this.control,
+        latest,
+        pending.length > 0,
+        principal,
+        strategy
+      )
+      if ('refused' in admitted) {
+        const why = admitted.refused
+        return why === 'interrupt_pending' ? refusal('interrupt_pending') : why
       }
-      if (busy && strategy !== 'enqueue') return threadBusy(busy)
+      const busy = admitted.behind
       const prepared = await prepareStart(this.deps, input, { ...fresh, said }, latest, principal)
       if ('kind' in prepared) return prepared
       if (busy && strategy === 'enqueue') {

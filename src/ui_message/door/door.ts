@@ -4,12 +4,9 @@ import { parseCursor, START, type Cursor } from '../../core/cursor.js'
 import { isRunId } from '../../core/frames.js'
 import type { Principal } from '../../core/run.js'
 import {
-  busyWith,
   DoorBase,
+  admitMessage,
   multitaskStrategyOf,
-  threadBusy,
-  stopBusy,
-  stopsFirst,
   doorDeps,
   guardInput,
   checkedPosition,
@@ -123,14 +120,19 @@ export class UiMessageDoor extends DoorBase<UiMessageDoorOptions, string> {
     const said = userMessage(last, this.sink.options.maxFrameBytes)
     const extras = bodyFields(input)
     const open = latest ? await openItems(this.deps, latest.streamRunId) : []
-    if (open.length > 0 && !stopsFirst(strategy)) return refusal('interrupt_pending')
-    let busy = open.length > 0 ? latest : await busyWith(this.deps, latest)
-    if (busy && stopsFirst(strategy)) {
-      const still = await stopBusy(this.control, busy, principal, strategy)
-      if (still) return still
-      busy = null
+    const admitted = await admitMessage(
+      this.deps,
+      this.control,
+      latest,
+      open.length > 0,
+      principal,
+      strategy
+    )
+    if ('refused' in admitted) {
+      const why = admitted.refused
+      return why === 'interrupt_pending' ? refusal('interrupt_pending') : why
     }
-    if (busy && strategy !== 'enqueue') return threadBusy(busy)
+    const busy = admitted.behind
     const runId = randomUUID()
     const run = {
       runId,
