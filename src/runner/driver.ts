@@ -345,6 +345,8 @@ export class RunDriver {
           parks: this.parkingStore.parks,
           outageBoundMs: this.sink.options.outageBoundMs,
           tryResume: (runId, park) => this.tryResume(runId, park),
+          withdrawStop: (trx, runId) =>
+            sinkInternals(this.sink).stops.requests.withdraw(trx, runId),
         },
         writer,
         meta,

@@ -25,6 +25,9 @@ export interface StopOutcome {
   streamRunId: string
 }
 
+/** How many times a stop reads a stream that changed under it before it answers 409. */
+const RACE_TURNS = 4
+
 /** What run control reads and writes through (the composition root gives them). */
 export interface RunControlDeps {
   sink: LucidTokenStreamSink
@@ -68,19 +71,76 @@ export class RunControl {
     options: { waitMs?: number } = {}
   ): Promise<StopOutcome> {
     if (!isStopMode(mode)) throw new InvalidStopError([{ field: 'mode', rule: 'in' }])
-    const { streamRunId, state, owner } = await this.#find(runId)
-    if (!state) throw new RunNotFoundError()
+    const found = await this.#find(runId)
+    const { streamRunId, owner } = found
+    if (!found.state) throw new RunNotFoundError()
     const waitMs = options.waitMs ?? this.options.waitMs ?? DEFAULTS.stopWaitMs
     const sees = decider.admin === true || owner === (decider.principal?.id ?? null)
-    if (state.status === 'open') {
-      if (!sees) throw new RunNotFoundError()
-      return this.#stopTalking(streamRunId, state, mode, decider, waitMs)
+    let state: StopState | null = found.state
+    // Each turn reads the stream as it is now: a run that parked, finished or was stopped by
+    // someone else meanwhile is answered as what it became (one outcome, whoever raced).
+    for (let turn = 1; state && turn <= RACE_TURNS; turn++) {
+      if ((state.status === 'open' || state.stopMode !== null) && !sees) {
+        throw new RunNotFoundError()
+      }
+      if (state.stopMode !== null && state.status !== 'open') {
+        return { status: 'cancelled', streamRunId }
+      }
+      if (state.status === 'open') {
+        const talking = await this.#stopTalking(streamRunId, state, mode, decider, waitMs)
+        if (talking) return talking
+        state = await this.#stops.state(streamRunId)
+        continue
+      }
+      const parked = await this.#cancelParked(streamRunId, mode, decider, sees)
+      if (parked) return parked
+      // Nothing parked: done, unless it was resumed or stopped meanwhile.
+      state = await this.#stops.state(streamRunId)
+      if (state && state.status !== 'open' && state.stopMode === null) break
     }
-    if (state.stopMode !== null) {
-      if (!sees) throw new RunNotFoundError()
-      return { status: 'cancelled', streamRunId }
+    if (!state) throw new RunNotFoundError()
+    throw new RunFinishedError()
+  }
+
+  get #stops() {
+    return sinkInternals(this.deps.sink).stops.requests
+  }
+
+  /**
+   * Stop an open stream: record the stop (once), tell the driver, wait for the end. `null` when
+   * the stream ended in another way first (the end withdrew a stop it did not honour, or the
+   * request found it ended): the caller reads it again.
+   */
+  async #stopTalking(
+    streamRunId: string,
+    state: StopState,
+    mode: StopMode,
+    decider: Decider,
+    waitMs: number
+  ): Promise<StopOutcome | null> {
+    if (state.stopMode === null) {
+      const recorded = await this.#stops.request(streamRunId, mode, decider.principal?.id ?? null)
+      if (recorded !== 'requested' && recorded?.stopMode == null) return null
     }
-    // Ended: parked (parking's cancel decides who may, approvers included), or done.
+    // Heard at once when it runs here; elsewhere, through the stream's wake-ups.
+    this.deps.driver.stop(streamRunId, mode)
+    if (!(await waitForEnd(this.deps.sink, streamRunId, waitMs))) {
+      return { status: 'stopping', streamRunId }
+    }
+    const ended = await this.#stops.state(streamRunId)
+    return ended?.stopMode ? { status: 'cancelled', streamRunId } : null
+  }
+
+  /**
+   * Cancel an ended stream's parked run (parking's cancel decides who may, approvers included)
+   * and record the stop's mode. `null` when nothing was parked (done, or decided meanwhile).
+   */
+  async #cancelParked(
+    streamRunId: string,
+    mode: StopMode,
+    decider: Decider,
+    sees: boolean
+  ): Promise<StopOutcome | null> {
     try {
       await this.deps.decisions.cancel(streamRunId, decider)
     } catch (error) {
@@ -88,34 +148,10 @@ export class RunControl {
         throw error
       }
       if (!sees) throw new RunNotFoundError()
-      // A stop that won meanwhile (it raced this one) is this one's outcome too.
-      const now = await this.#stops.state(streamRunId)
-      if (now?.stopMode) return { status: 'cancelled', streamRunId }
-      if (now?.status === 'open') return this.#stopTalking(streamRunId, now, mode, decider, waitMs)
-      throw new RunFinishedError()
+      return null
     }
     await this.#stops.record(streamRunId, mode, decider.principal?.id ?? null)
     return { status: 'cancelled', streamRunId }
-  }
-
-  get #stops() {
-    return sinkInternals(this.deps.sink).stops.requests
-  }
-
-  async #stopTalking(
-    streamRunId: string,
-    state: StopState,
-    mode: StopMode,
-    decider: Decider,
-    waitMs: number
-  ): Promise<StopOutcome> {
-    if (state.stopMode === null) {
-      await this.#stops.request(streamRunId, mode, decider.principal?.id ?? null)
-    }
-    // Heard at once when it runs here; elsewhere, through the stream's wake-ups.
-    this.deps.driver.stop(streamRunId, mode)
-    const ended = await waitForEnd(this.deps.sink, streamRunId, waitMs)
-    return { status: ended ? 'cancelled' : 'stopping', streamRunId }
   }
 
   /** The stream `runId` names (a door run's, a parked child's, its own) and whose it is. */

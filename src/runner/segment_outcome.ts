@@ -1,3 +1,4 @@
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type { LucidSinkWriter } from '../sink/writer.js'
 import type { ParkingStore } from '../parking/parking_store.js'
 import { cancelledCall } from '../parking/settlement_frames.js'
@@ -12,12 +13,16 @@ export interface OutcomeDeps {
   outageBoundMs: number
   /** Claim a suspension that is ready already, and resume it (`RunDriver.tryResume`). */
   tryResume: (runId: string, park: number) => Promise<boolean>
+  /** Withdraw a stop recorded too late, in the end's transaction (`StopRequests.withdraw`). */
+  withdrawStop: (trx: TransactionClientContract, runId: string) => Promise<void>
 }
 
 /**
  * Write a segment's outcome into its stream and end it (the run driver's last step): on a
  * park, the checkpoint and `parked` with the end marker; a cancel denies the calls still waiting
- * for approval and writes `cancelled`; a failure its `error` frame with a fixed sentence.
+ * for approval and writes `cancelled`; a failure its `error` frame with a fixed sentence. An end
+ * that is not `cancelled` withdraws, in its transaction, a stop recorded after the driver last
+ * looked (the run ended on its own first: the stop's caller is told so).
  */
 export async function finishSegment(
   deps: OutcomeDeps,
@@ -43,6 +48,7 @@ export async function finishSegment(
     const checkpoint = outcome.checkpoint
     await writer.end({
       within: async (trx) => {
+        await deps.withdrawStop(trx, stream)
         parked = await deps.parks.parked(trx, stream, checkpoint, input, meta.runId)
       },
     })
@@ -56,7 +62,7 @@ export async function finishSegment(
   if (outcome.status === 'parked') {
     // Parked on nothing a person can answer: that run can never continue.
     await writer.write({ t: 'error', code: 'run_failed', message: FAILURE_SENTENCES.run_failed })
-    await writer.end()
+    await writer.end({ within: (trx) => deps.withdrawStop(trx, stream) })
     return { status: 'failed' }
   }
   // Kept across attempts: a retry after part of the abandon landed still denies every call.
@@ -75,6 +81,8 @@ export async function finishSegment(
       message: FAILURE_SENTENCES[code] ?? FAILURE_SENTENCES.run_failed,
     })
   }
-  await writer.end()
+  await writer.end(
+    outcome.status === 'cancelled' ? {} : { within: (trx) => deps.withdrawStop(trx, stream) }
+  )
   return outcome
 }

@@ -84,6 +84,21 @@ export class StopRequests {
       .update({ stop_mode: mode, stop_requested_at: now(), stop_by: by })
   }
 
+  /**
+   * Withdraw a stop that came too late, inside the transaction that ends the stream in another
+   * way (the run finished, failed or parked on its own first): the end holds the stream's row
+   * lock, so a stop either committed before it (withdrawn here: its caller reads the stream
+   * again and answers as for a run that ended) or finds the stream ended. The stored end and the
+   * stop's answer never disagree.
+   */
+  async withdraw(trx: QueryClientContract, runId: string): Promise<void> {
+    await trx
+      .from(this.tables.streams)
+      .where('run_id', runId)
+      .whereNotNull('stop_mode')
+      .update({ stop_mode: null, stop_requested_at: null, stop_by: null })
+  }
+
   /** A stream as a stop sees it, or `null` when it does not exist. */
   state(runId: string): Promise<StopState | null> {
     return this.#state(this.connect(), runId)
