@@ -120,7 +120,7 @@ export class RunControl {
   ): Promise<StopOutcome | null> {
     if (state.stopMode === null) {
       const recorded = await this.#stops.request(streamRunId, mode, decider.principal?.id ?? null)
-      if (recorded !== 'requested' && recorded?.stopMode == null) return null
+      if (recorded !== 'requested' && !recorded?.stopMode) return null
     }
     // Heard at once when it runs here; elsewhere, through the stream's wake-ups.
     this.deps.driver.stop(streamRunId, mode)
