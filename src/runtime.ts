@@ -110,7 +110,18 @@ export function createRuntime(db: Database, options: RuntimeOptions) {
   const queries = new ParkingQueries(rows)
   const { onError } = options
   const decisions = new ParkingDecisions(
-    { sink, store: parkingStore, queries, ready, onError },
+    {
+      sink,
+      store: parkingStore,
+      queries,
+      ready,
+      onError,
+      // A cancelled parked run ended its thread's turn: its queued message starts now.
+      onCancelled: async (streamRunId) => {
+        const run = await runs.find(streamRunId)
+        if (run) await queue.startNext(run.threadId)
+      },
+    },
     options.approverPolicy
   )
   // A thread is idle once its latest run's stream ended (not talking, parked or about to go on).

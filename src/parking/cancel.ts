@@ -77,5 +77,5 @@ export async function cancelOnce(deps: CancelDeps, runId: string, decider: Decid
     if (changed) return 'changed' as const
     throw error
   }
-  return { status: 'cancelled' as const }
+  return { status: 'cancelled' as const, streamRunId }
 }

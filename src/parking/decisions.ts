@@ -72,6 +72,11 @@ export interface DecisionDeps {
   ready: ReadyNotices
   /** Background failures (a ready listener's), which never undo a decision. */
   onError?: (error: unknown) => void
+  /**
+   * Told when a cancel ended a parked run (its stream is over): the thread's queued message
+   * starts now (`RunQueue.startNext`), not at the sweeper's next round.
+   */
+  onCancelled?: (streamRunId: string) => Promise<unknown>
 }
 
 /**
@@ -90,6 +95,7 @@ export class ParkingDecisions {
   readonly #queries: ParkingQueries
   readonly #ready: ReadyNotices
   readonly #onError: ((error: unknown) => void) | undefined
+  readonly #onCancelled: DecisionDeps['onCancelled']
 
   constructor(
     deps: DecisionDeps,
@@ -101,6 +107,7 @@ export class ParkingDecisions {
     this.#queries = deps.queries
     this.#ready = deps.ready
     this.#onError = deps.onError
+    this.#onCancelled = deps.onCancelled
   }
 
   /**
@@ -262,7 +269,11 @@ export class ParkingDecisions {
         runId,
         decider
       )
-      if (outcome !== 'changed') return outcome
+      if (outcome !== 'changed') {
+        const { streamRunId, ...answer } = outcome
+        this.#onCancelled?.(streamRunId).catch((error) => this.#onError?.(error))
+        return answer
+      }
       if (attempt === CANCEL_ATTEMPTS) throw new DecisionConflictError()
     }
   }
