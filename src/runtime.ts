@@ -125,18 +125,18 @@ export function createRuntime(db: Database, options: RuntimeOptions) {
     options.approverPolicy
   )
   // A thread is idle once its latest run's stream ended (not talking, parked or about to go on).
-  const idle = async (threadId: string) => {
+  const idleAfter = async (threadId: string) => {
     const latest = await runs.latest(threadId)
-    if (!latest) return true
+    if (!latest) return { after: null }
     const { verdict } = await readAfterSegmentEnd({ parking: { queries } }, latest.streamRunId)
-    return verdict === 'over' || verdict === 'cancelled'
+    return verdict === 'over' || verdict === 'cancelled' ? { after: latest.runId } : null
   }
   const queue: RunQueue = new RunQueue({
     sink,
     runs,
     driver,
     rows: new RunQueueRows(() => sinkInternals(sink).client, sink.tables),
-    idle,
+    idleAfter,
     maxPerThread: options.maxQueuedRuns,
     claimLeaseMs: options.claimLeaseMs,
     onError,

@@ -171,7 +171,7 @@ test.group('Run control | races leave one outcome', () => {
     await stack.driver.settled()
     const end = await endOf(stack, id)
     assert.equal(end.cancelled, 1)
-    assert.include(['keep', 'rollback'], end.stopMode)
+    assert.include(['keep', 'rollback'], String(end.stopMode))
   })
 
   test('a stop racing a decision and the resume it starts: one outcome', async ({ assert }) => {
@@ -198,7 +198,7 @@ test.group('Run control | races leave one outcome', () => {
       const approve = settle(
         (async () => {
           if (round % 2) await sleep(round)
-          return stack.parking.approve(id, 'call_1', asAlice)
+          return stack.parking.decisions.approve(id, 'call_1', asAlice)
         })()
       )
       const stop = settle(

@@ -18,7 +18,7 @@ import { cursorOf } from './cursor_of.js'
 import { admit, type RequestLimits } from './limits.js'
 import { serveChunks } from './sse.js'
 import { notFound } from '../door/refusals.js'
-import { THREAD_TAKEN } from '../runner/door_runs.js'
+import { THREAD_TAKEN, TURN_TAKEN } from '../runner/door_runs.js'
 import { NO_QUEUE } from '../runner/run_queue.js'
 import { MULTITASK_STRATEGIES, queueFull, threadBusy } from '../door/multitask.js'
 import type { Chunk } from './agui_encoding.js'
@@ -114,7 +114,12 @@ export class StreamController {
       }
     }
     if (busy) return sendRefusal(ctx.response, threadBusy(busy))
-    const started = await door.startRun(run, { message: body.message }, principal)
+    const after = thread.latest?.runId ?? null
+    const started = await door.startRun(run, { message: body.message }, principal, after)
+    // Another message's run started first: the thread is busy with it.
+    if (started === TURN_TAKEN) {
+      return sendRefusal(ctx.response, threadBusy((await door.runs.latest(threadId))!))
+    }
     // Another principal's claim on the thread landed first: answered like another's thread.
     if (started === THREAD_TAKEN) return sendRefusal(ctx.response, NO_SUCH_THREAD)
     if (!started) {

@@ -1,5 +1,5 @@
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
-import type { DoorRun, DoorRunStore } from '../store/door_runs.js'
+import { TurnTakenError, type DoorRun, type DoorRunStore } from '../store/door_runs.js'
 import type { Principal } from '../core/run.js'
 import type { UserMessage } from '../core/user_message.js'
 import type { RunDriver } from './driver.js'
@@ -17,19 +17,28 @@ export type NewRun = Omit<DoorRun, 'createdAt' | 'streamRunId' | 'afterSeq' | 'k
 export const THREAD_TAKEN = 'thread_taken'
 
 /**
+ * What {@link startRun} answers when another run of the thread was recorded after the one the
+ * door judged the thread by (two messages at once): nothing was written; judge it again.
+ */
+export const TURN_TAKEN = 'turn_taken'
+
+/**
  * Record a new run (its own stream) and start it, `said` (what the person said, checked) its
  * first frame. The thread is claimed for the run's owner first (`DoorRunStore.claimThread`, one
  * atomic statement): {@link THREAD_TAKEN}, changing nothing, when another principal's claim
- * landed first (answer it like another's thread). Returns the recorded run, or `null`, changing
- * nothing, when the run id is taken, by a run or by a stream the host opened itself (not a
- * client's to take over).
+ * landed first (answer it like another's thread). The run is recorded in the transaction that
+ * opens its stream, as the thread's turn after `after` (the thread's newest run its door judged
+ * it by; `DoorRunStore.insertTurn`): {@link TURN_TAKEN}, changing nothing, when another run was
+ * recorded first. Returns the recorded run, or `null`, changing nothing, when the run id is
+ * taken, by a run or by a stream the host opened itself (not a client's to take over).
  */
 export async function startRun(
   deps: { sink: LucidTokenStreamSink; runs: DoorRunStore; driver: RunDriver },
   run: NewRun,
   input: unknown,
   principal: Principal | null,
-  said?: UserMessage | null
+  said: UserMessage | null,
+  after: string | null
 ) {
   if (await deps.sink.has(run.runId)) return null
   if (!(await deps.runs.claimThread(run.threadId, run.ownerId))) return THREAD_TAKEN
@@ -40,7 +49,6 @@ export async function startRun(
     kind: 'start' as const,
     resumeHash: null,
   }
-  if (!(await deps.runs.insert(recorded))) return null
   try {
     await deps.driver.start({
       runId: run.runId,
@@ -48,9 +56,12 @@ export async function startRun(
       input,
       principal,
       userMessage: said,
+      within: (trx) => deps.runs.insertTurn(trx, recorded, after),
     })
   } catch (error) {
-    await deps.runs.remove(run.runId)
+    if (error instanceof TurnTakenError) return TURN_TAKEN
+    // The same run id recorded meanwhile (a repeat, or a race lost): nothing of this one stays.
+    if (await deps.runs.find(run.runId)) return null
     throw error
   }
   return recorded

@@ -1,3 +1,4 @@
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { randomUUID } from 'node:crypto'
 import { sinkInternals, type LucidTokenStreamSink } from '../sink/lucid_sink.js'
 import type { LucidSinkWriter } from '../sink/writer.js'
@@ -90,6 +91,8 @@ export class RunDriver {
     input?: unknown
     principal?: Principal | null
     userMessage?: UserMessage | null
+    /** Writes committed with the stream's open (a door's run record); what it throws undoes it. */
+    within?: (trx: TransactionClientContract) => Promise<void>
   }): Promise<{ runId: string; done: Promise<RunOutcome> }> {
     if (this.#drain.draining) throw new ReplicaShutdownError()
     const meta: RunMeta = {
@@ -102,7 +105,7 @@ export class RunDriver {
     const writer = await this.sink.open(
       run.runId,
       meta,
-      undefined,
+      run.within,
       segmentRecord(meta, run.input ?? null)
     )
     const said = run.userMessage

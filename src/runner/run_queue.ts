@@ -8,7 +8,7 @@ import type { UserMessage } from '../core/user_message.js'
 import { ReplicaShutdownError } from '../errors.js'
 import { DEFAULTS } from '../defaults.js'
 import type { RunDriver } from './driver.js'
-import { startRun, THREAD_TAKEN, type NewRun } from './door_runs.js'
+import { startRun, THREAD_TAKEN, TURN_TAKEN, type NewRun } from './door_runs.js'
 
 /**
  * The busy-thread queue (`multitaskStrategy: 'enqueue'`, LangGraph's name): a message that finds
@@ -32,8 +32,11 @@ export interface RunQueueDeps {
   runs: DoorRunStore
   driver: RunDriver
   rows: RunQueueRows
-  /** Whether the thread's latest run ended (not talking, not parked, not about to go on). */
-  idle: (threadId: string) => Promise<boolean>
+  /**
+   * The thread's newest run when it ended (not talking, not parked, not about to go on): a
+   * queued message starts as the turn after it (`after`, `null` for none); `null` while busy.
+   */
+  idleAfter: (threadId: string) => Promise<{ after: string | null } | null>
   /** Messages one thread's queue holds at most. Default {@link DEFAULTS}`.maxQueuedRuns`. */
   maxPerThread?: number
   /** A claim not followed by a start within this long is claimable again. */
@@ -111,17 +114,19 @@ export class RunQueue {
       const head = await rows.head(threadId)
       // Claimed by a replica starting it, or the thread's run talks: nothing to do here (and
       // no write to find it out: the claim below is a write).
-      if (!head || !rows.claimable(head) || !(await this.#deps.idle(threadId))) return false
+      if (!head || !rows.claimable(head) || !(await this.#deps.idleAfter(threadId))) return false
       if (!(await rows.claim(head.runId, driver.replicaId, leaseMs))) return false
       let started
       try {
         // Checked after the claim: a run started since (by whoever claimed before) holds it.
-        if (!(await this.#deps.idle(threadId))) {
+        const idle = await this.#deps.idleAfter(threadId)
+        const { run, input, principal, said } = head.start as QueuedStart
+        started = idle && (await startRun(this.#deps, run, input, principal, said, idle.after))
+        // Busy again (a message sent meanwhile started first): it waits for that run's end.
+        if (!idle || started === TURN_TAKEN) {
           await rows.release(head.runId, driver.replicaId)
           return false
         }
-        const { run, input, principal, said } = head.start as QueuedStart
-        started = await startRun(this.#deps, run, input, principal, said)
       } catch (error) {
         // Given back at once (not left to lapse): the next try, here or elsewhere, starts it.
         await rows.release(head.runId, driver.replicaId).catch(() => {})

@@ -37,8 +37,35 @@ const toRun = (row: Record<string, any>): DoorRun => ({
   createdAt: Number(row.created_at),
 })
 
+/**
+ * Thrown inside a new run's open when its thread's newest run is no longer the one its door
+ * judged the thread by (another message's run was recorded first): the open is undone.
+ */
+export class TurnTakenError extends Error {
+  constructor() {
+    super('Another run of this thread started first')
+  }
+}
+
+/** A run's row as stored. */
+const runRecord = (run: Omit<DoorRun, 'createdAt'>) => ({
+  run_id: run.runId,
+  thread_id: run.threadId,
+  stream_run_id: run.streamRunId,
+  after_seq: run.afterSeq,
+  kind: run.kind,
+  resume_hash: run.resumeHash,
+  client_tools: run.clientTools?.length ? JSON.stringify(run.clientTools) : null,
+  input_message: run.inputMessage ? JSON.stringify(run.inputMessage) : null,
+  owner_id: run.ownerId,
+  created_at: nowMs(),
+})
+
 /** The door's table (`agent_agui_runs`), through Lucid. */
 export class DoorRunStore {
+  /** The threads table is missing (a schema migrated before `createThreadsTable`). */
+  #noThreads = false
+
   constructor(
     readonly connect: () => QueryClientContract,
     readonly tables: TableNames
@@ -79,14 +106,41 @@ export class DoorRunStore {
   }
 
   /** The thread's newest run (the one a new input continues or is refused by). */
-  async latest(threadId: string): Promise<DoorRun | null> {
-    const row = await this.connect()
+  async latest(threadId: string, client = this.connect()): Promise<DoorRun | null> {
+    const query = client
       .from(this.tables.aguiRuns)
       .where('thread_id', threadId)
       .orderBy('created_at', 'desc')
       .orderBy('after_seq', 'desc')
-      .first()
+    // A locking read on MySQL: its plain reads see the transaction's snapshot, not what the
+    // thread row's lock waited for.
+    if (client.dialect.name === 'mysql') query.forUpdate()
+    const row = await query.first()
     return row ? toRun(row) : null
+  }
+
+  /**
+   * Record a new run as its thread's next turn, inside the transaction that opens its stream:
+   * the thread's row is locked (every start of the thread waits for the one before it), then
+   * the newest run must still be `after` (the run its door judged the thread idle after;
+   * `null`: none), else {@link TurnTakenError} undoes the open. Two messages at once on one
+   * thread, on any replicas: one starts, the other is judged again (busy now: refused, queued,
+   * or it stops the first). The run and its stream appear together.
+   */
+  async insertTurn(
+    trx: QueryClientContract,
+    run: Omit<DoorRun, 'createdAt'>,
+    after: string | null
+  ): Promise<void> {
+    if (!this.#noThreads) {
+      await trx
+        .from(this.tables.threads)
+        .where('thread_id', run.threadId)
+        .update({ owner_id: trx.raw('owner_id') })
+    }
+    const newest = await this.latest(run.threadId, trx)
+    if ((newest?.runId ?? null) !== after) throw new TurnTakenError()
+    await trx.table(this.tables.aguiRuns).insert(runRecord(run))
   }
 
   /** The thread's run a resume with this hash recorded (`resumeHash`), or `null`. */
@@ -124,20 +178,7 @@ export class DoorRunStore {
   /** Record a run. Returns false when the run id is taken (a repeat, or a race lost). */
   async insert(run: Omit<DoorRun, 'createdAt'>): Promise<boolean> {
     try {
-      await this.connect()
-        .table(this.tables.aguiRuns)
-        .insert({
-          run_id: run.runId,
-          thread_id: run.threadId,
-          stream_run_id: run.streamRunId,
-          after_seq: run.afterSeq,
-          kind: run.kind,
-          resume_hash: run.resumeHash,
-          client_tools: run.clientTools?.length ? JSON.stringify(run.clientTools) : null,
-          input_message: run.inputMessage ? JSON.stringify(run.inputMessage) : null,
-          owner_id: run.ownerId,
-          created_at: nowMs(),
-        })
+      await this.connect().table(this.tables.aguiRuns).insert(runRecord(run))
       return true
     } catch (error) {
       if (await this.find(run.runId)) return false
@@ -169,8 +210,9 @@ export class DoorRunStore {
         .first()
       return row !== null && (row.owner_id ?? null) === ownerId
     } catch (error) {
-      if (isMissingTable(error)) return true
-      throw error
+      if (!isMissingTable(error)) throw error
+      this.#noThreads = true
+      return true
     }
   }
 

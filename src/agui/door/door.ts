@@ -22,6 +22,7 @@ import {
   notFound,
   openItems,
   ownedBy,
+  threadBusy,
   type DoorCore,
   type MultitaskStrategy,
 } from '../../door/index.js'
@@ -31,7 +32,10 @@ import { AGUI_STATE } from './state_codec.js'
 import { SegmentCache } from './segment_cache.js'
 import { resume, settledElsewhere, settledRefusal } from './resume.js'
 import { serveRun } from './serve.js'
-import { prepareStart, startPrepared, startRun, type NewRun } from './start.js'
+import { prepareStart, startPrepared, startRun, TURN_TAKEN, type NewRun } from './start.js'
+
+/** How many times a message that lost its thread's turn to another is judged again. */
+const TURN_ATTEMPTS = 3
 import { enqueueRun } from './queued.js'
 
 /**
@@ -64,7 +68,28 @@ export class AgUiDoor extends DoorBase<AgUiDoorOptions, TranslatorCheckpoint, Ag
     return guardInput(this.driver, () => this.#run(body, principal, signal))
   }
 
-  async #run(body: unknown, principal: Principal | null, signal?: AbortSignal): Promise<AgUiReply> {
+  /**
+   * Two messages at once on one thread: the one whose run was recorded second is judged again
+   * against the thread as it is now (busy: its policy applies), a few times at most.
+   */
+  async #run(
+    body: unknown,
+    principal: Principal | null,
+    signal?: AbortSignal,
+    turn = 1
+  ): Promise<AgUiReply> {
+    const reply = await this.#runOnce(body, principal, signal)
+    if (reply !== TURN_TAKEN) return reply
+    if (turn < TURN_ATTEMPTS) return this.#run(body, principal, signal, turn + 1)
+    const latest = (await this.runs.latest((body as { threadId: string }).threadId))!
+    return threadBusy(latest)
+  }
+
+  async #runOnce(
+    body: unknown,
+    principal: Principal | null,
+    signal?: AbortSignal
+  ): Promise<AgUiReply | typeof TURN_TAKEN> {
     // Checked before anything is written; a refused input is the guard's refusal.
     const input: AgUiInput = await validateAgUiInput(body)
     const strategy = this.#strategy(input)
@@ -115,7 +140,7 @@ export class AgUiDoor extends DoorBase<AgUiDoorOptions, TranslatorCheckpoint, Ag
       if (busy && strategy === 'enqueue') {
         return enqueueRun(this.deps, prepared, busy, principal, signal)
       }
-      return startPrepared(this.deps, prepared, principal, signal)
+      return startPrepared(this.deps, prepared, principal, latest?.runId ?? null, signal)
     }
     if (pending.length === 0) {
       // The same resume again: the run it started is replayed, nothing runs twice.
@@ -159,9 +184,14 @@ export class AgUiDoor extends DoorBase<AgUiDoorOptions, TranslatorCheckpoint, Ag
     return busyWith(this.deps, latest)
   }
 
-  /** See `startRun` in `start.ts` (used by the native start route too). */
-  startRun(run: NewRun, input: unknown, principal: Principal | null) {
-    return startRun(this.deps, run, input, principal)
+  /**
+   * See `startRun` in `start.ts` (the native start route's), as the thread's turn after `after`
+   * (its newest run the caller judged it by; read now when not given).
+   */
+  async startRun(run: NewRun, input: unknown, principal: Principal | null, after?: string | null) {
+    const turn =
+      after === undefined ? ((await this.runs.latest(run.threadId))?.runId ?? null) : after
+    return startRun(this.deps, run, input, principal, null, turn)
   }
 
   /** `GET` re-attach to an AG-UI run; see `reattach` in `attach.ts`. */

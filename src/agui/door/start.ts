@@ -8,8 +8,14 @@ import { replayInto, WHOLE } from './translation.js'
 import type { AgUiDeps, AgUiReply } from './reply.js'
 import type { DoorRun } from '../../store/door_runs.js'
 import { serveRun } from './serve.js'
-import { startRun as startDoorRun, THREAD_TAKEN, type NewRun } from '../../runner/door_runs.js'
+import {
+  startRun as startDoorRun,
+  THREAD_TAKEN,
+  TURN_TAKEN,
+  type NewRun,
+} from '../../runner/door_runs.js'
 
+export { TURN_TAKEN }
 export type { NewRun }
 
 /** See `startRun` in `runner/door_runs.ts`. */
@@ -18,8 +24,9 @@ export const startRun = (
   run: NewRun,
   input: unknown,
   principal: Principal | null,
-  said?: UserMessage | null
-) => startDoorRun(deps, run, input, principal, said)
+  said: UserMessage | null,
+  after: string | null
+) => startDoorRun(deps, run, input, principal, said, after)
 
 /** What the person's input starts: the run it records, the runner's input, what they said. */
 export interface PreparedStart {
@@ -84,14 +91,20 @@ export async function prepareStart(
   return { run, input: runnerInput, said: fresh.said }
 }
 
-/** Start a prepared run ({@link prepareStart}) and serve it. */
+/**
+ * Start a prepared run ({@link prepareStart}) as the thread's turn after `after`, and serve it;
+ * {@link TURN_TAKEN} when another message's run started first (the door judges it again).
+ */
 export async function startPrepared(
   deps: AgUiDeps,
   prepared: PreparedStart,
   principal: Principal | null,
+  after: string | null,
   signal?: AbortSignal
-): Promise<AgUiReply> {
-  const started = await startRun(deps, prepared.run, prepared.input, principal, prepared.said)
+): Promise<AgUiReply | typeof TURN_TAKEN> {
+  const { run, input, said } = prepared
+  const started = await startRun(deps, run, input, principal, said, after)
+  if (started === TURN_TAKEN) return TURN_TAKEN
   // Another principal's claim on the thread landed first: answered like another's thread.
   if (started === THREAD_TAKEN) return notFound()
   if (!started) return refusal('run_id_used')

@@ -16,10 +16,14 @@ import {
   ownerOf,
   readAfterSegmentEnd,
   refused,
+  threadBusy,
   type DoorCore,
   type PositionGrammar,
 } from '../../door/index.js'
-import { startRun, THREAD_TAKEN } from '../../runner/door_runs.js'
+import { startRun, THREAD_TAKEN, TURN_TAKEN } from '../../runner/door_runs.js'
+
+/** How many times a message that lost its chat's turn to another is judged again. */
+const TURN_ATTEMPTS = 3
 import type { DoorRun } from '../../store/door_runs.js'
 import type { StreamState } from '../../store/rows.js'
 import { applyPlan, planDecisions } from './decide.js'
@@ -99,7 +103,27 @@ export class UiMessageDoor extends DoorBase<UiMessageDoorOptions, string> {
     })
   }
 
-  async #chat(body: unknown, principal: Principal | null, signal?: AbortSignal) {
+  /**
+   * Two messages at once on one chat: the one whose turn was recorded second is judged again
+   * against the chat as it is now (busy: its policy applies), a few times at most.
+   */
+  async #chat(
+    body: unknown,
+    principal: Principal | null,
+    signal?: AbortSignal,
+    turn = 1
+  ): Promise<UiDoorReply> {
+    const reply = await this.#chatOnce(body, principal, signal)
+    if (reply !== TURN_TAKEN) return reply
+    if (turn < TURN_ATTEMPTS) return this.#chat(body, principal, signal, turn + 1)
+    return threadBusy((await this.runs.latest((body as { id: string }).id))!)
+  }
+
+  async #chatOnce(
+    body: unknown,
+    principal: Principal | null,
+    signal?: AbortSignal
+  ): Promise<UiDoorReply | typeof TURN_TAKEN> {
     const input = await validateChatInput(body)
     const asked = (input as Record<string, unknown>).multitaskStrategy
     const fallback = this.options.multitaskStrategy ?? 'enqueue'
@@ -146,7 +170,15 @@ export class UiMessageDoor extends DoorBase<UiMessageDoorOptions, string> {
     if (busy && strategy === 'enqueue') {
       return enqueueTurn(this.deps, { run, input: runnerInput, said }, busy, principal, signal)
     }
-    const started = await startRun(this.deps, run, runnerInput, principal, said)
+    const started = await startRun(
+      this.deps,
+      run,
+      runnerInput,
+      principal,
+      said,
+      latest?.runId ?? null
+    )
+    if (started === TURN_TAKEN) return TURN_TAKEN
     // A fresh UUID is never taken: `null` would mean a host stream of that id. THREAD_TAKEN:
     // another principal's first message of this chat id landed first.
     if (!started || started === THREAD_TAKEN) return noChat()

@@ -1,0 +1,90 @@
+import { test } from '@japa/runner'
+import { randomUUID } from 'node:crypto'
+import { DefaultChatTransport, type UIMessage, type UIMessageChunk } from 'ai'
+import { serveDoors, TRANSPORTS } from './helpers/transports.js'
+import { heldRunner } from './helpers/held_runner.js'
+import { postJson, readResponse, runInput } from './helpers/http.js'
+
+/**
+ * Issue 22: two messages sent at the same moment on one thread ("double texting" at its
+ * sharpest). The busy-thread policy holds even then: the run of one is recorded as the thread's
+ * turn in the transaction that opens its stream, the other is judged again against the thread
+ * as it is now. `reject`: one starts, the other gets 409 `thread_busy`; `enqueue`: both run, one
+ * after the other. Never two runs of one thread at once.
+ */
+
+const ROUNDS = 5
+
+for (const transport of TRANSPORTS) {
+  test.group(`Busy thread: messages at once (${transport})`, () => {
+    test('AG-UI reject: of three at once on an idle thread one starts, two get thread_busy', async ({
+      assert,
+      cleanup,
+    }) => {
+      const held = heldRunner()
+      const { url, close } = await serveDoors(transport, held.runner)
+      cleanup(close)
+      const holds: string[] = []
+      cleanup(() => holds.forEach((hold) => held.release(hold)))
+      const said = (threadId: string, content: string) =>
+        runInput(threadId, `run-${randomUUID()}`, {
+          messages: [{ id: `u-${randomUUID()}`, role: 'user', content }],
+        })
+      for (let round = 0; round < ROUNDS; round++) {
+        const threadId = `thread-${randomUUID()}`
+        holds.push(`hold ${round}`)
+        // The thread has had a turn already in every other round (idle after it).
+        if (round % 2) {
+          const first = await readResponse(await postJson(`${url}/agui`, said(threadId, 'go')))
+          assert.equal(first.status, 200)
+        }
+        const responses = await Promise.all(
+          [0, 1, 2].map(() => postJson(`${url}/agui`, said(threadId, `hold ${round}`)))
+        )
+        const statuses = responses.map((r) => r.status).sort()
+        const refusals = await Promise.all(
+          responses.filter((r) => r.status !== 200).map(async (r) => readResponse(r))
+        )
+        assert.deepEqual(statuses, [200, 409, 409], JSON.stringify(refusals.map((a) => a.json)))
+        for (const refused of refusals) assert.equal(refused.json.code, 'thread_busy')
+        held.release(`hold ${round}`)
+        await Promise.all(responses.filter((r) => r.status === 200).map((r) => r.text()))
+      }
+      assert.equal(held.maxActive, 1)
+    })
+
+    test('useChat enqueue: two messages at once both run, one after the other', async ({
+      assert,
+      cleanup,
+    }) => {
+      const held = heldRunner()
+      const { url, close } = await serveDoors(transport, held.runner)
+      cleanup(close)
+      for (let round = 0; round < ROUNDS; round++) {
+        const chatId = `chat-${randomUUID()}`
+        const transportOf = () =>
+          new DefaultChatTransport<UIMessage>({
+            api: `${url}/chat`,
+            headers: { 'x-user': 'alice' },
+          })
+        const send = async (text: string) => {
+          const stream = await transportOf().sendMessages({
+            trigger: 'submit-message',
+            chatId,
+            messageId: undefined,
+            messages: [{ id: `u-${randomUUID()}`, role: 'user', parts: [{ type: 'text', text }] }],
+            abortSignal: undefined,
+          })
+          let said = ''
+          for await (const chunk of stream as unknown as AsyncIterable<UIMessageChunk>) {
+            if (chunk.type === 'text-delta') said += chunk.delta
+          }
+          return said
+        }
+        const answers = await Promise.all([send(`A${round}`), send(`B${round}`)])
+        assert.deepEqual(answers, [`answer to A${round}`, `answer to B${round}`])
+      }
+      assert.equal(held.maxActive, 1)
+    })
+  })
+}
