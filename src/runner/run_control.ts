@@ -13,6 +13,7 @@ import {
 } from '../errors.js'
 import { DEFAULTS } from '../defaults.js'
 import { waitForEnd } from './stream_end.js'
+import { RunList } from '../store/run_list.js'
 import type { RunDriver } from './driver.js'
 
 /**
@@ -74,9 +75,9 @@ export class RunControl {
     const sees = decider.admin === true || owner === (decider.principal?.id ?? null)
     if (state.status === 'open') {
       if (!sees) throw new RunNotFoundError()
-      return this.#stopTalking(streamRunId, state, mode, decider, waitMs)
+      return this.#stopTalking(runId, streamRunId, state, mode, decider, waitMs)
     }
-    if (state.stopMode !== null) {
+    if (state.stopMode !== null && (await this.#endedCancelled(streamRunId))) {
       if (!sees) throw new RunNotFoundError()
       return { status: 'cancelled', streamRunId }
     }
@@ -90,8 +91,12 @@ export class RunControl {
       if (!sees) throw new RunNotFoundError()
       // A stop that won meanwhile (it raced this one) is this one's outcome too.
       const now = await this.#stops.state(streamRunId)
-      if (now?.stopMode) return { status: 'cancelled', streamRunId }
-      if (now?.status === 'open') return this.#stopTalking(streamRunId, now, mode, decider, waitMs)
+      if (now?.status === 'open') {
+        return this.#stopTalking(runId, streamRunId, now, mode, decider, waitMs)
+      }
+      if (now && (await this.#endedCancelled(streamRunId))) {
+        return { status: 'cancelled', streamRunId }
+      }
       throw new RunFinishedError()
     }
     await this.#stops.record(streamRunId, mode, decider.principal?.id ?? null)
@@ -103,6 +108,7 @@ export class RunControl {
   }
 
   async #stopTalking(
+    runId: string,
     streamRunId: string,
     state: StopState,
     mode: StopMode,
@@ -114,8 +120,31 @@ export class RunControl {
     }
     // Heard at once when it runs here; elsewhere, through the stream's wake-ups.
     this.deps.driver.stop(streamRunId, mode)
-    const ended = await waitForEnd(this.deps.sink, streamRunId, waitMs)
-    return { status: ended ? 'cancelled' : 'stopping', streamRunId }
+    if (!(await waitForEnd(this.deps.sink, streamRunId, waitMs))) {
+      return { status: 'stopping', streamRunId }
+    }
+    // Its replica may have ended it another way before it heard the stop (the run finished
+    // or parked on its own meanwhile): the stop answers as the run ended, never `cancelled`.
+    const status = await this.#status(streamRunId)
+    if (status === 'cancelled') return { status: 'cancelled', streamRunId }
+    await this.#stops.withdraw(streamRunId)
+    // Parked (or about to go on): stopped as a parked run is.
+    if (status === 'parked' || status === 'running') {
+      return this.stop(runId, decider, mode, { waitMs })
+    }
+    throw new RunFinishedError()
+  }
+
+  /** What the stream's run is doing (the runs list's rule: `cancelled` its stop's end). */
+  async #status(streamRunId: string) {
+    const runs = new RunList(() => sinkInternals(this.deps.sink).client, this.deps.sink.tables)
+    const [run] = await runs.list({ runId: streamRunId, limit: 1 })
+    return run?.status ?? null
+  }
+
+  /** Whether the stream ended stopped: its last frame the `cancelled` event. */
+  async #endedCancelled(streamRunId: string) {
+    return (await this.#status(streamRunId)) === 'cancelled'
   }
 
   /** The stream `runId` names (a door run's, a parked child's, its own) and whose it is. */

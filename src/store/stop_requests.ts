@@ -84,6 +84,19 @@ export class StopRequests {
       .update({ stop_mode: mode, stop_requested_at: now(), stop_by: by })
   }
 
+  /**
+   * Withdraw the stop of a stream that ended another way before its writer heard the stop (the
+   * run finished, failed or parked on its own): the run is then seen as it ended (a later stop
+   * answers as for any ended run, a `rollback` leaves nothing out). Only an ended stream's.
+   */
+  async withdraw(runId: string): Promise<void> {
+    await this.connect()
+      .from(this.tables.streams)
+      .where('run_id', runId)
+      .whereNot('status', 'open')
+      .update({ stop_mode: null, stop_requested_at: null, stop_by: null })
+  }
+
   /** A stream as a stop sees it, or `null` when it does not exist. */
   state(runId: string): Promise<StopState | null> {
     return this.#state(this.connect(), runId)
