@@ -272,3 +272,42 @@ test.group('Run control | a dead replica, a runner that cannot continue', () => 
     }
   })
 })
+
+test.group('Run control | a stop that loses the race to the run’s own end', () => {
+  test('recorded, then the stream ends finished unheard: 409 E_RUN_FINISHED, the stop withdrawn', async ({
+    assert,
+  }) => {
+    const db = createDatabase()
+    await resetTables(db)
+    const stack = createRuntime(db, { runner: talker({}) })
+    try {
+      const id = runId('lost')
+      // Its writer runs elsewhere (no driver here hears the stop) and is about to end.
+      const writer = await stack.sink.open(id, { threadId: id, principal: alice }, undefined, {
+        meta: { runId: id, threadId: id, parentRunId: null, principal: alice },
+        input: null,
+      })
+      await writer.write({ t: 'text', v: 'done' })
+      await writer.flush()
+      const stopping = stack.control.stop(id, asAlice, 'rollback', { waitMs: 10_000 })
+      const recorded = async () =>
+        (await db.from('agent_streams').where('run_id', id).first()).stop_mode !== null
+      for (let i = 0; i < 250 && !(await recorded()); i++) await sleep(20)
+      assert.isTrue(await recorded())
+      await writer.end()
+      await assert.rejects(() => stopping, RunFinishedError as any)
+      const frames = await collect(stack.sink.replay(id) as AsyncIterable<any>)
+      assert.notDeepInclude(frames, { t: 'event', event: { kind: 'cancelled' } })
+      const row = await db.from('agent_streams').where('run_id', id).first()
+      assert.deepEqual([row.stop_mode, row.stop_by], [null, null])
+      // Asked again (by the console: the ended stream names no owner now): not `cancelled`.
+      await assert.rejects(
+        () => stack.control.stop(id, { ...asAlice, admin: true }),
+        RunFinishedError as any
+      )
+    } finally {
+      await stack.sink.shutdown()
+      await db.manager.closeAll()
+    }
+  })
+})

@@ -13,6 +13,7 @@ import {
 } from '../errors.js'
 import { DEFAULTS } from '../defaults.js'
 import { waitForEnd } from './stream_end.js'
+import { RunList } from '../store/run_list.js'
 import type { RunDriver } from './driver.js'
 
 /**
@@ -84,7 +85,11 @@ export class RunControl {
         throw new RunNotFoundError()
       }
       if (state.stopMode !== null && state.status !== 'open') {
-        return { status: 'cancelled', streamRunId }
+        if (await this.#endedCancelled(streamRunId)) return { status: 'cancelled', streamRunId }
+        // Ended another way by a writer that never heard it: withdrawn, judged as it ended.
+        await this.#stops.withdrawEnded(streamRunId)
+        state = await this.#stops.state(streamRunId)
+        continue
       }
       if (state.status === 'open') {
         const talking = await this.#stopTalking(streamRunId, state, mode, decider, waitMs)
@@ -99,6 +104,8 @@ export class RunControl {
       if (state && state.status !== 'open' && state.stopMode === null) break
     }
     if (!state) throw new RunNotFoundError()
+    // Cancelled already in another way (a client gone with `abortOnDisconnect`): the same end.
+    if (await this.#endedCancelled(streamRunId)) return { status: 'cancelled', streamRunId }
     throw new RunFinishedError()
   }
 
@@ -106,10 +113,17 @@ export class RunControl {
     return sinkInternals(this.deps.sink).stops.requests
   }
 
+  /** Whether the stream ended stopped (the runs list's rule: its last frame `cancelled`). */
+  async #endedCancelled(streamRunId: string) {
+    const runs = new RunList(() => sinkInternals(this.deps.sink).client, this.deps.sink.tables)
+    const [run] = await runs.list({ runId: streamRunId, limit: 1 })
+    return run?.status === 'cancelled'
+  }
+
   /**
-   * Stop an open stream: record the stop (once), tell the driver, wait for the end. `null` when
-   * the stream ended in another way first (the end withdrew a stop it did not honour, or the
-   * request found it ended): the caller reads it again.
+   * Stop an open stream: record the stop (once), tell the driver, wait for the end. `null` once
+   * it ended (stopped, or another way first: the end withdrew a stop it did not honour), or
+   * when the request found it ended: the caller reads it again.
    */
   async #stopTalking(
     streamRunId: string,
@@ -127,8 +141,8 @@ export class RunControl {
     if (!(await waitForEnd(this.deps.sink, streamRunId, waitMs))) {
       return { status: 'stopping', streamRunId }
     }
-    const ended = await this.#stops.state(streamRunId)
-    return ended?.stopMode ? { status: 'cancelled', streamRunId } : null
+    // Ended: how (stopped, or another way first) is read again by the caller.
+    return null
   }
 
   /**

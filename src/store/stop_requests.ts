@@ -99,6 +99,19 @@ export class StopRequests {
       .update({ stop_mode: null, stop_requested_at: null, stop_by: null })
   }
 
+  /**
+   * Withdraw the stop of a stream its writer ended another way without going through the run
+   * driver (a host's own writer: the driver withdraws in the end's transaction, `withdraw`).
+   * Only an ended stream's.
+   */
+  async withdrawEnded(runId: string): Promise<void> {
+    await this.connect()
+      .from(this.tables.streams)
+      .where('run_id', runId)
+      .whereNot('status', 'open')
+      .update({ stop_mode: null, stop_requested_at: null, stop_by: null })
+  }
+
   /** A stream as a stop sees it, or `null` when it does not exist. */
   state(runId: string): Promise<StopState | null> {
     return this.#state(this.connect(), runId)

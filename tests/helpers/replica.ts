@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url'
 import { getActiveTest } from '@japa/runner'
 import type { LucidSinkOptions } from '../../src/sink/lucid_sink.js'
 import type { RedisNotifierSpec } from './redis.js'
+import { within } from './bounded.js'
 
 const SCRIPTS = {
   sink: fileURLToPath(new URL('../fixtures/replica.ts', import.meta.url)),
@@ -10,6 +11,7 @@ const SCRIPTS = {
   aiSdk: fileURLToPath(new URL('../fixtures/ai_sdk_replica.ts', import.meta.url)),
   continuation: fileURLToPath(new URL('../fixtures/continuation_replica.ts', import.meta.url)),
   queue: fileURLToPath(new URL('../fixtures/queue_replica.ts', import.meta.url)),
+  stop: fileURLToPath(new URL('../fixtures/stop_replica.ts', import.meta.url)),
 }
 
 /** Debian's libfaketime (package `faketime`): preloaded, it shifts the process's clock. */
@@ -48,7 +50,7 @@ export class Replica {
         ...env,
         SINK_OPTIONS: JSON.stringify(options),
         AGENT_OPTIONS: JSON.stringify(agent),
-        // `sink` replicas only: wake and publish through Redis (notifiers.redis()).
+        // `sink` and `stop` replicas: wake and publish through Redis (notifiers.redis()).
         REDIS_NOTIFIER: redis ? JSON.stringify(redis) : '',
         ...(faketime ? { LD_PRELOAD: LIBFAKETIME, FAKETIME: faketime } : {}),
       },
@@ -93,6 +95,21 @@ export class Replica {
     })
     this.child.send({ op: 'subscribe', runId, after, id })
     return { ready, done }
+  }
+
+  /**
+   * The next message the replica sends of its own (not a reply) that `match` accepts, within
+   * `ms`. Listens from the call on: call it before what makes the replica tell.
+   */
+  told(match: (message: any) => boolean, ms = 10_000): Promise<any> {
+    let on!: (message: any) => void
+    const heard = new Promise<any>((resolve) => {
+      on = (message) => message.id === undefined && match(message) && resolve(message)
+      this.child.on('message', on)
+    })
+    return within(heard, ms, 'the replica did not tell').finally(() =>
+      this.child.off('message', on)
+    )
   }
 
   kill(signal: NodeJS.Signals = 'SIGKILL') {
