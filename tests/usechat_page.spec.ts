@@ -1,45 +1,15 @@
 import { test } from '@japa/runner'
-import { readFile } from 'node:fs/promises'
-import { randomUUID } from 'node:crypto'
 import type { Page } from 'playwright-core'
 import type { AgentRunner } from '../src/runner/contract.js'
 import type { AgentStream } from '../src/agent_stream.js'
 import { scriptedAgent } from '../src/testing/scripted_agent.js'
-import { bundleUseChat } from '../demo/bundle.js'
-import { resetTables } from './helpers/db.js'
-import { jsonClient, serveApp } from './helpers/http.js'
-import { launchBrowser } from './helpers/browser.js'
+import { jsonClient } from './helpers/http.js'
+import { lastAssistant, noError, openPage, said, send, textOf } from './helpers/usechat_page.js'
 
 /**
- * The demo's `useChat` page (React + `useChat` from `@ai-sdk/react`, bundled with esbuild) in
- * Chromium against the door's routes: the page and its script are served on the app's origin
- * (Playwright fulfils those two paths), every request acts for alice (`x-user`).
+ * The demo's `useChat` page in Chromium (`tests/helpers/usechat_page.ts`): streaming, a reload
+ * mid-answer, approvals from the page and decided elsewhere, the stored history reloaded.
  */
-async function openPage(runner: AgentRunner, options: { recheckMs?: number } = {}) {
-  const served = await serveApp({ runner })
-  await resetTables(await served.app.container.make('lucid.db'))
-  const html = (
-    await readFile(new URL('../demo/public/usechat.html', import.meta.url), 'utf8')
-  ).replace(
-    'data-api="/agent/chat"',
-    `data-api="/chat" data-recheck-ms="${options.recheckMs ?? 0}"`
-  )
-  const script = await bundleUseChat()
-  const browser = await launchBrowser()
-  const context = await browser.newContext({ extraHTTPHeaders: { 'x-user': 'alice' } })
-  await context.route(
-    (url) => url.pathname === '/usechat' || url.pathname === '/usechat.js',
-    (route) =>
-      new URL(route.request().url()).pathname === '/usechat'
-        ? route.fulfill({ contentType: 'text/html; charset=utf-8', body: html })
-        : route.fulfill({ contentType: 'text/javascript; charset=utf-8', body: script })
-  )
-  const page = await context.newPage()
-  const errors: string[] = []
-  page.on('pageerror', (error) => errors.push(error.message))
-  await page.goto(`${served.url}/usechat?chat=chat-${randomUUID()}`)
-  return { page, errors, served }
-}
 
 /**
  * Reads, says "Revenue " and waits for `gate` (the test opens it: the answer is cut mid-text
@@ -102,10 +72,6 @@ function gatedAgent(gate: Promise<void>): AgentRunner {
   }
 }
 
-const lastAssistant = (page: Page) => page.locator('.assistant').last()
-const textOf = async (page: Page) =>
-  (await lastAssistant(page).locator('.text').allTextContents()).join('')
-
 /** Decide the chat's open approval elsewhere: the decision API (`POST /items/...`), as alice. */
 async function decideElsewhere(
   served: { url: string; agentStream: AgentStream },
@@ -120,27 +86,6 @@ async function decideElsewhere(
     {}
   )
   if (answer.status !== 200) throw new Error(`the decision API answered ${answer.status}`)
-}
-
-/** No error on the page: neither thrown nor shown (`role=alert`). */
-async function noError(
-  assert: { deepEqual: Function; isNull: Function },
-  page: Page,
-  errors: string[]
-) {
-  assert.deepEqual(errors, [])
-  assert.isNull(
-    await page
-      .getByRole('alert')
-      .textContent({ timeout: 100 })
-      .catch(() => null)
-  )
-}
-
-async function send(page: Page, text: string) {
-  await page.locator('#status', { hasText: 'ready' }).waitFor()
-  await page.fill('#message', text)
-  await page.getByRole('button', { name: 'Send' }).click()
 }
 
 test.group('useChat page in Chromium', () => {
@@ -208,14 +153,12 @@ test.group('useChat page in Chromium', () => {
     await page.locator('#status', { hasText: 'ready' }).waitFor()
     await page.reload()
     await page.locator('.user', { hasText: 'Second question' }).waitFor()
-    const said = async (role: string) =>
-      page.locator(`#log > .${role}`).evaluateAll((nodes) => nodes.map((n) => n.textContent))
-    assert.deepEqual(await said('user'), ['Hello there', 'Second question'])
-    assert.deepEqual(await said('assistant'), ['Answer 1.', 'Answer 2.'])
+    assert.deepEqual(await said(page, 'user'), ['Hello there', 'Second question'])
+    assert.deepEqual(await said(page, 'assistant'), ['Answer 1.', 'Answer 2.'])
     // The chat goes on from the stored messages.
     await send(page, 'Third')
     await lastAssistant(page).locator('.text', { hasText: 'Answer 3.' }).waitFor()
-    assert.deepEqual(await said('user'), ['Hello there', 'Second question', 'Third'])
+    assert.deepEqual(await said(page, 'user'), ['Hello there', 'Second question', 'Third'])
     assert.deepEqual(errors, [])
   }).timeout(60_000)
 

@@ -24,6 +24,18 @@ if (!params.has('chat')) history.replaceState(null, '', `?chat=${chatId}`)
 const api = document.body.dataset.api ?? '/agent/chat'
 /** How often a page that shows an open ask checks for a decision made elsewhere; 0: never. */
 const recheckMs = Number(document.body.dataset.recheckMs ?? 5000)
+/** What the door does with a message sent while a turn talks; none: the door's (`enqueue`). */
+const multitaskStrategy = document.body.dataset.multitaskStrategy
+
+/** Stop the turn (the chat's stop route: the run ends, what was said stays), then the request. */
+async function stopChat(stop: () => void | Promise<void>) {
+  await fetch(`${api}/${encodeURIComponent(chatId)}/stop`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...csrfHeaders() },
+    body: JSON.stringify({ mode: 'keep' }),
+  })
+  await stop()
+}
 
 type Part = UIMessage['parts'][number] & Record<string, any>
 
@@ -75,7 +87,12 @@ function App({ stored }: { stored: UIMessage[] }) {
     messages: stored,
     resume: true,
     // Behind @adonisjs/shield, every POST carries the page's CSRF token (none without shield).
-    transport: new DefaultChatTransport({ api, headers: csrfHeaders }),
+    // A message sent while a turn talks carries the page's policy in the body, if it has one.
+    transport: new DefaultChatTransport({
+      api,
+      headers: csrfHeaders,
+      ...(multitaskStrategy ? { body: { multitaskStrategy } } : {}),
+    }),
     // addToolApprovalResponse sends the answer on its own once every approval has one.
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
   })
@@ -182,7 +199,17 @@ function App({ stored }: { stored: UIMessage[] }) {
         'value': input,
         'onChange': (e: any) => setInput(e.target.value),
       }),
-      h('button', { type: 'submit', disabled: status !== 'ready' }, 'Send')
+      // A message may be sent while a turn talks: the door's policy says what becomes of it.
+      h('button', { type: 'submit', disabled: status === 'submitted' }, 'Send'),
+      h(
+        'button',
+        {
+          type: 'button',
+          disabled: status !== 'submitted' && status !== 'streaming',
+          onClick: () => void stopChat(chat.stop),
+        },
+        'Stop'
+      )
     )
   )
 }
