@@ -3,10 +3,11 @@ import { randomUUID } from 'node:crypto'
 import { HttpAgent } from '@ag-ui/client'
 import { lastValueFrom, toArray } from 'rxjs'
 import { AgentStreamRunner } from '../src/copilotkit/index.js'
+import { withoutCancelledOutcome } from '../src/copilotkit/stopped_outcome.js'
 import { scriptedAgent } from '../src/testing/scripted_agent.js'
 import { resetTables } from './helpers/db.js'
 import { serveApp } from './helpers/http.js'
-import { assertConforms, type WireEvent } from './helpers/agui.js'
+import { assertConforms, parseSse, type WireEvent } from './helpers/agui.js'
 
 /**
  * `adonis-agent-stream/copilotkit` without CopilotKit: the runner's `run()` / `connect()` /
@@ -68,7 +69,7 @@ test.group('CopilotKit runner (adonis-agent-stream/copilotkit)', () => {
 })
 
 test.group('CopilotKit runner | stop()', () => {
-  test('stop() stops the run in the package: the agent aborts, RUN_FINISHED cancelled after the partial text', async ({
+  test("stop() stops the run in the package: the agent aborts, the partial text, then CopilotKit's RUN_FINISHED; stored cancelled", async ({
     assert,
   }) => {
     let aborted = false
@@ -111,9 +112,63 @@ test.group('CopilotKit runner | stop()', () => {
     assert.isTrue(await runner.stop({ threadId }))
     const ran: WireEvent[] = await running
     assert.isTrue(aborted)
+    // CopilotKit's own end of a stopped run: its AG-UI client (0.0.x) refuses `cancelled`.
     assert.equal(ran.at(-1)!.type, 'RUN_FINISHED')
-    assert.deepEqual(ran.at(-1)!.outcome, { type: 'cancelled' })
+    assert.notProperty(ran.at(-1)!, 'outcome')
+    assert.isTrue(ran.some((e) => e.type === 'TEXT_MESSAGE_CONTENT' && e.delta === 'Hello'))
     const row = await db.from('agent_streams').first()
     assert.equal(row.stop_mode, 'keep')
+
+    // The package keeps it cancelled (its own route says so); connect() ends it as run() did.
+    const stored = parseSse(
+      await (await fetch(`${url}/threads/${threadId}`, { headers: { 'x-user': 'alice' } })).text()
+    ).map(({ event }) => event)
+    assert.deepEqual(stored.at(-1)!.outcome, { type: 'cancelled' })
+    const restored: WireEvent[] = await lastValueFrom(
+      runner.connect({ threadId, headers: { 'x-user': 'alice' } }).pipe(toArray())
+    )
+    await assertConforms(assert, restored)
+    const finished = { ...stored.at(-1)! }
+    delete finished.outcome
+    assert.deepEqual(restored.at(-1), finished)
+  })
+})
+
+test.group('CopilotKit runner | withoutCancelledOutcome', () => {
+  test('only a RUN_FINISHED whose outcome is cancelled loses it, whatever the chunks', async ({
+    assert,
+  }) => {
+    const events = [
+      { type: 'TEXT_MESSAGE_CONTENT', messageId: 'm', delta: 'é RUN_FINISHED "cancelled"' },
+      { type: 'RUN_FINISHED', threadId: 't', runId: 'r1', outcome: { type: 'interrupt' } },
+      { type: 'RUN_FINISHED', threadId: 't', runId: 'r2', outcome: { type: 'cancelled' } },
+    ]
+    const sse = events.map((e, i) => `id: ${i + 1}\ndata: ${JSON.stringify(e)}\n\n`).join('')
+    const bytes = new TextEncoder().encode(`: ping\n\n${sse}`)
+    // 5-byte chunks: blocks and the two-byte "é" cut across them.
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let i = 0; i < bytes.length; i += 5) controller.enqueue(bytes.slice(i, i + 5))
+        controller.close()
+      },
+    })
+    const headers = { 'content-type': 'text/event-stream' }
+    const read = await withoutCancelledOutcome(new Response(body, { headers })).text()
+    const stopped: Record<string, unknown> = { ...events[2] }
+    delete stopped.outcome
+    assert.deepEqual(
+      parseSse(read).map(({ event, id }) => [id, event]),
+      [
+        ['1', events[0]],
+        ['2', events[1]],
+        ['3', stopped],
+      ]
+    )
+    assert.isTrue(read.startsWith(': ping\n\n'))
+
+    const json = new Response('{"type":"RUN_FINISHED","outcome":{"type":"cancelled"}}', {
+      headers: { 'content-type': 'application/json' },
+    })
+    assert.strictEqual(withoutCancelledOutcome(json), json)
   })
 })

@@ -1,5 +1,6 @@
 import { EMPTY, type Observable, ReplaySubject, defer, mergeMap } from 'rxjs'
 import { runHttpRequest, transformHttpEventStream } from '@ag-ui/client'
+import { withoutCancelledOutcome } from './stopped_outcome.js'
 
 /**
  * An AG-UI event as this runner passes it on: `@ag-ui/client`'s `BaseEvent`, whichever version
@@ -18,6 +19,8 @@ export interface RunnerAgent {
     subscriber: { onEvent: (params: { event: any }) => void }
   ): Promise<unknown>
   abortRun(): void
+  /** `HttpAgent`'s `fetch` (its requests go through it): read through for a stopped run. */
+  fetch?: (url: string, init: RequestInit) => Promise<Response>
 }
 
 /** `AgentRunner.run()`'s request in `@copilotkit/runtime` 1.75 (`AgentRunnerRunRequest`). */
@@ -64,6 +67,10 @@ const TERMINAL = new Set(['RUN_FINISHED', 'RUN_ERROR'])
  * - `isRunning()` is whether this process has a `run()` of the thread in flight; `stop()` stops
  *   that run through the package's stop route (`<url>/threads/:threadId/stop`, as the person of
  *   the run's request), on whichever replica runs it.
+ * - A stopped run (this `stop()`, another tab's, the admin console's) ends, in what `run()` and
+ *   `connect()` pass on, with a plain `RUN_FINISHED`, as CopilotKit's own runner ends one: the
+ *   AG-UI client CopilotKit 1.75 runs on refuses AG-UI 1.0's `cancelled` outcome
+ *   (`stopped_outcome.ts`). The package's store keeps `cancelled`.
  *
  * Typed structurally: CopilotKit is not a dependency of the package (`rxjs` and
  * `@ag-ui/client`, which CopilotKit's runtime brings, are optional peers).
@@ -79,14 +86,21 @@ export class AgentStreamRunner {
   /**
    * Run `request.input` through `request.agent`; the events as they come (replayed to a late
    * subscriber). A second run of a thread while one is in flight here throws, as CopilotKit's
-   * own runner does. A run that ends without `RUN_FINISHED` / `RUN_ERROR` (stopped, or the
-   * request failed) ends with a `RUN_ERROR`.
+   * own runner does. The agent's `fetch` (`HttpAgent`'s) is read through
+   * `withoutCancelledOutcome`. A run that ends without `RUN_FINISHED` / `RUN_ERROR` (the
+   * request aborted or failed) ends with a `RUN_ERROR`.
    */
   run(request: RunnerRunRequest): Observable<AgUiEventLike> {
     if (this.#running.has(request.threadId)) throw new Error('Thread already running')
     const entry = { runId: request.input.runId, agent: request.agent }
     this.#running.set(request.threadId, entry)
     const events = new ReplaySubject<AgUiEventLike>(Infinity)
+    // The package's `cancelled` end reaches CopilotKit as its own stopped run's end.
+    const send = request.agent.fetch
+    if (typeof send === 'function') {
+      request.agent.fetch = (url, init) =>
+        send.call(request.agent, url, init).then(withoutCancelledOutcome)
+    }
     let ended = false
     const finish = (error?: unknown) => {
       if (this.#running.get(request.threadId) === entry) this.#running.delete(request.threadId)
@@ -131,7 +145,8 @@ export class AgentStreamRunner {
     ).pipe(
       mergeMap((response): Observable<AgUiEventLike> => {
         if (response.status === 404) return EMPTY
-        return transformHttpEventStream(runHttpRequest(() => Promise.resolve(response))) as any
+        const events = () => Promise.resolve(withoutCancelledOutcome(response))
+        return transformHttpEventStream(runHttpRequest(events)) as any
       })
     )
   }
@@ -144,9 +159,9 @@ export class AgentStreamRunner {
   /**
    * Stop the thread's run that this process drives (only `runId`'s, when given), as its person:
    * `POST <agent url>/threads/:threadId/stop` with the agent's headers (the package's run
-   * control: the agent stops on whichever replica runs it, and the run ends with `RUN_FINISHED`
-   * `cancelled` on this request and every reader's). Where that route refuses or cannot be
-   * reached, only this process's request is aborted (the run goes on in the package). Returns
+   * control: the agent stops on whichever replica runs it, and the run ends `cancelled` for
+   * every reader, a plain `RUN_FINISHED` on this request). Where that route refuses or cannot
+   * be reached, only this process's request is aborted (the run goes on in the package). Returns
    * whether there was one.
    */
   async stop(request: { threadId: string; runId?: string }): Promise<boolean> {

@@ -58,12 +58,20 @@ const button = {
 const primary = { background: '#1f6feb', borderColor: '#1f6feb', color: '#fff' }
 
 const threadId = new URLSearchParams(location.search).get('thread') ?? crypto.randomUUID()
+/** What the chat reported (`CopilotChat`'s `onError`: a failed run, a refused event), for the tests. */
+const copilotErrors: string[] = ((window as any).copilotErrors = [])
 
 createRoot(document.getElementById('root')!).render(
   <CopilotKit runtimeUrl="/api/copilotkit">
     <Interrupts />
     <div style={{ height: '100vh' }}>
-      <CopilotChat agentId="assistant" threadId={threadId} />
+      <CopilotChat
+        agentId="assistant"
+        threadId={threadId}
+        onError={(event) => {
+          if ('code' in event) copilotErrors.push(`${event.code}: ${event.error.message}`)
+        }}
+      />
     </div>
   </CopilotKit>
 )

@@ -2,7 +2,9 @@ import { test, after, before } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { DEMO_USER } from '../../../demo/server.ts'
+import { parseSse } from '../../../demo/cutting_fetch.ts'
 import { copilotClient, copilotRuntime, demo, firstOptions, transcript, until } from './harness.ts'
+import { FOLLOW_UP, HOLD, PARTIAL, STILL_HERE } from './held_model.ts'
 
 /**
  * CopilotKit (`@copilotkit/runtime` 1.75, `@copilotkit/core` 1.75) against the demo app, with
@@ -154,4 +156,93 @@ test('reconnect mid-run: a second client joins the run and follows it live', asy
     await slowRuntime.stop()
     await slow.stop()
   }
+})
+
+test("CopilotKit's stopAgent mid-answer: the run ends cancelled in the package, the text so far kept, the next message answered", async () => {
+  const threadId = thread()
+  const client = await copilotClient(runtime.url, threadId)
+  const running = client.send(HOLD)
+  try {
+    await until(() => app.held.holds.length === 1, 'the held answer')
+    await until(() => client.events.some((e) => e.type === 'TEXT_MESSAGE_CONTENT'), 'its text')
+    // The chat's stop: the runtime's stop route, its runner's stop().
+    client.core.stopAgent({ agent: client.agent })
+    await running
+  } finally {
+    app.held.release()
+  }
+  assert.equal(app.held.holds[0].aborted, true, "the agent's signal aborted")
+  // CopilotKit's own end of a stopped run (its AG-UI client knows no `cancelled` outcome).
+  assert.equal(client.events.at(-1).type, 'RUN_FINISHED')
+  assert.equal(client.events.at(-1).outcome, undefined)
+  assert.ok(!client.events.some((e) => e.type === 'RUN_ERROR'), 'no run failed')
+  const stopped = [
+    ['user', HOLD],
+    ['assistant', PARTIAL],
+  ]
+  assert.deepEqual(transcript(client.agent.messages as any[]), stopped)
+
+  // The package's run control stopped it, as the run's person, and stored it cancelled.
+  const db = await app.app.container.make('lucid.db')
+  const run = await db.from('agent_agui_runs').where('thread_id', threadId).first()
+  const stream = await db.from('agent_streams').where('run_id', run.stream_run_id).first()
+  assert.deepEqual([stream.stop_mode, stream.stop_by], ['keep', DEMO_USER.id])
+  const response = await fetch(`${app.agui}/threads/${threadId}`)
+  const replay = parseSse(await response.text())
+  const finished = replay.filter(({ event }) => event.type === 'RUN_FINISHED')
+  assert.deepEqual(
+    finished.map(({ event }) => event.outcome),
+    [{ type: 'cancelled' }]
+  )
+
+  // A new client restores it, its end included.
+  const restored = await copilotClient(runtime.url, threadId)
+  await restored.connect()
+  assert.deepEqual(transcript(restored.agent.messages as any[]), stopped)
+  assert.equal(restored.events.at(-1)?.type, 'RUN_FINISHED')
+
+  // The next message on the thread is answered, the model sent the kept text.
+  await client.send(FOLLOW_UP)
+  assert.deepEqual(transcript(client.agent.messages as any[]), [
+    ...stopped,
+    ['user', FOLLOW_UP],
+    ['assistant', STILL_HERE],
+  ])
+  const prompt = app.held.prompts.at(-1)!
+  assert.ok(
+    prompt.some((m) => m.role === 'assistant' && JSON.stringify(m.content).includes(PARTIAL)),
+    'the model was sent the stopped answer'
+  )
+  assert.ok(!client.events.some((e) => e.type === 'RUN_ERROR'), 'no run failed')
+})
+
+test("a stop from elsewhere (the admin console's) mid-answer: CopilotKit sees its own stopped end, no error", async () => {
+  const threadId = thread()
+  const client = await copilotClient(runtime.url, threadId)
+  const errors: string[] = []
+  client.core.subscribe({ onError: ({ error }: any) => void errors.push(error.message) } as any)
+  const running = client.send(HOLD)
+  const holds = app.held.holds.length
+  try {
+    await until(() => app.held.holds.length === holds + 1, 'the held answer')
+    await until(() => client.events.some((e) => e.type === 'TEXT_MESSAGE_CONTENT'), 'its text')
+    const db = await app.app.container.make('lucid.db')
+    const run = await db.from('agent_agui_runs').where('thread_id', threadId).first()
+    const stopped = await app.agentStream.control.stop(run.stream_run_id, {
+      principal: DEMO_USER,
+      via: 'admin',
+    })
+    assert.equal(stopped.status, 'cancelled')
+    await running
+  } finally {
+    app.held.release()
+  }
+  assert.equal(app.held.holds[holds].aborted, true, "the agent's signal aborted")
+  assert.equal(client.events.at(-1).type, 'RUN_FINISHED')
+  assert.ok(!client.events.some((e) => e.type === 'RUN_ERROR'), 'no run failed')
+  assert.deepEqual(errors, [])
+  assert.deepEqual(transcript(client.agent.messages as any[]), [
+    ['user', HOLD],
+    ['assistant', PARTIAL],
+  ])
 })

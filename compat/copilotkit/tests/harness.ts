@@ -13,20 +13,28 @@ import {
 import { createCopilotNodeHandler } from '@copilotkit/runtime/v2/node'
 import { CopilotKitCore, ɵInterruptState } from '@copilotkit/core'
 import { startDemo } from '../../../demo/server.ts'
+import { scriptedDemoModel } from '../../../demo/agent.ts'
 import { AgentStreamRunner } from '../../../src/copilotkit/index.ts'
+import { heldModel } from './held_model.ts'
 
 process.env.COPILOTKIT_TELEMETRY_DISABLED = 'true'
 // CopilotKitCore does nothing without a `window` (its SSR guard): the smallest one it needs.
 ;(globalThis as any).window ??= globalThis
 
-/** The demo app on a free port and a private SQLite file. */
+/**
+ * The demo app on a free port and a private SQLite file, its scripted model in `heldModel`
+ * (`held`: the answers it held, the prompts it was sent).
+ */
 export async function demo(options: { tokensPerSecond?: number } = {}) {
   const dbFile = join(tmpdir(), `agent-stream-ck-${randomUUID()}.sqlite3`)
-  const started = await startDemo({ port: 0, quiet: true, dbFile, ...options })
+  const held = heldModel(scriptedDemoModel(options.tokensPerSecond ?? 30))
+  const started = await startDemo({ port: 0, quiet: true, dbFile, model: held.model })
   return {
     ...started,
     agui: `${started.url}/agent/agui`,
+    held,
     async stop() {
+      held.release()
       await started.stop()
       for (const suffix of ['', '-wal', '-shm']) rmSync(`${dbFile}${suffix}`, { force: true })
     },
