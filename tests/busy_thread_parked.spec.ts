@@ -1,11 +1,11 @@
 import { test } from '@japa/runner'
 import { randomUUID } from 'node:crypto'
 import { HttpAgent } from '@ag-ui/client'
-import type { Database } from '@adonisjs/lucid/database'
 import type { AgentRunner } from '../src/runner/contract.js'
 import { serveDoors, TRANSPORTS } from './helpers/transports.js'
 import { tableNames } from '../src/store/schema.js'
 import { sleep } from './helpers/sink.js'
+import { queued } from './helpers/busy_thread.js'
 
 /**
  * Issue 22: a message queued behind a run that then parks waits while the run is parked, and
@@ -53,9 +53,6 @@ async function until(check: () => Promise<boolean>, what: string) {
   throw new Error(`timed out waiting for ${what}`)
 }
 
-const queueLength = async (db: Database, threadId: string) =>
-  (await db.connection().from(tables.runQueue).where('thread_id', threadId)).length
-
 for (const transport of TRANSPORTS) {
   test.group(`Busy thread: a queue behind a parked run (${transport})`, () => {
     test('the queued message waits while the run is parked, and starts once a stop ends it', async ({
@@ -76,7 +73,7 @@ for (const transport of TRANSPORTS) {
       const second = agentOn(url, threadId, 'B').runAgent({
         forwardedProps: { multitaskStrategy: 'enqueue' },
       })
-      await until(async () => (await queueLength(db, threadId)) === 1, 'the message queued')
+      await queued(db, threadId, 1)
       open()
       await first
       await until(
@@ -86,7 +83,7 @@ for (const transport of TRANSPORTS) {
       )
       // Parked: the queued message still waits.
       await sleep(100)
-      assert.equal(await queueLength(db, threadId), 1)
+      await queued(db, threadId, 1)
 
       const stopped = await fetch(`${url}/agui/threads/${threadId}/stop`, {
         method: 'POST',
@@ -100,7 +97,7 @@ for (const transport of TRANSPORTS) {
         .map((m) => m.content)
         .join('')
       assert.equal(said, 'answer to B')
-      assert.equal(await queueLength(db, threadId), 0)
+      await queued(db, threadId, 0)
     })
   })
 }

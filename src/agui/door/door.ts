@@ -189,9 +189,8 @@ export class AgUiDoor extends DoorBase<AgUiDoorOptions, TranslatorCheckpoint, Ag
    * (its newest run the caller judged it by; read now when not given).
    */
   async startRun(run: NewRun, input: unknown, principal: Principal | null, after?: string | null) {
-    const turn =
-      after === undefined ? ((await this.runs.latest(run.threadId))?.runId ?? null) : after
-    return startRun(this.deps, run, input, principal, null, turn)
+    const latest = after === undefined ? await this.runs.latest(run.threadId) : null
+    return startRun(this.deps, run, input, principal, null, after ?? latest?.runId ?? null)
   }
 
   /** `GET` re-attach to an AG-UI run; see `reattach` in `attach.ts`. */
