@@ -33,6 +33,8 @@ export const SQLITE_ONLY: Record<string, string> = {
   'tests/sqlite_only.spec.ts': 'this list checked against the files: no store',
   'tests/suite_rejections.spec.ts': 'bin/test.ts on a fixture project with no database',
   'tests/timeline.spec.ts': 'the run timeline rendered from an inspection in memory: no store',
+  'tests/web_kit_stop.spec.ts':
+    "session auth and shield's CSRF around the stop routes; the stops themselves run on the three databases in run_control, stop_routes and stop_replicas.spec.ts",
   'tests/web_kit_pages.spec.ts':
     "session auth and shield's CSRF around the pages in Chromium; the pages' own reads and writes run on the three databases in usechat_page and admin_*.spec.ts, the 401s in web_kit.spec.ts",
 }
