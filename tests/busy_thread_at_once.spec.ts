@@ -4,6 +4,7 @@ import { DefaultChatTransport, type UIMessage, type UIMessageChunk } from 'ai'
 import { serveDoors, TRANSPORTS } from './helpers/transports.js'
 import { heldRunner } from './helpers/held_runner.js'
 import { postJson, readResponse, runInput } from './helpers/http.js'
+import { setupRunner } from './helpers/parking.js'
 
 /**
  * Issue 22: two messages sent at the same moment on one thread ("double texting" at its
@@ -88,3 +89,34 @@ for (const transport of TRANSPORTS) {
     })
   })
 }
+
+test.group('Busy thread: a message queued as its run ends', () => {
+  test('queued just after the run it waits for ended: it starts at once, not at a sweep', async ({
+    assert,
+  }) => {
+    const held = heldRunner()
+    const stack = await setupRunner(held.runner)
+    const threadId = `thread-${randomUUID()}`
+    const first = await stack.door.startRun(
+      { runId: `run-${randomUUID()}`, threadId, ownerId: 'alice', clientTools: [] },
+      { message: 'A' },
+      { id: 'alice' }
+    )
+    assert.isObject(first)
+    await stack.driver.settled()
+    // The door judged the thread busy, then its run ended (its end found the queue empty)
+    // before this enqueue landed: no run end and no sweeper will start it.
+    const runId = `run-${randomUUID()}`
+    const queued = await stack.queue.enqueue({
+      run: { runId, threadId, ownerId: 'alice', clientTools: [] },
+      input: { message: 'B' },
+      principal: { id: 'alice' },
+      said: null,
+    })
+    assert.deepEqual(queued, { position: 1 })
+    await held.started('B')
+    await stack.driver.settled()
+    assert.deepEqual(held.log, ['start:A', 'end:A', 'start:B', 'end:B'])
+    assert.isNotNull(await stack.door.runs.find(runId))
+  })
+})

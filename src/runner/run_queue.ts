@@ -63,8 +63,9 @@ export class RunQueue {
   /** Queue `start` behind its thread's run: its place, `full`, or {@link NO_QUEUE}. */
   async enqueue(start: QueuedStart): Promise<Enqueued | typeof NO_QUEUE> {
     const { run } = start
+    let queued: Enqueued
     try {
-      return await this.#deps.rows.enqueue(
+      queued = await this.#deps.rows.enqueue(
         { runId: run.runId, threadId: run.threadId, ownerId: run.ownerId, start },
         this.maxPerThread
       )
@@ -72,6 +73,12 @@ export class RunQueue {
       if (isMissingTable(error)) return NO_QUEUE
       throw error
     }
+    // The run it waits for may have ended between the door's look and the enqueue (its end
+    // found the queue empty): started now if the thread is idle, not at the sweeper's round.
+    if (!('full' in queued)) {
+      this.startNext(run.threadId).catch((error) => this.#deps.onError?.(error))
+    }
+    return queued
   }
 
   /** How many messages wait in the thread's queue. */
