@@ -25,10 +25,12 @@ const QUICK = process.env.BENCH_QUICK === '1'
 /**
  * `BENCH_ONLY=<part>` runs one part alone: `db` (the sink, AG-UI and useChat rows per database),
  * `usechat` (the useChat rows alone), `viewers` (many talking runs, many viewers), `admin` (the
- * admin queue), `resumable` (the `resumable-stream` rows). Unset: every part.
+ * admin queue), `resumable` (the `resumable-stream` rows), `stop` (stop latency across processes,
+ * bench/stop.ts). Unset: every part.
  */
 const ONLY = process.env.BENCH_ONLY
-const wants = (part: 'db' | 'usechat' | 'viewers' | 'admin' | 'resumable') => !ONLY || ONLY === part
+const wants = (part: 'db' | 'usechat' | 'viewers' | 'admin' | 'resumable' | 'stop') =>
+  !ONLY || ONLY === part
 const DBS = (process.env.BENCH_DBS ?? 'pg,sqlite,mysql').split(',').map((s) => s.trim())
 /** A dialect's name in the table. */
 const labelOf = (dialect: string) =>
@@ -50,6 +52,8 @@ const SIZES = QUICK
       reattach: 40,
       coldReattach: 10,
       idle: 200,
+      stops: 10,
+      stopReaders: 3,
     }
   : {
       tokens: 1000,
@@ -60,6 +64,8 @@ const SIZES = QUICK
       reattach: 200,
       coldReattach: 40,
       idle: 1000,
+      stops: 100,
+      stopReaders: 10,
     }
 
 const step = (what: string) => process.stderr.write(`  ${what}\n`)
@@ -773,6 +779,20 @@ for (const dialect of DBS) {
   if (wants('admin')) {
     step('admin queue')
     await benchAdmin(dialect)
+  }
+  if (wants('stop')) {
+    step('stop')
+    const { benchStop } = await import('./stop.js')
+    rows.push(
+      ...(await benchStop(dialect, {
+        label: labelOf(dialect),
+        stops: SIZES.stops,
+        readers: SIZES.stopReaders,
+        redisUrl: REDIS_URL,
+        redisPrefix: REDIS_PREFIX,
+        redis: await redisUp(),
+      }))
+    )
   }
 }
 if (wants('resumable')) {
