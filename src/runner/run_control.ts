@@ -170,10 +170,11 @@ export class RunControl {
 
   /** The stream `runId` names (a door run's, a parked child's, its own) and whose it is. */
   async #find(runId: string) {
-    const door = await this.deps.runs.find(runId)
+    // Read together: a run's own stream (a start's) is the usual case.
+    const [door, itself] = await Promise.all([this.deps.runs.find(runId), this.#stops.state(runId)])
     const suspension = door ? null : await this.deps.reads.latestSuspension(runId)
     const streamRunId = door?.streamRunId ?? suspension?.streamRunId ?? runId
-    const state = await this.#stops.state(streamRunId)
+    const state = streamRunId === runId ? itself : await this.#stops.state(streamRunId)
     const top = door?.streamRunId === streamRunId ? door : await this.deps.runs.find(streamRunId)
     let owner: string | null = top?.ownerId ?? null
     if (!top) {

@@ -2,7 +2,7 @@ import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import type { TableNames } from './schema.js'
 import { affectedRows as affected, nowMs as now } from './sql.js'
 import { int, type StreamStatus } from './rows.js'
-import { notifiedTransaction, type WakeUps } from './wake_ups.js'
+import { notifiedTransaction, wakeUpPayload, type WakeUps } from './wake_ups.js'
 
 /**
  * What a stop means for the turn it stops (LangGraph's cancel `action`): `keep` (what was said
@@ -52,7 +52,9 @@ export class StopRequests {
     by: string | null
   ): Promise<'requested' | StopState | null> {
     const client = this.connect()
-    return notifiedTransaction(client, this.wakeUps(), async (trx, notify) => {
+    const wakeUps = this.wakeUps()
+    if (wakeUps.channel !== null) return this.#requestNotified(client, wakeUps, runId, mode, by)
+    return notifiedTransaction(client, wakeUps, async (trx, notify) => {
       const changed = await trx
         .from(this.tables.streams)
         .where('run_id', runId)
@@ -65,11 +67,42 @@ export class StopRequests {
           rev: trx.raw('rev + 1'),
           updated_at: now(),
         })
-      const state = await this.#state(trx, runId)
-      if (affected(changed) === 0 || !state) return state
-      await notify(runId, state.rev)
+      if (affected(changed) === 0) return this.#state(trx, runId)
+      // No revision in the wake-up (one read fewer before the commit): every replica that
+      // follows the stream reads its row, the writer's replica its stop mode.
+      await notify(runId)
       return 'requested' as const
     })
+  }
+
+  /**
+   * {@link request} on PostgreSQL with NOTIFY: the update and its wake-up in ONE statement (its
+   * NOTIFY delivered when it commits): one round trip before the agent's replica hears it.
+   */
+  async #requestNotified(
+    client: QueryClientContract,
+    wakeUps: WakeUps,
+    runId: string,
+    mode: StopMode,
+    by: string | null
+  ): Promise<'requested' | StopState | null> {
+    const at = now()
+    const result = await client.rawQuery(
+      `with changed as (
+         update ?? set stop_mode = ?, stop_requested_at = ?, stop_by = ?, rev = rev + 1,
+           updated_at = ?
+         where run_id = ? and status = 'open' and stop_mode is null
+         returning run_id)
+       select pg_notify(?, ?) from changed`,
+      [this.tables.streams, mode, at, by, at, runId, wakeUps.channel, wakeUpPayload(runId)]
+    )
+    if (result.rows.length === 0) return this.#state(client, runId)
+    try {
+      wakeUps.committed?.(runId)
+    } catch {
+      // Committed: a failing wake-up never makes the stop look failed (the poll covers it).
+    }
+    return 'requested'
   }
 
   /**
