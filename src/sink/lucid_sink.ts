@@ -1,54 +1,31 @@
 import type { Database } from '@adonisjs/lucid/database'
-import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { InvalidRunIdError } from '../errors.js'
-import { isLockConflict, isRefusal, isTransientError } from '../store/transient.js'
-import { Tail } from '../follow/tail.js'
-import { tableNames, type TableNames } from '../store/schema.js'
+import type { Tail } from '../follow/tail.js'
+import type { TableNames } from '../store/schema.js'
 import type { AppendPlan, CommitResult } from '../store/append_plan.js'
 import type { StoredRow, StreamHead } from '../store/rows.js'
-import { StreamReads } from '../store/stream_reads.js'
-import { StreamStore } from '../store/stream_store.js'
+import type { StreamReads } from '../store/stream_reads.js'
+import type { StreamStore } from '../store/stream_store.js'
 import { parseCursor, type Cursor } from '../core/cursor.js'
 import { RUN_ID, type DeliveredFrame, type StreamFrame } from '../core/frames.js'
 import { DEFAULTS } from '../defaults.js'
 import type { TokenStreamSink } from './spi.js'
-import { follow, RUN_FAILED_MESSAGE, type SegmentEnd } from './subscriber.js'
+import { follow, type SegmentEnd } from './subscriber.js'
 import { appendFrames, type AppendContext } from './append.js'
 import { beyondHead, replayStored, storedRows, type SupersededFrame } from './read_path.js'
 import { purgeEnded, type PurgeOptions } from './purge.js'
 import { LucidSinkWriter, type ParkHook } from './writer.js'
-import { ClockWatch } from './clock_watch.js'
-import { StopWatch } from './stop_watch.js'
-import { StopRequests } from '../store/stop_requests.js'
+import { writerOptionsFor } from './writer_options.js'
+import type { ClockWatch } from './clock_watch.js'
+import type { SinkInternals } from './sink_internals.js'
+import { settleLapsed, takeOverSegment } from './lapse.js'
+import { assembleSink } from './sink_assembly.js'
 import type { RunMeta } from '../core/run.js'
-import {
-  resolveSinkOptions,
-  type LucidSinkOptions,
-  type ResolvedSinkOptions,
-  type SubscribeOptions,
-} from './sink_options.js'
+import type { LucidSinkOptions, ResolvedSinkOptions, SubscribeOptions } from './sink_options.js'
 
 export type { LucidSinkOptions, SubscribeOptions } from './sink_options.js'
-
-/**
- * What the package's own layers (parking, the doors, the runner, the admin console, the
- * commands) and its tests reach of a sink besides its public face, through
- * {@link sinkInternals}. Not part of the package's public face: `index.ts` never exports it.
- */
-export interface SinkInternals {
-  /** The writes of streams (and the connection). */
-  readonly store: StreamStore
-  /** The reads of streams. */
-  readonly reads: StreamReads
-  /** This replica's tail reader (feeds, notifiers, `observe`). */
-  readonly tail: Tail
-  /** The Lucid client the tables live on, opened on first use (parking and door rows share it). */
-  readonly client: QueryClientContract
-  /** The watch on the database's clock (read before the first write, and at every sweep). */
-  readonly clock: ClockWatch
-  /** Stops: recorded in the streams row (`StopRequests`), heard by the writer's replica (`StopWatch`). */
-  readonly stops: StopWatch
-}
+export type { SinkInternals } from './sink_internals.js'
 
 let internalsOf: (sink: LucidTokenStreamSink) => SinkInternals
 
@@ -91,52 +68,22 @@ export class LucidTokenStreamSink implements TokenStreamSink {
    * @throws Error for an unknown connection, or an invalid byte budget
    */
   constructor(db: Database, options: LucidSinkOptions = {}) {
-    const { connection, resolved, notifier } = resolveSinkOptions(db, options)
-    this.options = resolved
-    this.tables = tableNames(options.tables)
+    const parts = assembleSink(db, options, {
+      onLapsed: (runId) => this.settleLapsed(runId),
+      clock: () => this.#clock.ready(),
+    })
+    this.options = parts.resolved
+    this.tables = parts.tables
     this.#park = options.park
     this.#continueLapsed = options.continueLapsed
     this.#onError = options.onError
-    this.#closeNotifier = notifier.close
-    const store = new StreamStore(
-      () => db.connection(connection),
-      this.tables,
-      notifier.notifyChannel,
-      notifier.publish,
-      resolved.groupCommit ? DEFAULTS.groupCommitMembers : 0
-    )
-    const reads = new StreamReads(() => store.client, this.tables)
-    const tail = new Tail(reads, notifier.notifiers, {
-      windowSize: resolved.windowSize,
-      windowBytes: resolved.windowBytes,
-      pageSize: resolved.pageSize,
-      onLapsed: (runId) => this.settleLapsed(runId),
-      lapseGraceMs: resolved.leaseMs,
-      clock: () => this.#clock.ready(),
-    })
-    this.#store = store
-    this.#reads = reads
-    this.#tail = tail
-    this.#clock = new ClockWatch(() => store.client, options.onError)
-    const stopRequests = new StopRequests(
-      () => store.client,
-      this.tables,
-      () => ({
-        channel: store.notifyChannel,
-        committed: store.committed,
-      })
-    )
-    this.#internals = {
-      store,
-      reads,
-      tail,
-      clock: this.#clock,
-      stops: new StopWatch(stopRequests, tail, resolved.pollIntervalMs, options.onError),
-      get client() {
-        return store.client
-      },
-    }
-    this.#append = { store, tail, maxFrameBytes: resolved.maxFrameBytes }
+    this.#closeNotifier = parts.closeNotifier
+    this.#store = parts.internals.store
+    this.#reads = parts.internals.reads
+    this.#tail = parts.internals.tail
+    this.#clock = parts.internals.clock
+    this.#internals = parts.internals
+    this.#append = parts.append
   }
 
   /** What one reader reads at a time: rows, and UTF-8 bytes (`readerBytes`). */
@@ -194,24 +141,16 @@ export class LucidTokenStreamSink implements TokenStreamSink {
   ): Promise<{ writer: LucidSinkWriter; segment: unknown } | null> {
     assertRunId(runId)
     await this.#clock.ready()
-    let segment: unknown = null
-    const result = await appendFrames(this.#append, runId, {
-      frames,
-      onlyIfLeaseLapsed: true,
-      takeOver: true,
-      leaseMs: this.options.leaseMs,
-      within: async (trx) => {
-        const row = await trx
-          .from(this.tables.streams)
-          .select('segment')
-          .where('run_id', runId)
-          .first()
-        segment = JSON.parse(row.segment)
-      },
-    })
-    if (!result || result.epoch === undefined) return null
-    const lastSeq = result.rows.at(-1)?.seq ?? result.before
-    return { writer: this.#writer(runId, meta(segment), lastSeq, result.epoch), segment }
+    const taken = await takeOverSegment(
+      this.#append,
+      this.tables,
+      this.options.leaseMs,
+      runId,
+      frames
+    )
+    if (!taken) return null
+    const { lastSeq, epoch, segment } = taken
+    return { writer: this.#writer(runId, meta(segment), lastSeq, epoch), segment }
   }
 
   #writer(
@@ -220,25 +159,9 @@ export class LucidTokenStreamSink implements TokenStreamSink {
     lastSeq: number,
     epoch: number
   ): LucidSinkWriter {
-    const writer = new LucidSinkWriter(runId, this.#append, {
-      coalesceWindowMs: this.options.coalesceWindowMs,
-      maxTextRowChars: this.options.maxTextRowChars,
-      maxFrameBytes: this.options.maxFrameBytes,
-      leaseMs: this.options.leaseMs,
-      outageBoundMs: this.options.outageBoundMs,
-      outageBufferBytes: this.options.outageBufferBytes,
-      openedAtSeq: lastSeq,
-      epoch,
-      onError: this.#onError,
-      park: this.#park,
-      meta: {
-        runId: meta.runId ?? runId,
-        streamRunId: runId,
-        threadId: meta.threadId ?? runId,
-        parentRunId: meta.parentRunId ?? null,
-        principal: meta.principal ?? null,
-      },
-    })
+    const hooks = { onError: this.#onError, park: this.#park }
+    const options = writerOptionsFor(this.options, hooks, runId, meta, lastSeq, epoch)
+    const writer = new LucidSinkWriter(runId, this.#append, options)
     this.#writers.add(writer)
     writer.onRelease = () => this.#writers.delete(writer)
     this.#tail.wake(runId)
@@ -377,10 +300,8 @@ export class LucidTokenStreamSink implements TokenStreamSink {
   }
 
   /**
-   * The raw stored rows of a stream, in seq order, in pages (for tools that show rows as stored,
-   * such as `agent-stream:inspect`). `fromSeq`/`toSeq` are inclusive.
-   *
-   * @throws InvalidRunIdError
+   * A stream's raw stored rows in seq order, in pages (`agent-stream:inspect`); `fromSeq`/`toSeq`
+   * inclusive. @throws InvalidRunIdError
    */
   storedRows(
     runId: string,
@@ -395,10 +316,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
     return this.#reads.segmentEnd(runId, afterSeq)
   }
 
-  /**
-   * The stream's row (status, last seq, rev, lease; times in epoch milliseconds), or `null` when
-   * the stream does not exist (never opened, or purged).
-   */
+  /** The stream's row (status, last seq, rev, lease; epoch ms), or `null` (none, or purged). */
   head(runId: string) {
     return this.#reads.head(runId)
   }
@@ -421,16 +339,8 @@ export class LucidTokenStreamSink implements TokenStreamSink {
   }
 
   /**
-   * Delete streams that ended (or failed) more than `ttlMs` ago, with everything they owned:
-   * frames, stored translator checkpoints, parks (the sub-agents' too), approvals, question sets
-   * and the doors' run rows (`store/purge_rows.ts`). In batches: at most `batchSize` streams per
-   * transaction (default `DEFAULTS.purgeBatch`), a handful of statements each, so no table is
-   * held for long. Then rows such a stream owned that outlived it (an earlier release's purge, a
-   * close), created before the cutoff and at least `DEFAULTS.orphanGraceMs` ago, and checkpoints
-   * left without their stream. Open streams, and the stream of a parked run, are never purged.
-   * Readers still attached to a purged stream end.
-   *
-   * @returns the number of streams removed (with `dryRun`: that would be, nothing deleted)
+   * Delete streams that ended more than `ttlMs` ago, with everything they owned; never an open
+   * stream or a parked run's (`purgeEnded` in `purge.ts`). Resolves how many were removed.
    */
   purge(options: PurgeOptions = {}): Promise<number> {
     return purgeEnded(this.#store, this.#tail, this.options.ttlMs, options)
@@ -459,39 +369,19 @@ export class LucidTokenStreamSink implements TokenStreamSink {
     return this.#store.lapsedSegments(limit)
   }
 
-  /**
-   * A stream whose writer's lease lapsed: continued on this replica when its segment can be
-   * (`continueLapsed`), else failed: an `error` frame and the end, exactly once (nothing when
-   * the lease holds again: another replica took it over).
-   */
+  /** A stream whose writer's lease lapsed: continued here, or ended once (`lapse.ts`). */
   async settleLapsed(runId: string) {
     await this.#clock.ready()
-    try {
-      if (await this.#continueLapsed?.(runId)) return
-    } catch (error) {
-      // The database away or a lock conflict: the next poll or sweep tries again (failing the run
-      // now would lose a segment another try may continue).
-      if (isTransientError(error) || isLockConflict(error)) throw error
-      this.#onError?.(error)
-    }
-    // Someone stopped it before its writer died: it ends as the stop asked, not as a failure.
-    const state = await this.#internals.stops.requests.state(runId)
-    const stopped = state?.stopMode
-    try {
-      await this.append(runId, {
-        frames: [
-          stopped
-            ? { t: 'event', event: { kind: 'cancelled' } }
-            : { t: 'error', code: 'run_failed', message: RUN_FAILED_MESSAGE },
-        ],
-        end: stopped ? 'ended' : 'failed',
-        onlyIfLeaseLapsed: true,
-      })
-    } catch (error) {
-      // Its writes are refused: no replica takes it over again (its readers are told from memory).
-      if (isRefusal(error)) await this.#store.dropSegment(runId).catch(() => {})
-      throw error
-    }
+    await settleLapsed(
+      {
+        continueLapsed: this.#continueLapsed,
+        onError: this.#onError,
+        stops: this.#internals.stops.requests,
+        append: (plan) => this.append(runId, plan),
+        dropSegment: () => this.#store.dropSegment(runId),
+      },
+      runId
+    )
   }
 }
 

@@ -14,9 +14,14 @@ export interface PurgeOptions {
 }
 
 /**
- * Delete the streams ended (or failed) more than `olderThanMs` (else `ttlMs`) ago, with
- * everything they owned, `batchSize` streams per transaction; then the rows such streams left
- * behind and checkpoints left without their stream; readers still attached end (`tail`).
+ * Delete streams that ended (or failed) more than `olderThanMs` (else `ttlMs`) ago, with
+ * everything they owned: frames, stored translator checkpoints, parks (the sub-agents' too),
+ * approvals, question sets and the doors' run rows (`store/purge_rows.ts`). In batches: at most
+ * `batchSize` streams per transaction (default `DEFAULTS.purgeBatch`), a handful of statements
+ * each, so no table is held for long. Then rows such a stream owned that outlived it (an earlier
+ * release's purge, a close), created before the cutoff and at least `DEFAULTS.orphanGraceMs`
+ * ago, and checkpoints left without their stream. Open streams, and the stream of a parked run,
+ * are never purged. Readers still attached to a purged stream end (`tail`).
  *
  * @returns the number of streams removed (with `dryRun`: that would be, nothing deleted)
  */

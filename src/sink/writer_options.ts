@@ -43,3 +43,43 @@ export interface WriterOptions {
   /** Told about a failure the writer could not record in the stream (it keeps going). */
   onError?: (error: unknown) => void
 }
+
+/**
+ * A stream's writer's options from its sink's (resolved) options: for `runId`, opened at
+ * `openedAtSeq` under `epoch`, writing as `meta` (the stream's own run unless a delegated one).
+ */
+export function writerOptionsFor(
+  sink: Pick<
+    WriterOptions,
+    | 'coalesceWindowMs'
+    | 'maxTextRowChars'
+    | 'maxFrameBytes'
+    | 'leaseMs'
+    | 'outageBoundMs'
+    | 'outageBufferBytes'
+  >,
+  hooks: Pick<WriterOptions, 'onError' | 'park'>,
+  runId: string,
+  meta: Partial<Omit<RunMeta, 'streamRunId'>>,
+  openedAtSeq: number,
+  epoch: number
+): WriterOptions {
+  return {
+    coalesceWindowMs: sink.coalesceWindowMs,
+    maxTextRowChars: sink.maxTextRowChars,
+    maxFrameBytes: sink.maxFrameBytes,
+    leaseMs: sink.leaseMs,
+    outageBoundMs: sink.outageBoundMs,
+    outageBufferBytes: sink.outageBufferBytes,
+    openedAtSeq,
+    epoch,
+    ...hooks,
+    meta: {
+      runId: meta.runId ?? runId,
+      streamRunId: runId,
+      threadId: meta.threadId ?? runId,
+      parentRunId: meta.parentRunId ?? null,
+      principal: meta.principal ?? null,
+    },
+  }
+}

@@ -53,7 +53,10 @@ export class StopRequests {
   ): Promise<'requested' | StopState | null> {
     const client = this.connect()
     const wakeUps = this.wakeUps()
-    if (wakeUps.channel !== null) return this.#requestNotified(client, wakeUps, runId, mode, by)
+    const { channel } = wakeUps
+    if (channel !== null) {
+      return this.#requestNotified(client, { ...wakeUps, channel }, runId, mode, by)
+    }
     return notifiedTransaction(client, wakeUps, async (trx, notify) => {
       const changed = await trx
         .from(this.tables.streams)
@@ -81,7 +84,7 @@ export class StopRequests {
    */
   async #requestNotified(
     client: QueryClientContract,
-    wakeUps: WakeUps,
+    wakeUps: WakeUps & { channel: string },
     runId: string,
     mode: StopMode,
     by: string | null
@@ -89,12 +92,21 @@ export class StopRequests {
     const at = now()
     const result = await client.rawQuery(
       `with changed as (
-         update ?? set stop_mode = ?, stop_requested_at = ?, stop_by = ?, rev = rev + 1,
-           updated_at = ?
+         update ?? set stop_mode = ?, stop_requested_at = ?, stop_by = ${by === null ? 'null' : '?'},
+           rev = rev + 1, updated_at = ?
          where run_id = ? and status = 'open' and stop_mode is null
          returning run_id)
        select pg_notify(?, ?) from changed`,
-      [this.tables.streams, mode, at, by, at, runId, wakeUps.channel, wakeUpPayload(runId)]
+      [
+        this.tables.streams,
+        mode,
+        at,
+        ...(by === null ? [] : [by]),
+        at,
+        runId,
+        wakeUps.channel,
+        wakeUpPayload(runId),
+      ]
     )
     if (result.rows.length === 0) return this.#state(client, runId)
     try {
