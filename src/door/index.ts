@@ -56,6 +56,8 @@ export {
   stopBusy,
   stopsFirst,
   threadBusy,
+  afterTurnLost,
+  turnLost,
   waitForStart,
   type MultitaskStrategy,
   type QueuedState,

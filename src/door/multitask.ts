@@ -70,6 +70,21 @@ export function threadBusy(run: DoorRun): Refused {
   }
 }
 
+/**
+ * What a message asks once judged again because another message's run took the thread's turn
+ * first (two at once): a strategy that stops first waits instead (`enqueue`): it stopped the run
+ * it saw; the one that won started after it arrived, and is not its to stop.
+ */
+export const afterTurnLost = (strategy: MultitaskStrategy): MultitaskStrategy =>
+  strategy === 'interrupt' || strategy === 'rollback' ? 'enqueue' : strategy
+
+/** 409 `thread_busy` for a message that lost the thread's turn every time it was judged. */
+export function turnLost(latest: DoorRun | null): Refused {
+  return latest
+    ? threadBusy(latest)
+    : refused(409, 'thread_busy', 'This thread is busy with a run: send again once it has ended.')
+}
+
 /** `enqueue` on a thread whose queue holds its most: 409 `queue_full` (nothing written). */
 export function queueFull(max: number): Refused {
   return refused(

@@ -20,7 +20,7 @@ import { serveChunks } from './sse.js'
 import { notFound } from '../door/refusals.js'
 import { THREAD_TAKEN, TURN_TAKEN } from '../runner/door_runs.js'
 import { NO_QUEUE } from '../runner/run_queue.js'
-import { MULTITASK_STRATEGIES, queueFull, threadBusy } from '../door/multitask.js'
+import { MULTITASK_STRATEGIES, queueFull, threadBusy, turnLost } from '../door/multitask.js'
 import type { Chunk } from './agui_encoding.js'
 
 /** Another person's thread, or one claimed first by another: answered like a missing one. */
@@ -103,22 +103,25 @@ export class StreamController {
     // A thread whose run talks: the AG-UI door's busy-thread policy, or the body's.
     const busy = await door.busyWith(thread.latest)
     const strategy = body.multitaskStrategy ?? door.options.multitaskStrategy ?? 'reject'
-    if (busy && strategy === 'enqueue' && !(await door.runs.find(runId))) {
+    const enqueue = async () => {
       const start = { run, input: { message: body.message }, principal, said: null }
       const queued = await door.queue.enqueue(start)
-      if (queued !== NO_QUEUE && 'full' in queued) {
-        return sendRefusal(ctx.response, queueFull(door.queue.maxPerThread))
-      }
-      if (queued !== NO_QUEUE) {
-        return ctx.response.status(202).json({ runId, threadId, queued: queued.position })
-      }
+      if (queued === NO_QUEUE) return null
+      if ('full' in queued) return sendRefusal(ctx.response, queueFull(door.queue.maxPerThread))
+      return ctx.response.status(202).json({ runId, threadId, queued: queued.position })
+    }
+    if (busy && strategy === 'enqueue' && !(await door.runs.find(runId))) {
+      const queued = await enqueue()
+      if (queued !== null) return queued
     }
     if (busy) return sendRefusal(ctx.response, threadBusy(busy))
     const after = thread.latest?.runId ?? null
     const started = await door.startRun(run, { message: body.message }, principal, after)
-    // Another message's run started first: the thread is busy with it.
+    // Another message's run started first: the thread is busy with it (queued behind it when
+    // `enqueue` was asked).
     if (started === TURN_TAKEN) {
-      return sendRefusal(ctx.response, threadBusy((await door.runs.latest(threadId))!))
+      const queued = strategy === 'enqueue' ? await enqueue() : null
+      return queued ?? sendRefusal(ctx.response, turnLost(await door.runs.latest(threadId)))
     }
     // Another principal's claim on the thread landed first: answered like another's thread.
     if (started === THREAD_TAKEN) return sendRefusal(ctx.response, NO_SUCH_THREAD)

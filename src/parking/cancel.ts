@@ -1,3 +1,4 @@
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { DecisionConflictError, ParkedItemNotFoundError } from '../errors.js'
 import type { Principal } from '../core/run.js'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
@@ -23,7 +24,12 @@ export interface CancelDeps {
  * tries again on `'changed'`: a decision committed between the read and the cancel's commit).
  * @throws ParkedItemNotFoundError, DecisionForbiddenError, DecisionConflictError
  */
-export async function cancelOnce(deps: CancelDeps, runId: string, decider: Decider) {
+export async function cancelOnce(
+  deps: CancelDeps,
+  runId: string,
+  decider: Decider,
+  alsoWithin?: (trx: TransactionClientContract) => Promise<void>
+) {
   const own = await deps.store.reads.latestSuspension(runId)
   const streamRunId = own?.streamRunId ?? runId
   const live = await deps.store.reads.liveInStream(streamRunId)
@@ -71,6 +77,7 @@ export async function cancelOnce(deps: CancelDeps, runId: string, decider: Decid
         )
         if (won === 'changed') changed = true
         if (won !== true) throw new DecisionConflictError()
+        await alsoWithin?.(trx)
       },
     })
   } catch (error) {

@@ -1,3 +1,4 @@
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import {
   DecisionConflictError,
   DecisionLapsedError,
@@ -255,7 +256,12 @@ export class ParkingDecisions {
    * (nothing pending), is a conflict.
    * @throws ParkedItemNotFoundError, DecisionForbiddenError, DecisionConflictError
    */
-  async cancel(runId: string, decider: Decider) {
+  async cancel(
+    runId: string,
+    decider: Decider,
+    /** More writes committed with the cancel (a stop's mode), in its transaction. */
+    within?: (trx: TransactionClientContract) => Promise<void>
+  ) {
     // A decision committing between the read and the cancel's commit (its own denial written)
     // changes what the cancel denies: it reads again, a few times, then reports the conflict.
     for (let attempt = 1; ; attempt++) {
@@ -267,7 +273,8 @@ export class ParkingDecisions {
           mayDecide: (principal, item) => this.mayDecide(principal, item),
         },
         runId,
-        decider
+        decider,
+        within
       )
       if (outcome !== 'changed') {
         const { streamRunId, ...answer } = outcome

@@ -34,7 +34,7 @@ export interface RunControlDeps {
   sink: LucidTokenStreamSink
   driver: RunDriver
   runs: DoorRunStore
-  reads: Pick<ParkingReads, 'latestSuspension'>
+  reads: Pick<ParkingReads, 'latestSuspension' | 'liveInStream'>
   decisions: Pick<ParkingDecisions, 'cancel'>
 }
 
@@ -86,6 +86,8 @@ export class RunControl {
       }
       if (state.stopMode !== null && state.status !== 'open') {
         if (await this.#endedCancelled(streamRunId)) return { status: 'cancelled', streamRunId }
+        // Recorded for a decided run whose resume has not begun: it is honoured there.
+        if (await this.#goesOn(streamRunId)) return { status: 'stopping', streamRunId }
         // Ended another way by a writer that never heard it: withdrawn, judged as it ended.
         await this.#stops.withdrawEnded(streamRunId)
         state = await this.#stops.state(streamRunId)
@@ -101,7 +103,13 @@ export class RunControl {
       if (parked) return parked
       // Nothing parked: done, unless it was resumed or stopped meanwhile.
       state = await this.#stops.state(streamRunId)
-      if (state && state.status !== 'open' && state.stopMode === null) break
+      if (state && state.status !== 'open' && state.stopMode === null) {
+        if (!(await this.#goesOn(streamRunId))) break
+        // Decided meanwhile, its resume not begun: recorded now, the resumed segment's first
+        // look at its stop honours it.
+        await this.#stops.record(streamRunId, mode, decider.principal?.id ?? null)
+        return { status: 'stopping', streamRunId }
+      }
     }
     if (!state) throw new RunNotFoundError()
     // Cancelled already in another way (a client gone with `abortOnDisconnect`): the same end.
@@ -155,8 +163,12 @@ export class RunControl {
     decider: Decider,
     sees: boolean
   ): Promise<StopOutcome | null> {
+    const by = decider.principal?.id ?? null
     try {
-      await this.deps.decisions.cancel(streamRunId, decider)
+      // The mode commits with the cancel: a queued message the cancel starts sees it.
+      await this.deps.decisions.cancel(streamRunId, decider, (trx) =>
+        this.#stops.record(streamRunId, mode, by, trx)
+      )
     } catch (error) {
       if (!(error instanceof DecisionConflictError || error instanceof ParkedItemNotFoundError)) {
         throw error
@@ -164,8 +176,13 @@ export class RunControl {
       if (!sees) throw new RunNotFoundError()
       return null
     }
-    await this.#stops.record(streamRunId, mode, decider.principal?.id ?? null)
     return { status: 'cancelled', streamRunId }
+  }
+
+  /** Whether an ended stream goes on: a segment of it parked and decided, not resumed yet. */
+  async #goesOn(streamRunId: string) {
+    const live = await this.deps.reads.liveInStream(streamRunId)
+    return live.length > 0
   }
 
   /** The stream `runId` names (a door run's, a parked child's, its own) and whose it is. */

@@ -107,15 +107,12 @@ export class DoorRunStore {
 
   /** The thread's newest run (the one a new input continues or is refused by). */
   async latest(threadId: string, client = this.connect()): Promise<DoorRun | null> {
-    const query = client
+    const row = await client
       .from(this.tables.aguiRuns)
       .where('thread_id', threadId)
       .orderBy('created_at', 'desc')
       .orderBy('after_seq', 'desc')
-    // A locking read on MySQL: its plain reads see the transaction's snapshot, not what the
-    // thread row's lock waited for.
-    if (client.dialect.name === 'mysql') query.forUpdate()
-    const row = await query.first()
+      .first()
     return row ? toRun(row) : null
   }
 
@@ -138,9 +135,15 @@ export class DoorRunStore {
         .where('thread_id', run.threadId)
         .update({ owner_id: trx.raw('owner_id') })
     }
+    // Read after the lock (on MySQL the transaction's first plain read: its snapshot is taken
+    // now, with the run of whoever held the lock committed).
     const newest = await this.latest(run.threadId, trx)
     if ((newest?.runId ?? null) !== after) throw new TurnTakenError()
-    await trx.table(this.tables.aguiRuns).insert(runRecord(run))
+    // After the newest in the thread's order whatever this replica's clock says (a clock
+    // behind another replica's would put the new turn before the one it follows).
+    const record = runRecord(run)
+    if (newest && record.created_at <= newest.createdAt) record.created_at = newest.createdAt + 1
+    await trx.table(this.tables.aguiRuns).insert(record)
   }
 
   /** The thread's run a resume with this hash recorded (`resumeHash`), or `null`. */

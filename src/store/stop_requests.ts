@@ -121,8 +121,13 @@ export class StopRequests {
    * Record the mode of a stop that ended the run in another way (a parked run, cancelled):
    * `rollback` leaves its turn out of the conversation. Only the first stop's mode counts.
    */
-  async record(runId: string, mode: StopMode, by: string | null): Promise<void> {
-    await this.connect()
+  async record(
+    runId: string,
+    mode: StopMode,
+    by: string | null,
+    client: QueryClientContract = this.connect()
+  ): Promise<void> {
+    await client
       .from(this.tables.streams)
       .where('run_id', runId)
       .whereNull('stop_mode')

@@ -87,6 +87,29 @@ export class StreamStore {
       })
       .onConflict('run_id')
       .ignore()
+    try {
+      return await this.#reopen(runId, leaseMs, at, within, segment)
+    } catch (error) {
+      // Undone (what `within` threw, or the database): a row the insert above created for a
+      // stream never opened goes too (rev 0: no open ever committed), or it would stay `open`.
+      await this.client
+        .from(this.tables.streams)
+        .where('run_id', runId)
+        .where('rev', 0)
+        .where('last_seq', 0)
+        .delete()
+        .catch(() => {})
+      throw error
+    }
+  }
+
+  async #reopen(
+    runId: string,
+    leaseMs: number,
+    at: number,
+    within: ((trx: TransactionClientContract) => Promise<void>) | undefined,
+    segment: string | null | undefined
+  ): Promise<{ lastSeq: number; epoch: number }> {
     return this.#transaction(async (trx, notify) => {
       await trx
         .from(this.tables.streams)

@@ -22,7 +22,8 @@ import {
   notFound,
   openItems,
   ownedBy,
-  threadBusy,
+  afterTurnLost,
+  turnLost,
   type DoorCore,
   type MultitaskStrategy,
 } from '../../door/index.js'
@@ -78,21 +79,22 @@ export class AgUiDoor extends DoorBase<AgUiDoorOptions, TranslatorCheckpoint, Ag
     signal?: AbortSignal,
     turn = 1
   ): Promise<AgUiReply> {
-    const reply = await this.#runOnce(body, principal, signal)
+    const reply = await this.#runOnce(body, principal, signal, turn > 1)
     if (reply !== TURN_TAKEN) return reply
     if (turn < TURN_ATTEMPTS) return this.#run(body, principal, signal, turn + 1)
-    const latest = (await this.runs.latest((body as { threadId: string }).threadId))!
-    return threadBusy(latest)
+    return turnLost(await this.runs.latest((body as { threadId: string }).threadId))
   }
 
   async #runOnce(
     body: unknown,
     principal: Principal | null,
-    signal?: AbortSignal
+    signal: AbortSignal | undefined,
+    turnLostBefore: boolean
   ): Promise<AgUiReply | typeof TURN_TAKEN> {
     // Checked before anything is written; a refused input is the guard's refusal.
     const input: AgUiInput = await validateAgUiInput(body)
-    const strategy = this.#strategy(input)
+    const asked = this.#strategy(input)
+    const strategy = turnLostBefore ? afterTurnLost(asked) : asked
     let fresh: ReturnType<typeof newInput> = { text: null, toolResults: [], user: null }
     if (!input.resume?.length) fresh = newInput(input)
     // What the person said, checked before anything is written (stored as the run's frame).

@@ -16,7 +16,8 @@ import {
   ownerOf,
   readAfterSegmentEnd,
   refused,
-  threadBusy,
+  afterTurnLost,
+  turnLost,
   type DoorCore,
   type PositionGrammar,
 } from '../../door/index.js'
@@ -113,26 +114,23 @@ export class UiMessageDoor extends DoorBase<UiMessageDoorOptions, string> {
     signal?: AbortSignal,
     turn = 1
   ): Promise<UiDoorReply> {
-    const reply = await this.#chatOnce(body, principal, signal)
+    const reply = await this.#chatOnce(body, principal, signal, turn > 1)
     if (reply !== TURN_TAKEN) return reply
     if (turn < TURN_ATTEMPTS) return this.#chat(body, principal, signal, turn + 1)
-    return threadBusy((await this.runs.latest((body as { id: string }).id))!)
+    return turnLost(await this.runs.latest((body as { id: string }).id))
   }
 
   async #chatOnce(
     body: unknown,
     principal: Principal | null,
-    signal?: AbortSignal
+    signal: AbortSignal | undefined,
+    turnLostBefore: boolean
   ): Promise<UiDoorReply | typeof TURN_TAKEN> {
     const input = await validateChatInput(body)
     const asked = (input as Record<string, unknown>).multitaskStrategy
     const fallback = this.options.multitaskStrategy ?? 'enqueue'
-    const strategy = multitaskStrategyOf(
-      asked,
-      fallback,
-      'Invalid chat request',
-      'multitaskStrategy'
-    )
+    const judged = multitaskStrategyOf(asked, fallback, 'Invalid chat request', 'multitaskStrategy')
+    const strategy = turnLostBefore ? afterTurnLost(judged) : judged
     const latest = await this.runs.latest(input.id)
     if (latest && !ownedBy(latest, principal)) return noChat()
     const last = input.messages[input.messages.length - 1]
