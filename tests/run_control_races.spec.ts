@@ -115,6 +115,56 @@ test.group('Run control | races leave one outcome', () => {
     })
   })
 
+  test('answered 202, unheard, then the run parks: the stop stays and the resumed run stops', async ({
+    assert,
+    cleanup,
+  }) => {
+    const gates = new Map<string, ReturnType<typeof gate>>()
+    cleanup(() => gates.forEach((g) => g.open()))
+    // Says a word, waits for the gate, then asks approval and parks; its resume says `paid`.
+    const parker: AgentRunner = {
+      async start(ctx) {
+        await ctx.writer.write({ t: 'text', v: 'Hello' })
+        await ctx.writer.flush?.()
+        await gates.get(ctx.runId)!.opened
+        await ctx.writer.write({
+          t: 'approval',
+          runId: ctx.runId,
+          id: 'call_1',
+          toolName: 'pay',
+          input: { n: 1 },
+        })
+        return { status: 'parked', checkpoint: {} }
+      },
+      async resume(ctx) {
+        await ctx.writer.write({ t: 'text', v: ' paid' })
+        return { status: 'finished' }
+      },
+    }
+    // The agent's replica hears stops only through a slow poll.
+    const stack = await setupRunner(parker, { notifier: 'poll', pollIntervalMs: 10_000 })
+    const db = createDatabase()
+    const other = createRuntime(db, { runner: parker, notifier: 'poll', pollIntervalMs: 50 })
+    cleanup(async () => {
+      await other.sink.shutdown()
+      await db.manager.closeAll()
+    })
+    const id = runId('parks')
+    gates.set(id, gate())
+    await start(stack, id)
+    await until(async () => (await endOf(stack, id)).text === 'Hello', 'the first word')
+    const answer = await other.control.stop(id, asAlice, 'keep', { waitMs: 100 })
+    assert.equal(answer.status, 'stopping')
+    gates.get(id)!.open()
+    await stack.driver.settled()
+    // Parked with the stop still recorded; the person approves: the resumed segment stops.
+    assert.equal((await endOf(stack, id)).stopMode, 'keep')
+    await stack.parking.decisions.approve(id, 'call_1', asAlice)
+    await until(async () => (await endOf(stack, id)).cancelled === 1, 'the resumed run stopped')
+    await stack.driver.settled()
+    assert.deepInclude(await endOf(stack, id), { cancelled: 1, stopMode: 'keep', status: 'ended' })
+  })
+
   test('a stop racing the run ending on its own: the answer and the stored end agree', async ({
     assert,
     cleanup,

@@ -86,6 +86,9 @@ export class RunControl {
       }
       if (state.stopMode !== null && state.status !== 'open') {
         if (await this.#endedCancelled(streamRunId)) return { status: 'cancelled', streamRunId }
+        // It parked before its replica heard the stop (the park keeps the stop): cancelled now.
+        const parked = await this.#cancelParked(streamRunId, mode, decider, sees)
+        if (parked) return parked
         // Recorded for a decided run whose resume has not begun: it is honoured there.
         if (await this.#goesOn(streamRunId)) return { status: 'stopping', streamRunId }
         // Ended another way by a writer that never heard it: withdrawn, judged as it ended.
@@ -105,10 +108,13 @@ export class RunControl {
       state = await this.#stops.state(streamRunId)
       if (state && state.status !== 'open' && state.stopMode === null) {
         if (!(await this.#goesOn(streamRunId))) break
-        // Decided meanwhile, its resume not begun: recorded now, the resumed segment's first
-        // look at its stop honours it.
-        await this.#stops.record(streamRunId, mode, decider.principal?.id ?? null)
-        return { status: 'stopping', streamRunId }
+        // Decided meanwhile, its resume not begun: recorded now (unless it began since), the
+        // resumed segment's first look at its stop honours it.
+        const by = decider.principal?.id ?? null
+        if (await this.#stops.recordBeforeResume(streamRunId, mode, by, state.rev)) {
+          return { status: 'stopping', streamRunId }
+        }
+        state = await this.#stops.state(streamRunId)
       }
     }
     if (!state) throw new RunNotFoundError()

@@ -21,8 +21,8 @@ export interface OutcomeDeps {
  * Write a segment's outcome into its stream and end it (the run driver's last step): on a
  * park, the checkpoint and `parked` with the end marker; a cancel denies the calls still waiting
  * for approval and writes `cancelled`; a failure its `error` frame with a fixed sentence. An end
- * that is not `cancelled` withdraws, in its transaction, a stop recorded after the driver last
- * looked (the run ended on its own first: the stop's caller is told so).
+ * that is neither `cancelled` nor a park withdraws, in its transaction, a stop recorded after the
+ * driver last looked (the run ended on its own first: the stop's caller is told so).
  */
 export async function finishSegment(
   deps: OutcomeDeps,
@@ -47,8 +47,9 @@ export async function finishSegment(
     let parked: { runId: string; park: number }[] = []
     const checkpoint = outcome.checkpoint
     await writer.end({
+      // A stop recorded after the driver last looked stays: the stop cancels the parked run
+      // (or, decided meanwhile, the resumed segment stops as it starts).
       within: async (trx) => {
-        await deps.withdrawStop(trx, stream)
         parked = await deps.parks.parked(trx, stream, checkpoint, input, meta.runId)
       },
     })

@@ -135,6 +135,28 @@ export class StopRequests {
   }
 
   /**
+   * Record a stop for an ended stream whose next segment is about to start (decided, not yet
+   * resumed), only while it is still as read (`rev`): the resume's reopen moves the revision, so
+   * a stop recorded here is always one the resumed segment finds at its first look. Resolves
+   * whether it was recorded (else read the stream again).
+   */
+  async recordBeforeResume(
+    runId: string,
+    mode: StopMode,
+    by: string | null,
+    rev: number
+  ): Promise<boolean> {
+    const changed = await this.connect()
+      .from(this.tables.streams)
+      .where('run_id', runId)
+      .whereNot('status', 'open')
+      .whereNull('stop_mode')
+      .where('rev', rev)
+      .update({ stop_mode: mode, stop_requested_at: now(), stop_by: by })
+    return affected(changed) > 0
+  }
+
+  /**
    * Withdraw a stop that came too late, inside the transaction that ends the stream in another
    * way (the run finished, failed or parked on its own first): the end holds the stream's row
    * lock, so a stop either committed before it (withdrawn here: its caller reads the stream
