@@ -4,7 +4,7 @@ import { HttpAgent } from '@ag-ui/client'
 import type { AgentRunner } from '../src/runner/contract.js'
 import { serveDoors, TRANSPORTS } from './helpers/transports.js'
 import { parseSse } from './helpers/agui.js'
-import { sleep } from './helpers/sink.js'
+import { sleep, waitUntil } from './helpers/sink.js'
 
 /**
  * Issue 22: `HttpAgent.abortRun()`, the AG-UI client's abort. It ends the client's request; the
@@ -59,14 +59,6 @@ async function replayed(url: string, runId: string) {
   return parseSse(await response.text()).map((e) => e.event as any)
 }
 
-async function until(check: () => Promise<boolean>, what: string) {
-  for (let i = 0; i < 250; i++) {
-    if (await check()) return
-    await sleep(20)
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
-
 /** Run `agent` until its first word arrives, then `abortRun()`; resolves the run's id. */
 async function abortMidAnswer(agent: HttpAgent) {
   const runId = `r-${randomUUID()}`
@@ -78,7 +70,7 @@ async function abortMidAnswer(agent: HttpAgent) {
     () => 'finished',
     (error: unknown) => `rejected: ${(error as Error)?.name}`
   )
-  await until(async () => said, 'the first word')
+  await waitUntil(async () => said, 'the first word')
   agent.abortRun()
   await ended
   return runId
@@ -98,7 +90,7 @@ for (const transport of TRANSPORTS) {
       const threadId = `t-${randomUUID()}`
       const agent = new HttpAgent({ url: `${served.url}/agui`, headers, threadId })
       const runId = await abortMidAnswer(agent)
-      await until(async () => seen.aborted === 1, "the agent's signal")
+      await waitUntil(async () => seen.aborted === 1, "the agent's signal")
       const events = await replayed(served.url, runId)
       const text = events.filter((e) => e.type === 'TEXT_MESSAGE_CONTENT').map((e) => e.delta)
       assert.equal(text.join(''), 'Hello')
@@ -142,8 +134,8 @@ for (const transport of TRANSPORTS) {
       const threadId = `t-${randomUUID()}`
       const agent = new StoppingHttpAgent({ url: `${served.url}/agui`, headers, threadId })
       const runId = await abortMidAnswer(agent)
-      await until(async () => seen.aborted === 2, "the agent's signal")
-      await until(
+      await waitUntil(async () => seen.aborted === 2, "the agent's signal")
+      await waitUntil(
         async () => (await replayed(served.url, runId)).at(-1)?.type === 'RUN_FINISHED',
         'the end'
       )

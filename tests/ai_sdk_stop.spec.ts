@@ -4,7 +4,7 @@ import { MockLanguageModelV3 } from 'ai/test'
 import type { LanguageModelV3CallOptions, LanguageModelV3StreamPart } from '@ai-sdk/provider'
 import { aiSdkAgent } from '../src/ai_sdk/index.js'
 import { setupRunner } from './helpers/parking.js'
-import { collect, runId, sleep, textOf } from './helpers/sink.js'
+import { collect, runId, textOf, waitUntil } from './helpers/sink.js'
 import { finish, text, toolCall } from './helpers/ai_sdk.js'
 
 /**
@@ -40,14 +40,6 @@ async function start(stack: Awaited<ReturnType<typeof setupRunner>>, id: string)
   )
 }
 
-async function until(check: () => boolean | Promise<boolean>, what: string) {
-  for (let i = 0; i < 250; i++) {
-    if (await check()) return
-    await sleep(20)
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
-
 const stored = async (stack: Awaited<ReturnType<typeof setupRunner>>, id: string) =>
   (await collect(stack.sink.replay(id) as AsyncIterable<any>))
     .filter((frame: any) => frame.t !== 'end')
@@ -78,7 +70,7 @@ test.group('AI SDK runner | a stop', () => {
     const stack = await setupRunner(aiSdkAgent({ model, tools: { search } }))
     const id = runId('aisdk-stop')
     await start(stack, id)
-    await until(async () => textOf(await stored(stack, id)) === 'Hello ', 'the first word')
+    await waitUntil(async () => textOf(await stored(stack, id)) === 'Hello ', 'the first word')
     const outcome = await stack.control.stop(id, asAlice)
     assert.equal(outcome.status, 'cancelled')
     await stack.driver.settled()
@@ -140,7 +132,7 @@ test.group('AI SDK runner | a stop', () => {
     const stack = await setupRunner(aiSdkAgent({ model, tools }))
     const id = runId('aisdk-tool')
     await start(stack, id)
-    await until(() => seen.slow === 1, 'the tool running')
+    await waitUntil(() => seen.slow === 1, 'the tool running')
     const outcome = await stack.control.stop(id, asAlice)
     assert.equal(outcome.status, 'cancelled')
     await stack.driver.settled()

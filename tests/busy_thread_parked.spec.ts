@@ -4,8 +4,9 @@ import { HttpAgent } from '@ag-ui/client'
 import type { AgentRunner } from '../src/runner/contract.js'
 import { serveDoors, TRANSPORTS } from './helpers/transports.js'
 import { tableNames } from '../src/store/schema.js'
-import { sleep } from './helpers/sink.js'
+import { sleep, waitUntil } from './helpers/sink.js'
 import { queued } from './helpers/busy_thread.js'
+import { askApproval } from './helpers/parking.js'
 
 /**
  * Issue 22: a message queued behind a run that then parks waits while the run is parked, and
@@ -24,14 +25,7 @@ function parkingRunner(gate: Promise<void>): AgentRunner {
       if (message !== 'park') return { status: 'finished' }
       await ctx.writer.flush?.()
       await gate
-      await ctx.writer.write({
-        t: 'approval',
-        runId: ctx.runId,
-        id: 'call_1',
-        toolName: 'pay',
-        input: { n: 1 },
-      })
-      return { status: 'parked', checkpoint: {} }
+      return askApproval(ctx)
     },
     resume: async () => ({ status: 'finished' }),
   }
@@ -44,14 +38,6 @@ const agentOn = (url: string, threadId: string, content: string) =>
     headers: { 'x-user': 'alice' },
     initialMessages: [{ id: `u-${randomUUID()}`, role: 'user', content }],
   })
-
-async function until(check: () => Promise<boolean>, what: string) {
-  for (let i = 0; i < 300; i++) {
-    if (await check()) return
-    await sleep(20)
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
 
 for (const transport of TRANSPORTS) {
   test.group(`Busy thread: a queue behind a parked run (${transport})`, () => {
@@ -66,7 +52,7 @@ for (const transport of TRANSPORTS) {
       cleanup(close)
       const threadId = `thread-${randomUUID()}`
       const first = agentOn(url, threadId, 'park').runAgent()
-      await until(
+      await waitUntil(
         async () => !!(await db.connection().from(tables.frames).where('kind', 'text').first()),
         'the first run talking'
       )
@@ -76,7 +62,7 @@ for (const transport of TRANSPORTS) {
       await queued(db, threadId, 1)
       open()
       await first
-      await until(
+      await waitUntil(
         async () =>
           !!(await db.connection().from(tables.suspensions).where('status', 'parked').first()),
         'the run parked'

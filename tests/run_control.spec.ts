@@ -4,7 +4,7 @@ import type { AgentRunner, RunContext } from '../src/runner/contract.js'
 import { InvalidStopError, RunFinishedError, RunNotFoundError } from '../src/errors.js'
 import { resetTables, createDatabase } from './helpers/db.js'
 import { collect, runId, sleep, textOf } from './helpers/sink.js'
-import { setupRunner, snapshot } from './helpers/parking.js'
+import { setupRunner, snapshot, askApproval } from './helpers/parking.js'
 
 const alice = { id: 'alice' }
 const bob = { id: 'bob' }
@@ -164,14 +164,7 @@ test.group('Run control | stop a talking run', () => {
   }) => {
     const stack = await setupRunner({
       start: async (ctx) => {
-        await ctx.writer.write({
-          t: 'approval',
-          runId: ctx.runId,
-          id: 'call_1',
-          toolName: 'pay',
-          input: { n: 1 },
-        })
-        return { status: 'parked', checkpoint: {} }
+        return askApproval(ctx)
       },
       resume: async () => ({ status: 'finished' }),
     })

@@ -1,10 +1,8 @@
 import { test } from '@japa/runner'
-import { createRuntime } from '../src/runtime.js'
 import type { AgentRunner, RunContext } from '../src/runner/contract.js'
 import { RunFinishedError } from '../src/errors.js'
-import { createDatabase } from './helpers/db.js'
-import { collect, runId, sleep, textOf } from './helpers/sink.js'
-import { setupRunner } from './helpers/parking.js'
+import { collect, runId, sleep, textOf, waitUntil } from './helpers/sink.js'
+import { setupRunner, askApproval, setupReplica } from './helpers/parking.js'
 
 /**
  * Issue 22: a stop racing a decision, the resume it starts, another stop and the run ending on
@@ -51,14 +49,6 @@ async function start(stack: Stack, id: string) {
   if (!started || typeof started === 'string') throw new Error('not started')
 }
 
-async function until(check: () => Promise<boolean>, what: string) {
-  for (let i = 0; i < 250; i++) {
-    if (await check()) return
-    await sleep(20)
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
-
 /** What the stream says of its end: its cancelled events and the stop mode its row keeps. */
 async function endOf(stack: Stack, id: string) {
   const frames = await collect(stack.sink.replay(id) as AsyncIterable<any>)
@@ -86,22 +76,16 @@ test.group('Run control | races leave one outcome', () => {
     cleanup(() => gates.forEach((g) => g.open()))
     // The agent's replica hears stops only through a slow poll; the other one polls fast.
     const stack = await setupRunner(finisher(gates), { notifier: 'poll', pollIntervalMs: 10_000 })
-    const db = createDatabase()
-    const other = createRuntime(db, {
-      runner: finisher(gates),
-      notifier: 'poll',
-      pollIntervalMs: 50,
-    })
-    cleanup(async () => {
-      await other.sink.shutdown()
-      await db.manager.closeAll()
-    })
+    const other = setupReplica(finisher(gates), { notifier: 'poll', pollIntervalMs: 50 })
     const id = runId('late')
     gates.set(id, gate())
     await start(stack, id)
-    await until(async () => (await endOf(stack, id)).text === 'Hello', 'the first word')
+    await waitUntil(async () => (await endOf(stack, id)).text === 'Hello', 'the first word')
     const stop = settle(other.control.stop(id, asAlice, 'rollback', { waitMs: 5000 }))
-    await until(async () => (await endOf(stack, id)).stopMode === 'rollback', 'the stop recorded')
+    await waitUntil(
+      async () => (await endOf(stack, id)).stopMode === 'rollback',
+      'the stop recorded'
+    )
     gates.get(id)!.open()
     const answer = await stop
     assert.isFalse(answer.ok)
@@ -127,14 +111,7 @@ test.group('Run control | races leave one outcome', () => {
         await ctx.writer.write({ t: 'text', v: 'Hello' })
         await ctx.writer.flush?.()
         await gates.get(ctx.runId)!.opened
-        await ctx.writer.write({
-          t: 'approval',
-          runId: ctx.runId,
-          id: 'call_1',
-          toolName: 'pay',
-          input: { n: 1 },
-        })
-        return { status: 'parked', checkpoint: {} }
+        return askApproval(ctx)
       },
       async resume(ctx) {
         await ctx.writer.write({ t: 'text', v: ' paid' })
@@ -143,16 +120,11 @@ test.group('Run control | races leave one outcome', () => {
     }
     // The agent's replica hears stops only through a slow poll.
     const stack = await setupRunner(parker, { notifier: 'poll', pollIntervalMs: 10_000 })
-    const db = createDatabase()
-    const other = createRuntime(db, { runner: parker, notifier: 'poll', pollIntervalMs: 50 })
-    cleanup(async () => {
-      await other.sink.shutdown()
-      await db.manager.closeAll()
-    })
+    const other = setupReplica(parker, { notifier: 'poll', pollIntervalMs: 50 })
     const id = runId('parks')
     gates.set(id, gate())
     await start(stack, id)
-    await until(async () => (await endOf(stack, id)).text === 'Hello', 'the first word')
+    await waitUntil(async () => (await endOf(stack, id)).text === 'Hello', 'the first word')
     const answer = await other.control.stop(id, asAlice, 'keep', { waitMs: 100 })
     assert.equal(answer.status, 'stopping')
     gates.get(id)!.open()
@@ -160,7 +132,7 @@ test.group('Run control | races leave one outcome', () => {
     // Parked with the stop still recorded; the person approves: the resumed segment stops.
     assert.equal((await endOf(stack, id)).stopMode, 'keep')
     await stack.parking.decisions.approve(id, 'call_1', asAlice)
-    await until(async () => (await endOf(stack, id)).cancelled === 1, 'the resumed run stopped')
+    await waitUntil(async () => (await endOf(stack, id)).cancelled === 1, 'the resumed run stopped')
     await stack.driver.settled()
     assert.deepInclude(await endOf(stack, id), { cancelled: 1, stopMode: 'keep', status: 'ended' })
   })
@@ -177,7 +149,7 @@ test.group('Run control | races leave one outcome', () => {
       const id = runId(`race${round}`)
       gates.set(id, gate())
       await start(stack, id)
-      await until(async () => (await endOf(stack, id)).text === 'Hello', 'the first word')
+      await waitUntil(async () => (await endOf(stack, id)).text === 'Hello', 'the first word')
       const stop = settle(
         (async () => {
           await sleep(round % 4)
@@ -212,7 +184,7 @@ test.group('Run control | races leave one outcome', () => {
     const id = runId('twice')
     gates.set(id, gate())
     await start(stack, id)
-    await until(async () => (await endOf(stack, id)).text === 'Hello', 'the first word')
+    await waitUntil(async () => (await endOf(stack, id)).text === 'Hello', 'the first word')
     const [a, b] = await Promise.all([
       stack.control.stop(id, asAlice, 'keep'),
       stack.control.stop(id, asAlice, 'rollback'),
@@ -227,14 +199,7 @@ test.group('Run control | races leave one outcome', () => {
   test('a stop racing a decision and the resume it starts: one outcome', async ({ assert }) => {
     const stack = await setupRunner({
       start: async (ctx) => {
-        await ctx.writer.write({
-          t: 'approval',
-          runId: ctx.runId,
-          id: 'call_1',
-          toolName: 'pay',
-          input: { n: 1 },
-        })
-        return { status: 'parked', checkpoint: {} }
+        return askApproval(ctx)
       },
       resume: async (ctx) => {
         await ctx.writer.write({ t: 'text', v: 'paid' })
@@ -262,7 +227,10 @@ test.group('Run control | races leave one outcome', () => {
       // A stop answered `stopping` (the decision won, its resume had not begun): the resumed
       // segment honours it as it starts.
       if (stopped.ok && stopped.value.status === 'stopping') {
-        await until(async () => (await endOf(stack, id)).cancelled === 1, 'the resumed run stopped')
+        await waitUntil(
+          async () => (await endOf(stack, id)).cancelled === 1,
+          'the resumed run stopped'
+        )
         await stack.driver.settled()
       }
       const end = await endOf(stack, id)

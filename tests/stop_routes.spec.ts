@@ -1,21 +1,13 @@
 import { test } from '@japa/runner'
+import type { AgentRunner } from '../src/runner/contract.js'
+import { talkerUntilStopped } from './helpers/held_runner.js'
 import { randomUUID } from 'node:crypto'
 import { HttpAgent } from '@ag-ui/client'
-import type { AgentRunner } from '../src/runner/contract.js'
 import { serveDoors, TRANSPORTS } from './helpers/transports.js'
 import { sleep } from './helpers/sink.js'
 import { snapshot } from './helpers/parking.js'
 
-/** Says one word, then talks until its signal aborts. */
-const talker: AgentRunner = {
-  async start(ctx) {
-    await ctx.writer.write({ t: 'text', v: 'Hello' })
-    await ctx.writer.flush?.()
-    await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()))
-    return { status: 'finished' }
-  },
-  resume: async () => ({ status: 'finished' }),
-}
+const talker = talkerUntilStopped
 
 const post = async (url: string, body: unknown, user = 'alice') => {
   const response = await fetch(url, {

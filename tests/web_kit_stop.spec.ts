@@ -1,7 +1,7 @@
 import { test } from '@japa/runner'
+import { talkerUntilStopped } from './helpers/held_runner.js'
 import { randomUUID } from 'node:crypto'
 import { HttpAgent } from '@ag-ui/client'
-import type { AgentRunner } from '../src/runner/contract.js'
 import { tableNames } from '../src/store/schema.js'
 import { readResponse } from './helpers/http.js'
 import { cookieClient, serveWebKit } from './helpers/web_kit.js'
@@ -16,16 +16,7 @@ import { sleep } from './helpers/sink.js'
 
 const tables = tableNames()
 
-/** Says `Hello`, then talks until its signal aborts. */
-const talker: AgentRunner = {
-  async start(ctx) {
-    await ctx.writer.write({ t: 'text', v: 'Hello' })
-    await ctx.writer.flush?.()
-    await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()))
-    return { status: 'finished' }
-  },
-  resume: async () => ({ status: 'finished' }),
-}
+const talker = talkerUntilStopped
 
 test.group('Stop in an AdonisJS web app (session auth, shield)', () => {
   test('the token is asked, another member gets 404, the person and the admin stop the run', async ({

@@ -90,3 +90,14 @@ export function heldRunner(options: { conversation?: boolean; after?: string } =
     },
   }
 }
+
+/** Says `Hello`, then talks until its signal aborts (a stop's target): it finishes then. */
+export const talkerUntilStopped: AgentRunner = {
+  async start(ctx) {
+    await ctx.writer.write({ t: 'text', v: 'Hello' })
+    await ctx.writer.flush?.()
+    await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()))
+    return { status: 'finished' }
+  },
+  resume: async () => ({ status: 'finished' }),
+}

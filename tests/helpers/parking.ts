@@ -37,6 +37,32 @@ export async function setupRunner(runner: AgentRunner, options: Partial<RuntimeO
 }
 
 /**
+ * Another replica of the test's database (a runtime of its own, tables not reset) with `runner`;
+ * closed when the test ends.
+ */
+export function setupReplica(runner: AgentRunner, options: Partial<RuntimeOptions> = {}) {
+  const db = createDatabase()
+  const stack = createRuntime(db, { ...options, runner })
+  getActiveTest()?.cleanup(async () => {
+    await stack.sink.shutdown()
+    await db.manager.closeAll()
+  })
+  return { db, ...stack }
+}
+
+/** Ask approval of the tool call `call_1` (`pay`, `{ n: 1 }`) and park: a parked run's start. */
+export async function askApproval(ctx: RunContext) {
+  await ctx.writer.write({
+    t: 'approval',
+    runId: ctx.runId,
+    id: 'call_1',
+    toolName: 'pay',
+    input: { n: 1 },
+  })
+  return { status: 'parked' as const, checkpoint: {} }
+}
+
+/**
  * A runner whose provider numbers tool calls per response: every iteration asks approval for
  * `call_1` again (inputs `{ n: 1 }`, `{ n: 2 }` ...), up to `rounds` parks.
  */

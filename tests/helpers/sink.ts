@@ -65,3 +65,12 @@ export async function countRows(db: Database, table: string, id: string) {
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Wait until `check` holds, asking every 20 ms, at most ~6 s; then fail naming `what`. */
+export async function waitUntil(check: () => boolean | Promise<boolean>, what: string) {
+  for (let i = 0; i < 300; i++) {
+    if (await check()) return
+    await sleep(20)
+  }
+  throw new Error(`timed out waiting for ${what}`)
+}
