@@ -86,6 +86,11 @@ export class RunQueue {
     return this.#deps.rows.length(threadId)
   }
 
+  /** A queued message (its run id, thread, owner), or `null` once it waits no more. */
+  find(runId: string) {
+    return this.#deps.rows.find(runId)
+  }
+
   /** A queued message's place (1: next), or `null` once it waits no more. */
   placeOf(runId: string) {
     return this.#deps.rows.placeOf(runId)

@@ -101,6 +101,17 @@ export class RunQueueRows {
   }
 
   /** The first message of `threadId`'s queue, whatever its status, or `null`. */
+  /** A queued message by its run id, or `null` once it waits no more (or never did). */
+  async find(runId: string): Promise<QueuedRun | null> {
+    try {
+      const row = await this.connect().from(this.tables.runQueue).where('run_id', runId).first()
+      return row ? toQueued(row) : null
+    } catch (error) {
+      if (isMissingTable(error)) return null
+      throw error
+    }
+  }
+
   async head(threadId: string): Promise<QueuedRun | null> {
     const row = await this.connect()
       .from(this.tables.runQueue)

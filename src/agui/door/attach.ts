@@ -5,6 +5,7 @@ import { AGUI_POSITIONS } from './position.js'
 import { checkedPosition, notFound, ownedBy, streamGoesOn } from '../../door/index.js'
 import type { AgUiDeps, AgUiReply } from './reply.js'
 import { serveRun } from './serve.js'
+import { queuedEvents } from './queued.js'
 
 /**
  * Re-attach to an AG-UI run after `after` (the SSE `Last-Event-ID` or `?after=`): the run from
@@ -24,7 +25,8 @@ export async function reattach(
 ): Promise<AgUiReply> {
   // The run and its stream's row in one read: the rest needs the row (existence, head, rev).
   const found = isRunId(runId) ? await deps.runs.findWithStream(runId) : null
-  if (!found || !ownedBy(found.run, principal)) return notFound()
+  if (!found) return reattachQueued(deps, runId, principal, signal)
+  if (!ownedBy(found.run, principal)) return notFound()
   const { run, stream } = found
   if (!stream) return notFound()
   const checked = await checkedPosition(deps.sink, run.streamRunId, after, AGUI_POSITIONS, stream)
@@ -32,6 +34,22 @@ export async function reattach(
   const { position } = checked
   // Without a cursor the client has nothing: the transcript before this run comes first.
   return serveRun(deps, run, position, signal, { prelude: position === undefined, stream })
+}
+
+/**
+ * A run id of a message still waiting in its thread's queue (`enqueue`): its client (gone, back)
+ * gets what the enqueue answered: `RUN_STARTED`, its place, then the run once it starts. 404
+ * when it is not queued (or another principal's).
+ */
+async function reattachQueued(
+  deps: AgUiDeps,
+  runId: string,
+  principal: Principal | null,
+  signal?: AbortSignal
+): Promise<AgUiReply> {
+  const waiting = isRunId(runId) ? await deps.queue.find(runId) : null
+  if (!waiting || !ownedBy(waiting, principal)) return notFound()
+  return { kind: 'stream', streamRunId: runId, events: queuedEvents(deps, waiting, signal) }
 }
 
 /**

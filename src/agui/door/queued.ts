@@ -39,7 +39,7 @@ export async function enqueueRun(
 }
 
 /** The queued run's events: its opening, its place while it waits, then the run itself. */
-async function* queuedEvents(
+export async function* queuedEvents(
   deps: AgUiDeps,
   run: { runId: string; threadId: string },
   signal?: AbortSignal
