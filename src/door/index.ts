@@ -56,7 +56,7 @@ export {
   stopBusy,
   stopsFirst,
   threadBusy,
-  afterTurnLost,
+  judgeForTurn,
   turnLost,
   waitForStart,
   type MultitaskStrategy,

@@ -3,6 +3,7 @@ import type { RunControl } from '../runner/run_control.js'
 import type { Principal } from '../core/run.js'
 import type { DoorRun } from '../store/door_runs.js'
 import type { RunQueue } from '../runner/run_queue.js'
+import { TURN_TAKEN } from '../runner/door_runs.js'
 import { readAfterSegmentEnd } from './verdict.js'
 import { refused } from './refusals.js'
 import type { Parking } from '../parking/parking.js'
@@ -75,8 +76,30 @@ export function threadBusy(run: DoorRun): Refused {
  * first (two at once): a strategy that stops first waits instead (`enqueue`): it stopped the run
  * it saw; the one that won started after it arrived, and is not its to stop.
  */
-export const afterTurnLost = (strategy: MultitaskStrategy): MultitaskStrategy =>
+const afterTurnLost = (strategy: MultitaskStrategy): MultitaskStrategy =>
   strategy === 'interrupt' || strategy === 'rollback' ? 'enqueue' : strategy
+
+/** How many times a message that lost its thread's turn to another is judged. */
+const TURN_ATTEMPTS = 3
+
+/**
+ * Judge a new message until it gets its thread's turn, for every door: two at once, the one
+ * whose run was recorded second ({@link TURN_TAKEN}) is judged again against the thread as it is
+ * now, a few times at most. `judge` is given the strategy to apply to what was asked: the same
+ * on the first attempt, then {@link afterTurnLost}'s. Past the last: {@link turnLost}.
+ */
+export async function judgeForTurn<R>(
+  judge: (
+    strategyOf: (asked: MultitaskStrategy) => MultitaskStrategy
+  ) => Promise<R | typeof TURN_TAKEN>,
+  latest: () => Promise<DoorRun | null>
+): Promise<R | Refused> {
+  for (let attempt = 1; attempt <= TURN_ATTEMPTS; attempt++) {
+    const reply = await judge(attempt === 1 ? (asked) => asked : afterTurnLost)
+    if (reply !== TURN_TAKEN) return reply
+  }
+  return turnLost(await latest())
+}
 
 /** 409 `thread_busy` for a message that lost the thread's turn every time it was judged. */
 export function turnLost(latest: DoorRun | null): Refused {

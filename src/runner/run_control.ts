@@ -60,10 +60,15 @@ export interface RunControlDeps {
  *   errors for a parked run's cancel (403 to an approver the policy refuses)
  */
 export class RunControl {
+  /** How the runs list reads a run's status (`cancelled`: its stop's end), the one rule. */
+  readonly #runList: RunList
+
   constructor(
     readonly deps: RunControlDeps,
     readonly options: { waitMs?: number } = {}
-  ) {}
+  ) {
+    this.#runList = new RunList(() => sinkInternals(deps.sink).client, deps.sink.tables)
+  }
 
   async stop(
     runId: string,
@@ -129,8 +134,7 @@ export class RunControl {
 
   /** Whether the stream ended stopped (the runs list's rule: its last frame `cancelled`). */
   async #endedCancelled(streamRunId: string) {
-    const runs = new RunList(() => sinkInternals(this.deps.sink).client, this.deps.sink.tables)
-    const [run] = await runs.list({ runId: streamRunId, limit: 1 })
+    const [run] = await this.#runList.list({ runId: streamRunId, limit: 1 })
     return run?.status === 'cancelled'
   }
 

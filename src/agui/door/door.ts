@@ -22,8 +22,7 @@ import {
   notFound,
   openItems,
   ownedBy,
-  afterTurnLost,
-  turnLost,
+  judgeForTurn,
   type DoorCore,
   type MultitaskStrategy,
 } from '../../door/index.js'
@@ -33,10 +32,7 @@ import { AGUI_STATE } from './state_codec.js'
 import { SegmentCache } from './segment_cache.js'
 import { resume, settledElsewhere, settledRefusal } from './resume.js'
 import { serveRun } from './serve.js'
-import { prepareStart, startPrepared, startRun, TURN_TAKEN, type NewRun } from './start.js'
-
-/** How many times a message that lost its thread's turn to another is judged again. */
-const TURN_ATTEMPTS = 3
+import { prepareStart, startPrepared, startRun, type TURN_TAKEN, type NewRun } from './start.js'
 import { enqueueRun } from './queued.js'
 
 /**
@@ -63,38 +59,29 @@ export class AgUiDoor extends DoorBase<AgUiDoorOptions, TranslatorCheckpoint, Ag
    * every open interrupt of the thread). `signal` ends the stream when the client goes away.
    * A draining replica (a graceful shutdown) refuses either: 503 `replica_shutdown`; a refused
    * input: 400 `invalid_input` (the kernel's input guard). The body's size is the transport's
-   * rule (413 `body_too_large` before the door is asked, counted in bytes as received).
+   * rule (413 `body_too_large` before the door is asked, counted in bytes as received). Two
+   * messages at once on one thread: the one whose run was recorded second is judged again
+   * (`judgeForTurn`).
    */
   run(body: unknown, principal: Principal | null, signal?: AbortSignal): Promise<AgUiReply> {
-    return guardInput(this.driver, () => this.#run(body, principal, signal))
+    const threadId = () => (body as { threadId: string }).threadId
+    return guardInput(this.driver, () =>
+      judgeForTurn(
+        (strategyOf) => this.#run(body, principal, signal, strategyOf),
+        () => this.runs.latest(threadId())
+      )
+    )
   }
 
-  /**
-   * Two messages at once on one thread: the one whose run was recorded second is judged again
-   * against the thread as it is now (busy: its policy applies), a few times at most.
-   */
   async #run(
     body: unknown,
     principal: Principal | null,
-    signal?: AbortSignal,
-    turn = 1
-  ): Promise<AgUiReply> {
-    const reply = await this.#runOnce(body, principal, signal, turn > 1)
-    if (reply !== TURN_TAKEN) return reply
-    if (turn < TURN_ATTEMPTS) return this.#run(body, principal, signal, turn + 1)
-    return turnLost(await this.runs.latest((body as { threadId: string }).threadId))
-  }
-
-  async #runOnce(
-    body: unknown,
-    principal: Principal | null,
     signal: AbortSignal | undefined,
-    turnLostBefore: boolean
+    strategyOf: (asked: MultitaskStrategy) => MultitaskStrategy
   ): Promise<AgUiReply | typeof TURN_TAKEN> {
     // Checked before anything is written; a refused input is the guard's refusal.
     const input: AgUiInput = await validateAgUiInput(body)
-    const asked = this.#strategy(input)
-    const strategy = turnLostBefore ? afterTurnLost(asked) : asked
+    const strategy = strategyOf(this.#strategy(input))
     let fresh: ReturnType<typeof newInput> = { text: null, toolResults: [], user: null }
     if (!input.resume?.length) fresh = newInput(input)
     // What the person said, checked before anything is written (stored as the run's frame).

@@ -16,15 +16,12 @@ import {
   ownerOf,
   readAfterSegmentEnd,
   refused,
-  afterTurnLost,
-  turnLost,
+  judgeForTurn,
   type DoorCore,
+  type MultitaskStrategy,
   type PositionGrammar,
 } from '../../door/index.js'
 import { startRun, THREAD_TAKEN, TURN_TAKEN } from '../../runner/door_runs.js'
-
-/** How many times a message that lost its chat's turn to another is judged again. */
-const TURN_ATTEMPTS = 3
 import type { DoorRun } from '../../store/door_runs.js'
 import type { StreamState } from '../../store/rows.js'
 import { applyPlan, planDecisions } from './decide.js'
@@ -99,38 +96,29 @@ export class UiMessageDoor extends DoorBase<UiMessageDoorOptions, string> {
    */
   chat(body: unknown, principal: Principal | null, signal?: AbortSignal): Promise<UiDoorReply> {
     // The kernel's input guard; parking's decision errors answer with their status and code.
-    return guardInput(this.driver, () => this.#chat(body, principal, signal), {
-      packageErrors: true,
-    })
+    const chatId = () => (body as { id: string }).id
+    return guardInput(
+      this.driver,
+      () =>
+        judgeForTurn(
+          (strategyOf) => this.#chat(body, principal, signal, strategyOf),
+          () => this.runs.latest(chatId())
+        ),
+      { packageErrors: true }
+    )
   }
 
-  /**
-   * Two messages at once on one chat: the one whose turn was recorded second is judged again
-   * against the chat as it is now (busy: its policy applies), a few times at most.
-   */
   async #chat(
     body: unknown,
     principal: Principal | null,
-    signal?: AbortSignal,
-    turn = 1
-  ): Promise<UiDoorReply> {
-    const reply = await this.#chatOnce(body, principal, signal, turn > 1)
-    if (reply !== TURN_TAKEN) return reply
-    if (turn < TURN_ATTEMPTS) return this.#chat(body, principal, signal, turn + 1)
-    return turnLost(await this.runs.latest((body as { id: string }).id))
-  }
-
-  async #chatOnce(
-    body: unknown,
-    principal: Principal | null,
     signal: AbortSignal | undefined,
-    turnLostBefore: boolean
+    strategyOf: (asked: MultitaskStrategy) => MultitaskStrategy
   ): Promise<UiDoorReply | typeof TURN_TAKEN> {
     const input = await validateChatInput(body)
     const asked = (input as Record<string, unknown>).multitaskStrategy
     const fallback = this.options.multitaskStrategy ?? 'enqueue'
     const judged = multitaskStrategyOf(asked, fallback, 'Invalid chat request', 'multitaskStrategy')
-    const strategy = turnLostBefore ? afterTurnLost(judged) : judged
+    const strategy = strategyOf(judged)
     const latest = await this.runs.latest(input.id)
     if (latest && !ownedBy(latest, principal)) return noChat()
     const last = input.messages[input.messages.length - 1]
