@@ -64,9 +64,7 @@ export class StopRequests {
         .where('status', 'open')
         .whereNull('stop_mode')
         .update({
-          stop_mode: mode,
-          stop_requested_at: now(),
-          stop_by: by,
+          ...stopColumns(mode, by),
           rev: trx.raw('rev + 1'),
           updated_at: now(),
         })
@@ -131,7 +129,7 @@ export class StopRequests {
       .from(this.tables.streams)
       .where('run_id', runId)
       .whereNull('stop_mode')
-      .update({ stop_mode: mode, stop_requested_at: now(), stop_by: by })
+      .update(stopColumns(mode, by))
   }
 
   /**
@@ -152,7 +150,7 @@ export class StopRequests {
       .whereNot('status', 'open')
       .whereNull('stop_mode')
       .where('rev', rev)
-      .update({ stop_mode: mode, stop_requested_at: now(), stop_by: by })
+      .update(stopColumns(mode, by))
     return affected(changed) > 0
   }
 
@@ -168,7 +166,7 @@ export class StopRequests {
       .from(this.tables.streams)
       .where('run_id', runId)
       .whereNotNull('stop_mode')
-      .update({ stop_mode: null, stop_requested_at: null, stop_by: null })
+      .update(NO_STOP)
   }
 
   /**
@@ -181,7 +179,7 @@ export class StopRequests {
       .from(this.tables.streams)
       .where('run_id', runId)
       .whereNot('status', 'open')
-      .update({ stop_mode: null, stop_requested_at: null, stop_by: null })
+      .update(NO_STOP)
   }
 
   /** A stream as a stop sees it, or `null` when it does not exist. */
@@ -218,6 +216,16 @@ export class StopRequests {
     }
   }
 }
+
+/** The columns a stop records (`stop_schema.ts`). */
+const stopColumns = (mode: StopMode, by: string | null) => ({
+  stop_mode: mode,
+  stop_requested_at: now(),
+  stop_by: by,
+})
+
+/** The same columns once a stop is withdrawn. */
+const NO_STOP = { stop_mode: null, stop_requested_at: null, stop_by: null }
 
 /** A stored mode; anything else reads as none (a column edited by hand stops nothing). */
 const modeOf = (value: unknown): StopMode | null => (isStopMode(value) ? value : null)
