@@ -148,19 +148,57 @@ module.exports = {
       to: { path: '^src/', pathNot: '^src/types/', dependencyTypesNot: ['type-only'] },
     },
     {
-      name: 'ai-sdk-only-in-its-folder',
+      name: 'ai-sdk-only-in-runners',
       comment:
-        'The AI SDK (`ai`, an optional peer) is loaded only by src/ai_sdk (the `/ai-sdk` subpath); elsewhere (the useChat door) its types only: the package root never loads it.',
+        'The AI SDK (`ai`, an optional peer) is loaded only by the runners (src/runners: the `/ai-sdk` subpath, and runners that take AI SDK models or streams); elsewhere (the useChat door) its types only: the package root never loads it.',
       severity: 'error',
-      from: { path: '^src/', pathNot: '^src/ai_sdk/' },
+      from: { path: '^src/', pathNot: '^src/runners/' },
       to: { path: '(^|node_modules/)(ai|@ai-sdk/[^/]+)/', dependencyTypesNot: ['type-only'] },
     },
     {
-      name: 'ai-sdk-is-a-leaf',
-      comment: 'Nothing of ours imports the AI SDK runner (only the host app, through the subpath).',
+      name: 'runners-are-leaves',
+      comment:
+        'Nothing of ours imports a runner (src/runners/<framework>): only the host app, through its subpath.',
       severity: 'error',
-      from: { path: '^src/', pathNot: '^src/ai_sdk/' },
-      to: { path: '^src/ai_sdk/' },
+      from: { path: '^src/', pathNot: '^src/runners/' },
+      to: { path: '^src/runners/' },
+    },
+    {
+      name: 'runners-apart',
+      comment:
+        'Each runner folder is its own: it imports the package below it and src/runners/shared, never another framework\'s runner.',
+      severity: 'error',
+      from: { path: '^src/runners/([^/]+)/' },
+      to: { path: '^src/runners/', pathNot: '^src/runners/($1|shared)/' },
+    },
+    {
+      name: 'openai-agents-only-in-its-folder',
+      comment: 'The OpenAI Agents SDK (an optional peer) is loaded only by src/runners/openai_agents.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/runners/openai_agents/' },
+      to: { path: '(^|node_modules/)@openai/agents[^/]*/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'langgraph-only-in-its-folder',
+      comment: 'LangGraph.js and LangChain (optional peers) are loaded only by src/runners/langgraph.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/runners/langgraph/' },
+      to: { path: '(^|node_modules/)@langchain/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'mastra-only-in-its-folder',
+      comment: 'Mastra (an optional peer) is loaded only by src/runners/mastra.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/runners/mastra/' },
+      to: { path: '(^|node_modules/)@mastra/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'agui-client-only-in-runners',
+      comment:
+        'The AG-UI client (`@ag-ui/client`, an optional peer) is loaded only by the runners that run AG-UI agents and by the CopilotKit subpath.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(runners|copilotkit)/' },
+      to: { path: '(^|node_modules/)@ag-ui/client/', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'copilotkit-runner-standalone',

@@ -8,7 +8,7 @@
 import { jsonSchema, simulateReadableStream, tool, type LanguageModel } from 'ai'
 import { MockLanguageModelV3 } from 'ai/test'
 import type { LanguageModelV3Prompt, LanguageModelV3StreamPart } from '@ai-sdk/provider'
-import { aiSdkAgent, askTool } from '../src/ai_sdk/index.js'
+import { aiSdkAgent, askTool } from '../src/runners/ai_sdk/index.js'
 
 const SYSTEM = `You are the demo agent of adonis-agent-stream. When asked for the weekly report:
 say one short sentence, call search with q "weekly numbers", state the revenue, call send_email

@@ -1,7 +1,7 @@
 import { test } from '@japa/runner'
 import { randomUUID } from 'node:crypto'
 import { jsonSchema, tool, type UIMessageChunk } from 'ai'
-import { aiSdkAgent } from '../src/ai_sdk/index.js'
+import { aiSdkAgent } from '../src/runners/ai_sdk/index.js'
 import { parseSse } from './helpers/agui.js'
 import { finish, scriptedModel, text, toolCall } from './helpers/ai_sdk.js'
 import { snapshotTables } from './helpers/db.js'

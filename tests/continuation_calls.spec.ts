@@ -5,7 +5,7 @@ import {
   callsAtTakeover,
   executionStartFrame,
   NOT_RUN_TOOL_ERROR,
-} from '../src/ai_sdk/continuation.js'
+} from '../src/runners/ai_sdk/continuation.js'
 import { INTERRUPTED_TOOL_ERROR } from '../src/runner/contract.js'
 
 const tools = {

@@ -11,7 +11,7 @@ import {
   type UIMessage,
   type UIMessageChunk,
 } from 'ai'
-import { aiSdkAgent } from '../src/ai_sdk/index.js'
+import { aiSdkAgent } from '../src/runners/ai_sdk/index.js'
 import type { AgentRunner } from '../src/runner/contract.js'
 import type { AgentStreamConfig } from '../src/define_config.js'
 import { createUiMessageFetchHandler } from '../src/http/ui_message_fetch_handler.js'

@@ -1,7 +1,7 @@
 import { test } from '@japa/runner'
 import { randomUUID } from 'node:crypto'
 import { HttpAgent } from '@ag-ui/client'
-import { aiSdkAgent } from '../src/ai_sdk/index.js'
+import { aiSdkAgent } from '../src/runners/ai_sdk/index.js'
 import type { AgentRunner } from '../src/runner/contract.js'
 import { resetTables } from './helpers/db.js'
 import { postJson, serveApp } from './helpers/http.js'

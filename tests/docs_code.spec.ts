@@ -25,7 +25,7 @@ const PATHS: Record<string, string[]> = {
   'adonis-agent-stream': ['index.ts'],
   'adonis-agent-stream/services/main': ['services/main.ts'],
   'adonis-agent-stream/agent_stream_provider': ['providers/agent_stream_provider.ts'],
-  'adonis-agent-stream/ai-sdk': ['src/ai_sdk/index.ts'],
+  'adonis-agent-stream/ai-sdk': ['src/runners/ai_sdk/index.ts'],
   'adonis-agent-stream/copilotkit': ['src/copilotkit/index.ts'],
   'adonis-agent-stream/testing': ['src/testing/index.ts'],
   'adonis-agent-stream/types': ['src/types/index.ts'],

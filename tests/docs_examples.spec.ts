@@ -12,7 +12,7 @@ const ROOT = fileURLToPath(new URL('../', import.meta.url))
 /** The package's names as a reader's app imports them, mapped to the sources. */
 const SOURCES: Record<string, string> = {
   'adonis-agent-stream': 'index.ts',
-  'adonis-agent-stream/ai-sdk': 'src/ai_sdk/index.ts',
+  'adonis-agent-stream/ai-sdk': 'src/runners/ai_sdk/index.ts',
   'adonis-agent-stream/testing': 'src/testing/index.ts',
   'adonis-agent-stream/schema': 'src/schema/index.ts',
   'adonis-agent-stream/types': 'src/types/index.ts',

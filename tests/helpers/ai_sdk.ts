@@ -65,7 +65,7 @@ export function scriptedModel(turns: Turn[]) {
 export async function emailScenario(log: string, turns: 'both' | 'after' = 'both') {
   const { appendFileSync } = await import('node:fs')
   const { tool, jsonSchema } = await import('ai')
-  const { aiSdkAgent } = await import('../../src/ai_sdk/index.js')
+  const { aiSdkAgent } = await import('../../src/runners/ai_sdk/index.js')
   const first: Turn = [
     ...text('I will send it. '),
     ...toolCall('call_9', 'send_email', { to: 'team@example.com' }),

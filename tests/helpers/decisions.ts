@@ -30,7 +30,7 @@ export async function emailAgent(
   options: { approver?: (input: any) => string } = {}
 ): Promise<{ runner: AgentRunner; ran: unknown[] }> {
   const { tool, jsonSchema } = await import('ai')
-  const { aiSdkAgent } = await import('../../src/ai_sdk/index.js')
+  const { aiSdkAgent } = await import('../../src/runners/ai_sdk/index.js')
   const ran: unknown[] = []
   const first: Turn = [
     ...text('Sending. '),

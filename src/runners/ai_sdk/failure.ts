@@ -1,5 +1,5 @@
 import { APICallError, NoContentGeneratedError, NoOutputGeneratedError } from 'ai'
-import type { AgentStreamErrorCode } from '../core/frames.js'
+import type { AgentStreamErrorCode } from '../../core/frames.js'
 
 /**
  * The stable failure code of an error the AI SDK reported (a model stream `error` part, or a

@@ -1,6 +1,6 @@
 import type { ToolSet } from 'ai'
-import type { AgentStreamEvent, StreamFrame } from '../core/frames.js'
-import { INTERRUPTED_TOOL_ERROR } from '../runner/contract.js'
+import type { AgentStreamEvent, StreamFrame } from '../../core/frames.js'
+import { INTERRUPTED_TOOL_ERROR } from '../../runner/contract.js'
 
 /**
  * The event kind `aiSdkAgent` writes, and commits, right before the AI SDK runs a tool's

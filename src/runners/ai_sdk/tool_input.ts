@@ -1,7 +1,7 @@
 import { asSchema, type Tool } from 'ai'
-import type { StreamFrame } from '../core/frames.js'
-import { schemaIssue } from '../core/json_schema.js'
-import type { SettledItem } from '../parking/types.js'
+import type { StreamFrame } from '../../core/frames.js'
+import { schemaIssue } from '../../core/json_schema.js'
+import type { SettledItem } from '../../parking/types.js'
 
 /**
  * The JSON Schema of a tool's input, as the AI SDK gives it (`asSchema(tool.inputSchema)

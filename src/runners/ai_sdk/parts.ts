@@ -1,6 +1,6 @@
 import type { TextStreamPart, ToolSet } from 'ai'
-import type { AgentStreamErrorCode, StreamFrame, ToolConfirmation } from '../core/frames.js'
-import type { RunContext, RunOutcome } from '../runner/contract.js'
+import type { AgentStreamErrorCode, StreamFrame, ToolConfirmation } from '../../core/frames.js'
+import type { RunContext, RunOutcome } from '../../runner/contract.js'
 import { isAskTool, type AskInput } from './ask_tool.js'
 import { failureCode } from './failure.js'
 import { toolInputSchema } from './tool_input.js'

@@ -6,9 +6,9 @@ import type {
   ToolResultPart,
   UserContent,
 } from 'ai'
-import type { StreamFrame, UserPart } from '../core/frames.js'
-import { userMessageOf } from '../core/user_message.js'
-import type { SettledItem } from '../parking/types.js'
+import type { StreamFrame, UserPart } from '../../core/frames.js'
+import { userMessageOf } from '../../core/user_message.js'
+import type { SettledItem } from '../../parking/types.js'
 import { denialReason } from './denial.js'
 
 type AssistantPart = Exclude<AssistantContent, string>[number]
