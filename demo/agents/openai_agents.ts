@@ -1,4 +1,8 @@
-import type { Database } from '@adonisjs/lucid/database'
+/**
+ * The email scenario (demo/agents/scenario.ts) as an OpenAI Agents SDK `Agent` run by
+ * `openAiAgent`: `send_email` needs approval (`needsApproval: true`), the model is the SDK's own
+ * `ScriptedModel` answering from the prompt.
+ */
 import { Agent, setTracingDisabled, tool, type Model, type ModelRequest } from '@openai/agents'
 import {
   ScriptedModel,
@@ -9,6 +13,7 @@ import {
 import { z } from 'zod'
 import type { AgentRunner } from '../../src/runner/contract.js'
 import { openAiAgent } from '../../src/runners/openai_agents/index.js'
+import { answerTo, type EmailAgentOptions } from './scenario.js'
 
 // The scripted model sends nothing anywhere: no traces to export either.
 setTracingDisabled(true)
@@ -35,9 +40,9 @@ function resultText(item: Item): string {
 }
 
 /**
- * The email scenario's model: the SDK's own `ScriptedModel`, one per call, whose one step is
- * decided from the prompt it is sent (stateless: the same object answers the same way after a
- * restart or in another process).
+ * The email scenario's model (demo/agents/scenario.ts): the SDK's own `ScriptedModel`, one per
+ * call, whose one step is decided from the prompt it is sent (stateless: the same object answers
+ * the same way after a restart or in another process).
  */
 export class EmailModel implements Model {
   respond(request: ModelRequest) {
@@ -46,26 +51,22 @@ export class EmailModel implements Model {
         ? [{ role: 'user', content: request.input }]
         : (request.input as Item[])
     const newest = items.at(-1) ?? {}
+    let toolResult: { sent: boolean } | undefined
     if (newest.type === 'function_call_result' && newest.name === 'send_email') {
+      // The SDK hands the model the tool's result as JSON text, a rejection as its message.
       let sent = false
       try {
         sent = JSON.parse(resultText(newest))?.sent === true
       } catch {}
-      return [assistantMessage(sent ? 'Sent.' : 'Not sent.')]
+      toolResult = { sent }
     }
-    const said = items.filter(isUser).map(userText)
-    if (isUser(newest) && userText(newest).includes('weekly report')) {
-      return [
-        assistantMessage('I will send it. '),
-        functionCall(
-          'send_email',
-          { to: 'team@example.com' },
-          // One call id per turn of the thread: the prompt's count of person messages.
-          { callId: `call_send_${said.length}` }
-        ),
-      ]
-    }
-    return [assistantMessage(`You asked: ${said.join(' / ')}`)]
+    const answer = answerTo({ said: items.filter(isUser).map(userText), toolResult })
+    return [
+      assistantMessage(answer.text),
+      ...(answer.call
+        ? [functionCall('send_email', answer.call.input, { callId: answer.call.id })]
+        : []),
+    ]
   }
 
   getResponse(request: ModelRequest) {
@@ -80,11 +81,7 @@ export class EmailModel implements Model {
 }
 
 /** The email scenario played by the SDK's own scripted model (no network). */
-export async function emailAgent(options: {
-  db: Database
-  /** Called once per run of the send_email tool, with its input. */
-  onSend: (input: { to: string }) => void
-}): Promise<AgentRunner> {
+export async function emailAgent(options: EmailAgentOptions): Promise<AgentRunner> {
   const sendEmail = tool({
     name: 'send_email',
     description: 'Send the weekly report by email',
