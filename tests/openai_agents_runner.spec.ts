@@ -16,6 +16,7 @@ import {
   DENIAL_SENTENCES,
   restoredState,
 } from '../src/runners/openai_agents/checkpoint.js'
+import { framesToInput, runInput } from '../src/runners/openai_agents/input.js'
 import type { AgentRunner } from '../src/runner/contract.js'
 import { FAILURE_SENTENCES } from '../src/core/frames.js'
 import { setupRunner } from './helpers/parking.js'
@@ -122,8 +123,9 @@ test.group('OpenAI Agents runner', () => {
     const agent = new Agent({ name: 'analyst', model, tools: [search] })
     const { driver, sink } = await setupRunner(openAiAgent({ agent }))
     const id = runId()
-    const outcome = await (await driver.start({ runId: id, input: 'How did we do?', principal: alice }))
-      .done
+    const outcome = await (
+      await driver.start({ runId: id, input: 'How did we do?', principal: alice })
+    ).done
     assert.deepEqual(outcome, { status: 'finished' })
     const frames: any[] = await collect(sink.subscribe(id))
     assert.deepEqual(kinds(frames), [
@@ -186,7 +188,10 @@ test.group('OpenAI Agents runner', () => {
     const frames: any[] = await collect(sink.subscribe(id))
     assert.equal(textOf(frames), 'I will send it. Sent.')
     assert.lengthOf(events(frames, 'tool-output'), 1)
-    assert.deepEqual(events(frames, 'tool-output')[0].output, { sent: true, to: 'boss@example.com' })
+    assert.deepEqual(events(frames, 'tool-output')[0].output, {
+      sent: true,
+      to: 'boss@example.com',
+    })
     // The model was called twice: once before the park, once after the tool ran.
     assert.lengthOf(mail.model.prompts, 2)
     const call = mail.model.prompts[1].find((item) => item.type === 'function_call')!
@@ -199,7 +204,9 @@ test.group('OpenAI Agents runner', () => {
     const mail = mailer()
     const { driver, sink, parking } = await setupRunner(openAiAgent({ agent: mail.agent }))
     const id = runId()
-    await (await driver.start({ runId: id, input: 'Send the report', principal: alice })).done
+    await (
+      await driver.start({ runId: id, input: 'Send the report', principal: alice })
+    ).done
     await parking.decisions.reject(id, 'call_9', decider)
     await driver.settled()
     assert.lengthOf(mail.ran, 0)
@@ -249,6 +256,39 @@ test.group('OpenAI Agents runner', () => {
     assert.isBelow(k.lastIndexOf('tool-output'), k.indexOf('subagent-finish'))
   })
 
+  test("agent.asTool(): the nested agent's approval parks the outer run; the edit reaches the nested call", async ({
+    assert,
+  }) => {
+    const mail = mailer()
+    const orchestrator = new Agent({
+      name: 'orchestrator',
+      model: new PromptModel((input) =>
+        last(input).type === 'function_call_result'
+          ? [assistantMessage(`Done: ${resultText(last(input))}`)]
+          : [functionCall('mail_agent', { input: 'Send the report' }, { callId: 'call_outer' })]
+      ),
+      tools: [mail.agent.asTool({ toolName: 'mail_agent', toolDescription: 'Sends mail' })],
+    })
+    const { driver, sink, parking } = await setupRunner(openAiAgent({ agent: orchestrator }))
+    const id = runId()
+    const first = await (await driver.start({ runId: id, input: 'Go', principal: alice })).done
+    assert.equal(first.status, 'parked')
+    const parked: any[] = await collect(sink.subscribe(id), { limit: 8, timeoutMs: 5_000 })
+    const approval = parked.find((f) => f.t === 'approval')
+    assert.deepInclude(approval, { runId: id, id: 'call_9', toolName: 'send_email' })
+    assert.lengthOf(
+      parked.filter((f) => f.t === 'approval'),
+      1
+    )
+
+    await parking.decisions.approve(id, 'call_9', decider, { input: { to: 'boss@example.com' } })
+    await driver.settled()
+    assert.deepEqual(mail.ran, [{ to: 'boss@example.com' }])
+    const frames: any[] = await collect(sink.subscribe(id))
+    assert.equal(textOf(frames), 'Done: Sent.')
+    assert.deepEqual(events(frames, 'tool-output').at(-1).id, 'call_outer')
+  })
+
   test('an event the runner does not know (a provider raw event) is skipped; the run goes on', async ({
     assert,
   }) => {
@@ -289,7 +329,9 @@ test.group('OpenAI Agents runner', () => {
     }
     const { driver, sink, parking } = await setupRunner(runner)
     const id = runId()
-    await (await driver.start({ runId: id, input: 'Send the report', principal: alice })).done
+    await (
+      await driver.start({ runId: id, input: 'Send the report', principal: alice })
+    ).done
     // A deploy changed the agent while the run waited.
     current = openAiAgent({ agent: after.agent, onError: (error) => errors.push(error) })
     await parking.decisions.approve(id, 'call_9', decider)
@@ -311,7 +353,11 @@ test.group('OpenAI Agents runner', () => {
     for (const state of ['{}', 'not json', '{"$schemaVersion":"1.0"}']) {
       await assert.rejects(
         () =>
-          restoredState(before.agent, { runner: 'openai-agents', state, scopes: [], handoffs: 0 }, []),
+          restoredState(
+            before.agent,
+            { runner: 'openai-agents', state, scopes: [], handoffs: 0 },
+            []
+          ),
         CheckpointUnreadable as never
       )
     }
@@ -356,4 +402,94 @@ test.group('OpenAI Agents runner', () => {
     assert.equal(textOf(frames), 'Hello ')
     assert.include(kinds(frames), 'cancelled')
   }).timeout(15_000)
+
+  test('earlier turns as the SDK input: the person, the assistant, completed calls with their results', ({
+    assert,
+  }) => {
+    const earlier: any[] = [
+      {
+        t: 'event',
+        event: {
+          kind: 'user-message',
+          id: 'u1',
+          parts: [
+            { type: 'text', text: 'Look at this' },
+            { type: 'file', mediaType: 'image/png', url: 'https://example.com/a.png' },
+          ],
+        },
+      },
+      { t: 'event', event: { kind: 'step-start' } },
+      { t: 'text', v: 'I will ' },
+      { t: 'text', v: 'send it. ' },
+      {
+        t: 'event',
+        event: {
+          kind: 'tool-input-available',
+          id: 'c1',
+          name: 'send_email',
+          input: { to: 'x' },
+          toolKind: 'action',
+        },
+      },
+      { t: 'approval', runId: 'r', id: 'c1', toolName: 'send_email', input: { to: 'x' } },
+      { t: 'event', event: { kind: 'tool-output-denied', id: 'c1', status: 'rejected' } },
+      // A call its turn never finished: left out.
+      {
+        t: 'event',
+        event: {
+          kind: 'tool-input-available',
+          id: 'c2',
+          name: 'search',
+          input: {},
+          toolKind: 'read',
+        },
+      },
+      { t: 'text', v: 'Not sent.' },
+    ]
+    assert.deepEqual(framesToInput(earlier) as any[], [
+      {
+        role: 'user',
+        content: [
+          { type: 'input_text', text: 'Look at this' },
+          { type: 'input_image', image: 'https://example.com/a.png' },
+        ],
+      },
+      {
+        type: 'message',
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'output_text', text: 'I will send it. ' }],
+      },
+      {
+        type: 'function_call',
+        callId: 'c1',
+        name: 'send_email',
+        status: 'completed',
+        arguments: '{"to":"x"}',
+      },
+      {
+        type: 'function_call_result',
+        callId: 'c1',
+        name: 'send_email',
+        status: 'completed',
+        output: { type: 'text', text: DENIAL_SENTENCES.rejected },
+      },
+      {
+        type: 'message',
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'output_text', text: 'Not sent.' }],
+      },
+    ])
+    // This run's message, the client's context first in it (never a system message).
+    const items = runInput([], [], {
+      message: 'What did I ask?',
+      context: [{ description: 'page', value: '<b>home</b>' }],
+    }) as any[]
+    assert.lengthOf(items, 1)
+    assert.equal(items[0].role, 'user')
+    assert.match(items[0].content[0].text, /^Context the client application sent/)
+    assert.notInclude(items[0].content[0].text, '<b>')
+    assert.deepEqual(items[0].content[1], { type: 'input_text', text: 'What did I ask?' })
+  })
 })

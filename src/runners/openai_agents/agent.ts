@@ -65,7 +65,10 @@ export function openAiAgent<TContext = any>(options: OpenAiAgentOptions<TContext
     input: AgentInputItem[] | RunState<any, Agent<any, any>>,
     signal: AbortSignal
   ): Promise<StreamedRunResult<any, Agent<any, any>>> => {
-    const settings = { ...runOptions, stream: true, signal } as StreamRunOptions<any, Agent<any, any>>
+    const settings = { ...runOptions, stream: true, signal } as StreamRunOptions<
+      any,
+      Agent<any, any>
+    >
     const entry = agent as Agent<any, any>
     return runner ? runner.run(entry, input, settings) : run(entry, input, settings)
   }

@@ -215,7 +215,10 @@ export class EventWriter {
     if (this.asked.includes(id)) return
     this.asked.push(id)
     const raw = item.rawItem as unknown as Record<string, unknown>
-    const call = { toolName: String(item.toolName ?? item.name ?? raw.type), input: argumentsOf(raw) }
+    const call = {
+      toolName: String(item.toolName ?? item.name ?? raw.type),
+      input: argumentsOf(raw),
+    }
     const held = this.#held.calls.get(id)
     if (held && held.event.kind === 'tool-input-available') held.event.toolKind = 'action'
     const approver = this.#approval.approver

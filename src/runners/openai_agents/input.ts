@@ -104,7 +104,9 @@ export function framesToInput(frames: Iterable<StreamFrame>): AgentInputItem[] {
   }
   flush()
   return items.filter(
-    (item) => (item as { type?: string }).type !== 'function_call' || answered.has((item as { callId: string }).callId)
+    (item) =>
+      (item as { type?: string }).type !== 'function_call' ||
+      answered.has((item as { callId: string }).callId)
   )
 }
 
