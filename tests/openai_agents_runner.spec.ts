@@ -243,6 +243,12 @@ test.group('OpenAI Agents runner', () => {
       name: 'transfer_to_mailer',
     })
     assert.equal(parked.find((f) => f.t === 'approval').runId, child)
+    // The sub-agent opens while the handoff call is open (its parent call); the result follows.
+    const at = (match: (f: any) => boolean) => parked.findIndex(match)
+    const called = at((f) => f.event?.kind === 'tool-input-available' && f.event.id === 'call_h')
+    const opened = at((f) => f.event?.kind === 'subagent-start')
+    const answered = at((f) => f.event?.kind === 'tool-output' && f.event.id === 'call_h')
+    assert.isTrue(called < opened && opened < answered, `${called} ${opened} ${answered}`)
 
     await parking.decisions.approve(child, 'call_9', decider)
     await driver.settled()

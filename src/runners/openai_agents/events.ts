@@ -55,8 +55,8 @@ function inputSchemaOf(item: RunToolApprovalItem): Record<string, unknown> | boo
  * table): model text deltas as `text`, each model response a step (`step-start`,
  * `step-finish` with its usage), reasoning items as `reasoning`, tool calls as
  * `tool-input-available` and their results as `tool-output`, an interruption as an `approval`
- * (its id the SDK's tool-call id), a handoff as its call and result and then a sub-agent scope
- * (`Scopes`) that the rest of the run is written into. An event it does not know (a provider's
+ * (its id the SDK's tool-call id), a handoff as its call, then a sub-agent scope (`Scopes`, its
+ * parent call the handoff's) that the handoff's result and the rest of the run are written into. An event it does not know (a provider's
  * raw `model` event, `agent_updated_stream_event`, tool search and compaction items) is skipped:
  * nothing of it is written.
  */
@@ -191,6 +191,10 @@ export class EventWriter {
         })
         break
       case 'handoff_occurred': {
+        // The sub-agent opens while its handoff call is still open (it is the scope's parent
+        // call); the call's result follows, attributed to the call's own scope.
+        const target = (item as { targetAgent?: { name?: string } }).targetAgent
+        this.#scopes.handOff(target?.name ?? 'agent', callId(raw) || undefined)
         const output = raw.output as { text?: unknown } | string | undefined
         await this.#write({
           t: 'event',
@@ -200,8 +204,6 @@ export class EventWriter {
             output: typeof output === 'string' ? output : json(output?.text ?? output),
           },
         })
-        const target = (item as { targetAgent?: { name?: string } }).targetAgent
-        this.#scopes.handOff(target?.name ?? 'agent', callId(raw) || undefined)
         break
       }
       // tool_search_called, tool_search_output_created, compaction_item_created, anything new:
