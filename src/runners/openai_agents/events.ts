@@ -56,9 +56,9 @@ function inputSchemaOf(item: RunToolApprovalItem): Record<string, unknown> | boo
  * `step-finish` with its usage), reasoning items as `reasoning`, tool calls as
  * `tool-input-available` and their results as `tool-output`, an interruption as an `approval`
  * (its id the SDK's tool-call id), a handoff as its call, then a sub-agent scope (`Scopes`, its
- * parent call the handoff's) that the handoff's result and the rest of the run are written into. An event it does not know (a provider's
- * raw `model` event, `agent_updated_stream_event`, tool search and compaction items) is skipped:
- * nothing of it is written.
+ * parent call the handoff's) that the handoff's result and the rest of the run are written
+ * into. An event it does not know (a provider's raw `model` event, `agent_updated_stream_event`,
+ * tool search and compaction items) is skipped: nothing of it is written.
  */
 export class EventWriter {
   readonly #scopes: Scopes
