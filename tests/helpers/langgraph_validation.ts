@@ -10,14 +10,10 @@
  */
 import type { Database } from '@adonisjs/lucid/database'
 import { deltaChannelHistoryTests, validate } from '@langchain/langgraph-checkpoint-validation'
-import type { CheckpointerTestInitializer } from '@langchain/langgraph-checkpoint-validation'
+import type { CheckpointSaverTestInitializer } from '@langchain/langgraph-checkpoint-validation'
 import { LucidSaver } from '../../src/runners/langgraph/checkpointer.js'
-import {
-  createLangGraphTables,
-  dropLangGraphTables,
-  langGraphTableNames,
-} from '../../src/store/langgraph_schema.js'
-import { createDatabase } from './db.js'
+import { dropLangGraphTables, langGraphTableNames } from '../../src/store/langgraph_schema.js'
+import { createDatabase, resetLangGraphTables } from './db.js'
 
 const tables = langGraphTableNames({
   checkpoints: 'lgv_checkpoints',
@@ -27,14 +23,12 @@ const tables = langGraphTableNames({
 
 let db: Database
 
-const initializer: CheckpointerTestInitializer<LucidSaver> = {
+const initializer: CheckpointSaverTestInitializer<LucidSaver> = {
   checkpointerName: `LucidSaver (${process.env.DB ?? 'sqlite'})`,
   beforeAllTimeout: 30_000,
   async beforeAll() {
     db = createDatabase()
-    const client = db.connection()
-    await dropLangGraphTables(client.schema, tables)
-    await createLangGraphTables(client.schema, client.dialect.name, tables)
+    await resetLangGraphTables(db, tables)
   },
   async afterAll() {
     await dropLangGraphTables(db.connection().schema, tables)

@@ -16,10 +16,7 @@ import {
   type PendingWrite,
   type SerializerProtocol,
 } from '@langchain/langgraph-checkpoint'
-import {
-  langGraphTableNames,
-  type LangGraphTableNames,
-} from '../../store/langgraph_schema.js'
+import { langGraphTableNames, type LangGraphTableNames } from '../../store/langgraph_schema.js'
 import {
   checkpointConfig,
   fromColumn,

@@ -91,6 +91,8 @@ export function matchesFilter(
 }
 
 /** Whether a filter filters anything. */
-export function hasFilter(filter: Record<string, unknown> | undefined): filter is Record<string, unknown> {
+export function hasFilter(
+  filter: Record<string, unknown> | undefined
+): filter is Record<string, unknown> {
   return filter !== undefined && Object.keys(filter).length > 0
 }
