@@ -10,7 +10,7 @@ import {
   uuid6,
   type BaseCheckpointSaver,
 } from '@langchain/langgraph-checkpoint'
-import { LucidSaver } from '../src/runners/langgraph/checkpointer.js'
+import { CheckpointUnreadableError, LucidSaver } from '../src/runners/langgraph/checkpointer.js'
 import { DEFAULT_LANGGRAPH_TABLES } from '../src/store/langgraph_schema.js'
 import { createDatabase, resetLangGraphTables } from './helpers/db.js'
 
@@ -216,5 +216,32 @@ test.group('LucidSaver (the LangGraph checkpointer on Lucid)', (group) => {
     await saver.deleteThread('gone')
     assert.equal(await rowsOf(db, 'gone'), 0)
     assert.equal(await rowsOf(db, 'kept'), 3)
+  })
+
+  test("a checkpoint that no longer reads fails with CheckpointUnreadableError, the serde's error its cause", async ({
+    assert,
+  }) => {
+    const ran: string[] = []
+    const config = { configurable: { thread_id: `thread-${uuid6(1)}` } }
+    const saver = new LucidSaver(db)
+    await askingGraph(saver, ran).invoke({ log: ['start'] }, config)
+    await db
+      .connection()
+      .from(DEFAULT_LANGGRAPH_TABLES.checkpoints)
+      .where('thread_id', config.configurable.thread_id)
+      .update({ checkpoint: Buffer.from('{not json') })
+
+    const error = await saver.getTuple(config).catch((caught: unknown) => caught)
+    assert.instanceOf(error, CheckpointUnreadableError)
+    assert.equal(
+      (error as CheckpointUnreadableError).message,
+      'A stored LangGraph checkpoint could not be read'
+    )
+    assert.instanceOf((error as CheckpointUnreadableError).cause, SyntaxError)
+    const resumed = await askingGraph(saver, ran)
+      .invoke(new Command({ resume: 'yes' }), config)
+      .catch((caught: unknown) => caught)
+    assert.instanceOf(resumed, CheckpointUnreadableError)
+    assert.deepEqual(ran, ['greet'])
   })
 })

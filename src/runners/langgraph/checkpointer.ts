@@ -17,6 +17,7 @@ import {
   type SerializerProtocol,
 } from '@langchain/langgraph-checkpoint'
 import { langGraphTableNames, type LangGraphTableNames } from '../../store/langgraph_schema.js'
+import { CheckpointUnreadableError } from './checkpointer_errors.js'
 import {
   checkpointConfig,
   fromColumn,
@@ -29,6 +30,8 @@ import {
   type Place,
   type WriteRow,
 } from './checkpointer_rows.js'
+
+export { CheckpointUnreadableError } from './checkpointer_errors.js'
 
 export interface LucidSaverOptions {
   /** The Lucid connection to store in (default: the app's default connection). */
@@ -119,7 +122,7 @@ export class LucidSaver extends BaseCheckpointSaver {
     for (let offset = 0; left > 0; offset += FILTER_PAGE) {
       const rows = (await query.clone().offset(offset).limit(FILTER_PAGE)) as CheckpointRow[]
       for (const row of rows) {
-        const metadata = await this.serde.loadsTyped(row.metadata_type, fromColumn(row.metadata))
+        const metadata = await this.#load(row.metadata_type, row.metadata)
         if (!matchesFilter(metadata, filter)) continue
         yield await this.#tuple(row, metadata)
         left -= 1
@@ -241,10 +244,19 @@ export class LucidSaver extends BaseCheckpointSaver {
     })
   }
 
+  /** A stored value as the serde reads it: {@link CheckpointUnreadableError} when it no longer does. */
+  async #load(type: string, column: unknown): Promise<any> {
+    try {
+      return await this.serde.loadsTyped(type, fromColumn(column))
+    } catch (error) {
+      throw new CheckpointUnreadableError({ cause: error })
+    }
+  }
+
   /** A stored checkpoint as LangGraph's tuple: its values, metadata, parent and pending writes. */
   async #tuple(row: CheckpointRow, metadata?: CheckpointMetadata): Promise<CheckpointTuple> {
     const place: Place = { threadId: row.thread_id, ns: row.checkpoint_ns }
-    const checkpoint: Checkpoint = await this.serde.loadsTyped(row.type, fromColumn(row.checkpoint))
+    const checkpoint: Checkpoint = await this.#load(row.type, row.checkpoint)
     checkpoint.channel_values = await this.#values(place, checkpoint.channel_versions ?? {})
     if (checkpoint.v < 4 && row.parent_checkpoint_id) {
       await this.#migratePendingSends(checkpoint, place, row.parent_checkpoint_id)
@@ -253,12 +265,9 @@ export class LucidSaver extends BaseCheckpointSaver {
     const tuple: CheckpointTuple = {
       config: checkpointConfig(place, row.checkpoint_id),
       checkpoint,
-      metadata:
-        metadata ?? (await this.serde.loadsTyped(row.metadata_type, fromColumn(row.metadata))),
+      metadata: metadata ?? (await this.#load(row.metadata_type, row.metadata)),
       pendingWrites: await Promise.all(
-        writes.map(async (write) =>
-          pendingWrite(write, await this.serde.loadsTyped(write.type, fromColumn(write.blob)))
-        )
+        writes.map(async (write) => pendingWrite(write, await this.#load(write.type, write.blob)))
       ),
     }
     if (row.parent_checkpoint_id) {
@@ -284,7 +293,7 @@ export class LucidSaver extends BaseCheckpointSaver {
     const values: Record<string, unknown> = {}
     for (const row of rows) {
       if (row.type === 'empty') continue
-      values[row.channel] = await this.serde.loadsTyped(row.type, fromColumn(row.blob))
+      values[row.channel] = await this.#load(row.type, row.blob)
     }
     return values
   }
@@ -308,9 +317,7 @@ export class LucidSaver extends BaseCheckpointSaver {
   async #migratePendingSends(checkpoint: Checkpoint, place: Place, parentId: string) {
     const sends = await this.#writes(place, parentId, TASKS)
     const values: Record<string, unknown> = (checkpoint.channel_values ??= {})
-    values[TASKS] = await Promise.all(
-      sends.map((write) => this.serde.loadsTyped(write.type, fromColumn(write.blob)))
-    )
+    values[TASKS] = await Promise.all(sends.map((write) => this.#load(write.type, write.blob)))
     const versions: ChannelVersions = (checkpoint.channel_versions ??= {})
     versions[TASKS] =
       Object.keys(versions).length > 0
