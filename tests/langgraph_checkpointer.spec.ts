@@ -244,4 +244,30 @@ test.group('LucidSaver (the LangGraph checkpointer on Lucid)', (group) => {
     assert.instanceOf(resumed, CheckpointUnreadableError)
     assert.deepEqual(ran, ['greet'])
   })
+
+  test('refuses an id longer than its column instead of storing it cut short', async ({
+    assert,
+  }) => {
+    const saver = new LucidSaver(db)
+    const long = 'x'.repeat(192)
+    const meta = { source: 'input' as const, step: -1, parents: {} }
+    const put = (threadId: string, taskId = 'task') =>
+      saver
+        .put(
+          { configurable: { thread_id: threadId } },
+          { ...emptyCheckpoint(), id: uuid6(1) },
+          meta,
+          {}
+        )
+        .then((config) => saver.putWrites(config, [['a', 1]], taskId))
+    await assert.rejects(() => put(long), 'LucidSaver: "thread_id" is longer than 191 characters')
+    await assert.rejects(
+      () => put('short', long),
+      'LucidSaver: "task_id" is longer than 191 characters'
+    )
+    assert.equal(await rowsOf(db, long), 0)
+    assert.equal(await rowsOf(db, long.slice(0, 191)), 0)
+    await put('x'.repeat(191))
+    assert.equal(await rowsOf(db, 'x'.repeat(191)), 2)
+  })
 })

@@ -19,6 +19,7 @@ import {
 import { langGraphTableNames, type LangGraphTableNames } from '../../store/langgraph_schema.js'
 import { CheckpointUnreadableError } from './checkpointer_errors.js'
 import {
+  checkId,
   checkpointConfig,
   fromColumn,
   hasFilter,
@@ -40,6 +41,13 @@ export interface LucidSaverOptions {
   tables?: Partial<LangGraphTableNames>
   /** How values are serialized (default: LangGraph's `JsonPlusSerializer`). */
   serde?: SerializerProtocol
+}
+
+/** Refuse a place or checkpoint id longer than its column. */
+function checkIds(place: Place, ...checkpointIds: string[]) {
+  checkId('thread_id', place.threadId)
+  checkId('checkpoint_ns', place.ns)
+  for (const id of checkpointIds) checkId('checkpoint_id', id)
 }
 
 /** How many checkpoints a filtered `list` reads the metadata of at once. */
@@ -142,6 +150,11 @@ export class LucidSaver extends BaseCheckpointSaver {
     if (threadId === undefined || threadId === null) throw new Error(MISSING_THREAD)
     const place: Place = { threadId, ns: config.configurable?.checkpoint_ns ?? '' }
     const parentId = config.configurable?.checkpoint_id || null
+    checkIds(place, checkpoint.id, ...(parentId ? [parentId] : []))
+    for (const [channel, version] of Object.entries(newVersions)) {
+      checkId('channel', channel)
+      checkId('version', version)
+    }
     const stored = copyCheckpoint(checkpoint)
     const values: Record<string, unknown> = stored.channel_values
     const withoutValues: Partial<Checkpoint> = { ...stored }
@@ -206,6 +219,9 @@ export class LucidSaver extends BaseCheckpointSaver {
     }
     if (writes.length === 0) return
     const ns: string = config.configurable?.checkpoint_ns ?? ''
+    checkIds({ threadId, ns }, checkpointId)
+    checkId('task_id', taskId)
+    for (const [channel] of writes) checkId('channel', channel)
     const rows = await Promise.all(
       writes.map(async ([channel, value], idx) => {
         const [type, bytes] = await this.serde.dumpsTyped(value)
