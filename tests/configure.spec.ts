@@ -288,6 +288,7 @@ test.group('node ace configure adonis-agent-stream', (group) => {
       'agent_stream_checkpoints',
       'agent_threads',
       'agent_run_queue',
+      'agent_mastra_snapshots',
     ])
 
     // The provider works on those tables with the published config.

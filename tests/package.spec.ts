@@ -108,12 +108,14 @@ const FACE: Record<string, { values: string[]; types: string[] }> = {
       'addWriterColumns',
       'createCheckpointsTable',
       'createDoorTables',
+      'createMastraSnapshotsTable',
       'createParkingTables',
       'createRunQueueTable',
       'createStreamTables',
       'createThreadsTable',
       'dropCheckpointsTable',
       'dropDoorTables',
+      'dropMastraSnapshotsTable',
       'dropParkingTables',
       'dropQueueIndexes',
       'dropStopColumns',
@@ -129,6 +131,10 @@ const FACE: Record<string, { values: string[]; types: string[] }> = {
   'adonis-agent-stream/ai-sdk': {
     values: ['aiSdkAgent', 'askTool'],
     types: ['AiSdkAgentOptions', 'ApprovalOptions', 'AskInput', 'AskOutput'],
+  },
+  'adonis-agent-stream/mastra': {
+    values: ['LucidMastraWorkflows', 'lucidMastraStore', 'mastraAgent'],
+    types: ['LucidMastraStoreOptions', 'MastraAgentOptions'],
   },
   'adonis-agent-stream/copilotkit': {
     values: ['AgentStreamRunner'],

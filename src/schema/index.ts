@@ -28,4 +28,5 @@ export {
   tableNames,
 } from '../store/schema.js'
 export { addStopColumns, dropStopColumns } from '../store/stop_schema.js'
+export { createMastraSnapshotsTable, dropMastraSnapshotsTable } from '../store/mastra_schema.js'
 export type { TableNames } from '../store/schema.js'
