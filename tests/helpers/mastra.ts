@@ -1,0 +1,114 @@
+import type { Database } from '@adonisjs/lucid/database'
+import { Mastra } from '@mastra/core'
+import { Agent } from '@mastra/core/agent'
+import { createTool } from '@mastra/core/tools'
+import { simulateReadableStream } from 'ai'
+import { MockLanguageModelV3 } from 'ai/test'
+import type { LanguageModelV3CallOptions, LanguageModelV3StreamPart } from '@ai-sdk/provider'
+import { z } from 'zod'
+import { lucidMastraStore, mastraAgent } from '../../src/runners/mastra/index.js'
+import type { MastraAgentOptions } from '../../src/runners/mastra/agent.js'
+
+type Part = LanguageModelV3StreamPart
+
+const usage = {
+  inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: 5, text: 5, reasoning: undefined },
+}
+
+export const words = (text: string, id = 't'): Part[] => [
+  { type: 'text-start', id },
+  { type: 'text-delta', id, delta: text },
+  { type: 'text-end', id },
+]
+export const call = (toolCallId: string, toolName: string, input: unknown): Part => ({
+  type: 'tool-call',
+  toolCallId,
+  toolName,
+  input: JSON.stringify(input),
+})
+export const finish = (unified: 'stop' | 'tool-calls' = 'stop'): Part => ({
+  type: 'finish',
+  finishReason: { unified, raw: unified },
+  usage,
+})
+
+/**
+ * A Mastra agent on the test's database (`lucidMastraStore`), its model the AI SDK's test model
+ * answering with `answer(prompt)` (stateless: a second agent made the same way carries on), its
+ * `send_email` tool needing approval and recording every input it ran with.
+ */
+export function mailer(
+  db: Database,
+  answer: (prompt: LanguageModelV3CallOptions['prompt']) => Part[],
+  runner: Partial<MastraAgentOptions> = {}
+) {
+  const ran: unknown[] = []
+  const errors: unknown[] = []
+  const prompts: LanguageModelV3CallOptions['prompt'][] = []
+  const model = new MockLanguageModelV3({
+    modelId: 'scripted',
+    doStream: async ({ prompt }) => {
+      prompts.push(prompt)
+      return {
+        stream: simulateReadableStream({
+          chunks: [{ type: 'stream-start', warnings: [] } as Part, ...answer(prompt)],
+        }),
+      }
+    },
+  })
+  const sendEmail = createTool({
+    id: 'send_email',
+    description: 'Send an email',
+    inputSchema: z.object({ to: z.string() }),
+    requireApproval: true,
+    execute: async (input) => {
+      ran.push(input)
+      return { sent: true }
+    },
+  })
+  const search = createTool({
+    id: 'search',
+    description: 'Search',
+    inputSchema: z.object({ q: z.string() }),
+    execute: async () => ({ found: 42 }),
+  })
+  const agent = new Agent({
+    id: 'mailer',
+    name: 'Mailer',
+    instructions: 'Send what you are asked to.',
+    model,
+    tools: { send_email: sendEmail, search },
+  })
+  const mastra = new Mastra({
+    agents: { mailer: agent },
+    storage: lucidMastraStore({ db }),
+    logger: false,
+  })
+  const options: MastraAgentOptions = {
+    agent: mastra.getAgent('mailer'),
+    onError: (error) => errors.push(error),
+    ...runner,
+  }
+  return { runner: mastraAgent(options), ran, errors, prompts, model }
+}
+
+/** The newest message of a prompt, when it is a tool's result: that result's output. */
+export function lastResult(prompt: LanguageModelV3CallOptions['prompt']) {
+  const last = prompt.at(-1)
+  if (last?.role !== 'tool') return undefined
+  const result = last.content.findLast((part) => part.type === 'tool-result')
+  return result?.output as { type: string; value?: unknown } | undefined
+}
+
+/** The text of every user message of a prompt, oldest first. */
+export function userTexts(prompt: LanguageModelV3CallOptions['prompt']) {
+  return prompt
+    .filter((message) => message.role === 'user')
+    .map((message) =>
+      message.content
+        .filter((part) => part.type === 'text')
+        .map((part) => part.text)
+        .join('')
+    )
+}
