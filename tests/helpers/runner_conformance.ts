@@ -46,6 +46,23 @@ async function toolLog() {
   }
 }
 
+/**
+ * A runner made once the replica's own Lucid database exists (`set`), so the agent keeps any
+ * state of its own (Mastra's snapshots) on the SAME database object as the package, as an app
+ * does (`db` from `@adonisjs/lucid/services/db`): on SQLite, two connections of one process lock
+ * each other out (better-sqlite3 is synchronous: one waits on a lock the other cannot release).
+ */
+function lateRunner() {
+  let real: AgentRunner | undefined
+  const runner = new Proxy({} as AgentRunner, {
+    get: (_target, key) => {
+      const value = (real as any)?.[key]
+      return typeof value === 'function' ? value.bind(real) : value
+    },
+  })
+  return { runner, set: (made: AgentRunner) => void (real = made) }
+}
+
 export function runnerConformance(framework: string, agentModule: URL) {
   const load = async (): Promise<EmailAgent> => (await import(agentModule.href)).emailAgent
 
@@ -55,8 +72,14 @@ export function runnerConformance(framework: string, agentModule: URL) {
     const db = createDatabase()
     cleanup(() => db.manager.closeAll())
     await resetTables(db)
-    const runner = await (await load())({ db, onSend: log.onSend })
-    const served = await serveApp({ runner })
+    const late = lateRunner()
+    const served = await serveApp({ runner: late.runner })
+    // The app's own database, as an app hands its agent `db` from Lucid's service.
+    late.set(
+      await (
+        await load()
+      )({ db: await served.app.container.make('lucid.db'), onSend: log.onSend })
+    )
     return { ...served, log }
   }
 
@@ -177,8 +200,9 @@ export function runnerConformance(framework: string, agentModule: URL) {
       const log = await toolLog()
       const db = createDatabase()
       await resetTables(db)
-      const runner = await (await load())({ db, onSend: log.onSend })
-      const here = setupReplica(runner, { claimLeaseMs: 300 })
+      const late = lateRunner()
+      const here = setupReplica(late.runner, { claimLeaseMs: 300 })
+      late.set(await (await load())({ db: here.db, onSend: log.onSend }))
       return { ...here, log, close: () => db.manager.closeAll() }
     }
 
