@@ -41,7 +41,10 @@ export const finish = (unified: 'stop' | 'tool-calls' = 'stop'): Part => ({
 export function mailer(
   db: Database,
   answer: (prompt: LanguageModelV3CallOptions['prompt']) => Part[],
-  runner: Partial<MastraAgentOptions> = {}
+  runner: Partial<MastraAgentOptions> = {},
+  agentId = 'mailer',
+  /** Tools the agent does not have (an agent changed since a run paused). */
+  without: string[] = []
 ) {
   const ran: unknown[] = []
   const errors: unknown[] = []
@@ -74,19 +77,21 @@ export function mailer(
     execute: async () => ({ found: 42 }),
   })
   const agent = new Agent({
-    id: 'mailer',
+    id: agentId,
     name: 'Mailer',
     instructions: 'Send what you are asked to.',
     model,
-    tools: { send_email: sendEmail, search },
+    tools: Object.fromEntries(
+      Object.entries({ send_email: sendEmail, search }).filter(([name]) => !without.includes(name))
+    ),
   })
   const mastra = new Mastra({
-    agents: { mailer: agent },
+    agents: { [agentId]: agent },
     storage: lucidMastraStore({ db }),
     logger: false,
   })
   const options: MastraAgentOptions = {
-    agent: mastra.getAgent('mailer'),
+    agent: mastra.getAgent(agentId),
     onError: (error) => errors.push(error),
     ...runner,
   }
