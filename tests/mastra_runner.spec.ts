@@ -213,6 +213,46 @@ test.group('Mastra runner', () => {
     }
   }).timeout(30_000)
 
+  test('two calls that need approval in one step: Mastra asks one at a time, a park each, each decision handed to Mastra', async ({
+    assert,
+  }) => {
+    const stack = await setup((prompt) =>
+      lastResult(prompt)
+        ? [...words('Done.'), finish()]
+        : [
+            call('call_a', 'send_email', { to: 'a@example.com' }),
+            call('call_b', 'send_email', { to: 'b@example.com' }),
+            finish('tool-calls'),
+          ]
+    )
+    const { id, outcome } = await park(stack, 'Send both')
+    assert.equal(outcome.status, 'parked')
+    const parked: any[] = await collect(stack.sink.subscribe(id))
+    assert.deepEqual(kinds(parked), [
+      'step-start',
+      'tool-input-available',
+      'tool-input-available',
+      'approval',
+    ])
+    assert.deepEqual((outcome as any).checkpoint.waiting, ['call_a'])
+    await stack.parking.decisions.approve(id, 'call_a', decider)
+    await stack.driver.settled()
+    const middle: any[] = await collect(stack.sink.subscribe(id))
+    assert.deepEqual(
+      middle.filter((f) => f.t === 'approval').map((f) => f.id),
+      ['call_a', 'call_b']
+    )
+    assert.deepEqual(stack.agent.ran, [{ to: 'a@example.com' }])
+    await stack.parking.decisions.reject(id, 'call_b', decider)
+    await stack.driver.settled()
+    const frames: any[] = await collect(stack.sink.subscribe(id))
+    assert.deepEqual(stack.agent.ran, [{ to: 'a@example.com' }])
+    const events = frames.map((f) => f.event).filter(Boolean)
+    assert.deepInclude(events, { kind: 'tool-output', id: 'call_a', output: { sent: true } })
+    assert.equal(events.filter((e: any) => e.kind === 'tool-output-denied')[0]?.id, 'call_b')
+    assert.equal(textOf(frames), 'Done.')
+  }).timeout(30_000)
+
   test('an unknown chunk is skipped; a chunk without a payload writes nothing unsafe', async ({
     assert,
   }) => {
