@@ -1,5 +1,5 @@
 import { test } from '@japa/runner'
-import type { LanguageModelV3CallOptions, LanguageModelV3StreamPart } from '@ai-sdk/provider'
+import type { LanguageModelV4CallOptions, LanguageModelV4StreamPart } from '@ai-sdk/provider'
 import { FAILURE_SENTENCES, type StreamFrame } from '../src/core/frames.js'
 import type { AgentRunner, ResumeContext } from '../src/runner/contract.js'
 import { EDITED_INPUT_REASON } from '../src/runners/mastra/agent.js'
@@ -16,7 +16,7 @@ import { call, finish, lastResult, mailer, words } from './helpers/mastra.js'
 const alice = { id: 'alice' }
 const decider = { principal: alice, via: 'api' }
 const TABLE = 'agent_mastra_snapshots'
-type Prompt = LanguageModelV3CallOptions['prompt']
+type Prompt = LanguageModelV4CallOptions['prompt']
 
 /** The email scenario: a request parks on send_email; its result is answered "Sent."/"Not sent.". */
 const email = (prompt: Prompt) => {
@@ -40,7 +40,7 @@ const kinds = (frames: any[]) =>
  * (as an app gives it `db`); `swap` replaces the agent with a fresh one (a restart: nothing in
  * memory, only what Mastra stored).
  */
-async function setup(answer: (prompt: Prompt) => LanguageModelV3StreamPart[] = email) {
+async function setup(answer: (prompt: Prompt) => LanguageModelV4StreamPart[] = email) {
   let real: AgentRunner | undefined
   const stack = await setupRunner({
     start: (ctx) => real!.start(ctx),
@@ -316,8 +316,8 @@ test.group('Mastra runner', () => {
     })
     const agent = mailer(stack.db, () => [])
     real = agent.runner
-    agent.model.doStream = async (options: LanguageModelV3CallOptions) => ({
-      stream: new ReadableStream<LanguageModelV3StreamPart>({
+    agent.model.doStream = async (options: LanguageModelV4CallOptions) => ({
+      stream: new ReadableStream<LanguageModelV4StreamPart>({
         async start(controller) {
           controller.enqueue({ type: 'stream-start', warnings: [] })
           for (const part of words('Hello ')) controller.enqueue(part)
@@ -345,6 +345,6 @@ test.group('Mastra runner', () => {
     assert.isTrue(modelAborted)
     const frames = await stored()
     assert.equal(textOf(frames), 'Hello ')
-    assert.deepEqual(frames.at(-1).event, { kind: 'cancelled' })
+    assert.deepEqual((frames.at(-1) as any)?.event, { kind: 'cancelled' })
   }).timeout(30_000)
 })

@@ -1,20 +1,20 @@
 /**
  * The email scenario (demo/agents/scenario.ts) as a Mastra `Agent` run by `mastraAgent`: the AI
- * SDK's own test model (`MockLanguageModelV3`, which Mastra accepts as any AI SDK model) decides
+ * SDK's own test model (`MockLanguageModelV4`, which Mastra accepts as any AI SDK model) decides
  * each answer from the prompt it is sent, and Mastra keeps its paused runs in the app's database
  * (`lucidMastraStore`), so the same agent carries on after a restart or on another process.
  */
 import { Mastra } from '@mastra/core'
-import { Agent } from '@mastra/core/agent'
+import { Agent, type AgentConfig } from '@mastra/core/agent'
 import { createTool } from '@mastra/core/tools'
 import { simulateReadableStream } from 'ai'
-import { MockLanguageModelV3 } from 'ai/test'
-import type { LanguageModelV3Prompt, LanguageModelV3StreamPart } from '@ai-sdk/provider'
+import { MockLanguageModelV4 } from 'ai/test'
+import type { LanguageModelV4Prompt, LanguageModelV4StreamPart } from '@ai-sdk/provider'
 import { z } from 'zod'
 import { lucidMastraStore, mastraAgent } from '../../src/runners/mastra/index.js'
 import { answerTo, type EmailAgentOptions } from './scenario.js'
 
-type Part = LanguageModelV3StreamPart
+type Part = LanguageModelV4StreamPart
 
 const usage = {
   inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
@@ -22,7 +22,7 @@ const usage = {
 }
 
 /** The prompt as the scenario reads it: the person's texts, and the newest message. */
-function read(prompt: LanguageModelV3Prompt) {
+function read(prompt: LanguageModelV4Prompt) {
   const said = prompt
     .filter((message) => message.role === 'user')
     .map((message) =>
@@ -44,7 +44,7 @@ function read(prompt: LanguageModelV3Prompt) {
   }
 }
 
-function parts(prompt: LanguageModelV3Prompt): Part[] {
+function parts(prompt: LanguageModelV4Prompt): Part[] {
   const answer = answerTo(read(prompt))
   const text: Part[] = [
     { type: 'text-start', id: 't' },
@@ -67,7 +67,7 @@ function parts(prompt: LanguageModelV3Prompt): Part[] {
 }
 
 export async function emailAgent({ db, onSend }: EmailAgentOptions) {
-  const model = new MockLanguageModelV3({
+  const model = new MockLanguageModelV4({
     modelId: 'scripted-email',
     doStream: async ({ prompt }) => ({
       stream: simulateReadableStream({
@@ -89,9 +89,14 @@ export async function emailAgent({ db, onSend }: EmailAgentOptions) {
     id: 'mailer',
     name: 'Mailer',
     instructions: 'You send the weekly report when asked.',
-    model,
+    // Mastra types its models against its own copy of the AI SDK's provider types.
+    model: model as unknown as AgentConfig['model'],
     tools: { send_email: sendEmail },
   })
-  const mastra = new Mastra({ agents: { mailer: agent }, storage: lucidMastraStore({ db }), logger: false })
+  const mastra = new Mastra({
+    agents: { mailer: agent },
+    storage: lucidMastraStore({ db }),
+    logger: false,
+  })
   return mastraAgent({ agent: mastra.getAgent('mailer') })
 }

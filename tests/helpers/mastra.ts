@@ -1,15 +1,15 @@
 import type { Database } from '@adonisjs/lucid/database'
 import { Mastra } from '@mastra/core'
-import { Agent } from '@mastra/core/agent'
+import { Agent, type AgentConfig } from '@mastra/core/agent'
 import { createTool } from '@mastra/core/tools'
 import { simulateReadableStream } from 'ai'
-import { MockLanguageModelV3 } from 'ai/test'
-import type { LanguageModelV3CallOptions, LanguageModelV3StreamPart } from '@ai-sdk/provider'
+import { MockLanguageModelV4 } from 'ai/test'
+import type { LanguageModelV4CallOptions, LanguageModelV4StreamPart } from '@ai-sdk/provider'
 import { z } from 'zod'
 import { lucidMastraStore, mastraAgent } from '../../src/runners/mastra/index.js'
 import type { MastraAgentOptions } from '../../src/runners/mastra/agent.js'
 
-type Part = LanguageModelV3StreamPart
+type Part = LanguageModelV4StreamPart
 
 const usage = {
   inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
@@ -40,7 +40,7 @@ export const finish = (unified: 'stop' | 'tool-calls' = 'stop'): Part => ({
  */
 export function mailer(
   db: Database,
-  answer: (prompt: LanguageModelV3CallOptions['prompt']) => Part[],
+  answer: (prompt: LanguageModelV4CallOptions['prompt']) => Part[],
   runner: Partial<MastraAgentOptions> = {},
   agentId = 'mailer',
   /** Tools the agent does not have (an agent changed since a run paused). */
@@ -48,8 +48,8 @@ export function mailer(
 ) {
   const ran: unknown[] = []
   const errors: unknown[] = []
-  const prompts: LanguageModelV3CallOptions['prompt'][] = []
-  const model = new MockLanguageModelV3({
+  const prompts: LanguageModelV4CallOptions['prompt'][] = []
+  const model = new MockLanguageModelV4({
     modelId: 'scripted',
     doStream: async ({ prompt }) => {
       prompts.push(prompt)
@@ -80,7 +80,8 @@ export function mailer(
     id: agentId,
     name: 'Mailer',
     instructions: 'Send what you are asked to.',
-    model,
+    // Mastra types its models against its own copy of the AI SDK's provider types.
+    model: model as unknown as AgentConfig['model'],
     tools: Object.fromEntries(
       Object.entries({ send_email: sendEmail, search }).filter(([name]) => !without.includes(name))
     ),
@@ -99,7 +100,7 @@ export function mailer(
 }
 
 /** The newest message of a prompt, when it is a tool's result: that result's output. */
-export function lastResult(prompt: LanguageModelV3CallOptions['prompt']) {
+export function lastResult(prompt: LanguageModelV4CallOptions['prompt']) {
   const last = prompt.at(-1)
   if (last?.role !== 'tool') return undefined
   const result = last.content.findLast((part) => part.type === 'tool-result')
@@ -107,7 +108,7 @@ export function lastResult(prompt: LanguageModelV3CallOptions['prompt']) {
 }
 
 /** The text of every user message of a prompt, oldest first. */
-export function userTexts(prompt: LanguageModelV3CallOptions['prompt']) {
+export function userTexts(prompt: LanguageModelV4CallOptions['prompt']) {
   return prompt
     .filter((message) => message.role === 'user')
     .map((message) =>

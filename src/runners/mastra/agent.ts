@@ -128,16 +128,23 @@ export function mastraAgent(options: MastraAgentOptions): AgentRunner {
     ]
     const abort = linkedAbort(ctx.signal)
     try {
-      const output = await agent.stream(messages as never, {
-        ...extra(ctx),
-        abortSignal: abort.signal,
-      } as never)
-      const result = await writeChunks({ ...ctx, signal: abort.signal }, output.fullStream as never, {
-        approval,
-        toolKind: await toolKinds(ctx),
-        known: new Set(),
-        onError,
-      })
+      const output = await agent.stream(
+        messages as never,
+        {
+          ...extra(ctx),
+          abortSignal: abort.signal,
+        } as never
+      )
+      const result = await writeChunks(
+        { ...ctx, signal: abort.signal },
+        output.fullStream as never,
+        {
+          approval,
+          toolKind: await toolKinds(ctx),
+          known: new Set(),
+          onError,
+        }
+      )
       return outcomeOf(output.runId, result, result.asked)
     } finally {
       abort.release()

@@ -200,7 +200,11 @@ export async function writeChunks(
           // Stored for the model (the doors hide it from readers unless configured).
           await write({
             t: 'event',
-            event: { kind: 'tool-output-error', id: String(p.toolCallId), error: errorText(p.error) },
+            event: {
+              kind: 'tool-output-error',
+              id: String(p.toolCallId),
+              error: errorText(p.error),
+            },
           })
           break
         case 'tool-output-denied':
@@ -246,7 +250,11 @@ export async function writeChunks(
           if (base64 !== null && typeof p.mimeType === 'string') {
             await write({
               t: 'event',
-              event: { kind: 'file', mediaType: p.mimeType, url: `data:${p.mimeType};base64,${base64}` },
+              event: {
+                kind: 'file',
+                mediaType: p.mimeType,
+                url: `data:${p.mimeType};base64,${base64}`,
+              },
             })
           }
           break

@@ -3,8 +3,7 @@ import { userMessageOf } from '../../core/user_message.js'
 
 /** A message as Mastra's `agent.stream()` takes it (the AI SDK's model message shape). */
 export type MastraMessage =
-  | { role: 'user'; content: string | UserContentPart[] }
-  | { role: 'assistant'; content: string }
+  { role: 'user'; content: string | UserContentPart[] } | { role: 'assistant'; content: string }
 
 type UserContentPart =
   | { type: 'text'; text: string }
