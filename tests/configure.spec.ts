@@ -289,6 +289,7 @@ test.group('node ace configure adonis-agent-stream', (group) => {
       'agent_stream_checkpoints',
       'agent_threads',
       'agent_run_queue',
+      'agent_mastra_snapshots',
     ])
     // The LangGraph checkpointer's tables (`LucidSaver`), created by the same migration.
     assert.sameMembers(Object.values(DEFAULT_LANGGRAPH_TABLES), [

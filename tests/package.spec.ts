@@ -110,6 +110,7 @@ const FACE: Record<string, { values: string[]; types: string[] }> = {
       'createCheckpointsTable',
       'createDoorTables',
       'createLangGraphTables',
+      'createMastraSnapshotsTable',
       'createParkingTables',
       'createRunQueueTable',
       'createStreamTables',
@@ -117,6 +118,7 @@ const FACE: Record<string, { values: string[]; types: string[] }> = {
       'dropCheckpointsTable',
       'dropDoorTables',
       'dropLangGraphTables',
+      'dropMastraSnapshotsTable',
       'dropParkingTables',
       'dropQueueIndexes',
       'dropStopColumns',
@@ -137,6 +139,10 @@ const FACE: Record<string, { values: string[]; types: string[] }> = {
   'adonis-agent-stream/openai-agents': {
     values: ['openAiAgent'],
     types: ['ApprovalOptions', 'OpenAiAgentOptions', 'OpenAiAgentsCheckpoint', 'OpenAiRunOptions'],
+  },
+  'adonis-agent-stream/mastra': {
+    values: ['LucidMastraWorkflows', 'lucidMastraStore', 'mastraAgent'],
+    types: ['LucidMastraStoreOptions', 'MastraAgentOptions'],
   },
   'adonis-agent-stream/copilotkit': {
     values: ['AgentStreamRunner'],

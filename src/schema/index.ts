@@ -33,5 +33,6 @@ export {
   dropLangGraphTables,
   langGraphTableNames,
 } from '../store/langgraph_schema.js'
+export { createMastraSnapshotsTable, dropMastraSnapshotsTable } from '../store/mastra_schema.js'
 export type { TableNames } from '../store/schema.js'
 export type { LangGraphTableNames } from '../store/langgraph_schema.js'

@@ -23,6 +23,8 @@ export interface TableNames {
   threads: string
   /** One row per message waiting for its thread's current run to end (`multitaskStrategy: 'enqueue'`). */
   runQueue: string
+  /** Mastra's workflow snapshots (a paused Mastra agent run), `lucidMastraStore` (`/mastra`). */
+  mastraSnapshots: string
 }
 
 export const DEFAULT_TABLES: TableNames = {
@@ -35,6 +37,7 @@ export const DEFAULT_TABLES: TableNames = {
   checkpoints: 'agent_stream_checkpoints',
   threads: 'agent_threads',
   runQueue: 'agent_run_queue',
+  mastraSnapshots: 'agent_mastra_snapshots',
 }
 
 /** Resolve partial table names against the defaults. */

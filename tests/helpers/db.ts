@@ -31,6 +31,10 @@ import {
   dropLangGraphTables,
   type LangGraphTableNames,
 } from '../../src/store/langgraph_schema.js'
+import {
+  createMastraSnapshotsTable,
+  dropMastraSnapshotsTable,
+} from '../../src/store/mastra_schema.js'
 
 /** Which database the suite runs against: `sqlite` (default), `pg` or `mysql`. */
 export const DIALECT = (process.env.DB ?? 'sqlite') as 'sqlite' | 'pg' | 'mysql'
@@ -111,6 +115,7 @@ export function createDatabase(
 /** Drop and create the package's tables, through the one table definition. */
 export async function resetTables(db: Database, tables: TableNames = tableNames()) {
   const client = db.connection()
+  await dropMastraSnapshotsTable(client.schema, tables)
   await dropRunQueueTable(client.schema, tables)
   await dropThreadsTable(client.schema, tables)
   await dropCheckpointsTable(client.schema, tables)
@@ -127,6 +132,7 @@ export async function resetTables(db: Database, tables: TableNames = tableNames(
   await createCheckpointsTable(client.schema, client.dialect.name, tables)
   await createThreadsTable(client.schema, client.dialect.name, tables)
   await createRunQueueTable(client.schema, client.dialect.name, tables)
+  await createMastraSnapshotsTable(client.schema, client.dialect.name, tables)
 }
 
 /**

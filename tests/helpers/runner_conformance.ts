@@ -25,7 +25,7 @@ import type { EmailAgentOptions } from '../../demo/agents/scenario.js'
 import { adminForm } from './decisions.js'
 import { createDatabase, resetTables } from './db.js'
 import { serveApp } from './http.js'
-import { setupReplica } from './parking.js'
+import { createRuntime } from '../../src/runtime.js'
 import { Replica } from './replica.js'
 import { collect, textOf } from './sink.js'
 import { headlessChat, textOf as messageText, toolParts } from './ui_chat.js'
@@ -50,13 +50,20 @@ export function runnerConformance(framework: string, agentModule: URL) {
   const load = async (): Promise<EmailAgent> => (await import(agentModule.href)).emailAgent
 
   /** The AdonisJS app serving both doors and the admin page, running the framework's agent. */
-  async function serve(cleanup: (fn: () => Promise<void>) => void) {
+  async function serve() {
     const log = await toolLog()
     const db = createDatabase()
-    cleanup(() => db.manager.closeAll())
     await resetTables(db)
-    const runner = await (await load())({ db, onSend: log.onSend })
-    const served = await serveApp({ runner })
+    await db.manager.closeAll()
+    // Made from the booted app (a `RunnerFactory`), on the app's own database: an agent keeping
+    // state of its own (Mastra's snapshots) shares it with the package, as in an app. (On
+    // SQLite two connections of one process would lock each other out: better-sqlite3 is
+    // synchronous.)
+    const emailAgent = await load()
+    const served = await serveApp({
+      runner: async (app) =>
+        emailAgent({ db: await app.container.make('lucid.db'), onSend: log.onSend }),
+    })
     return { ...served, log }
   }
 
@@ -67,9 +74,8 @@ export function runnerConformance(framework: string, agentModule: URL) {
   test.group(`${framework} runner | conformance`, () => {
     test('AG-UI door with HttpAgent: text, the tool call, the interrupt, approved from the chat, the tool runs once', async ({
       assert,
-      cleanup,
     }) => {
-      const served = await serve(cleanup)
+      const served = await serve()
       const client = new HttpAgent({
         url: `${served.url}/agui`,
         threadId: `thread-${randomUUID()}`,
@@ -99,9 +105,8 @@ export function runnerConformance(framework: string, agentModule: URL) {
 
     test('useChat door with DefaultChatTransport: approved from the chat, then rejected on the next turn', async ({
       assert,
-      cleanup,
     }) => {
-      const served = await serve(cleanup)
+      const served = await serve()
       const chat = headlessChat(served.url, `chat-${randomUUID()}`)
       const first = await chat.send('Send the weekly report')
       assert.include(messageText(first), 'I will send it.')
@@ -121,9 +126,8 @@ export function runnerConformance(framework: string, agentModule: URL) {
 
     test('a decision from the admin page resumes the run: the tool runs once', async ({
       assert,
-      cleanup,
     }) => {
-      const served = await serve(cleanup)
+      const served = await serve()
       const threadId = `thread-${randomUUID()}`
       const client = new HttpAgent({
         url: `${served.url}/agui`,
@@ -145,11 +149,8 @@ export function runnerConformance(framework: string, agentModule: URL) {
       assert.deepEqual(await served.log.lines(), [`${process.pid} ${EMAIL}`])
     }).timeout(60_000)
 
-    test('multi-turn on both doors: the next turn sees the earlier ones', async ({
-      assert,
-      cleanup,
-    }) => {
-      const served = await serve(cleanup)
+    test('multi-turn on both doors: the next turn sees the earlier ones', async ({ assert }) => {
+      const served = await serve()
       const chat = headlessChat(served.url, `chat-${randomUUID()}`)
       await chat.send('Send the weekly report')
       await chat.answerApprovals(true)
@@ -177,9 +178,14 @@ export function runnerConformance(framework: string, agentModule: URL) {
       const log = await toolLog()
       const db = createDatabase()
       await resetTables(db)
+      // One database for the package and the agent (see `serve`).
       const runner = await (await load())({ db, onSend: log.onSend })
-      const here = setupReplica(runner, { claimLeaseMs: 300 })
-      return { ...here, log, close: () => db.manager.closeAll() }
+      const here = createRuntime(db, { runner, claimLeaseMs: 300 })
+      const close = async () => {
+        await here.sink.shutdown()
+        await db.manager.closeAll()
+      }
+      return { ...here, log, close }
     }
 
     const other = (log: string) =>

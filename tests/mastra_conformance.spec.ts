@@ -1,0 +1,3 @@
+import { runnerConformance } from './helpers/runner_conformance.js'
+
+runnerConformance('Mastra', new URL('../demo/agents/mastra.ts', import.meta.url))
