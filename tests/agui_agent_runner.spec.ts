@@ -363,7 +363,8 @@ async function emailServer(onSend: (input: { to: string }) => void) {
   return {
     url,
     bodies,
-    close: () => new Promise((resolve) => (server.closeAllConnections(), server.close(resolve))),
+    close: () =>
+      new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
   }
 }
 
