@@ -39,7 +39,8 @@ export const FAILURE_SENTENCES: Record<AgentStreamErrorCode, string> = {
   model_no_output: 'The run stopped: the model returned nothing.',
   run_failed: 'The run stopped unexpectedly.',
   replica_shutdown: 'The run stopped: the server shut down before it finished. Try again.',
-  checkpoint_unreadable: "The run's checkpoint could not be read: the agent changed since the run paused.",
+  checkpoint_unreadable:
+    "The run's checkpoint could not be read: the agent changed since the run paused.",
 }
 
 /** The stable list of {@link AgentStreamErrorCode} values. */
