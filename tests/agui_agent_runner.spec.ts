@@ -97,7 +97,7 @@ test.group('AG-UI agent runner', () => {
       parked.find((f) => f.t === 'approval'),
       {
         runId: id,
-        id: `call_${id}`,
+        id: `call_1_${id}`,
         toolName: 'send_email',
         input: { to: 'team@example.com' },
         approver: 'requester',
@@ -106,7 +106,7 @@ test.group('AG-UI agent runner', () => {
     )
     assert.lengthOf(sent, 0)
 
-    await parking.decisions.approve(id, `call_${id}`, decider, {
+    await parking.decisions.approve(id, `call_1_${id}`, decider, {
       input: { to: 'boss@example.com' },
     })
     await driver.settled()
@@ -121,7 +121,7 @@ test.group('AG-UI agent runner', () => {
     assert.lengthOf(inputs, 2)
     assert.deepEqual(inputs[1].resume, [
       {
-        interruptId: `int-call_${id}`,
+        interruptId: `int-call_1_${id}`,
         status: 'resolved',
         payload: { approved: true, editedArgs: { to: 'boss@example.com' } },
       },
@@ -133,7 +133,7 @@ test.group('AG-UI agent runner', () => {
     assert.deepInclude(inputs[1].messages[1], { content: 'I will send it. ' })
     assert.deepEqual((inputs[1].messages[1] as any).toolCalls, [
       {
-        id: `call_${id}`,
+        id: `call_1_${id}`,
         type: 'function',
         function: { name: 'send_email', arguments: '{"to":"team@example.com"}' },
       },
@@ -156,14 +156,14 @@ test.group('AG-UI agent runner', () => {
         userMessage: said('Send the weekly report'),
       })
     ).done
-    await parking.decisions.reject(id, `call_${id}`, decider, { reason: 'Not this week.' })
+    await parking.decisions.reject(id, `call_1_${id}`, decider, { reason: 'Not this week.' })
     await driver.settled()
     assert.lengthOf(sent, 0)
     const frames: any[] = await collect(sink.subscribe(id))
     assert.equal(textOf(frames), 'I will send it. Not sent.')
     assert.deepEqual(inputs[1].resume, [
       {
-        interruptId: `int-call_${id}`,
+        interruptId: `int-call_1_${id}`,
         status: 'resolved',
         payload: { approved: false, reason: 'Not this week.' },
       },

@@ -1,9 +1,9 @@
 import { AbstractAgent } from '@ag-ui/client'
 import { EventType, type BaseEvent, type Message, type RunAgentInput } from '@ag-ui/core'
 import { Observable } from 'rxjs'
-import type { Database } from '@adonisjs/lucid/database'
 import type { AgentRunner } from '../../src/runner/contract.js'
 import { aguiAgent } from '../../src/runners/agui_agent/index.js'
+import { answerTo, type EmailAgentOptions } from './scenario.js'
 
 const textOf = (message: Message) =>
   typeof message.content === 'string'
@@ -13,10 +13,11 @@ const textOf = (message: Message) =>
       : ''
 
 /**
- * The email scenario as an AG-UI agent of its own (no model, no network), decided from the
- * input it is sent (stateless: any clone, any process): a request for the weekly report calls
- * `send_email` and finishes with a `tool_call` interrupt; a resume runs the tool when approved
- * ("Sent.") or not ("Not sent."); anything else echoes every person's message ("You asked: ...").
+ * The email scenario (demo/agents/scenario.ts) as an AG-UI agent of its own (no model, no
+ * network), decided from the input it is sent (stateless: any clone, any process): a request
+ * for the weekly report calls `send_email` and finishes with a `tool_call` interrupt; the resume
+ * runs the tool when approved ("Sent.") or not ("Not sent."), as an AG-UI agent does on
+ * `resume[]`; anything else echoes every person's message ("You asked: ...").
  */
 export class EmailAgent extends AbstractAgent {
   constructor(readonly onSend: (input: { to: string }) => void) {
@@ -50,47 +51,47 @@ export class EmailAgent extends AbstractAgent {
           content: JSON.stringify({ sent: true }),
           role: 'tool',
         } as BaseEvent)
-        say(`msg-${runId}`, 'Sent.')
-      } else {
-        say(`msg-${runId}`, 'Not sent.')
       }
+      const sent = entry.status === 'resolved' && payload?.approved === true && call !== undefined
+      say(`msg-${runId}`, answerTo({ said: [], toolResult: { sent } }).text)
       out.push({ type: EventType.RUN_FINISHED, threadId, runId } as BaseEvent)
       return out
     }
-    const people = input.messages.filter((m) => m.role === 'user')
-    const newest = people.at(-1)
-    if (newest && textOf(newest).includes('weekly report')) {
-      const toolCallId = `call_${runId}`
-      say(`msg-${runId}`, 'I will send it. ')
-      out.push(
-        { type: EventType.TOOL_CALL_START, toolCallId, toolCallName: 'send_email' } as BaseEvent,
-        {
-          type: EventType.TOOL_CALL_ARGS,
-          toolCallId,
-          delta: JSON.stringify({ to: 'team@example.com' }),
-        } as BaseEvent,
-        { type: EventType.TOOL_CALL_END, toolCallId } as BaseEvent,
-        {
-          type: EventType.RUN_FINISHED,
-          threadId,
-          runId,
-          outcome: {
-            type: 'interrupt',
-            interrupts: [
-              {
-                id: `int-${toolCallId}`,
-                reason: 'tool_call',
-                toolCallId,
-                message: 'Send the email?',
-              },
-            ],
-          },
-        } as BaseEvent
-      )
+    const answer = answerTo({
+      said: input.messages.filter((m) => m.role === 'user').map(textOf),
+    })
+    say(`msg-${runId}`, answer.text)
+    if (!answer.call) {
+      out.push({ type: EventType.RUN_FINISHED, threadId, runId } as BaseEvent)
       return out
     }
-    say(`msg-${runId}`, `You asked: ${people.map(textOf).join(' / ')}`)
-    out.push({ type: EventType.RUN_FINISHED, threadId, runId } as BaseEvent)
+    // The call's id is made unique in the thread by the run's (the scenario numbers it per turn).
+    const toolCallId = `${answer.call.id}_${runId}`
+    out.push(
+      { type: EventType.TOOL_CALL_START, toolCallId, toolCallName: 'send_email' } as BaseEvent,
+      {
+        type: EventType.TOOL_CALL_ARGS,
+        toolCallId,
+        delta: JSON.stringify(answer.call.input),
+      } as BaseEvent,
+      { type: EventType.TOOL_CALL_END, toolCallId } as BaseEvent,
+      {
+        type: EventType.RUN_FINISHED,
+        threadId,
+        runId,
+        outcome: {
+          type: 'interrupt',
+          interrupts: [
+            {
+              id: `int-${toolCallId}`,
+              reason: 'tool_call',
+              toolCallId,
+              message: 'Send the email?',
+            },
+          ],
+        },
+      } as BaseEvent
+    )
     return out
   }
 
@@ -109,9 +110,6 @@ export class EmailAgent extends AbstractAgent {
 }
 
 /** The email scenario (docs: the runner conformance suite) as an AG-UI agent runner. */
-export async function emailAgent(options: {
-  db: Database
-  onSend: (input: { to: string }) => void
-}): Promise<AgentRunner> {
+export async function emailAgent(options: EmailAgentOptions): Promise<AgentRunner> {
   return aguiAgent({ agent: new EmailAgent(options.onSend) })
 }

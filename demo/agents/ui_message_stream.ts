@@ -8,58 +8,59 @@ import {
 } from 'ai'
 import { MockLanguageModelV3 } from 'ai/test'
 import type { LanguageModelV3Prompt, LanguageModelV3StreamPart } from '@ai-sdk/provider'
-import type { Database } from '@adonisjs/lucid/database'
 import type { AgentRunner } from '../../src/runner/contract.js'
 import { uiMessageStreamAgent } from '../../src/runners/ui_message_stream/index.js'
+import { answerTo, type EmailAgentOptions } from './scenario.js'
 
 const usage = {
   inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
   outputTokens: { total: 5, text: 5, reasoning: undefined },
 }
 
-/** What a prompt's user message says (its text parts). */
-const userText = (message: LanguageModelV3Prompt[number]) =>
-  message.role === 'user'
-    ? message.content.map((part) => (part.type === 'text' ? part.text : '')).join('')
-    : ''
+/** The prompt as the scenario reads it: the person's texts, and the newest message. */
+function read(prompt: LanguageModelV3Prompt) {
+  const said = prompt
+    .filter((message) => message.role === 'user')
+    .map((message) =>
+      message.content.map((part) => (part.type === 'text' ? part.text : '')).join('')
+    )
+  const last = prompt.at(-1)
+  const result =
+    last?.role === 'tool' ? last.content.findLast((p) => p.type === 'tool-result') : undefined
+  const output = result?.output as { type: string; value?: unknown } | undefined
+  return {
+    said,
+    toolResult: result
+      ? { sent: output?.type === 'json' && (output.value as { sent?: boolean })?.sent === true }
+      : undefined,
+  }
+}
 
 /**
- * The email scenario's model (the AI SDK's own test model, no network), decided from the prompt
- * it is sent (stateless): the newest message is send_email's result: "Sent." (it ran) or "Not
- * sent." (denied); the newest person's message asks for the weekly report: "I will send it. "
- * and a `send_email` call; otherwise "You asked: " and every person's message.
+ * The email scenario's model (demo/agents/scenario.ts; the AI SDK's own test model, no
+ * network), deciding each answer from the prompt it is sent (stateless).
  */
 export function emailModel() {
   return new MockLanguageModelV3({
     modelId: 'email-scenario',
     doStream: async ({ prompt }) => {
-      const last = prompt.at(-1)!
-      const people = prompt.filter((m) => m.role === 'user')
-      const parts: LanguageModelV3StreamPart[] = []
-      const say = (text: string) =>
-        parts.push(
-          { type: 'text-start', id: 't' },
-          { type: 'text-delta', id: 't', delta: text },
-          { type: 'text-end', id: 't' }
-        )
-      let reason: 'stop' | 'tool-calls' = 'stop'
-      if (last.role === 'tool') {
-        const result = last.content.find((part) => part.type === 'tool-result')
-        say(result && result.output.type !== 'execution-denied' ? 'Sent.' : 'Not sent.')
-      } else if (userText(last).includes('weekly report')) {
-        say('I will send it. ')
-        const toolCallId = `call_${people.length}`
-        const input = JSON.stringify({ to: 'team@example.com' })
+      const answer = answerTo(read(prompt))
+      const parts: LanguageModelV3StreamPart[] = [
+        { type: 'text-start', id: 't' },
+        { type: 'text-delta', id: 't', delta: answer.text },
+        { type: 'text-end', id: 't' },
+      ]
+      if (answer.call) {
+        const input = JSON.stringify(answer.call.input)
+        const toolCallId = answer.call.id
         parts.push(
           { type: 'tool-input-start', id: toolCallId, toolName: 'send_email' },
           { type: 'tool-input-delta', id: toolCallId, delta: input },
           { type: 'tool-input-end', id: toolCallId },
           { type: 'tool-call', toolCallId, toolName: 'send_email', input }
         )
-        reason = 'tool-calls'
-      } else {
-        say(`You asked: ${people.map(userText).join(' / ')}`)
       }
+      const reason = answer.call ? 'tool-calls' : 'stop'
       parts.push({ type: 'finish', finishReason: { unified: reason, raw: reason }, usage })
       return {
         stream: simulateReadableStream({
@@ -74,10 +75,7 @@ export function emailModel() {
  * The email scenario as a UI message stream producer: `streamText` on the messages it is
  * given (`convertToModelMessages`, as an AI SDK chat route does), its `toUIMessageStream()`.
  */
-export async function emailAgent(options: {
-  db: Database
-  onSend: (input: { to: string }) => void
-}): Promise<AgentRunner> {
+export async function emailAgent(options: EmailAgentOptions): Promise<AgentRunner> {
   const model = emailModel()
   const sendEmail = tool({
     description: 'Send an email',

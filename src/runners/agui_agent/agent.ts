@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { AbstractAgent } from '@ag-ui/client'
 import type { Context, Message, State } from '@ag-ui/core'
 import type { StreamFrame } from '../../core/frames.js'
-import { userMessageOf } from '../../core/user_message.js'
+import { userMessageFrame, userMessageOf } from '../../core/user_message.js'
 import type { SettledItem } from '../../parking/types.js'
 import type { AgentRunner, RunContext, RunOutcome } from '../../runner/contract.js'
 import { CheckpointUnreadable, readCheckpoint, type AgUiAgentCheckpoint } from './checkpoint.js'
@@ -105,12 +105,15 @@ export function aguiAgent(options: AgUiAgentOptions): AgentRunner {
           deciding.has((frame.event as { id: string }).id)
         )
     )
-    const messages: Message[] = framesToAgUiMessages([...earlier, ...said], 'm')
     const input = (ctx.input ?? {}) as Record<string, unknown>
+    // A run a door started stores what the person said as its first frame; otherwise the
+    // input's text is the person's message, before what the run did.
     const text = typeof ctx.input === 'string' ? ctx.input : input.message
-    if (!stored.some((frame) => userMessageOf(frame)) && typeof text === 'string' && text) {
-      messages.push({ id: `${ctx.runId}-input`, role: 'user', content: text })
-    }
+    const typed: StreamFrame[] =
+      !stored.some((frame) => userMessageOf(frame)) && typeof text === 'string' && text
+        ? [userMessageFrame({ id: `${ctx.runId}-input`, parts: [{ type: 'text', text }] })]
+        : []
+    const messages: Message[] = framesToAgUiMessages([...earlier, ...typed, ...said], 'm')
 
     const agent = make(ctx.threadId, ctx.runId)
     agent.messages = messages

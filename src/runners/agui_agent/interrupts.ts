@@ -42,9 +42,7 @@ export const ANSWER_QUESTION = 'answer'
 type Schema = Record<string, any>
 
 /** The questions a `responseSchema` asks, and how answers map to its properties, or `null`. */
-function questionsOf(
-  schema: unknown
-): {
+function questionsOf(schema: unknown): {
   questions: ElicitationQuestion[]
   shape: Record<string, 'string' | 'boolean' | 'array'>
 } | null {

@@ -123,8 +123,18 @@ export function uiMessageStreamAgent(options: UiMessageStreamAgentOptions): Agen
     const stored: StreamFrame[] = []
     for await (const frame of ctx.history()) stored.push(frame)
     const asked = new Map(Object.entries(resume?.checkpoint.approvals ?? {}))
+    const input = ctx.input
+    // A run a door started stores what the person said as its first frame; otherwise the
+    // input's text is the person's message, before what the run did.
+    const text =
+      typeof input === 'string' ? input : (input as { message?: unknown } | null)?.message
+    const typed: UIMessage[] =
+      !stored.some((frame) => userMessageOf(frame)) && typeof text === 'string' && text
+        ? [{ id: `${ctx.runId}-input`, role: 'user', parts: [{ type: 'text', text }] }]
+        : []
     const messages = [
       ...finishedTurns(framesToUiMessages(earlier, 'c')),
+      ...typed,
       ...framesToUiMessages(
         stored,
         `${ctx.runId}`,
@@ -132,12 +142,6 @@ export function uiMessageStreamAgent(options: UiMessageStreamAgentOptions): Agen
         resume ? decisions(resume.items, resume.checkpoint.approvals) : new Map()
       ),
     ]
-    const input = ctx.input
-    const text =
-      typeof input === 'string' ? input : (input as { message?: unknown } | null)?.message
-    if (!stored.some((frame) => userMessageOf(frame)) && typeof text === 'string' && text) {
-      messages.push({ id: `${ctx.runId}-input`, role: 'user', parts: [{ type: 'text', text }] })
-    }
     const { calls, answered } = storedCalls(stored)
     const reader = new UiChunkReader(ctx.runId, options.approval, answered, calls)
     const abort = new AbortController()
