@@ -131,6 +131,20 @@ const FACE: Record<string, { values: string[]; types: string[] }> = {
     values: ['aiSdkAgent', 'askTool'],
     types: ['AiSdkAgentOptions', 'ApprovalOptions', 'AskInput', 'AskOutput'],
   },
+  'adonis-agent-stream/agui-agent': {
+    values: ['aguiAgent'],
+    types: ['AgUiAgentCheckpoint', 'AgUiAgentOptions', 'ApprovalOptions'],
+  },
+  'adonis-agent-stream/ui-message-stream': {
+    values: ['uiMessageStreamAgent'],
+    types: [
+      'ApprovalOptions',
+      'UiMessageStreamAgentOptions',
+      'UiMessageStreamArgs',
+      'UiMessageStreamCheckpoint',
+      'UiMessageStreamSource',
+    ],
+  },
   'adonis-agent-stream/copilotkit': {
     values: ['AgentStreamRunner'],
     types: ['AgentStreamRunnerOptions'],
@@ -333,7 +347,14 @@ test.group('package: npm pack', (group) => {
     assert.isTrue(report.serviceIsAgentStream)
     assert.equal(report.status, 'ended')
     assert.sameMembers(report.commands, ['agent-stream:inspect', 'agent-stream:purge'])
-    for (const subpath of ['schema', 'testing', 'ai-sdk', 'copilotkit']) {
+    for (const subpath of [
+      'schema',
+      'testing',
+      'ai-sdk',
+      'agui-agent',
+      'ui-message-stream',
+      'copilotkit',
+    ]) {
       assert.sameMembers(report.subpaths[subpath], FACE[`adonis-agent-stream/${subpath}`].values)
     }
     assert.include(report.subpaths['commands/purge'], 'default')
