@@ -12,7 +12,7 @@ import { createAgUiFetchHandler } from '../src/http/fetch_handler.js'
 import type { AgentRunner } from '../src/runner/contract.js'
 import { EmailAgent } from '../demo/agents/agui_agent.js'
 import { setupRunner } from './helpers/parking.js'
-import { collect, runId, textOf } from './helpers/sink.js'
+import { collect, runId, textOf, waitUntil } from './helpers/sink.js'
 import { serveRuntime } from './helpers/fetch_node.js'
 import { assertConforms, recordingFetch } from './helpers/agui.js'
 
@@ -431,4 +431,103 @@ test.group('AG-UI agent runner | an HttpAgent pointed at a remote AG-UI server',
     )
     assert.equal(last.threadId, remote.bodies[0].threadId)
   }).timeout(30_000)
+})
+
+/** A loopback server answering every run with `answer(res)`, counting requests and closes. */
+async function rawServer(answer: (res: import('node:http').ServerResponse) => void) {
+  const seen = { requests: 0, closed: 0 }
+  const server = createServer((req, res) => {
+    seen.requests++
+    req.resume()
+    res.on('close', () => seen.closed++)
+    answer(res)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    seen,
+    close: () =>
+      new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  }
+}
+
+test.group('AG-UI agent runner | stops and failures of a remote agent', () => {
+  test('a stop mid-run aborts the HTTP request; what was said stays, the run ends cancelled', async ({
+    assert,
+    cleanup,
+  }) => {
+    const encoder = new EventEncoder({ accept: 'text/event-stream' })
+    const remote = await rawServer((res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      res.write(
+        encoder.encodeSSE({ type: EventType.RUN_STARTED, threadId: 't', runId: 'r' } as never)
+      )
+      res.write(
+        encoder.encodeSSE({
+          type: EventType.TEXT_MESSAGE_START,
+          messageId: 'm',
+          role: 'assistant',
+        } as never)
+      )
+      res.write(
+        encoder.encodeSSE({
+          type: EventType.TEXT_MESSAGE_CONTENT,
+          messageId: 'm',
+          delta: 'Hello ',
+        } as never)
+      )
+      // ... and then nothing: a remote agent thinking, until the client goes away.
+    })
+    cleanup(remote.close)
+    const stack = await setupRunner(aguiAgent({ agent: new HttpAgent({ url: remote.url }) }))
+    const id = runId('agui-stop')
+    await stack.door.startRun(
+      { runId: id, threadId: `${id}-t`, ownerId: alice.id, clientTools: [], inputMessage: null },
+      { message: 'hi' },
+      alice
+    )
+    await waitUntil(
+      async () => textOf(await collect(stack.sink.replay(id) as any)) === 'Hello ',
+      'the first word'
+    )
+    const outcome = await stack.control.stop(id, decider)
+    assert.equal(outcome.status, 'cancelled')
+    await stack.driver.settled()
+    await waitUntil(() => remote.seen.closed === 1, 'the remote request closed')
+    const frames: any[] = await collect(stack.sink.subscribe(id))
+    assert.equal(textOf(frames), 'Hello ')
+    assert.deepEqual(frames.at(-1).event, { kind: 'cancelled' })
+  }).timeout(15_000)
+
+  test('an HTTP error from the remote agent fails the run with the fixed sentence, never its body', async ({
+    assert,
+    cleanup,
+  }) => {
+    const remote = await rawServer((res) => {
+      res.writeHead(500, { 'content-type': 'application/json' }).end('{"secret":"sk-live-123"}')
+    })
+    cleanup(remote.close)
+    const errors: unknown[] = []
+    const error = console.error
+    console.error = () => {}
+    try {
+      const { driver, sink } = await setupRunner(
+        aguiAgent({ agent: new HttpAgent({ url: remote.url }), onError: (e) => errors.push(e) })
+      )
+      const id = runId()
+      const outcome = await (await driver.start({ runId: id, input: 'Go', principal: alice })).done
+      assert.deepEqual(outcome, { status: 'failed', code: 'run_failed' })
+      const frames: any[] = await collect(sink.subscribe(id))
+      assert.deepInclude(frames.at(-1), {
+        t: 'error',
+        code: 'run_failed',
+        message: FAILURE_SENTENCES.run_failed,
+      })
+      assert.notInclude(JSON.stringify(frames), 'sk-live')
+      assert.lengthOf(errors, 1)
+      assert.include(String(errors[0]), '500')
+    } finally {
+      console.error = error
+    }
+  })
 })

@@ -17,7 +17,7 @@ import { createAgUiFetchHandler } from '../src/http/fetch_handler.js'
 import type { AgentRunner } from '../src/runner/contract.js'
 import { emailAgent, emailModel } from '../demo/agents/ui_message_stream.js'
 import { setupRunner } from './helpers/parking.js'
-import { collect, runId, textOf } from './helpers/sink.js'
+import { collect, runId, textOf, waitUntil } from './helpers/sink.js'
 import { serveRuntime } from './helpers/fetch_node.js'
 import { assertConforms, recordingFetch } from './helpers/agui.js'
 
@@ -349,4 +349,45 @@ test.group('UI message stream runner | through the AG-UI door', () => {
       'You asked: Send the weekly report / What did I ask?'
     )
   }).timeout(30_000)
+})
+
+test.group('UI message stream runner | a stop', () => {
+  test('mid-stream: the producer sees its signal abort; what was said stays, the run ends cancelled', async ({
+    assert,
+  }) => {
+    let aborted = false
+    const runner = uiMessageStreamAgent({
+      stream: ({ signal }) =>
+        new ReadableStream<UIMessageChunk>({
+          async start(controller) {
+            controller.enqueue({ type: 'text-start', id: 't' })
+            controller.enqueue({ type: 'text-delta', id: 't', delta: 'Hello ' })
+            await new Promise<void>((resolve) => {
+              if (signal.aborted) resolve()
+              signal.addEventListener('abort', () => resolve())
+            })
+            aborted = true
+            controller.close()
+          },
+        }),
+    })
+    const stack = await setupRunner(runner)
+    const id = runId('ui-stop')
+    await stack.door.startRun(
+      { runId: id, threadId: `${id}-t`, ownerId: alice.id, clientTools: [], inputMessage: null },
+      { message: 'hi' },
+      alice
+    )
+    await waitUntil(
+      async () => textOf(await collect(stack.sink.replay(id) as any)) === 'Hello ',
+      'the first word'
+    )
+    const outcome = await stack.control.stop(id, decider)
+    assert.equal(outcome.status, 'cancelled')
+    await stack.driver.settled()
+    assert.isTrue(aborted)
+    const frames: any[] = await collect(stack.sink.subscribe(id))
+    assert.equal(textOf(frames), 'Hello ')
+    assert.deepEqual(frames.at(-1).event, { kind: 'cancelled' })
+  })
 })
