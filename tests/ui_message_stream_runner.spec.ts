@@ -20,6 +20,7 @@ import { setupRunner } from './helpers/parking.js'
 import { collect, runId, textOf, waitUntil } from './helpers/sink.js'
 import { serveRuntime } from './helpers/fetch_node.js'
 import { assertConforms, recordingFetch } from './helpers/agui.js'
+import { within } from './helpers/bounded.js'
 
 const alice = { id: 'alice' }
 const decider = { principal: alice, via: 'api' }
@@ -390,4 +391,40 @@ test.group('UI message stream runner | a stop', () => {
     assert.equal(textOf(frames), 'Hello ')
     assert.deepEqual(frames.at(-1).event, { kind: 'cancelled' })
   })
+
+  test('a producer that ignores its signal: the read ends at the stop all the same', async ({
+    assert,
+  }) => {
+    let cancelled = false
+    const runner = uiMessageStreamAgent({
+      stream: () =>
+        new ReadableStream<UIMessageChunk>({
+          start(controller) {
+            controller.enqueue({ type: 'text-start', id: 't' })
+            controller.enqueue({ type: 'text-delta', id: 't', delta: 'Hello ' })
+          },
+          cancel() {
+            cancelled = true
+          },
+        }),
+    })
+    const stack = await setupRunner(runner)
+    const id = runId('ui-stop')
+    await stack.door.startRun(
+      { runId: id, threadId: `${id}-t`, ownerId: alice.id, clientTools: [], inputMessage: null },
+      { message: 'hi' },
+      alice
+    )
+    await waitUntil(
+      async () => textOf(await collect(stack.sink.replay(id) as any)) === 'Hello ',
+      'the first word'
+    )
+    const started = Date.now()
+    const outcome = await stack.control.stop(id, decider)
+    assert.equal(outcome.status, 'cancelled')
+    await within(stack.driver.settled(), 5_000, 'the runner did not return after the stop')
+    // It returned on its own, before the stop's grace (2 s) would have ended the stream.
+    assert.isBelow(Date.now() - started, 1_500)
+    assert.isTrue(cancelled)
+  }).timeout(10_000)
 })

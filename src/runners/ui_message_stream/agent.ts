@@ -54,6 +54,25 @@ export interface UiMessageStreamAgentOptions {
 const RESULT_KINDS = new Set(['tool-output', 'tool-output-error', 'tool-output-denied'])
 const UNFINISHED = new Set(['input-streaming', 'input-available', 'approval-requested'])
 
+/**
+ * How a source is read, and cancelled: a `ReadableStream` through its reader (a cancel ends a
+ * pending read at once), any other iterable through its iterator's `return`.
+ */
+function readerOf(source: UiMessageStreamSource) {
+  if (source instanceof ReadableStream) {
+    const reader = source.getReader()
+    return {
+      next: () => reader.read() as Promise<IteratorResult<UIMessageChunk>>,
+      cancel: () => void reader.cancel().catch(() => {}),
+    }
+  }
+  const iterator = source[Symbol.asyncIterator]()
+  return {
+    next: () => iterator.next(),
+    cancel: () => void iterator.return?.()?.catch(() => {}),
+  }
+}
+
 /** The calls `frames` hold and the ids that have their result. */
 function storedCalls(frames: StreamFrame[]) {
   const calls = new Map<string, ChunkCall>()
@@ -149,7 +168,7 @@ export function uiMessageStreamAgent(options: UiMessageStreamAgentOptions): Agen
     if (ctx.signal.aborted) stop()
     ctx.signal.addEventListener('abort', stop, { once: true })
     let thrown = false
-    let iterator: AsyncIterator<UIMessageChunk> | undefined
+    let chunks: ReturnType<typeof readerOf> | undefined
     try {
       const source = await options.stream({
         messages,
@@ -159,9 +178,15 @@ export function uiMessageStreamAgent(options: UiMessageStreamAgentOptions): Agen
         signal: abort.signal,
         resumed: resume !== null,
       })
-      iterator = (source as AsyncIterable<UIMessageChunk>)[Symbol.asyncIterator]()
+      chunks = readerOf(source)
+      // A stop ends the read at once, whether or not the producer heeds its signal.
+      const stopped = new Promise<IteratorResult<UIMessageChunk>>((resolve) => {
+        const done = () => resolve({ done: true, value: undefined })
+        if (abort.signal.aborted) done()
+        abort.signal.addEventListener('abort', done, { once: true })
+      })
       while (!abort.signal.aborted) {
-        const next = await iterator.next()
+        const next = await Promise.race([chunks.next(), stopped])
         if (next.done) break
         for (const frame of reader.push(next.value)) await ctx.writer.write(frame)
       }
@@ -172,7 +197,8 @@ export function uiMessageStreamAgent(options: UiMessageStreamAgentOptions): Agen
       }
     } finally {
       ctx.signal.removeEventListener('abort', stop)
-      if (abort.signal.aborted) await iterator?.return?.().catch(() => {})
+      // The producer's stream is cancelled (not awaited: a producer may never answer).
+      if (abort.signal.aborted) chunks?.cancel()
     }
     if (ctx.signal.aborted || reader.aborted) return { status: 'cancelled' }
     for (const error of reader.errors) options.onError?.(error)
