@@ -12,6 +12,7 @@ import {
 } from 'ai'
 import { uiMessageStreamAgent } from '../src/runners/ui_message_stream/index.js'
 import { UiChunkReader } from '../src/runners/ui_message_stream/chunks.js'
+import { framesToUiMessages } from '../src/runners/ui_message_stream/messages.js'
 import { FAILURE_SENTENCES } from '../src/core/frames.js'
 import { createAgUiFetchHandler } from '../src/http/fetch_handler.js'
 import type { AgentRunner } from '../src/runner/contract.js'
@@ -229,6 +230,80 @@ test.group('UI message stream runner', () => {
       { t: 'event', event: { kind: 'step-finish' } },
     ] as any)
     assert.isFalse(reader.failed)
+  })
+
+  test('stored frames as UI messages: a decided call goes back approval-responded with the approval as the stream asked it (signature kept)', ({
+    assert,
+  }) => {
+    const frames = [
+      {
+        t: 'event',
+        event: {
+          kind: 'user-message',
+          id: 'u1',
+          parts: [
+            { type: 'text', text: 'Send it' },
+            { type: 'file', mediaType: 'image/png', url: 'https://example.com/a.png' },
+          ],
+        },
+      },
+      { t: 'event', event: { kind: 'step-start' } },
+      { t: 'text', v: 'I will ' },
+      { t: 'text', v: 'send it.' },
+      {
+        t: 'event',
+        event: {
+          kind: 'tool-input-available',
+          id: 'call_1',
+          name: 'send_email',
+          input: { to: 'a@example.com' },
+          toolKind: 'read',
+        },
+      },
+      {
+        t: 'approval',
+        runId: 'r',
+        id: 'call_1',
+        toolName: 'send_email',
+        input: { to: 'a@example.com' },
+      },
+      { t: 'event', event: { kind: 'approval-settled', id: 'call_1', status: 'rejected' } },
+      { t: 'event', event: { kind: 'tool-output-denied', id: 'call_1', status: 'rejected' } },
+    ] as any[]
+    const asked = new Map([['call_1', { id: 'approval-7', signature: 'sig-1' }]])
+    const [user, assistant] = framesToUiMessages(
+      frames,
+      'r',
+      asked,
+      new Map([['call_1', { approval: asked.get('call_1')!, approved: false, reason: 'No.' }]])
+    )
+    assert.deepEqual(user, {
+      id: 'u1',
+      role: 'user',
+      parts: [
+        { type: 'text', text: 'Send it' },
+        { type: 'file', mediaType: 'image/png', url: 'https://example.com/a.png' },
+      ],
+    })
+    assert.deepEqual(assistant.parts, [
+      { type: 'step-start' },
+      { type: 'text', text: 'I will send it.', state: 'done' },
+      {
+        type: 'tool-send_email',
+        toolCallId: 'call_1',
+        state: 'approval-responded',
+        input: { to: 'a@example.com' },
+        approval: { id: 'approval-7', signature: 'sig-1', approved: false, reason: 'No.' },
+      },
+    ] as any)
+    // Without a decision to hand back (an earlier turn), the stored denial is the part's state.
+    const earlier = framesToUiMessages(frames, 'c', asked)[1].parts.at(-1) as any
+    assert.equal(earlier.state, 'output-denied')
+    assert.deepEqual(earlier.approval, {
+      id: 'approval-7',
+      approved: false,
+      reason: 'A person rejected this tool call; it did not run.',
+    })
   })
 
   test('an error chunk fails the run with the fixed sentence; its text goes to onError only', async ({
