@@ -144,6 +144,20 @@ const FACE: Record<string, { values: string[]; types: string[] }> = {
     values: ['LucidMastraWorkflows', 'lucidMastraStore', 'mastraAgent'],
     types: ['LucidMastraStoreOptions', 'MastraAgentOptions'],
   },
+  'adonis-agent-stream/agui-agent': {
+    values: ['aguiAgent'],
+    types: ['AgUiAgentCheckpoint', 'AgUiAgentOptions', 'ApprovalOptions'],
+  },
+  'adonis-agent-stream/ui-message-stream': {
+    values: ['uiMessageStreamAgent'],
+    types: [
+      'ApprovalOptions',
+      'UiMessageStreamAgentOptions',
+      'UiMessageStreamArgs',
+      'UiMessageStreamCheckpoint',
+      'UiMessageStreamSource',
+    ],
+  },
   'adonis-agent-stream/copilotkit': {
     values: ['AgentStreamRunner'],
     types: ['AgentStreamRunnerOptions'],
@@ -346,7 +360,15 @@ test.group('package: npm pack', (group) => {
     assert.isTrue(report.serviceIsAgentStream)
     assert.equal(report.status, 'ended')
     assert.sameMembers(report.commands, ['agent-stream:inspect', 'agent-stream:purge'])
-    for (const subpath of ['schema', 'testing', 'ai-sdk', 'openai-agents', 'copilotkit']) {
+    for (const subpath of [
+      'schema',
+      'testing',
+      'ai-sdk',
+      'openai-agents',
+      'agui-agent',
+      'ui-message-stream',
+      'copilotkit',
+    ]) {
       assert.sameMembers(report.subpaths[subpath], FACE[`adonis-agent-stream/${subpath}`].values)
     }
     assert.include(report.subpaths['commands/purge'], 'default')

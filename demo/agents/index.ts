@@ -10,6 +10,9 @@ import type { EmailAgentOptions } from './scenario.js'
 export const FRAMEWORK_AGENTS: Record<string, string> = {
   'ai-sdk-email': 'ai_sdk',
   'openai-agents': 'openai_agents',
+  'agui-agent': 'agui_agent',
+  'ui-message-stream': 'ui_message_stream',
+  'mastra': 'mastra',
 }
 
 /** The names `--agent` takes. */
