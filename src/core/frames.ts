@@ -25,6 +25,7 @@ export type AgentStreamErrorCode =
   | 'model_no_output'
   | 'run_failed'
   | 'replica_shutdown'
+  | 'checkpoint_unreadable'
 
 /**
  * The fixed sentence of each error code: what readers see instead of a thrown error's text
@@ -38,6 +39,8 @@ export const FAILURE_SENTENCES: Record<AgentStreamErrorCode, string> = {
   model_no_output: 'The run stopped: the model returned nothing.',
   run_failed: 'The run stopped unexpectedly.',
   replica_shutdown: 'The run stopped: the server shut down before it finished. Try again.',
+  checkpoint_unreadable:
+    "The run's checkpoint could not be read: the agent changed since the run paused.",
 }
 
 /** The stable list of {@link AgentStreamErrorCode} values. */
@@ -49,6 +52,7 @@ export const AGENT_STREAM_ERROR_CODES: readonly AgentStreamErrorCode[] = [
   'model_no_output',
   'run_failed',
   'replica_shutdown',
+  'checkpoint_unreadable',
 ]
 
 /** One choice of an elicitation question. */
