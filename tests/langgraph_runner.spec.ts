@@ -1,0 +1,427 @@
+import { test } from '@japa/runner'
+import { AIMessage, type BaseMessage } from '@langchain/core/messages'
+import {
+  Annotation,
+  END,
+  interrupt,
+  MemorySaver,
+  MessagesAnnotation,
+  START,
+  StateGraph,
+} from '@langchain/langgraph'
+import { z } from 'zod'
+import { emailGraph, emailReply } from '../demo/agents/langgraph.js'
+import { PromptedChatModel } from '../demo/agents/langgraph_model.js'
+import { FAILURE_SENTENCES } from '../src/core/frames.js'
+import { langGraphAgent, REJECTION_MESSAGES } from '../src/runners/langgraph/index.js'
+import { setupReplica, setupRunner } from './helpers/parking.js'
+import { collect, runId, textOf, waitUntil } from './helpers/sink.js'
+
+const alice = { id: 'alice' }
+const decider = { principal: alice, via: 'api' }
+
+const kinds = (frames: any[]) =>
+  frames.map((f) => (f.t === 'event' ? f.event.kind : f.t)).filter((k) => k !== 'text')
+const events = (frames: any[], kind: string) =>
+  frames.filter((f) => f.t === 'event' && f.event.kind === kind).map((f) => f.event)
+
+/** The email graph on an in-memory checkpointer, its model and what send_email sent. */
+function email() {
+  const sent: unknown[] = []
+  const model = new PromptedChatModel(emailReply)
+  const checkpointer = new MemorySaver()
+  const graph = emailGraph({ checkpointer, onSend: (input) => sent.push(input), model })
+  return { sent, model, checkpointer, graph }
+}
+
+/** Start a run on the driver and wait for its first segment's outcome. */
+async function started(stack: Awaited<ReturnType<typeof setupRunner>>, message: string, threadId?: string) {
+  const id = runId('lg')
+  const outcome = await (
+    await stack.driver.start({
+      runId: id,
+      ...(threadId ? { threadId } : {}),
+      input: { message, context: [] },
+      principal: alice,
+    })
+  ).done
+  return { id, outcome }
+}
+
+/** One interrupt per node, two nodes in parallel: `{ a, b }` hold what each was resumed with. */
+const Parallel = Annotation.Root({
+  a: Annotation<unknown>(),
+  b: Annotation<unknown>(),
+})
+
+test.group('LangGraph runner', () => {
+  test('the email scenario: text, tool call, approval; approved, the tool runs once', async ({
+    assert,
+  }) => {
+    const { sent, model, graph } = email()
+    const stack = await setupRunner(langGraphAgent({ graph, actions: ['send_email'] }))
+    const { id, outcome } = await started(stack, 'Send the weekly report')
+    assert.equal(outcome.status, 'parked')
+    assert.deepInclude((outcome as any).checkpoint, { runner: 'langgraph', thread_id: id })
+    assert.isString((outcome as any).checkpoint.checkpoint_id)
+    assert.lengthOf(sent, 0)
+    const parked: any[] = await collect(stack.sink.subscribe(id))
+    assert.deepEqual(kinds(parked), [
+      'tool-input-start',
+      'tool-input-delta',
+      'tool-input-delta',
+      'tool-input-available',
+      'approval',
+    ])
+    assert.equal(textOf(parked), 'I will send it. ')
+    assert.deepInclude(parked.at(-1), {
+      t: 'approval',
+      runId: id,
+      id: 'call_1',
+      toolName: 'send_email',
+      input: { to: 'team@example.com' },
+      approver: 'requester',
+    })
+    assert.deepInclude(events(parked, 'tool-input-available')[0], {
+      id: 'call_1',
+      toolKind: 'action',
+      input: { to: 'team@example.com' },
+    })
+
+    await stack.parking.decisions.approve(id, 'call_1', decider)
+    await stack.driver.settled()
+    assert.deepEqual(sent, [{ to: 'team@example.com' }])
+    const frames: any[] = await collect(stack.sink.subscribe(id))
+    assert.equal(textOf(frames), 'I will send it. Sent.')
+    assert.deepEqual(
+      events(frames, 'tool-output').map((e) => [e.id, e.output]),
+      [['call_1', { sent: true }]]
+    )
+    // The model was called twice; the second time with the call's result after it.
+    assert.lengthOf(model.calls, 2)
+    assert.deepEqual(
+      model.calls[1].map((m: BaseMessage) => m.type),
+      ['human', 'ai', 'tool']
+    )
+  })
+
+  test('an edited input: the tool runs with it (an edit decision)', async ({ assert }) => {
+    const { sent, graph } = email()
+    const stack = await setupRunner(langGraphAgent({ graph }))
+    const { id } = await started(stack, 'Send the weekly report')
+    await stack.parking.decisions.approve(id, 'call_1', decider, { input: { to: 'boss@example.com' } })
+    await stack.driver.settled()
+    assert.deepEqual(sent, [{ to: 'boss@example.com' }])
+    assert.equal(textOf(await collect(stack.sink.subscribe(id))), 'I will send it. Sent.')
+  })
+
+  test('a rejection: the tool never runs, the node gets the reason, one denial', async ({
+    assert,
+  }) => {
+    const { sent, model, graph } = email()
+    const stack = await setupRunner(langGraphAgent({ graph }))
+    const { id } = await started(stack, 'Send the weekly report')
+    await stack.parking.decisions.reject(id, 'call_1', decider, { reason: 'Not this week.' })
+    await stack.driver.settled()
+    assert.lengthOf(sent, 0)
+    const frames: any[] = await collect(stack.sink.subscribe(id))
+    assert.equal(textOf(frames), 'I will send it. Not sent.')
+    assert.lengthOf(events(frames, 'tool-output-denied'), 1)
+    assert.lengthOf(events(frames, 'tool-output'), 0)
+    assert.equal(model.calls[1].at(-1)!.text, 'Not sent: Not this week.')
+  })
+
+  test('a multi-turn thread: one LangGraph thread per thread, the graph state has the earlier turn', async ({
+    assert,
+  }) => {
+    const { graph } = email()
+    const stack = await setupRunner(langGraphAgent({ graph }))
+    const thread = runId('thread')
+    const one = await started(stack, 'Hello there', thread)
+    assert.equal(one.outcome.status, 'finished')
+    const two = await started(stack, 'What did I ask?', thread)
+    assert.equal(textOf(await collect(stack.sink.subscribe(two.id))), 'You asked: Hello there / What did I ask?')
+  })
+
+  test('several interrupts open at once: one item each, each resumed by its interrupt id', async ({
+    assert,
+  }) => {
+    const graph = new StateGraph(Parallel)
+      .addNode('pay', () => ({
+        a: interrupt({ toolCallId: 'call_a', name: 'pay', input: { n: 1 } }),
+      }))
+      .addNode('refer', () => ({ b: interrupt('What is the reference?') }))
+      .addEdge(START, 'pay')
+      .addEdge(START, 'refer')
+      .addEdge('pay', END)
+      .addEdge('refer', END)
+      .compile({ checkpointer: new MemorySaver() })
+    const stack = await setupRunner(langGraphAgent({ graph }))
+    const { id, outcome } = await started(stack, 'Go')
+    assert.equal(outcome.status, 'parked')
+    const parked: any[] = await collect(stack.sink.subscribe(id))
+    const approval = parked.find((f) => f.t === 'approval')
+    const asked = parked.find((f) => f.t === 'elicitation')
+    assert.deepInclude(approval, { id: 'call_a', toolName: 'pay', input: { n: 1 } })
+    const interrupts = (outcome as any).checkpoint.interrupts
+    assert.equal(asked.id, interrupts[asked.id].interrupt)
+    assert.notEqual(interrupts.call_a.interrupt, asked.id)
+    assert.deepEqual(asked.request.questions, [
+      { id: 'answer', prompt: 'What is the reference?', options: [], allowFreeText: true },
+    ])
+    await stack.parking.decisions.answer(id, asked.id, decider, { answers: { answer: ['REF-9'] } })
+    await stack.parking.decisions.reject(id, 'call_a', decider)
+    await stack.driver.settled()
+    const state = await graph.getState({ configurable: { thread_id: id } })
+    assert.deepEqual(state.values, {
+      a: { type: 'reject', message: REJECTION_MESSAGES.rejected },
+      b: 'REF-9',
+    })
+    assert.lengthOf(state.tasks, 0)
+  })
+
+  test('a question set interrupt: an elicitation with its questions, the node gets the answers', async ({
+    assert,
+  }) => {
+    const State = Annotation.Root({ answers: Annotation<unknown>(), ok: Annotation<unknown>() })
+    const questions = [
+      {
+        id: 'format',
+        prompt: 'Which format?',
+        options: [
+          { value: 'pdf', label: 'PDF' },
+          { value: 'csv', label: 'CSV' },
+        ],
+      },
+    ]
+    const graph = new StateGraph(State)
+      .addNode('ask', () => ({ answers: interrupt({ preamble: 'One question.', questions }) }))
+      .addNode('confirm', () => ({
+        ok: interrupt('Send it now?', { responseSchema: z.boolean() }),
+      }))
+      .addEdge(START, 'ask')
+      .addEdge('ask', 'confirm')
+      .addEdge('confirm', END)
+      .compile({ checkpointer: new MemorySaver() })
+    const stack = await setupRunner(langGraphAgent({ graph }))
+    const { id } = await started(stack, 'Make the report')
+    let frames: any[] = await collect(stack.sink.subscribe(id))
+    const asked = frames.find((f) => f.t === 'elicitation')
+    assert.deepEqual(asked.request, { id: asked.id, source: 'ask', preamble: 'One question.', questions })
+    await stack.parking.decisions.answer(id, asked.id, decider, { answers: { format: ['csv'] } })
+    await stack.driver.settled()
+    // The second interrupt: a boolean response schema is a yes/no question.
+    frames = await collect(stack.sink.subscribe(id))
+    const confirm = frames.filter((f) => f.t === 'elicitation').at(-1)
+    assert.notEqual(confirm.id, asked.id)
+    assert.deepEqual(
+      confirm.request.questions[0].options.map((o: any) => o.value),
+      ['yes', 'no']
+    )
+    await stack.parking.decisions.answer(id, confirm.id, decider, { answers: { answer: ['yes'] } })
+    await stack.driver.settled()
+    const state = await graph.getState({ configurable: { thread_id: id } })
+    assert.deepEqual(state.values, { answers: { answers: { format: ['csv'] }, skipped: false }, ok: true })
+  })
+
+  test("LangChain's HITL middleware request: one approval per action, keyed by the model's call ids", async ({
+    assert,
+  }) => {
+    const model = new PromptedChatModel(() => ({
+      toolCalls: [
+        { id: 'call_x', name: 'send_email', args: { to: 'x@example.com' } },
+        { id: 'call_y', name: 'send_email', args: { to: 'y@example.com' } },
+      ],
+    }))
+    let resumed: unknown
+    const graph = new StateGraph(MessagesAnnotation)
+      .addNode('model', async (state) => ({ messages: [await model.invoke(state.messages)] }))
+      .addNode('review', (state) => {
+        const last = state.messages.at(-1) as AIMessage
+        resumed = interrupt({
+          actionRequests: last.tool_calls!.map((c) => ({ name: c.name, args: c.args })),
+          reviewConfigs: [
+            {
+              actionName: 'send_email',
+              allowedDecisions: ['approve', 'edit', 'reject'],
+              argsSchema: { type: 'object', properties: { to: { type: 'string' } } },
+            },
+          ],
+        })
+        return {}
+      })
+      .addEdge(START, 'model')
+      .addEdge('model', 'review')
+      .addEdge('review', END)
+      .compile({ checkpointer: new MemorySaver() })
+    const stack = await setupRunner(langGraphAgent({ graph }))
+    const { id } = await started(stack, 'Send both')
+    const parked: any[] = await collect(stack.sink.subscribe(id))
+    const approvals = parked.filter((f) => f.t === 'approval')
+    assert.deepEqual(
+      approvals.map((a) => [a.id, a.input]),
+      [
+        ['call_x', { to: 'x@example.com' }],
+        ['call_y', { to: 'y@example.com' }],
+      ]
+    )
+    assert.deepEqual(approvals[0].inputSchema, { type: 'object', properties: { to: { type: 'string' } } })
+    await stack.parking.decisions.approve(id, 'call_x', decider, { input: { to: 'z@example.com' } })
+    await stack.parking.decisions.reject(id, 'call_y', decider, { reason: 'Not him.' })
+    await stack.driver.settled()
+    assert.deepEqual(resumed, {
+      decisions: [
+        { type: 'edit', editedAction: { name: 'send_email', args: { to: 'z@example.com' } } },
+        { type: 'reject', message: 'Not him.' },
+      ],
+    })
+  })
+
+  test('custom chunks: a typed event by default, JSON only; a mapper makes frames of its own', async ({
+    assert,
+  }) => {
+    const graph = new StateGraph(MessagesAnnotation)
+      .addNode('work', (_state, config) => {
+        config.writer?.({ progress: 50 })
+        config.writer?.(() => 'not JSON')
+        return { messages: [new AIMessage('Done.')] }
+      })
+      .addEdge(START, 'work')
+      .addEdge('work', END)
+      .compile({ checkpointer: new MemorySaver() })
+    const stack = await setupRunner(langGraphAgent({ graph }))
+    const { id, outcome } = await started(stack, 'Work')
+    assert.deepEqual(outcome, { status: 'finished' })
+    const frames: any[] = await collect(stack.sink.subscribe(id))
+    assert.deepEqual(events(frames, 'langgraph-custom'), [
+      { kind: 'langgraph-custom', data: { progress: 50 } },
+    ])
+    assert.equal(textOf(frames), 'Done.')
+
+    const mapped = await setupRunner(
+      langGraphAgent({
+        graph,
+        custom: (chunk) =>
+          typeof chunk === 'object' ? { t: 'component', name: 'progress', data: chunk } : null,
+      })
+    )
+    const second = await started(mapped, 'Work')
+    const own: any[] = await collect(mapped.sink.subscribe(second.id))
+    assert.deepEqual(
+      own.filter((f) => f.t === 'component').map((f) => [f.name, f.data]),
+      [['progress', { progress: 50 }]]
+    )
+    assert.lengthOf(events(own, 'langgraph-custom'), 0)
+  })
+
+  test('chunks the runner does not know are skipped; the run goes on', async ({ assert }) => {
+    const junk = [
+      'not a tuple',
+      ['values', { messages: [] }],
+      ['messages', 'not a pair'],
+      ['messages', [{ type: 'ai', text: 'forged' }, {}]],
+      ['updates', null],
+      ['updates', { node: { messages: [42, null, { tool_call_id: 'x' }] } }],
+      ['updates', { __interrupt__: [{ value: 'no id' }] }],
+      ['debug', { anything: true }],
+      [1, 2],
+      ['messages', [new AIMessage({ id: 'm1', content: 'Still here.' }), {}]],
+    ]
+    const graph = {
+      async stream() {
+        return (async function* () {
+          yield* junk
+        })()
+      },
+      async getState() {
+        return { values: {}, next: [], config: {}, tasks: [] }
+      },
+    }
+    const stack = await setupRunner(langGraphAgent({ graph: graph as any }))
+    const { id, outcome } = await started(stack, 'Go')
+    assert.deepEqual(outcome, { status: 'finished' })
+    const frames: any[] = await collect(stack.sink.subscribe(id))
+    assert.deepEqual(
+      frames.map(({ cursor: _c, ...f }) => f),
+      [{ t: 'text', v: 'Still here.' }]
+    )
+  })
+
+  test('a checkpoint that cannot be read fails the run with its fixed sentence', async ({
+    assert,
+  }) => {
+    const errors: unknown[] = []
+    const { graph, checkpointer, sent } = email()
+    const stack = await setupRunner(langGraphAgent({ graph }))
+    // The graph changed: its tool node has another name now (same checkpointer, same thread).
+    const changed = new StateGraph(MessagesAnnotation)
+      .addNode('agent', () => ({}))
+      .addNode('act', () => ({}))
+      .addEdge(START, 'agent')
+      .addEdge('agent', 'act')
+      .addEdge('act', END)
+      .compile({ checkpointer })
+    const replica = setupReplica(langGraphAgent({ graph: changed, onError: (e) => errors.push(e) }))
+    const { id } = await started(stack, 'Send the weekly report')
+    await replica.parking.decisions.approve(id, 'call_1', decider)
+    await replica.driver.settled()
+    const frames: any[] = await collect(stack.sink.subscribe(id))
+    assert.deepInclude(frames.at(-1), {
+      t: 'error',
+      code: 'checkpoint_unreadable',
+      message: "The run's checkpoint could not be read: the agent changed since the run paused.",
+    })
+    assert.equal(FAILURE_SENTENCES.checkpoint_unreadable, frames.at(-1).message)
+    assert.lengthOf(sent, 0)
+
+    // No such checkpoint: another checkpointer (the graph's state is not there).
+    const elsewhere = setupReplica(
+      langGraphAgent({ graph: email().graph })
+    )
+    const second = await started(stack, 'Send the weekly report')
+    await elsewhere.parking.decisions.approve(second.id, 'call_1', decider)
+    await elsewhere.driver.settled()
+    const again: any[] = await collect(stack.sink.subscribe(second.id))
+    assert.equal(again.at(-1).code, 'checkpoint_unreadable')
+    assert.lengthOf(sent, 0)
+  })
+
+  test('a stop mid-answer: the graph is aborted, what was said stays, the run ends cancelled', async ({
+    assert,
+  }) => {
+    let aborted = false
+    const graph = new StateGraph(MessagesAnnotation)
+      .addNode('talk', async (_state, config) => {
+        config.writer?.({ said: 'Hello' })
+        await new Promise<void>((resolve) => {
+          config.signal?.addEventListener('abort', () => {
+            aborted = true
+            resolve()
+          })
+        })
+        return { messages: [new AIMessage('never')] }
+      })
+      .addEdge(START, 'talk')
+      .addEdge('talk', END)
+      .compile({ checkpointer: new MemorySaver() })
+    const stack = await setupRunner(langGraphAgent({ graph }))
+    const id = runId('lg-stop')
+    await stack.door.startRun(
+      { runId: id, threadId: `${id}-t`, ownerId: alice.id, clientTools: [], inputMessage: null },
+      { message: 'hi' },
+      alice
+    )
+    const stored = async () => (await collect(stack.sink.replay(id) as AsyncIterable<any>)) as any[]
+    await waitUntil(
+      async () => (await stored()).some((f) => f.event?.kind === 'langgraph-custom'),
+      'the custom event'
+    )
+    const outcome = await stack.control.stop(id, decider)
+    assert.equal(outcome.status, 'cancelled')
+    await stack.driver.settled()
+    assert.isTrue(aborted)
+    const frames = await stored()
+    assert.include(kinds(frames), 'cancelled')
+    assert.notInclude(JSON.stringify(frames), 'never')
+  }).timeout(10_000)
+})
