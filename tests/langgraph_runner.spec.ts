@@ -35,7 +35,11 @@ function email() {
 }
 
 /** Start a run on the driver and wait for its first segment's outcome. */
-async function started(stack: Awaited<ReturnType<typeof setupRunner>>, message: string, threadId?: string) {
+async function started(
+  stack: Awaited<ReturnType<typeof setupRunner>>,
+  message: string,
+  threadId?: string
+) {
   const id = runId('lg')
   const outcome = await (
     await stack.driver.start({
@@ -109,7 +113,9 @@ test.group('LangGraph runner', () => {
     const { sent, graph } = email()
     const stack = await setupRunner(langGraphAgent({ graph }))
     const { id } = await started(stack, 'Send the weekly report')
-    await stack.parking.decisions.approve(id, 'call_1', decider, { input: { to: 'boss@example.com' } })
+    await stack.parking.decisions.approve(id, 'call_1', decider, {
+      input: { to: 'boss@example.com' },
+    })
     await stack.driver.settled()
     assert.deepEqual(sent, [{ to: 'boss@example.com' }])
     assert.equal(textOf(await collect(stack.sink.subscribe(id))), 'I will send it. Sent.')
@@ -140,7 +146,10 @@ test.group('LangGraph runner', () => {
     const one = await started(stack, 'Hello there', thread)
     assert.equal(one.outcome.status, 'finished')
     const two = await started(stack, 'What did I ask?', thread)
-    assert.equal(textOf(await collect(stack.sink.subscribe(two.id))), 'You asked: Hello there / What did I ask?')
+    assert.equal(
+      textOf(await collect(stack.sink.subscribe(two.id))),
+      'You asked: Hello there / What did I ask?'
+    )
   })
 
   test('several interrupts open at once: one item each, each resumed by its interrupt id', async ({
@@ -207,7 +216,12 @@ test.group('LangGraph runner', () => {
     const { id } = await started(stack, 'Make the report')
     let frames: any[] = await collect(stack.sink.subscribe(id))
     const asked = frames.find((f) => f.t === 'elicitation')
-    assert.deepEqual(asked.request, { id: asked.id, source: 'ask', preamble: 'One question.', questions })
+    assert.deepEqual(asked.request, {
+      id: asked.id,
+      source: 'ask',
+      preamble: 'One question.',
+      questions,
+    })
     await stack.parking.decisions.answer(id, asked.id, decider, { answers: { format: ['csv'] } })
     await stack.driver.settled()
     // The second interrupt: a boolean response schema is a yes/no question.
@@ -221,7 +235,10 @@ test.group('LangGraph runner', () => {
     await stack.parking.decisions.answer(id, confirm.id, decider, { answers: { answer: ['yes'] } })
     await stack.driver.settled()
     const state = await graph.getState({ configurable: { thread_id: id } })
-    assert.deepEqual(state.values, { answers: { answers: { format: ['csv'] }, skipped: false }, ok: true })
+    assert.deepEqual(state.values, {
+      answers: { answers: { format: ['csv'] }, skipped: false },
+      ok: true,
+    })
   })
 
   test("LangChain's HITL middleware request: one approval per action, keyed by the model's call ids", async ({
@@ -265,7 +282,10 @@ test.group('LangGraph runner', () => {
         ['call_y', { to: 'y@example.com' }],
       ]
     )
-    assert.deepEqual(approvals[0].inputSchema, { type: 'object', properties: { to: { type: 'string' } } })
+    assert.deepEqual(approvals[0].inputSchema, {
+      type: 'object',
+      properties: { to: { type: 'string' } },
+    })
     await stack.parking.decisions.approve(id, 'call_x', decider, { input: { to: 'z@example.com' } })
     await stack.parking.decisions.reject(id, 'call_y', decider, { reason: 'Not him.' })
     await stack.driver.settled()
@@ -375,9 +395,7 @@ test.group('LangGraph runner', () => {
     assert.lengthOf(sent, 0)
 
     // No such checkpoint: another checkpointer (the graph's state is not there).
-    const elsewhere = setupReplica(
-      langGraphAgent({ graph: email().graph })
-    )
+    const elsewhere = setupReplica(langGraphAgent({ graph: email().graph }))
     const second = await started(stack, 'Send the weekly report')
     await elsewhere.parking.decisions.approve(second.id, 'call_1', decider)
     await elsewhere.driver.settled()

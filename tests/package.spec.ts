@@ -130,6 +130,19 @@ const FACE: Record<string, { values: string[]; types: string[] }> = {
     values: ['aiSdkAgent', 'askTool'],
     types: ['AiSdkAgentOptions', 'ApprovalOptions', 'AskInput', 'AskOutput'],
   },
+  'adonis-agent-stream/langgraph': {
+    values: ['CUSTOM_EVENT', 'REJECTION_MESSAGES', 'langGraphAgent', 'requestApproval'],
+    types: [
+      'CustomChunkMapper',
+      'HitlRequest',
+      'LangGraphAgentOptions',
+      'LangGraphApprovalOptions',
+      'LangGraphCheckpoint',
+      'LangGraphGraph',
+      'ToolCallInterrupt',
+      'ToolDecision',
+    ],
+  },
   'adonis-agent-stream/copilotkit': {
     values: ['AgentStreamRunner'],
     types: ['AgentStreamRunnerOptions'],
@@ -332,7 +345,7 @@ test.group('package: npm pack', (group) => {
     assert.isTrue(report.serviceIsAgentStream)
     assert.equal(report.status, 'ended')
     assert.sameMembers(report.commands, ['agent-stream:inspect', 'agent-stream:purge'])
-    for (const subpath of ['schema', 'testing', 'ai-sdk', 'copilotkit']) {
+    for (const subpath of ['schema', 'testing', 'ai-sdk', 'langgraph', 'copilotkit']) {
       assert.sameMembers(report.subpaths[subpath], FACE[`adonis-agent-stream/${subpath}`].values)
     }
     assert.include(report.subpaths['commands/purge'], 'default')

@@ -70,9 +70,16 @@ export class PromptedChatModel extends BaseChatModel {
     for (const message of chunks) {
       const chunk = new ChatGenerationChunk({ message, text: message.text })
       yield chunk
-      await runManager?.handleLLMNewToken(message.text, undefined, undefined, undefined, undefined, {
-        chunk,
-      })
+      await runManager?.handleLLMNewToken(
+        message.text,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        {
+          chunk,
+        }
+      )
     }
   }
 }

@@ -306,7 +306,8 @@ export function resumeValues(
         }
         break
       default: {
-        const value = item?.status === 'answered' && !item.skipped ? item.answers?.answer?.[0] : undefined
+        const value =
+          item?.status === 'answered' && !item.skipped ? item.answers?.answer?.[0] : undefined
         out[entry.interrupt] =
           value === undefined ? null : entry.as === 'boolean' ? value === 'yes' : value
       }
