@@ -14,7 +14,7 @@ import { emailGraph, emailReply } from '../demo/agents/langgraph.js'
 import { PromptedChatModel } from '../demo/agents/langgraph_model.js'
 import { FAILURE_SENTENCES } from '../src/core/frames.js'
 import { langGraphAgent, REJECTION_MESSAGES } from '../src/runners/langgraph/index.js'
-import { setupReplica, setupRunner } from './helpers/parking.js'
+import { askApproval, setupReplica, setupRunner } from './helpers/parking.js'
 import { collect, runId, textOf, waitUntil } from './helpers/sink.js'
 
 const alice = { id: 'alice' }
@@ -150,6 +150,29 @@ test.group('LangGraph runner', () => {
       textOf(await collect(stack.sink.subscribe(two.id))),
       'You asked: Hello there / What did I ask?'
     )
+  })
+
+  test('a park cancelled: the next turn gives the paused call a result before the new message', async ({
+    assert,
+  }) => {
+    const { sent, model, graph } = email()
+    const stack = await setupRunner(langGraphAgent({ graph }))
+    const thread = runId('thread')
+    const one = await started(stack, 'Send the weekly report', thread)
+    await stack.parking.decisions.cancel(one.id, decider)
+    await stack.driver.settled()
+    const two = await started(stack, 'What did I ask?', thread)
+    assert.equal(
+      textOf(await collect(stack.sink.subscribe(two.id))),
+      'You asked: Send the weekly report / What did I ask?'
+    )
+    assert.lengthOf(sent, 0)
+    const prompt = model.calls.at(-1)!
+    assert.deepEqual(
+      prompt.map((m: BaseMessage) => m.type),
+      ['human', 'ai', 'tool', 'human']
+    )
+    assert.equal(prompt[2].text, REJECTION_MESSAGES.cancelled)
   })
 
   test('several interrupts open at once: one item each, each resumed by its interrupt id', async ({
@@ -402,6 +425,22 @@ test.group('LangGraph runner', () => {
     const again: any[] = await collect(stack.sink.subscribe(second.id))
     assert.equal(again.at(-1).code, 'checkpoint_unreadable')
     assert.lengthOf(sent, 0)
+  })
+
+  test('a checkpoint of another shape (another runner, an old version) fails the same way', async ({
+    assert,
+  }) => {
+    const runner = langGraphAgent({ graph: email().graph })
+    const stack = await setupRunner({ start: askApproval, resume: (ctx) => runner.resume(ctx) })
+    const { id } = await started(stack, 'Pay')
+    await stack.parking.decisions.approve(id, 'call_1', decider)
+    await stack.driver.settled()
+    const frames: any[] = await collect(stack.sink.subscribe(id))
+    assert.deepInclude(frames.at(-1), {
+      t: 'error',
+      code: 'checkpoint_unreadable',
+      message: FAILURE_SENTENCES.checkpoint_unreadable,
+    })
   })
 
   test('a stop mid-answer: the graph is aborted, what was said stays, the run ends cancelled', async ({

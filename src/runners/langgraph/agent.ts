@@ -1,4 +1,4 @@
-import type { HumanMessage } from '@langchain/core/messages'
+import { ToolMessage, type HumanMessage } from '@langchain/core/messages'
 import type { RunnableConfig } from '@langchain/core/runnables'
 import { Command, type StateSnapshot } from '@langchain/langgraph'
 import type { AgentStreamErrorCode, StreamFrame } from '../../core/frames.js'
@@ -9,6 +9,7 @@ import { ChunkReader, type CustomChunkMapper } from './chunks.js'
 import { humanMessage } from './input.js'
 import {
   askFor,
+  REJECTION_MESSAGES,
   resumeValues,
   type LangGraphApprovalOptions,
   type OpenInterrupt,
@@ -204,10 +205,29 @@ export function langGraphAgent(options: LangGraphAgentOptions): AgentRunner {
       let said: UserMessage | null = null
       for await (const frame of ctx.history()) said ??= userMessageOf(frame)
       const message = humanMessage(said, ctx.input)
-      const input = options.input
-        ? options.input(message, ctx)
-        : { messages: message ? [message] : [] }
-      return segment(ctx, ctx.threadId, input, [])
+      if (options.input) return segment(ctx, ctx.threadId, options.input(message, ctx), [])
+      // A thread whose last park was cancelled still holds the paused task (new input drops
+      // it): its calls get a result first, so the model is never sent a call without one.
+      let state: StateSnapshot | null = null
+      try {
+        state = await graph.getState(configFor(ctx.threadId))
+      } catch (error) {
+        onError?.(error)
+      }
+      const results =
+        state && openInterrupts(state).length > 0
+          ? unansweredCalls(state).map(
+              (call) =>
+                new ToolMessage({
+                  tool_call_id: call.id,
+                  name: call.name,
+                  content: REJECTION_MESSAGES.cancelled,
+                  status: 'error',
+                })
+            )
+          : []
+      const messages = [...results, ...(message ? [message] : [])]
+      return segment(ctx, ctx.threadId, { messages }, [])
     },
     async resume(ctx) {
       const checkpoint = ctx.checkpoint
@@ -232,6 +252,16 @@ export function langGraphAgent(options: LangGraphAgentOptions): AgentRunner {
       return segment(ctx, checkpoint.thread_id, new Command({ resume }), ctx.items)
     },
   }
+}
+
+/** The calls of the last AI message in a state's `messages` that no tool message answers. */
+function unansweredCalls(state: StateSnapshot): { id: string; name: string }[] {
+  const messages = (state.values as { messages?: unknown } | undefined)?.messages
+  if (!Array.isArray(messages)) return []
+  const answered = new Set(
+    messages.filter((m) => ToolMessage.isInstance(m)).map((m) => (m as ToolMessage).tool_call_id)
+  )
+  return lastCalls(state).filter((call) => !answered.has(call.id))
 }
 
 /** The tool calls of the last AI message in a state's `messages`, if any. */
