@@ -14,6 +14,9 @@ import type { LanguageModel } from 'ai'
 import { demoAgent, openAiModel, scriptedDemoModel } from './agent.js'
 import type { AgentStream } from '../src/agent_stream.js'
 import { bundleUseChat } from './bundle.js'
+import { AGENT_NAMES, loadEmailAgent } from './agents/index.js'
+import type { RunnerFactory } from '../src/define_config.js'
+import type { AgentRunner } from '../src/runner/contract.js'
 
 /** The repository is the app root: Lucid finds the package's own `database/migrations`. */
 const APP_ROOT = new URL('../', import.meta.url)
@@ -43,6 +46,12 @@ export interface DemoOptions {
    * `OPENAI_API_KEY` is set, else the scripted one.
    */
   model?: 'scripted' | LanguageModel
+  /**
+   * Which agent: `'ai-sdk'` (default: the demo's full scenario), or a framework's runner playing
+   * the email scenario on its own test model (`AGENT_NAMES` of demo/agents/index.ts:
+   * `openai-agents`, `langgraph`, `mastra`, `agui-agent`, `ui-message-stream`, `ai-sdk-email`).
+   */
+  agent?: string
 }
 
 export interface Demo {
@@ -98,12 +107,27 @@ async function migrate(app: ApplicationService) {
 export async function startDemo(options: DemoOptions = {}): Promise<Demo> {
   const port = options.port ?? Number(process.env.PORT ?? 3333)
   const print = options.quiet ? () => {} : (line: string) => console.log(line)
-  const model = options.model === 'scripted' ? null : (options.model ?? (await openAiModel()))
+  const framework = options.agent && options.agent !== 'ai-sdk' ? options.agent : null
+  if (framework && !AGENT_NAMES.includes(framework)) {
+    throw new Error(`unknown --agent "${framework}": one of ${AGENT_NAMES.join(', ')}`)
+  }
+  const model =
+    framework || options.model === 'scripted' ? null : (options.model ?? (await openAiModel()))
   print(
-    model
-      ? `Agent: AI SDK on ${typeof model === 'string' ? model : model.modelId}`
-      : 'Agent: AI SDK on the scripted mock model (set OPENAI_API_KEY for a real one)'
+    framework
+      ? `Agent: ${framework}, its framework's test model playing the email scenario (ask for the weekly report)`
+      : model
+        ? `Agent: AI SDK on ${typeof model === 'string' ? model : model.modelId}`
+        : 'Agent: AI SDK on the scripted mock model (set OPENAI_API_KEY for a real one)'
   )
+  // A framework's agent is made from the booted app (its state, if any, on the app's database).
+  const runner: RunnerFactory | AgentRunner = framework
+    ? async (booted) =>
+        loadEmailAgent(framework, {
+          db: await booted.container.make('lucid.db'),
+          onSend: (input) => print(`send_email ran with ${JSON.stringify(input)}`),
+        })
+    : demoAgent(model ?? scriptedDemoModel(options.tokensPerSecond ?? 30))
   const ignitor = new IgnitorFactory()
     .withCoreProviders()
     .withCoreConfig()
@@ -118,7 +142,7 @@ export async function startDemo(options: DemoOptions = {}): Promise<Demo> {
           connections: { demo: sqlite(options.dbFile ?? DEFAULT_DB_FILE) },
         }),
         agent_stream: defineConfig({
-          runner: demoAgent(model ?? scriptedDemoModel(options.tokensPerSecond ?? 30)),
+          runner,
           principal: () => DEMO_USER,
           admin: () => true,
           // The default already lets the requester decide; spelled out for the demo's one person.

@@ -1,5 +1,5 @@
 import { configProvider } from '@adonisjs/core'
-import type { ConfigProvider } from '@adonisjs/core/types'
+import type { ApplicationService, ConfigProvider } from '@adonisjs/core/types'
 import string from '@adonisjs/core/helpers/string'
 import { RuntimeException } from '@adonisjs/core/exceptions'
 import type { LucidSinkOptions } from './sink/lucid_sink.js'
@@ -79,8 +79,13 @@ export interface AgentStreamConfig {
    * whole (never half a turn). `maxTurns: 0`: no earlier turns.
    */
   history?: HistoryBounds
-  /** The host's agent: `start` and `resume` (see `AgentRunner`). */
-  runner?: AgentRunner
+  /**
+   * The host's agent: `start` and `resume` (see `AgentRunner`), or a function of the app that
+   * makes it, called once when the `agentStream` singleton is first made (after the app
+   * booted): for an agent that needs the app's services, such as a LangGraph graph keeping its
+   * checkpoints with `LucidSaver` on `await app.container.make('lucid.db')`.
+   */
+  runner?: AgentRunner | RunnerFactory
   /**
    * Who may decide a parked item, on every door and in the admin console. Default
    * (`defaultApproverPolicy`): the requester for `approver: 'requester'`, else a principal
@@ -148,6 +153,9 @@ export interface AgentStreamConfig {
   }
 }
 
+/** Makes the host's agent from the booted app (`runner` in the config). */
+export type RunnerFactory = (app: ApplicationService) => AgentRunner | Promise<AgentRunner>
+
 /** The config once resolved: sink options in milliseconds, and the parking settings. */
 export type ResolvedAgentStreamConfig = Omit<LucidSinkOptions, 'onError' | 'onInfo' | 'park'> & {
   history?: HistoryBounds
@@ -203,7 +211,7 @@ export function defineConfig(config: AgentStreamConfig): ConfigProvider<Resolved
     windowBytes: config.windowBytes,
     groupCommit: config.groupCommit,
     history: config.history,
-    runner: config.runner,
+    runner: typeof config.runner === 'function' ? undefined : config.runner,
     approverPolicy: config.approverPolicy,
     sweepIntervalMs: ms('sweepInterval', config.sweepInterval, 10),
     drainMs: ms('shutdown.drain', config.shutdown?.drain, 0),
@@ -265,6 +273,7 @@ export function defineConfig(config: AgentStreamConfig): ConfigProvider<Resolved
     )
   }
   return configProvider.create(async (app) => {
+    if (typeof config.runner === 'function') resolved.runner = await config.runner(app)
     // A notifier that loads a peer or a container binding (Redis) resolves it now: a missing
     // package or provider fails at startup, not in the background.
     const notifier = resolved.notifier

@@ -133,6 +133,30 @@ test.group('In an AdonisJS app', (group) => {
     await migrate(app, 'down')
   })
 
+  test('a runner factory in the config is called once with the booted app; its runner runs', async ({
+    assert,
+  }) => {
+    const { scriptedAgent } = await import('../src/testing/scripted_agent.js')
+    const seen: unknown[] = []
+    const app = await setupApp({
+      runner: async (booted) => {
+        // What a factory is for: the app's services (here the database) exist by now.
+        seen.push(await booted.container.make('lucid.db'))
+        return scriptedAgent({ steps: ['approval'] })
+      },
+    })
+    await migrate(app, 'up')
+    const agentStream = await app.container.make('agentStream')
+    await app.container.make('agentStream')
+    assert.lengthOf(seen, 1)
+    assert.strictEqual(seen[0], await app.container.make('lucid.db'))
+    const id = runId()
+    const { done } = await agentStream.driver.start({ runId: id, principal: { id: 'u1' } })
+    assert.equal((await done).status, 'parked')
+    await agentStream.shutdown()
+    await migrate(app, 'down')
+  })
+
   test('what the published stubs import from the package, the package exports', async ({
     assert,
   }) => {

@@ -7,6 +7,8 @@ import { join } from 'node:path'
 import type { Page } from 'playwright-core'
 import { startDemo } from '../demo/server.js'
 import { runCheck } from '../demo/check.js'
+import { runEmailCheck } from '../demo/email_check.js'
+import { AGENT_NAMES } from '../demo/agents/index.js'
 import { launchBrowser } from './helpers/browser.js'
 
 // The demo runs on its own SQLite file whatever database the suite is on: bin/test.ts runs this
@@ -73,6 +75,25 @@ async function done(page: Page) {
 }
 
 test.group('Demo', () => {
+  for (const agent of AGENT_NAMES.filter((name) => name !== 'ai-sdk')) {
+    test(`npm run demo -- --agent ${agent} --check: the email scenario with HttpAgent, the admin page, useChat`, async ({
+      assert,
+    }) => {
+      const lines: string[] = []
+      await runEmailCheck(agent, { log: (line) => lines.push(line), timeoutMs: 50_000 })
+      assert.include(lines.at(-1), 'useChat: approved, then "You asked: Send the weekly report')
+    }).timeout(60_000)
+  }
+
+  test('npm run demo -- --agent with an unknown name: an error naming the agents there are', async ({
+    assert,
+  }) => {
+    await assert.rejects(
+      () => startDemo({ port: 0, quiet: true, agent: 'nope' }),
+      /unknown --agent "nope": one of ai-sdk, /
+    )
+  })
+
   test('npm run demo -- --check: the whole scenario with the official AG-UI client', async ({
     assert,
   }) => {

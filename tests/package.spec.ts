@@ -87,6 +87,7 @@ const FACE: Record<string, { values: string[]; types: string[] }> = {
       'RoutesOptions',
       'RunContext',
       'RunOutcome',
+      'RunnerFactory',
       'RuntimeOptions',
       'SettledItem',
       'SinkWriter',

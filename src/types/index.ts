@@ -8,7 +8,12 @@
 import './extended.js'
 
 // config/agent_stream.ts
-export type { AgentStreamConfig, Duration, ResolvedAgentStreamConfig } from '../define_config.js'
+export type {
+  AgentStreamConfig,
+  Duration,
+  ResolvedAgentStreamConfig,
+  RunnerFactory,
+} from '../define_config.js'
 export type { HistoryBounds } from '../runner/conversation.js'
 export type {
   LimitsConfig,

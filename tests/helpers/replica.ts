@@ -12,6 +12,7 @@ const SCRIPTS = {
   continuation: fileURLToPath(new URL('../fixtures/continuation_replica.ts', import.meta.url)),
   queue: fileURLToPath(new URL('../fixtures/queue_replica.ts', import.meta.url)),
   stop: fileURLToPath(new URL('../fixtures/stop_replica.ts', import.meta.url)),
+  runner: fileURLToPath(new URL('../fixtures/runner_replica.ts', import.meta.url)),
 }
 
 /** Debian's libfaketime (package `faketime`): preloaded, it shifts the process's clock. */
