@@ -9,6 +9,7 @@ import type { EmailAgentOptions } from './scenario.js'
 /** Each `--agent` name and its module in demo/agents. */
 export const FRAMEWORK_AGENTS: Record<string, string> = {
   'ai-sdk-email': 'ai_sdk',
+  'langgraph': 'langgraph',
 }
 
 /** The names `--agent` takes. */

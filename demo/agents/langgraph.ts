@@ -1,4 +1,3 @@
-import type { Database } from '@adonisjs/lucid/database'
 import { HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages'
 import { tool } from '@langchain/core/tools'
 import {
@@ -14,30 +13,24 @@ import { z } from 'zod'
 import type { AgentRunner } from '../../src/runner/contract.js'
 import { langGraphAgent, requestApproval } from '../../src/runners/langgraph/index.js'
 import { PromptedChatModel, type Reply } from './langgraph_model.js'
-
-/** The text of a person's message. */
-const said = (message: BaseMessage) => message.text
+import { answerTo, type EmailAgentOptions } from './scenario.js'
 
 /**
- * The email scenario, decided from the prompt (docs/runners/langgraph.md): "weekly report" ->
- * "I will send it. " and a `send_email` call; send_email's result -> "Sent." or "Not sent.";
- * anything else -> "You asked: " and every person message of the prompt, oldest first.
+ * The email scenario (demo/agents/scenario.ts), decided from the prompt: the person's texts,
+ * and whether the newest message is send_email's result saying it was sent.
  */
 export function emailReply(messages: BaseMessage[]): Reply {
   const last = messages.at(-1)
-  if (last && ToolMessage.isInstance(last)) {
-    return { text: /"sent":true/.test(last.text) ? 'Sent.' : 'Not sent.' }
+  const said = messages.filter((m) => HumanMessage.isInstance(m)).map((m) => m.text)
+  const toolResult =
+    last && ToolMessage.isInstance(last) ? { sent: /"sent":true/.test(last.text) } : undefined
+  const answer = answerTo({ said, toolResult })
+  return {
+    text: answer.text,
+    ...(answer.call
+      ? { toolCalls: [{ id: answer.call.id, name: 'send_email', args: answer.call.input }] }
+      : {}),
   }
-  if (last && HumanMessage.isInstance(last) && said(last).includes('weekly report')) {
-    return {
-      text: 'I will send it. ',
-      toolCalls: [
-        { id: `call_${messages.length}`, name: 'send_email', args: { to: 'team@example.com' } },
-      ],
-    }
-  }
-  const asked = messages.filter((m) => HumanMessage.isInstance(m)).map(said)
-  return { text: `You asked: ${asked.join(' / ')}` }
 }
 
 /**
@@ -53,7 +46,12 @@ export function emailGraph(options: {
   const model = options.model ?? new PromptedChatModel(emailReply)
   const sendEmail = tool(
     async (input: { to: string }, config) => {
-      const decision = requestApproval({ id: config.toolCall?.id, name: 'send_email', args: input })
+      const decision = requestApproval(
+        { id: config.toolCall?.id, name: 'send_email', args: input },
+        {
+          inputSchema: { type: 'object', properties: { to: { type: 'string' } }, required: ['to'] },
+        }
+      )
       if (decision.type === 'reject') return `Not sent: ${decision.message ?? 'rejected'}`
       const args = decision.type === 'edit' ? (decision.editedAction.args as { to: string }) : input
       options.onSend(args)
@@ -80,11 +78,7 @@ export function emailGraph(options: {
 }
 
 /** The email scenario played by a scripted LangChain chat model (no network). */
-export async function emailAgent(options: {
-  db: Database
-  /** Called once per run of the send_email tool, with its input. */
-  onSend: (input: { to: string }) => void
-}): Promise<AgentRunner> {
+export async function emailAgent(options: EmailAgentOptions): Promise<AgentRunner> {
   // TODO(langgraph-checkpointer): the Lucid checkpointer on `options.db` once it lands; the
   // in-memory one serves one process only.
   void options.db
