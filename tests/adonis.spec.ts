@@ -7,6 +7,7 @@ import { setupApp } from './helpers/app.js'
 import { collect, runId, textOf } from './helpers/sink.js'
 import { sinkInternals } from '../src/sink/lucid_sink.js'
 import { DEFAULT_TABLES } from '../src/store/schema.js'
+import { DEFAULT_LANGGRAPH_TABLES } from '../src/store/langgraph_schema.js'
 
 async function migrate(app: any, direction: 'up' | 'down') {
   const db = await app.container.make('lucid.db')
@@ -30,6 +31,7 @@ test.group('In an AdonisJS app', (group) => {
     const db = await app.container.make('lucid.db')
     // Every package table (dependents first), then the migrations' bookkeeping.
     for (const table of [
+      ...Object.values(DEFAULT_LANGGRAPH_TABLES).reverse(),
       ...Object.values(DEFAULT_TABLES).reverse(),
       'adonis_schema',
       'adonis_schema_versions',
@@ -51,6 +53,9 @@ test.group('In an AdonisJS app', (group) => {
     assert.isTrue(await db.connection().schema.hasTable('agent_stream_frames'))
     assert.isTrue(await db.connection().schema.hasTable('agent_stream_checkpoints'))
     assert.isTrue(await db.connection().schema.hasTable('agent_run_queue'))
+    for (const table of Object.values(DEFAULT_LANGGRAPH_TABLES)) {
+      assert.isTrue(await db.connection().schema.hasTable(table), table)
+    }
 
     const agentStream = await app.container.make('agentStream')
     const id = runId()
@@ -63,6 +68,9 @@ test.group('In an AdonisJS app', (group) => {
     assert.isFalse(await db.connection().schema.hasTable('agent_streams'))
     assert.isFalse(await db.connection().schema.hasTable('agent_stream_checkpoints'))
     assert.isFalse(await db.connection().schema.hasTable('agent_run_queue'))
+    for (const table of Object.values(DEFAULT_LANGGRAPH_TABLES)) {
+      assert.isFalse(await db.connection().schema.hasTable(table), table)
+    }
   })
 
   test('agent-stream:purge deletes streams past the TTL (and --dry-run deletes nothing)', async ({

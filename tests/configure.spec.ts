@@ -9,6 +9,7 @@ import type { ApplicationService } from '@adonisjs/core/types'
 import { defineConfig as defineLucidConfig } from '@adonisjs/lucid'
 import { MigrationRunner } from '@adonisjs/lucid/migration'
 import { DEFAULT_TABLES } from '../src/store/schema.js'
+import { DEFAULT_LANGGRAPH_TABLES } from '../src/store/langgraph_schema.js'
 import { runId } from './helpers/sink.js'
 
 /**
@@ -289,6 +290,15 @@ test.group('node ace configure adonis-agent-stream', (group) => {
       'agent_threads',
       'agent_run_queue',
     ])
+    // The LangGraph checkpointer's tables (`LucidSaver`), created by the same migration.
+    assert.sameMembers(Object.values(DEFAULT_LANGGRAPH_TABLES), [
+      'agent_langgraph_checkpoints',
+      'agent_langgraph_blobs',
+      'agent_langgraph_writes',
+    ])
+    for (const table of Object.values(DEFAULT_LANGGRAPH_TABLES)) {
+      assert.isTrue(await db.connection().schema.hasTable(table), table)
+    }
 
     // The provider works on those tables with the published config.
     const agentStream = await app.container.make('agentStream')
@@ -306,7 +316,10 @@ test.group('node ace configure adonis-agent-stream', (group) => {
     })
     await down.run()
     if (down.error) throw down.error
-    for (const table of Object.values(DEFAULT_TABLES)) {
+    for (const table of [
+      ...Object.values(DEFAULT_TABLES),
+      ...Object.values(DEFAULT_LANGGRAPH_TABLES),
+    ]) {
       assert.isFalse(await db.connection().schema.hasTable(table), table)
     }
   })

@@ -28,4 +28,10 @@ export {
   tableNames,
 } from '../store/schema.js'
 export { addStopColumns, dropStopColumns } from '../store/stop_schema.js'
+export {
+  createLangGraphTables,
+  dropLangGraphTables,
+  langGraphTableNames,
+} from '../store/langgraph_schema.js'
 export type { TableNames } from '../store/schema.js'
+export type { LangGraphTableNames } from '../store/langgraph_schema.js'

@@ -26,6 +26,11 @@ import {
   type TableNames,
 } from '../../src/store/schema.js'
 import { addStopColumns } from '../../src/store/stop_schema.js'
+import {
+  createLangGraphTables,
+  dropLangGraphTables,
+  type LangGraphTableNames,
+} from '../../src/store/langgraph_schema.js'
 
 /** Which database the suite runs against: `sqlite` (default), `pg` or `mysql`. */
 export const DIALECT = (process.env.DB ?? 'sqlite') as 'sqlite' | 'pg' | 'mysql'
@@ -122,6 +127,16 @@ export async function resetTables(db: Database, tables: TableNames = tableNames(
   await createCheckpointsTable(client.schema, client.dialect.name, tables)
   await createThreadsTable(client.schema, client.dialect.name, tables)
   await createRunQueueTable(client.schema, client.dialect.name, tables)
+}
+
+/**
+ * Drop and create the LangGraph checkpointer's tables (`LucidSaver`; default: their default
+ * names). Apart from {@link resetTables}: only the specs of LangGraph graphs need them.
+ */
+export async function resetLangGraphTables(db: Database, tables?: LangGraphTableNames) {
+  const client = db.connection()
+  await dropLangGraphTables(client.schema, tables)
+  await createLangGraphTables(client.schema, client.dialect.name, tables)
 }
 
 /** Every row of every package table, as one string: equal before and after a refusal proves it changed nothing. */
