@@ -2,7 +2,6 @@ import { HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/mes
 import { tool } from '@langchain/core/tools'
 import {
   END,
-  MemorySaver,
   MessagesAnnotation,
   START,
   StateGraph,
@@ -11,7 +10,8 @@ import {
 import { ToolNode } from '@langchain/langgraph/prebuilt'
 import { z } from 'zod'
 import type { AgentRunner } from '../../src/runner/contract.js'
-import { langGraphAgent, requestApproval } from '../../src/runners/langgraph/index.js'
+import { langGraphAgent, LucidSaver, requestApproval } from '../../src/runners/langgraph/index.js'
+import { createLangGraphTables } from '../../src/store/langgraph_schema.js'
 import { PromptedChatModel, type Reply } from './langgraph_model.js'
 import { answerTo, type EmailAgentOptions } from './scenario.js'
 
@@ -77,11 +77,22 @@ export function emailGraph(options: {
     .compile({ checkpointer: options.checkpointer })
 }
 
-/** The email scenario played by a scripted LangChain chat model (no network). */
+/**
+ * The email scenario played by a scripted LangChain chat model (no network), its graph's state
+ * on the app's database (`LucidSaver`): any replica resumes it. The checkpointer's tables are
+ * the package's migration 0008's; made here when a test database lacks them.
+ */
 export async function emailAgent(options: EmailAgentOptions): Promise<AgentRunner> {
-  // TODO(langgraph-checkpointer): the Lucid checkpointer on `options.db` once it lands; the
-  // in-memory one serves one process only.
-  void options.db
-  const graph = emailGraph({ checkpointer: new MemorySaver(), onSend: options.onSend })
+  const checkpointer = new LucidSaver(options.db)
+  const client = options.db.connection()
+  if (!(await client.schema.hasTable(checkpointer.tables.checkpoints))) {
+    try {
+      await createLangGraphTables(client.schema, client.dialect.name, checkpointer.tables)
+    } catch (error) {
+      // Another process made them first.
+      if (!(await client.schema.hasTable(checkpointer.tables.checkpoints))) throw error
+    }
+  }
+  const graph = emailGraph({ checkpointer, onSend: options.onSend })
   return langGraphAgent({ graph, actions: ['send_email'] })
 }

@@ -10,3 +10,5 @@ export type {
   ToolCallInterrupt,
   ToolDecision,
 } from './interrupts.js'
+export { LucidSaver } from './checkpointer.js'
+export type { LucidSaverOptions } from './checkpointer.js'
