@@ -107,7 +107,7 @@ test.group('LangGraph runner', () => {
       model.calls[1].map((m: BaseMessage) => m.type),
       ['human', 'ai', 'tool']
     )
-  })
+  }).timeout(15_000)
 
   test('an edited input: the tool runs with it (an edit decision)', async ({ assert }) => {
     const { sent, graph } = email()
@@ -119,7 +119,7 @@ test.group('LangGraph runner', () => {
     await stack.driver.settled()
     assert.deepEqual(sent, [{ to: 'boss@example.com' }])
     assert.equal(textOf(await collect(stack.sink.subscribe(id))), 'I will send it. Sent.')
-  })
+  }).timeout(15_000)
 
   test('a rejection: the tool never runs, the node gets the reason, one denial', async ({
     assert,
@@ -135,7 +135,7 @@ test.group('LangGraph runner', () => {
     assert.lengthOf(events(frames, 'tool-output-denied'), 1)
     assert.lengthOf(events(frames, 'tool-output'), 0)
     assert.equal(model.calls[1].at(-1)!.text, 'Not sent: Not this week.')
-  })
+  }).timeout(15_000)
 
   test('a multi-turn thread: one LangGraph thread per thread, the graph state has the earlier turn', async ({
     assert,
@@ -150,7 +150,7 @@ test.group('LangGraph runner', () => {
       textOf(await collect(stack.sink.subscribe(two.id))),
       'You asked: Hello there / What did I ask?'
     )
-  })
+  }).timeout(15_000)
 
   test('a park cancelled: the next turn gives the paused call a result before the new message', async ({
     assert,
@@ -173,7 +173,7 @@ test.group('LangGraph runner', () => {
       ['human', 'ai', 'tool', 'human']
     )
     assert.equal(prompt[2].text, REJECTION_MESSAGES.cancelled)
-  })
+  }).timeout(15_000)
 
   test('several interrupts open at once: one item each, each resumed by its interrupt id', async ({
     assert,
@@ -210,7 +210,7 @@ test.group('LangGraph runner', () => {
       b: 'REF-9',
     })
     assert.lengthOf(state.tasks, 0)
-  })
+  }).timeout(15_000)
 
   test('a question set interrupt: an elicitation with its questions, the node gets the answers', async ({
     assert,
@@ -262,7 +262,7 @@ test.group('LangGraph runner', () => {
       answers: { answers: { format: ['csv'] }, skipped: false },
       ok: true,
     })
-  })
+  }).timeout(15_000)
 
   test("LangChain's HITL middleware request: one approval per action, keyed by the model's call ids", async ({
     assert,
@@ -318,7 +318,7 @@ test.group('LangGraph runner', () => {
         { type: 'reject', message: 'Not him.' },
       ],
     })
-  })
+  }).timeout(15_000)
 
   test('custom chunks: a typed event by default, JSON only; a mapper makes frames of its own', async ({
     assert,
@@ -355,7 +355,7 @@ test.group('LangGraph runner', () => {
       [['progress', { progress: 50 }]]
     )
     assert.lengthOf(events(own, 'langgraph-custom'), 0)
-  })
+  }).timeout(15_000)
 
   test('chunks the runner does not know are skipped; the run goes on', async ({ assert }) => {
     const junk = [
@@ -388,7 +388,7 @@ test.group('LangGraph runner', () => {
       frames.map(({ cursor: _c, ...f }) => f),
       [{ t: 'text', v: 'Still here.' }]
     )
-  })
+  }).timeout(15_000)
 
   test('a checkpoint that cannot be read fails the run with its fixed sentence', async ({
     assert,
@@ -425,7 +425,7 @@ test.group('LangGraph runner', () => {
     const again: any[] = await collect(stack.sink.subscribe(second.id))
     assert.equal(again.at(-1).code, 'checkpoint_unreadable')
     assert.lengthOf(sent, 0)
-  })
+  }).timeout(15_000)
 
   test('a checkpoint of another shape (another runner, an old version) fails the same way', async ({
     assert,
@@ -441,7 +441,7 @@ test.group('LangGraph runner', () => {
       code: 'checkpoint_unreadable',
       message: FAILURE_SENTENCES.checkpoint_unreadable,
     })
-  })
+  }).timeout(15_000)
 
   test('a stop mid-answer: the graph is aborted, what was said stays, the run ends cancelled', async ({
     assert,
@@ -480,5 +480,5 @@ test.group('LangGraph runner', () => {
     const frames = await stored()
     assert.include(kinds(frames), 'cancelled')
     assert.notInclude(JSON.stringify(frames), 'never')
-  }).timeout(10_000)
+  }).timeout(15_000)
 })
