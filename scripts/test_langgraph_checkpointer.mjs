@@ -33,8 +33,7 @@ for (const module of vitest?.state.getTestModules() ?? []) {
       counts.failed += 1
       console.error(`FAILED ${test.fullName}`)
       for (const error of test.result().errors ?? []) console.error(`  ${error.message}`)
-    }
-    else counts.skipped += 1
+    } else counts.skipped += 1
   }
   // A module that failed before running a test (an import, a beforeAll) counts as a failure.
   for (const error of module.errors()) {

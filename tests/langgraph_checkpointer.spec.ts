@@ -10,7 +10,7 @@ import {
   uuid6,
   type BaseCheckpointSaver,
 } from '@langchain/langgraph-checkpoint'
-import { LucidSaver } from '../src/runners/langgraph/checkpointer.js'
+import { CheckpointUnreadableError, LucidSaver } from '../src/runners/langgraph/checkpointer.js'
 import { DEFAULT_LANGGRAPH_TABLES } from '../src/store/langgraph_schema.js'
 import { createDatabase, resetLangGraphTables } from './helpers/db.js'
 
@@ -216,5 +216,58 @@ test.group('LucidSaver (the LangGraph checkpointer on Lucid)', (group) => {
     await saver.deleteThread('gone')
     assert.equal(await rowsOf(db, 'gone'), 0)
     assert.equal(await rowsOf(db, 'kept'), 3)
+  })
+
+  test("a checkpoint that no longer reads fails with CheckpointUnreadableError, the serde's error its cause", async ({
+    assert,
+  }) => {
+    const ran: string[] = []
+    const config = { configurable: { thread_id: `thread-${uuid6(1)}` } }
+    const saver = new LucidSaver(db)
+    await askingGraph(saver, ran).invoke({ log: ['start'] }, config)
+    await db
+      .connection()
+      .from(DEFAULT_LANGGRAPH_TABLES.checkpoints)
+      .where('thread_id', config.configurable.thread_id)
+      .update({ checkpoint: Buffer.from('{not json') })
+
+    const error = await saver.getTuple(config).catch((caught: unknown) => caught)
+    assert.instanceOf(error, CheckpointUnreadableError)
+    assert.equal(
+      (error as CheckpointUnreadableError).message,
+      'A stored LangGraph checkpoint could not be read'
+    )
+    assert.instanceOf((error as CheckpointUnreadableError).cause, SyntaxError)
+    const resumed = await askingGraph(saver, ran)
+      .invoke(new Command({ resume: 'yes' }), config)
+      .catch((caught: unknown) => caught)
+    assert.instanceOf(resumed, CheckpointUnreadableError)
+    assert.deepEqual(ran, ['greet'])
+  })
+
+  test('refuses an id longer than its column instead of storing it cut short', async ({
+    assert,
+  }) => {
+    const saver = new LucidSaver(db)
+    const long = 'x'.repeat(192)
+    const meta = { source: 'input' as const, step: -1, parents: {} }
+    const put = (threadId: string, taskId = 'task') =>
+      saver
+        .put(
+          { configurable: { thread_id: threadId } },
+          { ...emptyCheckpoint(), id: uuid6(1) },
+          meta,
+          {}
+        )
+        .then((config) => saver.putWrites(config, [['a', 1]], taskId))
+    await assert.rejects(() => put(long), 'LucidSaver: "thread_id" is longer than 191 characters')
+    await assert.rejects(
+      () => put('short', long),
+      'LucidSaver: "task_id" is longer than 191 characters'
+    )
+    assert.equal(await rowsOf(db, long), 0)
+    assert.equal(await rowsOf(db, long.slice(0, 191)), 0)
+    await put('x'.repeat(191))
+    assert.equal(await rowsOf(db, 'x'.repeat(191)), 2)
   })
 })

@@ -17,7 +17,9 @@ import {
   type SerializerProtocol,
 } from '@langchain/langgraph-checkpoint'
 import { langGraphTableNames, type LangGraphTableNames } from '../../store/langgraph_schema.js'
+import { CheckpointUnreadableError } from './checkpointer_errors.js'
 import {
+  checkId,
   checkpointConfig,
   fromColumn,
   hasFilter,
@@ -30,6 +32,8 @@ import {
   type WriteRow,
 } from './checkpointer_rows.js'
 
+export { CheckpointUnreadableError } from './checkpointer_errors.js'
+
 export interface LucidSaverOptions {
   /** The Lucid connection to store in (default: the app's default connection). */
   connection?: string
@@ -37,6 +41,13 @@ export interface LucidSaverOptions {
   tables?: Partial<LangGraphTableNames>
   /** How values are serialized (default: LangGraph's `JsonPlusSerializer`). */
   serde?: SerializerProtocol
+}
+
+/** Refuse a place or checkpoint id longer than its column. */
+function checkIds(place: Place, ...checkpointIds: string[]) {
+  checkId('thread_id', place.threadId)
+  checkId('checkpoint_ns', place.ns)
+  for (const id of checkpointIds) checkId('checkpoint_id', id)
 }
 
 /** How many checkpoints a filtered `list` reads the metadata of at once. */
@@ -119,7 +130,7 @@ export class LucidSaver extends BaseCheckpointSaver {
     for (let offset = 0; left > 0; offset += FILTER_PAGE) {
       const rows = (await query.clone().offset(offset).limit(FILTER_PAGE)) as CheckpointRow[]
       for (const row of rows) {
-        const metadata = await this.serde.loadsTyped(row.metadata_type, fromColumn(row.metadata))
+        const metadata = await this.#load(row.metadata_type, row.metadata)
         if (!matchesFilter(metadata, filter)) continue
         yield await this.#tuple(row, metadata)
         left -= 1
@@ -139,6 +150,11 @@ export class LucidSaver extends BaseCheckpointSaver {
     if (threadId === undefined || threadId === null) throw new Error(MISSING_THREAD)
     const place: Place = { threadId, ns: config.configurable?.checkpoint_ns ?? '' }
     const parentId = config.configurable?.checkpoint_id || null
+    checkIds(place, checkpoint.id, ...(parentId ? [parentId] : []))
+    for (const [channel, version] of Object.entries(newVersions)) {
+      checkId('channel', channel)
+      checkId('version', version)
+    }
     const stored = copyCheckpoint(checkpoint)
     const values: Record<string, unknown> = stored.channel_values
     const withoutValues: Partial<Checkpoint> = { ...stored }
@@ -203,6 +219,9 @@ export class LucidSaver extends BaseCheckpointSaver {
     }
     if (writes.length === 0) return
     const ns: string = config.configurable?.checkpoint_ns ?? ''
+    checkIds({ threadId, ns }, checkpointId)
+    checkId('task_id', taskId)
+    for (const [channel] of writes) checkId('channel', channel)
     const rows = await Promise.all(
       writes.map(async ([channel, value], idx) => {
         const [type, bytes] = await this.serde.dumpsTyped(value)
@@ -241,10 +260,19 @@ export class LucidSaver extends BaseCheckpointSaver {
     })
   }
 
+  /** A stored value as the serde reads it: {@link CheckpointUnreadableError} when it no longer does. */
+  async #load(type: string, column: unknown): Promise<any> {
+    try {
+      return await this.serde.loadsTyped(type, fromColumn(column))
+    } catch (error) {
+      throw new CheckpointUnreadableError({ cause: error })
+    }
+  }
+
   /** A stored checkpoint as LangGraph's tuple: its values, metadata, parent and pending writes. */
   async #tuple(row: CheckpointRow, metadata?: CheckpointMetadata): Promise<CheckpointTuple> {
     const place: Place = { threadId: row.thread_id, ns: row.checkpoint_ns }
-    const checkpoint: Checkpoint = await this.serde.loadsTyped(row.type, fromColumn(row.checkpoint))
+    const checkpoint: Checkpoint = await this.#load(row.type, row.checkpoint)
     checkpoint.channel_values = await this.#values(place, checkpoint.channel_versions ?? {})
     if (checkpoint.v < 4 && row.parent_checkpoint_id) {
       await this.#migratePendingSends(checkpoint, place, row.parent_checkpoint_id)
@@ -253,12 +281,9 @@ export class LucidSaver extends BaseCheckpointSaver {
     const tuple: CheckpointTuple = {
       config: checkpointConfig(place, row.checkpoint_id),
       checkpoint,
-      metadata:
-        metadata ?? (await this.serde.loadsTyped(row.metadata_type, fromColumn(row.metadata))),
+      metadata: metadata ?? (await this.#load(row.metadata_type, row.metadata)),
       pendingWrites: await Promise.all(
-        writes.map(async (write) =>
-          pendingWrite(write, await this.serde.loadsTyped(write.type, fromColumn(write.blob)))
-        )
+        writes.map(async (write) => pendingWrite(write, await this.#load(write.type, write.blob)))
       ),
     }
     if (row.parent_checkpoint_id) {
@@ -284,7 +309,7 @@ export class LucidSaver extends BaseCheckpointSaver {
     const values: Record<string, unknown> = {}
     for (const row of rows) {
       if (row.type === 'empty') continue
-      values[row.channel] = await this.serde.loadsTyped(row.type, fromColumn(row.blob))
+      values[row.channel] = await this.#load(row.type, row.blob)
     }
     return values
   }
@@ -308,9 +333,7 @@ export class LucidSaver extends BaseCheckpointSaver {
   async #migratePendingSends(checkpoint: Checkpoint, place: Place, parentId: string) {
     const sends = await this.#writes(place, parentId, TASKS)
     const values: Record<string, unknown> = (checkpoint.channel_values ??= {})
-    values[TASKS] = await Promise.all(
-      sends.map((write) => this.serde.loadsTyped(write.type, fromColumn(write.blob)))
-    )
+    values[TASKS] = await Promise.all(sends.map((write) => this.#load(write.type, write.blob)))
     const versions: ChannelVersions = (checkpoint.channel_versions ??= {})
     versions[TASKS] =
       Object.keys(versions).length > 0

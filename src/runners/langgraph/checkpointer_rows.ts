@@ -55,6 +55,31 @@ export function fromColumn(value: unknown): Uint8Array | string {
   throw new TypeError('LucidSaver: a stored value is not binary')
 }
 
+/** The longest id each column keeps (src/store/langgraph_schema.ts). */
+const ID_COLUMNS = {
+  thread_id: 191,
+  checkpoint_ns: 191,
+  checkpoint_id: 64,
+  channel: 191,
+  task_id: 191,
+  version: 64,
+} as const
+
+/**
+ * Refuse an id longer than its column before writing it (MySQL's `INSERT IGNORE` would store
+ * it cut short instead of failing), or one that is not a string or number.
+ */
+export function checkId(column: keyof typeof ID_COLUMNS, value: unknown): string {
+  if (typeof value !== 'string' && typeof value !== 'number') {
+    throw new TypeError(`LucidSaver: "${column}" must be a string`)
+  }
+  const id = String(value)
+  if (id.length > ID_COLUMNS[column]) {
+    throw new RangeError(`LucidSaver: "${column}" is longer than ${ID_COLUMNS[column]} characters`)
+  }
+  return id
+}
+
 /** The config LangGraph addresses one checkpoint by. */
 export function checkpointConfig(place: Place, checkpointId: string): RunnableConfig {
   return {
