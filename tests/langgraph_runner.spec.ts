@@ -3,6 +3,8 @@ import { AIMessage, type BaseMessage } from '@langchain/core/messages'
 import { END, MemorySaver, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph'
 import { FAILURE_SENTENCES } from '../src/core/frames.js'
 import { langGraphAgent, REJECTION_MESSAGES } from '../src/runners/langgraph/index.js'
+import { CheckpointUnreadableError } from '../src/runners/langgraph/checkpointer_errors.js'
+import { emailGraph } from '../demo/agents/langgraph.js'
 import { askApproval, setupReplica, setupRunner } from './helpers/parking.js'
 import { collect, runId, textOf, waitUntil } from './helpers/sink.js'
 import { alice, decider, email, events, kinds, started } from './helpers/langgraph.js'
@@ -245,6 +247,38 @@ test.group('LangGraph runner', () => {
       code: 'checkpoint_unreadable',
       message: FAILURE_SENTENCES.checkpoint_unreadable,
     })
+  }).timeout(15_000)
+
+  test("a thread's stored state the checkpointer can no longer read: the next turn and a resume fail the same way", async ({
+    assert,
+  }) => {
+    /** A checkpointer whose rows stop deserializing when `broken` (as LucidSaver reports it). */
+    class Breaking extends MemorySaver {
+      broken = false
+      async getTuple(config: Parameters<MemorySaver['getTuple']>[0]) {
+        if (this.broken) throw new CheckpointUnreadableError({ cause: new Error('bad bytes') })
+        return super.getTuple(config)
+      }
+    }
+    const checkpointer = new Breaking()
+    const sent: unknown[] = []
+    const graph = emailGraph({ checkpointer, onSend: (input) => sent.push(input) })
+    const errors: unknown[] = []
+    const stack = await setupRunner(langGraphAgent({ graph, onError: (e) => errors.push(e) }))
+    const thread = runId('thread')
+    const parked = await started(stack, 'Send the weekly report', thread)
+    const asked = await started(stack, 'Hello', runId('thread'))
+    assert.equal(asked.outcome.status, 'finished')
+    checkpointer.broken = true
+    await stack.parking.decisions.approve(parked.id, 'call_1', decider)
+    await stack.driver.settled()
+    const frames: any[] = await collect(stack.sink.subscribe(parked.id))
+    assert.equal(frames.at(-1).code, 'checkpoint_unreadable')
+    const next = await started(stack, 'What did I ask?', thread)
+    assert.deepEqual(next.outcome, { status: 'failed', code: 'checkpoint_unreadable' })
+    assert.lengthOf(sent, 0)
+    assert.isAtLeast(errors.length, 2)
+    assert.notInclude(JSON.stringify(frames), 'bad bytes')
   }).timeout(15_000)
 
   test('a stop mid-answer: the graph is aborted, what was said stays, the run ends cancelled', async ({

@@ -135,9 +135,16 @@ const FACE: Record<string, { values: string[]; types: string[] }> = {
     types: ['AiSdkAgentOptions', 'ApprovalOptions', 'AskInput', 'AskOutput'],
   },
   'adonis-agent-stream/langgraph': {
-    values: ['CUSTOM_EVENT', 'REJECTION_MESSAGES', 'langGraphAgent', 'requestApproval'],
+    values: [
+      'CUSTOM_EVENT',
+      'LucidSaver',
+      'REJECTION_MESSAGES',
+      'langGraphAgent',
+      'requestApproval',
+    ],
     types: [
       'CustomChunkMapper',
+      'LucidSaverOptions',
       'HitlRequest',
       'LangGraphAgentOptions',
       'LangGraphApprovalOptions',

@@ -5,6 +5,7 @@ import type { AgentStreamErrorCode, StreamFrame } from '../../core/frames.js'
 import { userMessageOf, type UserMessage } from '../../core/user_message.js'
 import type { SettledItem } from '../../parking/types.js'
 import type { AgentRunner, RunContext, RunOutcome } from '../../runner/contract.js'
+import { CheckpointUnreadableError } from './checkpointer_errors.js'
 import { ChunkReader, type CustomChunkMapper } from './chunks.js'
 import { humanMessage } from './input.js'
 import {
@@ -68,8 +69,21 @@ const STREAM_MODES = ['messages', 'updates', 'custom']
 
 const unreadable = (): RunOutcome => ({ status: 'failed', code: 'checkpoint_unreadable' })
 
-/** A stable code for an error the graph threw (a provider's 402/429 is a usage limit). */
+/** Whether `error` (or one of its causes) is the checkpointer's "cannot read this" error. */
+function isUnreadable(error: unknown): boolean {
+  for (let at = error, depth = 0; at && depth < 5; depth++) {
+    if (at instanceof CheckpointUnreadableError) return true
+    at = (at as { cause?: unknown }).cause
+  }
+  return false
+}
+
+/**
+ * A stable code for an error the graph threw: a stored state `LucidSaver` cannot read is
+ * `checkpoint_unreadable`, a provider's 402/429 a usage limit, anything else `run_failed`.
+ */
 function failureCode(error: unknown): AgentStreamErrorCode {
+  if (isUnreadable(error)) return 'checkpoint_unreadable'
   const status = (error as { status?: unknown } | null)?.status
   const code = (error as { lc_error_code?: unknown } | null)?.lc_error_code
   if (status === 402 || status === 429 || code === 'MODEL_RATE_LIMIT') return 'quota_exceeded'
@@ -213,6 +227,7 @@ export function langGraphAgent(options: LangGraphAgentOptions): AgentRunner {
         state = await graph.getState(configFor(ctx.threadId))
       } catch (error) {
         onError?.(error)
+        if (isUnreadable(error)) return unreadable()
       }
       const results =
         state && openInterrupts(state).length > 0
