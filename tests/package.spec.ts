@@ -144,7 +144,6 @@ const FACE: Record<string, { values: string[]; types: string[] }> = {
     ],
     types: [
       'CustomChunkMapper',
-      'LucidSaverOptions',
       'HitlRequest',
       'LangGraphAgentOptions',
       'LangGraphApprovalOptions',

@@ -11,4 +11,3 @@ export type {
   ToolDecision,
 } from './interrupts.js'
 export { LucidSaver } from './checkpointer.js'
-export type { LucidSaverOptions } from './checkpointer.js'
