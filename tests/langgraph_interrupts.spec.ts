@@ -75,7 +75,16 @@ test.group('LangGraph runner | interrupts', () => {
       },
     ]
     const graph = new StateGraph(State)
-      .addNode('ask', () => ({ answers: interrupt({ preamble: 'One question.', questions }) }))
+      .addNode('ask', () => ({
+        // A question of the app's own shape: an option without its label, a field of its own.
+        answers: interrupt({
+          preamble: 'One question.',
+          questions: [
+            ...questions,
+            { id: 'when', prompt: 'When?', options: [{ value: 'now' }], tone: 'x' },
+          ],
+        }),
+      }))
       .addNode('confirm', () => ({
         ok: interrupt('Send it now?', { responseSchema: z.boolean() }),
       }))
@@ -91,7 +100,10 @@ test.group('LangGraph runner | interrupts', () => {
       id: asked.id,
       source: 'ask',
       preamble: 'One question.',
-      questions,
+      questions: [
+        ...questions,
+        { id: 'when', prompt: 'When?', options: [{ value: 'now', label: 'now' }] },
+      ],
     })
     await stack.parking.decisions.answer(id, asked.id, decider, { answers: { format: ['csv'] } })
     await stack.driver.settled()
@@ -107,7 +119,7 @@ test.group('LangGraph runner | interrupts', () => {
     await stack.driver.settled()
     const state = await graph.getState({ configurable: { thread_id: id } })
     assert.deepEqual(state.values, {
-      answers: { answers: { format: ['csv'] }, skipped: false },
+      answers: { answers: { format: ['csv'], when: [] }, skipped: false },
       ok: true,
     })
   }).timeout(15_000)

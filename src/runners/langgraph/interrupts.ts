@@ -75,20 +75,44 @@ const asHitl = (value: unknown): HitlRequest | null =>
     ? (value as unknown as HitlRequest)
     : null
 
-/** A question set in an interrupt's value: `{ questions: [...], preamble? }`, well formed. */
-const asQuestions = (value: unknown) => {
+/**
+ * A question set in an interrupt's value: `{ questions: [...], preamble? }` whose questions have
+ * an `id`, a `prompt` and `options` with string values; as the frame holds it (the known fields
+ * only, an option's `label` defaulting to its value), or `null`.
+ */
+function asQuestions(
+  value: unknown
+): { questions: ElicitationQuestion[]; preamble?: string } | null {
   if (!isObject(value) || !Array.isArray(value.questions) || value.questions.length === 0) {
     return null
   }
-  const ok = value.questions.every(
-    (q) =>
-      isObject(q) &&
-      typeof q.id === 'string' &&
-      typeof q.prompt === 'string' &&
-      Array.isArray(q.options) &&
-      q.options.every((o) => isObject(o) && typeof o.value === 'string')
-  )
-  return ok ? (value as { questions: ElicitationQuestion[]; preamble?: unknown }) : null
+  const questions: ElicitationQuestion[] = []
+  for (const q of value.questions) {
+    if (!isObject(q) || typeof q.id !== 'string' || typeof q.prompt !== 'string') return null
+    if (
+      !Array.isArray(q.options) ||
+      !q.options.every((o) => isObject(o) && typeof o.value === 'string')
+    ) {
+      return null
+    }
+    const strings = (list: unknown) =>
+      Array.isArray(list) && list.every((v) => typeof v === 'string') ? (list as string[]) : null
+    const defaults = strings(q.defaults)
+    questions.push({
+      id: q.id,
+      prompt: q.prompt,
+      options: q.options.map((o: Record<string, unknown>) => ({
+        value: o.value as string,
+        label: typeof o.label === 'string' ? o.label : (o.value as string),
+        ...(typeof o.hotkey === 'string' ? { hotkey: o.hotkey } : {}),
+      })),
+      ...(typeof q.multiple === 'boolean' ? { multiple: q.multiple } : {}),
+      ...(defaults ? { defaults } : {}),
+      ...(typeof q.allowFreeText === 'boolean' ? { allowFreeText: q.allowFreeText } : {}),
+    })
+  }
+  const preamble = typeof value.preamble === 'string' && value.preamble ? value.preamble : undefined
+  return { questions, ...(preamble ? { preamble } : {}) }
 }
 
 /** The words a one-question interrupt asks: its string, or its `question`/`prompt`/`message`. */
@@ -209,8 +233,8 @@ export function askFor(
           request: {
             id,
             source: 'ask',
-            ...(typeof set.preamble === 'string' && set.preamble ? { preamble: set.preamble } : {}),
-            questions: JSON.parse(JSON.stringify(set.questions)),
+            ...(set.preamble ? { preamble: set.preamble } : {}),
+            questions: set.questions,
           },
         },
         parked: { interrupt: id, as: 'questions' },
