@@ -179,4 +179,46 @@ test.group('LangGraph runner | interrupts', () => {
       ],
     })
   }).timeout(15_000)
+
+  test("LangGraph's Agent Inbox request (HumanInterrupt): an approval; accept, edit, response", async ({
+    assert,
+  }) => {
+    const State = Annotation.Root({ got: Annotation<unknown[]>() })
+    const request = (to: string, allow: boolean) => ({
+      action_request: { action: 'send_email', args: { to } },
+      config: { allow_accept: true, allow_edit: allow, allow_respond: allow, allow_ignore: true },
+      description: `Send to ${to}?`,
+    })
+    const graph = new StateGraph(State)
+      .addNode('inbox', () => {
+        // Two interrupts in one node: a list of one request, then one request alone.
+        const first = interrupt([request('a@example.com', true)])
+        const second = interrupt(request('b@example.com', false))
+        return { got: [first, second] }
+      })
+      .addEdge(START, 'inbox')
+      .addEdge('inbox', END)
+      .compile({ checkpointer: new MemorySaver() })
+    const stack = await setupRunner(langGraphAgent({ graph }))
+    const { id } = await started(stack, 'Send')
+    let frames: any[] = await collect(stack.sink.subscribe(id))
+    const first = frames.find((f) => f.t === 'approval')
+    assert.deepInclude(first, { toolName: 'send_email', input: { to: 'a@example.com' } })
+    assert.deepEqual(first.confirmation, {
+      title: 'Run send_email?',
+      description: 'Send to a@example.com?',
+    })
+    await stack.parking.decisions.approve(id, first.id, decider, { input: { to: 'z@example.com' } })
+    await stack.driver.settled()
+    frames = await collect(stack.sink.subscribe(id))
+    const second = frames.filter((f) => f.t === 'approval').at(-1)
+    assert.notEqual(second.id, first.id)
+    await stack.parking.decisions.reject(id, second.id, decider, { reason: 'No.' })
+    await stack.driver.settled()
+    const state = await graph.getState({ configurable: { thread_id: id } })
+    assert.deepEqual(state.values.got, [
+      [{ type: 'edit', args: { action: 'send_email', args: { to: 'z@example.com' } } }],
+      { type: 'ignore', args: null },
+    ])
+  }).timeout(15_000)
 })

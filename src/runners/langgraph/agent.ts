@@ -10,12 +10,11 @@ import { ChunkReader, type CustomChunkMapper } from './chunks.js'
 import { humanMessage } from './input.js'
 import {
   askFor,
-  REJECTION_MESSAGES,
-  resumeValues,
   type LangGraphApprovalOptions,
   type OpenInterrupt,
   type ParkedInterrupt,
 } from './interrupts.js'
+import { REJECTION_MESSAGES, resumeValues } from './resume_values.js'
 
 /**
  * What the runner needs of a compiled LangGraph.js graph (`StateGraph(...).compile({

@@ -3,7 +3,7 @@ export type { LangGraphAgentOptions, LangGraphCheckpoint, LangGraphGraph } from 
 export { requestApproval } from './request_approval.js'
 export { CUSTOM_EVENT } from './chunks.js'
 export type { CustomChunkMapper } from './chunks.js'
-export { REJECTION_MESSAGES } from './interrupts.js'
+export { REJECTION_MESSAGES } from './resume_values.js'
 export type {
   HitlRequest,
   LangGraphApprovalOptions,

@@ -1,5 +1,4 @@
 import type { ElicitationQuestion, StreamFrame, ToolConfirmation } from '../../core/frames.js'
-import type { SettledItem } from '../../parking/types.js'
 
 /**
  * What a node passes to `interrupt()` to have a person approve one tool call (what
@@ -24,6 +23,13 @@ export interface HitlRequest {
   }[]
 }
 
+/** LangGraph's Agent Inbox request (`HumanInterrupt` of `@langchain/langgraph/prebuilt`). */
+interface HumanInterrupt {
+  action_request: { action: string; args: Record<string, unknown> }
+  config?: { allow_edit?: boolean; allow_respond?: boolean }
+  description?: string
+}
+
 /**
  * A person's decision on a tool call, as LangChain's `humanInTheLoopMiddleware` takes it (one per
  * action, in `{ decisions }`), and as {@link requestApproval} returns it.
@@ -40,20 +46,15 @@ export type ToolDecision =
  */
 export interface ParkedInterrupt {
   interrupt: string
-  as: 'tool' | 'hitl' | 'questions' | 'text' | 'boolean' | 'choice'
+  as: 'tool' | 'hitl' | 'inbox' | 'questions' | 'text' | 'boolean' | 'choice'
   name?: string
   input?: unknown
   index?: number
   count?: number
   allowed?: string[]
+  /** `inbox`: the request was a list (`interrupt([request])`): the resume is a list too. */
+  list?: boolean
 }
-
-/** The sentences a tool call's rejection hands the graph when the person gave no reason. */
-export const REJECTION_MESSAGES = {
-  rejected: 'A person rejected this tool call: it did not run.',
-  expired: 'Nobody decided this tool call in time: it did not run.',
-  cancelled: 'The run was cancelled before this tool call was decided: it did not run.',
-} as const
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value)
@@ -74,6 +75,20 @@ const asHitl = (value: unknown): HitlRequest | null =>
   value.actionRequests.every((a) => isObject(a) && typeof a.name === 'string')
     ? (value as unknown as HitlRequest)
     : null
+
+const isInbox = (value: unknown): value is HumanInterrupt =>
+  isObject(value) &&
+  isObject(value.action_request) &&
+  typeof value.action_request.action === 'string' &&
+  (value.action_request.args === undefined || isObject(value.action_request.args))
+
+/** Agent Inbox requests: one `HumanInterrupt`, or a list of them. */
+const asInbox = (value: unknown): { requests: HumanInterrupt[]; list: boolean } | null =>
+  isInbox(value)
+    ? { requests: [value], list: false }
+    : Array.isArray(value) && value.length > 0 && value.every(isInbox)
+      ? { requests: value, list: true }
+      : null
 
 /**
  * A question set in an interrupt's value: `{ questions: [...], preamble? }` whose questions have
@@ -220,6 +235,33 @@ export function askFor(
       }
     })
   }
+  const inbox = asInbox(open.value)
+  if (inbox) {
+    const count = inbox.requests.length
+    return inbox.requests.map((request, index) => {
+      const name = request.action_request.action
+      const args = request.action_request.args ?? {}
+      const id = callIdOf(name, args) ?? (count === 1 ? open.id : `${open.id}:${index}`)
+      const allowed = [
+        ...(request.config?.allow_edit ? ['edit'] : []),
+        ...(request.config?.allow_respond ? ['respond'] : []),
+      ]
+      return {
+        id,
+        frame: approvalFrame(id, name, args, request.description, undefined),
+        parked: {
+          interrupt: open.id,
+          as: 'inbox',
+          name,
+          input: args,
+          index,
+          count,
+          allowed,
+          list: inbox.list,
+        },
+      }
+    })
+  }
   const id = open.id
   const set = asQuestions(open.value)
   if (set) {
@@ -276,69 +318,4 @@ export function askFor(
       parked: { interrupt: id, as },
     },
   ]
-}
-
-/** A tool call's decision from its settled approval (an edited input is an `edit`). */
-function decisionOf(item: SettledItem | undefined, parked: ParkedInterrupt): ToolDecision {
-  if (!item || item.status !== 'approved') {
-    const status = item?.status === 'expired' || item?.status === 'cancelled' ? item.status : null
-    return {
-      type: 'reject',
-      message: item?.reason || REJECTION_MESSAGES[status ?? 'rejected'],
-    }
-  }
-  const edited =
-    item.input !== undefined && JSON.stringify(item.input) !== JSON.stringify(parked.input ?? {})
-  if (!edited) return { type: 'approve' }
-  // A HITL review that does not allow an edit gets the call approved as asked.
-  if (parked.allowed && !parked.allowed.includes('edit')) return { type: 'approve' }
-  return {
-    type: 'edit',
-    editedAction: { name: parked.name ?? '', args: item.input as Record<string, unknown> },
-  }
-}
-
-/**
- * The resume value of each open interrupt, by interrupt id (`Command({ resume: { [id]: value } })`),
- * from the settled items (PURE): a tool call's {@link ToolDecision}; a HITL request's
- * `{ decisions }` in its actions' order; a question set's `{ answers, skipped }`; a one-question
- * interrupt's answer (the text, `true`/`false`, the option's value), `null` when skipped.
- */
-export function resumeValues(
-  parked: Record<string, ParkedInterrupt>,
-  items: SettledItem[]
-): Record<string, unknown> {
-  const settled = new Map(items.map((item) => [item.id, item]))
-  const out: Record<string, unknown> = {}
-  const hitl = new Map<string, ToolDecision[]>()
-  for (const [itemId, entry] of Object.entries(parked)) {
-    const item = settled.get(itemId)
-    switch (entry.as) {
-      case 'tool':
-        out[entry.interrupt] = decisionOf(item, entry)
-        break
-      case 'hitl': {
-        const decisions = hitl.get(entry.interrupt) ?? new Array(entry.count ?? 1)
-        decisions[entry.index ?? 0] = decisionOf(item, entry)
-        hitl.set(entry.interrupt, decisions)
-        break
-      }
-      case 'questions':
-        out[entry.interrupt] = {
-          answers: item?.skipped ? {} : (item?.answers ?? {}),
-          skipped: item?.skipped ?? item?.status !== 'answered',
-        }
-        break
-      default: {
-        const value =
-          item?.status === 'answered' && !item.skipped ? item.answers?.answer?.[0] : undefined
-        out[entry.interrupt] =
-          value === undefined ? null : entry.as === 'boolean' ? value === 'yes' : value
-      }
-    }
-  }
-  for (const [id, decisions] of hitl) {
-    out[id] = { decisions: Array.from(decisions, (d) => d ?? { type: 'reject' }) }
-  }
-  return out
 }
