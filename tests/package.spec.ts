@@ -153,6 +153,10 @@ const FACE: Record<string, { values: string[]; types: string[] }> = {
       'ToolDecision',
     ],
   },
+  'adonis-agent-stream/openai-agents': {
+    values: ['openAiAgent'],
+    types: ['ApprovalOptions', 'OpenAiAgentOptions', 'OpenAiAgentsCheckpoint', 'OpenAiRunOptions'],
+  },
   'adonis-agent-stream/copilotkit': {
     values: ['AgentStreamRunner'],
     types: ['AgentStreamRunnerOptions'],
@@ -355,7 +359,14 @@ test.group('package: npm pack', (group) => {
     assert.isTrue(report.serviceIsAgentStream)
     assert.equal(report.status, 'ended')
     assert.sameMembers(report.commands, ['agent-stream:inspect', 'agent-stream:purge'])
-    for (const subpath of ['schema', 'testing', 'ai-sdk', 'langgraph', 'copilotkit']) {
+    for (const subpath of [
+      'schema',
+      'testing',
+      'ai-sdk',
+      'langgraph',
+      'openai-agents',
+      'copilotkit',
+    ]) {
       assert.sameMembers(report.subpaths[subpath], FACE[`adonis-agent-stream/${subpath}`].values)
     }
     assert.include(report.subpaths['commands/purge'], 'default')

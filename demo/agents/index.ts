@@ -10,6 +10,7 @@ import type { EmailAgentOptions } from './scenario.js'
 export const FRAMEWORK_AGENTS: Record<string, string> = {
   'ai-sdk-email': 'ai_sdk',
   'langgraph': 'langgraph',
+  'openai-agents': 'openai_agents',
 }
 
 /** The names `--agent` takes. */

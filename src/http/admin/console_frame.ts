@@ -39,3 +39,20 @@ export function renderSaid(said: Said, cut: (text: string) => string = (text) =>
   )
   return `<div class="said" role="group" aria-label="The person said"><p class="who">The person said:</p>${parts.join('') || '<p class="muted">(an empty message)</p>'}</div>`
 }
+
+/** How the console names a tool call's kind (`toolKind`), as a person reads it. */
+const TOOL_KINDS: Record<string, string> = {
+  action: 'an action: approval applies to its calls',
+  read: 'a read: no approval applies to its calls',
+}
+
+/**
+ * A tool call's kind as the console labels it, after the tool's name: ` (action)` or
+ * ` (read)`, with its meaning as the element's title, as the runner wrote it (the AI SDK
+ * runner: what the call's approval setting, `toolApproval` or `needsApproval`, decided).
+ * Empty for a kind the console does not know (a writer's own value is never shown).
+ */
+export function toolKindLabel(kind: unknown): string {
+  if (typeof kind !== 'string' || !Object.hasOwn(TOOL_KINDS, kind)) return ''
+  return ` <span class="kind" title="${TOOL_KINDS[kind]}">(${kind})</span>`
+}

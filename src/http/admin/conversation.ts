@@ -1,6 +1,6 @@
 import type { StreamFrame } from '../../core/frames.js'
 import type { ProjectionRules } from '../../core/projection.js'
-import { consoleFrame, renderSaid } from './console_frame.js'
+import { consoleFrame, renderSaid, toolKindLabel } from './console_frame.js'
 import { t } from './layout.js'
 
 /**
@@ -89,7 +89,7 @@ export async function renderConversation(
           break
         case 'tool-input-available':
           push(
-            `<div class="call"><p>Tool call <code>${t(event.name)}</code></p><pre tabindex="0">${t(json(event.input))}</pre></div>`
+            `<div class="call"><p>Tool call <code>${t(event.name)}</code>${toolKindLabel(event.toolKind)}</p><pre tabindex="0">${t(json(event.input))}</pre></div>`
           )
           break
         case 'tool-output':

@@ -121,7 +121,7 @@ th{font-weight:600;background:var(--bg2);white-space:nowrap}
 td{max-width:28rem;overflow-wrap:anywhere}
 tr.current{background:#eaf1fd}
 tbody tr:hover{background:#f7f9fc}
-.muted{color:var(--muted)}
+.muted,.kind{color:var(--muted)}
 code,pre{font:12.5px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace}
 pre{background:var(--bg2);padding:.5rem .75rem;overflow:auto;border-radius:4px;max-height:24rem;white-space:pre-wrap;overflow-wrap:anywhere}
 dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:.15rem 1rem;margin:.5rem 0}

@@ -1,7 +1,7 @@
 import { DateTime } from 'luxon'
 import type { RunSummary } from '../../store/run_list.js'
 import type { RunInspection } from '../../inspection/index.js'
-import { renderSaid, type ConsoleFrame } from './console_frame.js'
+import { renderSaid, toolKindLabel, type ConsoleFrame } from './console_frame.js'
 import { e, plain, t } from './layout.js'
 import type { PrincipalNames } from './names.js'
 import { runsHref, shell } from './runs_page.js'
@@ -117,7 +117,7 @@ export function renderTranscript(entries: TranscriptEntry[]): string {
             break
           case 'tool-input-available':
             out.push(
-              `<div class="tool">Tool call <code>${t(event.name)}</code> (<code>${t(event.id)}</code>)<pre>${t(json(event.input))}</pre></div>`
+              `<div class="tool">Tool call <code>${t(event.name)}</code> (<code>${t(event.id)}</code>)${toolKindLabel(event.toolKind)}<pre>${t(json(event.input))}</pre></div>`
             )
             break
           case 'tool-output':

@@ -9,6 +9,8 @@ import { inputMessages, withContext } from './input.js'
 import { isAskTool } from './ask_tool.js'
 import { writeParts, type AiSdkCheckpoint, type ApprovalOptions } from './parts.js'
 import { invalidApprovedInputs } from './tool_input.js'
+import { editedSignedApprovals } from './signed_approval.js'
+import { staticToolKind, type ToolApprovalSetting } from './tool_approval.js'
 
 /** `streamText`'s options, less what the runner supplies (the conversation and the signal). */
 export type StreamTextSettings<TOOLS extends ToolSet> = Omit<
@@ -39,7 +41,9 @@ export type AiSdkAgentOptions<TOOLS extends ToolSet> = AiSdkRunnerOptions &
  * (`ctx.conversation()`: each person's message with its files, the assistant's text, tool calls
  * and results), then the run's input and this run's frames (its person's message first, the
  * client's AG-UI `context` as data at its start, never as a system message) and writes its full stream into the run's stream
- * (docs/ai-sdk.md). A tool with `needsApproval` parks the run on an `approval` frame; a
+ * (docs/ai-sdk.md). A call the SDK asks a person to approve (the call-level `toolApproval`
+ * option, or a tool's deprecated `needsApproval`) parks the run on an `approval` frame (a
+ * signed request, `experimental_toolApprovalSecret`, keeps its signature in the stream); a
  * tool made by `askTool()` parks it on an `elicitation`. `resume` (any replica, after any
  * restart) rebuilds the conversation from the stored frames (`ctx.history()`) and the run's
  * input, adds the decisions (approved calls with their approved input; denials as the SDK gives
@@ -50,6 +54,12 @@ export function aiSdkAgent<TOOLS extends ToolSet>(options: AiSdkAgentOptions<TOO
   const { approval = {}, onError, ...rest } = options
   const tools: ToolSet =
     'agent' in rest ? rest.agent.tools : ((rest as { tools?: ToolSet }).tools ?? {})
+
+  // What decides approvals, when the runner can read it (an `Agent` keeps its settings).
+  const toolApproval =
+    'agent' in rest
+      ? undefined
+      : ((rest as { toolApproval?: unknown }).toolApproval as ToolApprovalSetting | undefined)
 
   const askTool = Object.keys(tools).find((name) => isAskTool(tools[name]))
 
@@ -111,7 +121,12 @@ export function aiSdkAgent<TOOLS extends ToolSet>(options: AiSdkAgentOptions<TOO
     for await (const frame of ctx.history()) stored.push(frame)
     // An approved call whose input breaks its tool's schema does not run: its error is its
     // result (written, and given to the model), and the SDK is not asked to run it.
+    // So does an approved call of a signed request whose input a person edited: the SDK's
+    // signature binds the input it was asked for.
     const invalid = await invalidApprovedInputs(stored, items, tools)
+    for (const edited of editedSignedApprovals(stored, items)) {
+      if (!invalid.some((call) => call.id === edited.id)) invalid.push(edited)
+    }
     for (const { frame } of invalid) {
       await ctx.writer.write(frame)
       stored.push(frame)
@@ -144,6 +159,7 @@ export function aiSdkAgent<TOOLS extends ToolSet>(options: AiSdkAgentOptions<TOO
       const result = await stream(messages, abort.signal, executionStart(ctx, abort))
       return await writeParts({ ...ctx, signal: abort.signal }, result.fullStream as never, {
         tools,
+        toolApproval,
         approval,
         settled: new Set((settledIds ?? items).map((item) => item.id)),
       })
@@ -172,7 +188,7 @@ export function aiSdkAgent<TOOLS extends ToolSet>(options: AiSdkAgentOptions<TOO
             id,
             name: call.name,
             input: call.input ?? {},
-            toolKind: tools[call.name]?.needsApproval ? 'action' : 'read',
+            toolKind: staticToolKind(call.name, tools, toolApproval),
           },
         })
       }

@@ -10,6 +10,7 @@ import type { StreamFrame, UserPart } from '../../core/frames.js'
 import { userMessageOf } from '../../core/user_message.js'
 import type { SettledItem } from '../../parking/types.js'
 import { denialReason } from './denial.js'
+import { signedRequestOf, type SignedRequest } from './signed_approval.js'
 
 type AssistantPart = Exclude<AssistantContent, string>[number]
 
@@ -49,7 +50,8 @@ export function userContent(parts: UserPart[]): UserContent {
  * `tool-output` / `tool-output-error` / `tool-output-denied` their results (a denial with the
  * words the model was first given, {@link denialReason}), `approval` an approval request under
  * the call's id, `elicitation` the call of the asking tool (`options.askTool`, its name) with
- * the question set as input, a `user-message` event (what the person said) a user message
+ * the question set as input (a signed request, stored before its `approval` frame, gives the
+ * request the SDK's own approval id and signature), a `user-message` event (what the person said) a user message
  * ({@link userContent}). Everything else (settlements, errors, usage, sources) is not the model's to see.
  */
 export function framesToMessages(
@@ -60,6 +62,7 @@ export function framesToMessages(
   let assistant: AssistantPart[] = []
   let results: ToolContent = []
   const names = new Map<string, string>()
+  const signed = new Map<string, SignedRequest>()
   const flush = () => {
     if (assistant.length > 0) messages.push({ role: 'assistant', content: assistant })
     if (results.length > 0) messages.push({ role: 'tool', content: results })
@@ -94,7 +97,19 @@ export function framesToMessages(
       continue
     }
     if (frame.t === 'approval') {
-      assistant.push({ type: 'tool-approval-request', approvalId: frame.id, toolCallId: frame.id })
+      const request = signed.get(frame.id)
+      signed.delete(frame.id)
+      assistant.push({
+        type: 'tool-approval-request',
+        approvalId: request?.approvalId ?? frame.id,
+        toolCallId: frame.id,
+        ...(request ? { signature: request.signature } : {}),
+      })
+      continue
+    }
+    const request = signedRequestOf(frame)
+    if (request) {
+      signed.set(request.id, request)
       continue
     }
     if (frame.t !== 'event') continue
@@ -144,13 +159,22 @@ export function framesToMessages(
  * The conversation a resume continues from (PURE): the rebuilt messages, each approved call's
  * input replaced by the approved one (a person's edit wins), then the approval responses as
  * the AI SDK expects them in the last tool message: approved calls run (by the SDK, with that
- * input), denied ones become `execution-denied` results with {@link denialReason}. Question
+ * input), denied ones become `execution-denied` results with {@link denialReason}; each names
+ * its request's approval id (the SDK's own for a signed request, which it verifies). Question
  * sets need nothing here: their answers are stored as the call's `tool-output`.
  */
 export function resumeMessages(messages: ModelMessage[], items: SettledItem[]): ModelMessage[] {
   const approvals = items.filter((item) => item.kind === 'approval')
   if (approvals.length === 0) return messages
   const byId = new Map(approvals.map((item) => [item.id, item]))
+  // The approval id of each call's latest request (the SDK's own, when it signed it).
+  const approvalIds = new Map<string, string>()
+  for (const message of messages) {
+    if (message.role !== 'assistant' || typeof message.content === 'string') continue
+    for (const part of message.content) {
+      if (part.type === 'tool-approval-request') approvalIds.set(part.toolCallId, part.approvalId)
+    }
+  }
   const out: ModelMessage[] = messages.map((message) => {
     if (message.role !== 'assistant' || typeof message.content === 'string') return message
     return {
@@ -165,7 +189,7 @@ export function resumeMessages(messages: ModelMessage[], items: SettledItem[]): 
   })
   const responses: ToolContent = approvals.map((item) => ({
     type: 'tool-approval-response',
-    approvalId: item.id,
+    approvalId: approvalIds.get(item.id) ?? item.id,
     approved: item.status === 'approved',
     ...(item.status === 'approved' ? {} : { reason: denialReason(item.status, item.reason) }),
   }))

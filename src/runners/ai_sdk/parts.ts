@@ -4,20 +4,37 @@ import type { RunContext, RunOutcome } from '../../runner/contract.js'
 import { isAskTool, type AskInput } from './ask_tool.js'
 import { failureCode } from './failure.js'
 import { toolInputSchema } from './tool_input.js'
+import { signedRequestFrame } from './signed_approval.js'
+import { callToolKind, staticToolKind, type ToolApprovalSetting } from './tool_approval.js'
+
+/**
+ * A call that asks for approval, as {@link ApprovalOptions}' functions get it: `reason` is the
+ * one the SDK's `toolApproval` gave with `{ type: 'user-approval', reason }`, if any.
+ */
+export interface ApprovalCall {
+  toolName: string
+  input: unknown
+  reason?: string
+}
 
 /** How a call that needs approval is asked (the `approval` frame's fields). */
 export interface ApprovalOptions {
   /** Who may decide: `'requester'` (the default) or a role; per call when a function. */
-  approver?: string | ((call: { toolName: string; input: unknown }) => string)
+  approver?: string | ((call: ApprovalCall) => string)
   /** The request lapses this long after it is asked, in milliseconds. Default: never. */
   expiresInMs?: number
-  /** Display copy for the person deciding. Default: `{ title: 'Run <toolName>?' }`. */
-  confirmation?: (call: { toolName: string; input: unknown }) => ToolConfirmation
+  /**
+   * Display copy for the person deciding. Default: `{ title: 'Run <toolName>?' }`, with the
+   * `toolApproval` reason as its `description` when there is one.
+   */
+  confirmation?: (call: ApprovalCall) => ToolConfirmation
 }
 
 /** What {@link writeParts} needs besides the stream. */
 export interface PartsPlan {
   tools: ToolSet
+  /** The call-level `toolApproval` when the runner knows it (`streamText`'s settings). */
+  toolApproval?: ToolApprovalSetting
   approval: ApprovalOptions
   /** Calls whose settlement is stored already (a resume's items): their denial is not written again. */
   settled: Set<string>
@@ -57,8 +74,18 @@ export async function writeParts(
   plan: PartsPlan
 ): Promise<RunOutcome> {
   const write = (frame: StreamFrame) => ctx.writer.write(frame)
-  const kind = (name: string): 'read' | 'action' =>
-    plan.tools[name]?.needsApproval ? 'action' : 'read'
+  const kind = (name: string) => staticToolKind(name, plan.tools, plan.toolApproval)
+  // A call's `tool-input-available` waits for the next part: the SDK emits the call's
+  // approval request right after it when its approval setting asks for one, and the frame's
+  // `toolKind` says what the SDK decided for this call (`callToolKind`).
+  let held: { id: string; frame: Extract<StreamFrame, { t: 'event' }> } | null = null
+  const release = async (kindOf: (name: string) => 'read' | 'action') => {
+    if (!held) return
+    const { frame } = held
+    held = null
+    const event = frame.event as { name: string; toolKind: 'read' | 'action' }
+    await write({ ...frame, event: { ...frame.event, toolKind: kindOf(event.name) } as never })
+  }
   const reasoning = new Map<string, string>()
   const asking = new Set<string>()
   const waiting: string[] = []
@@ -71,6 +98,10 @@ export async function writeParts(
   }
   try {
     for await (const part of parts) {
+      if (held) {
+        const asked = part.type === 'tool-approval-request' && part.toolCall.toolCallId === held.id
+        await release(() => callToolKind(asked))
+      }
       switch (part.type) {
         case 'start-step':
           await write({ t: 'event', event: { kind: 'step-start' } })
@@ -125,16 +156,19 @@ export async function writeParts(
           break
         case 'tool-call': {
           if (!isAskTool(plan.tools[part.toolName]) || part.invalid) {
-            await write({
-              t: 'event',
+            const frame = {
+              t: 'event' as const,
               event: {
-                kind: 'tool-input-available',
+                kind: 'tool-input-available' as const,
                 id: part.toolCallId,
                 name: part.toolName,
                 input: part.input ?? {},
                 toolKind: kind(part.toolName),
               },
-            })
+            }
+            // An invalid call is not resolved by the SDK: its tool's kind is the label.
+            if (part.invalid) await write(frame)
+            else held = { id: part.toolCallId, frame }
           } else {
             const input = part.input as AskInput
             await write({
@@ -155,7 +189,22 @@ export async function writeParts(
         case 'tool-approval-request': {
           // Decided by the SDK itself (`toolApproval` said so): nothing for a person.
           if (part.isAutomatic) break
-          const call = { toolName: part.toolCall.toolName, input: part.toolCall.input }
+          const call: ApprovalCall = {
+            toolName: part.toolCall.toolName,
+            input: part.toolCall.input,
+            ...(part.reason ? { reason: part.reason } : {}),
+          }
+          // Signed by the SDK (`experimental_toolApprovalSecret`): its approval id and
+          // signature are stored, so a resume hands the SDK the very request it signed.
+          if (part.signature) {
+            await write(
+              signedRequestFrame({
+                id: part.toolCall.toolCallId,
+                approvalId: part.approvalId,
+                signature: part.signature,
+              })
+            )
+          }
           const approver = plan.approval.approver
           const tool = Object.hasOwn(plan.tools, call.toolName)
             ? plan.tools[call.toolName]
@@ -169,7 +218,10 @@ export async function writeParts(
             input: call.input ?? {},
             // What an edit of the input is checked against, wherever it is made.
             ...(inputSchema === undefined ? {} : { inputSchema }),
-            confirmation: plan.approval.confirmation?.(call) ?? { title: `Run ${call.toolName}?` },
+            confirmation: plan.approval.confirmation?.(call) ?? {
+              title: `Run ${call.toolName}?`,
+              ...(call.reason ? { description: call.reason } : {}),
+            },
             approver: typeof approver === 'function' ? approver(call) : (approver ?? 'requester'),
             ...(plan.approval.expiresInMs
               ? { expiresAt: new Date(Date.now() + plan.approval.expiresInMs).toISOString() }
@@ -243,9 +295,13 @@ export async function writeParts(
           break
       }
     }
+    // The stream ended right after a call: the SDK resolved nothing more for it.
+    await release(kind)
   } catch (error) {
     failed ??= ctx.signal.aborted ? null : failureCode(error)
     aborted ||= ctx.signal.aborted
+    // The call itself was said: it stays in the stream (its record, for a takeover or a turn).
+    await release(kind).catch(() => undefined)
   }
   if (failed) return { status: 'failed', code: failed }
   if (aborted) return { status: 'cancelled' }

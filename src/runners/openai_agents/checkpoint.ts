@@ -1,0 +1,157 @@
+import { RunState, type Agent, type RunToolApprovalItem } from '@openai/agents'
+import type { SettledItem } from '../../parking/types.js'
+
+/**
+ * What a parked segment of an OpenAI Agents run keeps (the park's JSON checkpoint, never sent to
+ * a browser): the SDK's own serialized `RunState` (`state.toString()`), and where the handoffs
+ * stood (the sub-agent scopes still open, outermost first, and how many handoffs the run made).
+ */
+export interface OpenAiAgentsCheckpoint {
+  runner: 'openai-agents'
+  state: string
+  /** The run ids of the sub-agent scopes (handoffs) open when the run parked, outermost first. */
+  scopes: string[]
+  /** How many handoffs the run made so far (a new one's run id counts on from it). */
+  handoffs: number
+}
+
+/** The checkpoint could not be turned back into a `RunState` (the agent changed, or garbage). */
+export class CheckpointUnreadable extends Error {
+  constructor(cause?: unknown) {
+    super('checkpoint unreadable', { cause })
+  }
+}
+
+/** What the model is told about a call that did not run (the SDK's rejection message), per status. */
+export const DENIAL_SENTENCES = {
+  rejected: 'A person rejected this tool call; it did not run.',
+  expired: 'Nobody approved this tool call in time; it did not run.',
+  cancelled: 'The run was cancelled before this tool call ran.',
+} as const
+
+/** What the model is told about an approved call whose edited input the state could not hold. */
+export const UNAPPLIED_EDIT_SENTENCE =
+  'The approved tool call could not be run with its edited input; it did not run.'
+
+/** The words the model gets for a call that did not run: the person's reason, or the sentence. */
+export function denialReason(status: string | undefined, reason?: string | null): string {
+  if (reason) return reason
+  return DENIAL_SENTENCES[status as keyof typeof DENIAL_SENTENCES] ?? DENIAL_SENTENCES.rejected
+}
+
+/** The tool-call id of an interruption (the id its `approval` frame and its item carry). */
+export function callIdOf(item: RunToolApprovalItem): string {
+  const raw = item.rawItem as { callId?: unknown; id?: unknown }
+  return String(raw.callId ?? raw.id ?? '')
+}
+
+/** `checkpoint` as this runner wrote it, or {@link CheckpointUnreadable}. PURE. */
+export function checkpointOf(checkpoint: unknown): OpenAiAgentsCheckpoint {
+  const value = checkpoint as Partial<OpenAiAgentsCheckpoint> | null
+  if (
+    !value ||
+    typeof value !== 'object' ||
+    value.runner !== 'openai-agents' ||
+    typeof value.state !== 'string'
+  ) {
+    throw new CheckpointUnreadable()
+  }
+  return {
+    runner: 'openai-agents',
+    state: value.state,
+    scopes: Array.isArray(value.scopes)
+      ? value.scopes.filter((id): id is string => typeof id === 'string')
+      : [],
+    handoffs: Number.isSafeInteger(value.handoffs) ? (value.handoffs as number) : 0,
+  }
+}
+
+/**
+ * The serialized state with each edited call's arguments replaced (PURE): every `function_call`
+ * item of the call's id (the model's response, the generated items, the processed response, the
+ * interruption), in nested agent-tool runs too (serialized states inside the state). The SDK
+ * approves an invocation by its name and arguments, so the state must hold the edited arguments
+ * everywhere before the approval is given. Returns the new text and the ids it found.
+ */
+export function withEditedInputs(
+  state: string,
+  edits: Map<string, unknown>
+): { state: string; found: Set<string> } {
+  const found = new Set<string>()
+  if (edits.size === 0) return { state, found }
+  const walk = (value: unknown): unknown => {
+    if (typeof value === 'string') {
+      // A nested run's state (an `agent.asTool()` run waiting) is stored as its own JSON text.
+      if (!value.startsWith('{') || !value.includes('"$schemaVersion"')) return value
+      try {
+        return JSON.stringify(walk(JSON.parse(value)))
+      } catch {
+        return value
+      }
+    }
+    if (Array.isArray(value)) return value.map(walk)
+    if (!value || typeof value !== 'object') return value
+    const out: Record<string, unknown> = {}
+    for (const [key, inner] of Object.entries(value)) out[key] = walk(inner)
+    const callId = typeof out.callId === 'string' ? out.callId : undefined
+    if (out.type === 'function_call' && callId && edits.has(callId)) {
+      out.arguments = JSON.stringify(edits.get(callId) ?? {})
+      found.add(callId)
+    }
+    return out
+  }
+  return { state: JSON.stringify(walk(JSON.parse(state))), found }
+}
+
+/**
+ * The parked run's `RunState`, rebuilt for `agent` from the checkpoint with the decisions
+ * applied: an approved call (with a person's edited input, when one was made) is approved, any
+ * other settlement (rejected, expired, cancelled) is rejected with the words the model is told
+ * ({@link denialReason}). Throws {@link CheckpointUnreadable} when the SDK cannot read it (the
+ * agent, its tools or handoffs changed since the run paused). Returns the calls whose denial
+ * is stored already (their SDK result is not written again).
+ */
+export async function restoredState(
+  agent: Agent<any, any>,
+  checkpoint: OpenAiAgentsCheckpoint,
+  items: SettledItem[]
+): Promise<{ state: RunState<any, Agent<any, any>>; denied: Set<string> }> {
+  const approvals = items.filter((item) => item.kind === 'approval')
+  const edits = new Map(
+    approvals
+      .filter((item) => item.status === 'approved' && item.input !== undefined)
+      .map((item) => [item.id, item.input] as const)
+  )
+  let text = checkpoint.state
+  let found = new Set<string>()
+  try {
+    ;({ state: text, found } = withEditedInputs(checkpoint.state, edits))
+  } catch (error) {
+    throw new CheckpointUnreadable(error)
+  }
+  let state: RunState<any, Agent<any, any>>
+  try {
+    state = await RunState.fromString(agent, text)
+  } catch (error) {
+    throw new CheckpointUnreadable(error)
+  }
+  const byId = new Map(approvals.map((item) => [item.id, item]))
+  const denied = new Set<string>()
+  for (const interruption of state.getInterruptions()) {
+    const id = callIdOf(interruption)
+    const item = byId.get(id)
+    if (!item) continue
+    // An edit the state could not hold (no such call in it) is not run with the old input.
+    const unapplied = edits.has(id) && !found.has(id)
+    if (item.status === 'approved' && !unapplied) {
+      state.approve(interruption)
+    } else if (unapplied) {
+      state.reject(interruption, { message: UNAPPLIED_EDIT_SENTENCE })
+    } else {
+      // Its denial is stored already (the settlement's `tool-output-denied`).
+      denied.add(id)
+      state.reject(interruption, { message: denialReason(item.status, item.reason) })
+    }
+  }
+  return { state, denied }
+}
