@@ -9,6 +9,7 @@ import type { EmailAgentOptions } from './scenario.js'
 /** Each `--agent` name and its module in demo/agents. */
 export const FRAMEWORK_AGENTS: Record<string, string> = {
   'ai-sdk-email': 'ai_sdk',
+  'langgraph': 'langgraph',
   'openai-agents': 'openai_agents',
   'agui-agent': 'agui_agent',
   'ui-message-stream': 'ui_message_stream',
