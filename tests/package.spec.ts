@@ -151,6 +151,7 @@ const FACE: Record<string, { values: string[]; types: string[] }> = {
       'LangGraphApprovalOptions',
       'LangGraphCheckpoint',
       'LangGraphGraph',
+      'LucidSaverOptions',
       'ToolCallInterrupt',
       'ToolDecision',
     ],

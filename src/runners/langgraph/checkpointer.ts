@@ -34,6 +34,7 @@ import {
 
 export { CheckpointUnreadableError } from './checkpointer_errors.js'
 
+/** Options of {@link LucidSaver}: where it stores, and how it serializes. */
 export interface LucidSaverOptions {
   /** The Lucid connection to store in (default: the app's default connection). */
   connection?: string

@@ -11,3 +11,4 @@ export type {
   ToolDecision,
 } from './interrupts.js'
 export { LucidSaver } from './checkpointer.js'
+export type { LucidSaverOptions } from './checkpointer.js'
