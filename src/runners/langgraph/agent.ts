@@ -217,10 +217,12 @@ export function langGraphAgent(options: LangGraphAgentOptions): AgentRunner {
     async start(ctx) {
       let said: UserMessage | null = null
       for await (const frame of ctx.history()) said ??= userMessageOf(frame)
-      const message = humanMessage(said, ctx.input)
+      const message = humanMessage(said, ctx.input, ctx.runId)
       if (options.input) return segment(ctx, ctx.threadId, options.input(message, ctx), [])
-      // A thread whose last park was cancelled still holds the paused task (new input drops
-      // it): its calls get a result first, so the model is never sent a call without one.
+      // Every call of the state's last AI message without a result gets one before the new
+      // message, so the model is never sent a call without its result: a park that was cancelled
+      // (its paused task is dropped by the new input), a run stopped, killed or failed while its
+      // tools ran (the state has the calls, `next: ['tools']`, no interrupt).
       let state: StateSnapshot | null = null
       try {
         state = await graph.getState(configFor(ctx.threadId))
@@ -228,18 +230,18 @@ export function langGraphAgent(options: LangGraphAgentOptions): AgentRunner {
         onError?.(error)
         if (isUnreadable(error)) return unreadable()
       }
-      const results =
-        state && openInterrupts(state).length > 0
-          ? unansweredCalls(state).map(
-              (call) =>
-                new ToolMessage({
-                  tool_call_id: call.id,
-                  name: call.name,
-                  content: REJECTION_MESSAGES.cancelled,
-                  status: 'error',
-                })
-            )
-          : []
+      const why = state && openInterrupts(state).length > 0 ? 'cancelled' : 'stopped'
+      const results = state
+        ? unansweredCalls(state).map(
+            (call) =>
+              new ToolMessage({
+                tool_call_id: call.id,
+                name: call.name,
+                content: REJECTION_MESSAGES[why],
+                status: 'error',
+              })
+          )
+        : []
       const messages = [...results, ...(message ? [message] : [])]
       return segment(ctx, ctx.threadId, { messages }, [])
     },

@@ -6,6 +6,7 @@ export const REJECTION_MESSAGES = {
   rejected: 'A person rejected this tool call: it did not run.',
   expired: 'Nobody decided this tool call in time: it did not run.',
   cancelled: 'The run was cancelled before this tool call was decided: it did not run.',
+  stopped: 'The run stopped before this tool call returned: its result is unknown.',
 } as const
 
 /** A tool call's decision from its settled approval (an edited input is an `edit`). */
