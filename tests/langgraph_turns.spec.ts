@@ -27,7 +27,9 @@ function heldGraph() {
   const slow = tool(
     async (_input, config) => {
       enter()
-      await new Promise<void>((resolve) => config.signal?.addEventListener('abort', () => resolve()))
+      await new Promise<void>((resolve) =>
+        config.signal?.addEventListener('abort', () => resolve())
+      )
       return 'late'
     },
     { name: 'slow', description: 'Takes a while', schema: z.object({}) }
@@ -72,7 +74,10 @@ test.group('LangGraph runner, turns of a thread', () => {
     // The thread's state now ends with the unanswered call (next: tools, no interrupt).
     const state = await graph.getState({ configurable: { thread_id: thread } })
     assert.deepEqual(state.next, ['tools'])
-    assert.lengthOf(state.tasks.flatMap((task) => task.interrupts), 0)
+    assert.lengthOf(
+      state.tasks.flatMap((task) => task.interrupts),
+      0
+    )
 
     const two = await started(stack, 'What did I ask?', thread)
     assert.equal(two.outcome.status, 'finished')

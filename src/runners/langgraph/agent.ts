@@ -14,7 +14,7 @@ import {
   type OpenInterrupt,
   type ParkedInterrupt,
 } from './interrupts.js'
-import { REJECTION_MESSAGES, resumeValues } from './resume_values.js'
+import { REJECTION_MESSAGES, refusedDecisions, resumeValues } from './resume_values.js'
 
 /**
  * What the runner needs of a compiled LangGraph.js graph (`StateGraph(...).compile({
@@ -264,6 +264,19 @@ export function langGraphAgent(options: LangGraphAgentOptions): AgentRunner {
       )
       const wanted = Object.values(checkpoint.interrupts).map((entry) => entry.interrupt)
       if (wanted.length === 0 || wanted.some((id) => !open.has(id))) return unreadable()
+      // A decision the request does not allow (a rejection of a HITL review without 'reject'):
+      // LangChain's middleware would throw on it, so the graph is not resumed and nothing runs
+      // (the approved calls too, as when the middleware drops a rejected request's other calls).
+      if (refusedDecisions(checkpoint.interrupts, ctx.items).length > 0) {
+        for (const item of ctx.items) {
+          if (item.status !== 'approved') continue
+          await ctx.writer.write({
+            t: 'event',
+            event: { kind: 'tool-output-denied', id: item.id, status: 'cancelled' },
+          })
+        }
+        return { status: 'finished' }
+      }
       const resume = resumeValues(checkpoint.interrupts, ctx.items)
       return segment(ctx, checkpoint.thread_id, new Command({ resume }), ctx.items)
     },
