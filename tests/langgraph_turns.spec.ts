@@ -94,6 +94,38 @@ test.group('LangGraph runner, turns of a thread', () => {
     assert.equal(prompt[2].text, REJECTION_MESSAGES.stopped)
   }).timeout(15_000)
 
+  test('a tools node that throws: the run fails, the next turn gives the call a result first', async ({
+    assert,
+  }) => {
+    const model = new PromptedChatModel(asked)
+    const errors: unknown[] = []
+    const graph = new StateGraph(MessagesAnnotation)
+      .addNode('agent', async (state) => ({ messages: [await model.invoke(state.messages)] }))
+      .addNode('tools', () => {
+        throw new Error('the tool broke')
+      })
+      .addEdge(START, 'agent')
+      .addConditionalEdges('agent', (state) => {
+        const last = state.messages.at(-1) as { tool_calls?: unknown[] } | undefined
+        return last?.tool_calls?.length ? 'tools' : END
+      })
+      .addEdge('tools', 'agent')
+      .compile({ checkpointer: new MemorySaver() })
+    const stack = await setupRunner(langGraphAgent({ graph, onError: (e) => errors.push(e) }))
+    const thread = runId('thread')
+    const one = await started(stack, 'hold', thread)
+    assert.deepEqual(one.outcome, { status: 'failed', code: 'run_failed' })
+    assert.lengthOf(errors, 1)
+    const two = await started(stack, 'What did I ask?', thread)
+    assert.equal(two.outcome.status, 'finished')
+    const prompt = model.calls.at(-1)!
+    assert.deepEqual(
+      prompt.map((m) => m.type),
+      ['human', 'ai', 'tool', 'human']
+    )
+    assert.equal((prompt[2] as ToolMessage).tool_call_id, 'call_h')
+  }).timeout(15_000)
+
   test("a person's message re-sent with its id (a regenerate, an AG-UI transcript) follows the earlier turn", async ({
     assert,
   }) => {

@@ -28,9 +28,10 @@ function contextBlock(input: unknown): Block | null {
  * id the state already has, and a client re-sends its message's id (useChat's
  * `regenerate-message`, an AG-UI client sending its transcript again in a new run), so the new
  * turn would overwrite the earlier one instead of following it; one id per run appends it, and
- * the same run started again (a crash before its first checkpoint) writes it once. It is the stored `user-message` frame (text and files) when a door started the run,
- * else the input's `message` (or the input itself when it is a string). The client's context
- * comes first in it, as data.
+ * the same run started again (a crash before its first checkpoint) writes it once. It is the
+ * stored `user-message` frame (text and files) when a door started the run, else the input's
+ * `message` (or the input itself when it is a string). The client's context comes first in it,
+ * as data.
  */
 export function humanMessage(
   said: UserMessage | null,
