@@ -23,12 +23,21 @@ function contextBlock(input: unknown): Block | null {
 }
 
 /**
- * The person's message of a run as a `HumanMessage` (its id the client's), or `null` when the
- * run has none: the stored `user-message` frame (text and files) when a door started the run,
- * else the input's `message` (or the input itself when it is a string). The client's context
- * comes first in it, as data.
+ * The person's message of a run as a `HumanMessage`, or `null` when the run has none. Its id is
+ * the run's (`runId`), never the client's: LangGraph's messages reducer REPLACES a message whose
+ * id the state already has, and a client re-sends its message's id (useChat's
+ * `regenerate-message`, an AG-UI client sending its transcript again in a new run), so the new
+ * turn would overwrite the earlier one instead of following it; one id per run appends it, and
+ * the same run started again (a crash before its first checkpoint) writes it once. It is the
+ * stored `user-message` frame (text and files) when a door started the run, else the input's
+ * `message` (or the input itself when it is a string). The client's context comes first in it,
+ * as data.
  */
-export function humanMessage(said: UserMessage | null, input: unknown): HumanMessage | null {
+export function humanMessage(
+  said: UserMessage | null,
+  input: unknown,
+  runId: string
+): HumanMessage | null {
   const text =
     typeof input === 'string'
       ? input
@@ -41,7 +50,7 @@ export function humanMessage(said: UserMessage | null, input: unknown): HumanMes
   const content = context ? [context, ...blocks] : blocks
   const plain = content.every((block) => block.type === 'text')
   return new HumanMessage({
-    ...(said ? { id: said.id } : {}),
+    id: runId,
     content:
       plain && content.length === 1
         ? (content[0] as { text: string }).text
