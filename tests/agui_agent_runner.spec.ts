@@ -1,6 +1,6 @@
 import { test } from '@japa/runner'
 import { randomUUID } from 'node:crypto'
-import { AbstractAgent } from '@ag-ui/client'
+import { AbstractAgent, HttpAgent } from '@ag-ui/client'
 import { EventType, type BaseEvent, type RunAgentInput } from '@ag-ui/core'
 import { Observable } from 'rxjs'
 import { aguiAgent } from '../src/runners/agui_agent/index.js'
@@ -8,6 +8,8 @@ import { FAILURE_SENTENCES } from '../src/core/frames.js'
 import type { AgentRunner } from '../src/runner/contract.js'
 import { EmailAgent } from '../demo/agents/agui_agent.js'
 import { setupRunner } from './helpers/parking.js'
+import { serveRuntime } from './helpers/fetch_node.js'
+import { createAgUiFetchHandler } from '../src/http/fetch_handler.js'
 import { collect, runId, textOf } from './helpers/sink.js'
 
 const alice = { id: 'alice' }
@@ -336,4 +338,43 @@ test.group('AG-UI agent runner', () => {
       message: "The run's checkpoint could not be read: the agent changed since the run paused.",
     })
   })
+})
+
+test.group('AG-UI agent runner | the thread after a turn that failed mid-tool', () => {
+  test('the next turn is not sent the call the failed turn left without a result', async ({
+    assert,
+    cleanup,
+  }) => {
+    const agent = new ScriptedAgent((input) =>
+      input.messages.length === 1
+        ? [
+            { type: EventType.TOOL_CALL_START, toolCallId: 'call_open', toolCallName: 'pay' },
+            { type: EventType.TOOL_CALL_ARGS, toolCallId: 'call_open', delta: '{}' },
+            { type: EventType.TOOL_CALL_END, toolCallId: 'call_open' },
+            { type: EventType.RUN_ERROR, message: 'the tool crashed' },
+          ]
+        : [finished(input)]
+    )
+    const { url, close } = await serveRuntime(
+      { runner: aguiAgent({ agent }) },
+      (served, principal) => createAgUiFetchHandler(served.door, { basePath: '/agui', principal })
+    )
+    cleanup(close)
+    const client = new HttpAgent({
+      url: `${url}/agui`,
+      threadId: `thread-${randomUUID()}`,
+      headers: { 'x-user': 'alice' },
+      initialMessages: [{ id: 'u1', role: 'user', content: 'Pay it' }],
+    })
+    await client.runAgent().catch(() => {}) // the turn ends RUN_ERROR
+    client.addMessage({ id: 'u2', role: 'user', content: 'Try again later' })
+    await client.runAgent()
+    const second = agent.inputs.at(-1)!
+    assert.deepEqual(
+      second.messages.map((m) => m.role),
+      ['user', 'user'],
+      'the open call of the failed turn is left out'
+    )
+    assert.notInclude(JSON.stringify(second.messages), 'call_open')
+  }).timeout(30_000)
 })

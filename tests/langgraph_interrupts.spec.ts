@@ -11,7 +11,9 @@ import {
 } from '@langchain/langgraph'
 import { z } from 'zod'
 import { PromptedChatModel } from '../demo/agents/langgraph_model.js'
+import { InvalidDecisionError } from '../src/errors.js'
 import { langGraphAgent, REJECTION_MESSAGES } from '../src/runners/langgraph/index.js'
+import { refusedDecisions } from '../src/runners/langgraph/resume_values.js'
 import { setupRunner } from './helpers/parking.js'
 import { collect } from './helpers/sink.js'
 import { decider, started } from './helpers/langgraph.js'
@@ -124,7 +126,7 @@ test.group('LangGraph runner | interrupts', () => {
     })
   }).timeout(15_000)
 
-  test("LangChain's HITL middleware request: one approval per action, keyed by the model's call ids", async ({
+  test("a request of the shape LangChain's HITL middleware sends: one approval per action, keyed by the model's call ids", async ({
     assert,
   }) => {
     const model = new PromptedChatModel(() => ({
@@ -213,6 +215,13 @@ test.group('LangGraph runner | interrupts', () => {
     frames = await collect(stack.sink.subscribe(id))
     const second = frames.filter((f) => f.t === 'approval').at(-1)
     assert.notEqual(second.id, first.id)
+    // allow_edit: false: no edited input fits its frame (refused up front, 422).
+    assert.notProperty(first, 'inputSchema')
+    assert.strictEqual(second.inputSchema, false)
+    await assert.rejects(
+      () => stack.parking.decisions.approve(id, second.id, decider, { input: { to: 'c@x.com' } }),
+      InvalidDecisionError
+    )
     await stack.parking.decisions.reject(id, second.id, decider, { reason: 'No.' })
     await stack.driver.settled()
     const state = await graph.getState({ configurable: { thread_id: id } })
@@ -221,4 +230,61 @@ test.group('LangGraph runner | interrupts', () => {
       { type: 'ignore', args: null },
     ])
   }).timeout(15_000)
+
+  test('a decision its request does not allow (an approval parked before edits were refused) is refused, never run as asked', ({
+    assert,
+  }) => {
+    const parked = {
+      call_a: {
+        interrupt: 'i1',
+        as: 'hitl' as const,
+        name: 'send',
+        input: { to: 'a' },
+        index: 0,
+        count: 2,
+        allowed: ['approve', 'reject'],
+      },
+      call_b: {
+        interrupt: 'i1',
+        as: 'hitl' as const,
+        name: 'send',
+        input: { to: 'b' },
+        index: 1,
+        count: 2,
+        allowed: ['approve', 'edit'],
+      },
+      call_c: {
+        interrupt: 'i2',
+        as: 'inbox' as const,
+        name: 'send',
+        input: { to: 'c' },
+        allowed: [],
+      },
+    }
+    const item = (id: string, status: 'approved' | 'rejected', input?: unknown) => ({
+      kind: 'approval' as const,
+      id,
+      runId: 'r',
+      park: 1,
+      status,
+      decidedBy: 'alice',
+      decidedVia: 'api',
+      reason: null,
+      ...(input ? { input } : {}),
+    })
+    const asked = [
+      item('call_a', 'approved'),
+      item('call_b', 'approved'),
+      item('call_c', 'approved'),
+    ]
+    assert.deepEqual(refusedDecisions(parked, asked), [])
+    assert.deepEqual(
+      refusedDecisions(parked, [
+        item('call_a', 'approved', { to: 'z' }),
+        item('call_b', 'rejected'),
+        item('call_c', 'approved', { to: 'z' }),
+      ]),
+      ['call_a', 'call_b', 'call_c']
+    )
+  })
 })

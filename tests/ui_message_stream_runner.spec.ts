@@ -14,7 +14,7 @@ import { UiChunkReader } from '../src/runners/ui_message_stream/chunks.js'
 import { framesToUiMessages } from '../src/runners/ui_message_stream/messages.js'
 import { FAILURE_SENTENCES } from '../src/core/frames.js'
 import type { AgentRunner } from '../src/runner/contract.js'
-import { emailModel } from '../demo/agents/ui_message_stream.js'
+import { emailModel } from '../demo/agents/ai_sdk_model.js'
 import { setupRunner } from './helpers/parking.js'
 import { collect, runId, textOf } from './helpers/sink.js'
 

@@ -11,7 +11,6 @@ import { ToolNode } from '@langchain/langgraph/prebuilt'
 import { z } from 'zod'
 import type { AgentRunner } from '../../src/runner/contract.js'
 import { langGraphAgent, LucidSaver, requestApproval } from '../../src/runners/langgraph/index.js'
-import { createLangGraphTables } from '../../src/store/langgraph_schema.js'
 import { PromptedChatModel, type Reply } from './langgraph_model.js'
 import { answerTo, type EmailAgentOptions } from './scenario.js'
 
@@ -79,20 +78,11 @@ export function emailGraph(options: {
 
 /**
  * The email scenario played by a scripted LangChain chat model (no network), its graph's state
- * on the app's database (`LucidSaver`): any replica resumes it. The checkpointer's tables are
- * the package's migration 0008's; made here when a test database lacks them.
+ * on the app's database (`LucidSaver`, in the tables of the package's migration): any replica
+ * resumes it.
  */
 export async function emailAgent(options: EmailAgentOptions): Promise<AgentRunner> {
   const checkpointer = new LucidSaver(options.db)
-  const client = options.db.connection()
-  if (!(await client.schema.hasTable(checkpointer.tables.checkpoints))) {
-    try {
-      await createLangGraphTables(client.schema, client.dialect.name, checkpointer.tables)
-    } catch (error) {
-      // Another process made them first.
-      if (!(await client.schema.hasTable(checkpointer.tables.checkpoints))) throw error
-    }
-  }
   const graph = emailGraph({ checkpointer, onSend: options.onSend })
   return langGraphAgent({ graph, actions: ['send_email'] })
 }

@@ -37,7 +37,9 @@ export function blocksOf(file: string, text: string): DocBlock[] {
 
 /** The README and every page under docs/: the Markdown a reader of the package follows. */
 export async function docFiles(root: string) {
-  const pages = (await readdir(join(root, 'docs'))).filter((name) => name.endsWith('.md'))
+  const pages = (await readdir(join(root, 'docs'), { recursive: true })).filter((name) =>
+    name.endsWith('.md')
+  )
   return ['README.md', ...pages.sort().map((name) => join('docs', name))]
 }
 

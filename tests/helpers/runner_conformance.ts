@@ -23,7 +23,7 @@ import { HttpAgent, buildResumeArray } from '@ag-ui/client'
 import type { AgentRunner } from '../../src/runner/contract.js'
 import type { EmailAgentOptions } from '../../demo/agents/scenario.js'
 import { adminForm } from './decisions.js'
-import { createDatabase, resetTables } from './db.js'
+import { createDatabase, resetLangGraphTables, resetTables } from './db.js'
 import { serveApp } from './http.js'
 import { createRuntime } from '../../src/runtime.js'
 import { Replica } from './replica.js'
@@ -46,6 +46,12 @@ async function toolLog() {
   }
 }
 
+/** Every table of the package's migration, the LangGraph checkpointer's too, made anew. */
+async function reset(db: ReturnType<typeof createDatabase>) {
+  await resetTables(db)
+  await resetLangGraphTables(db)
+}
+
 export function runnerConformance(framework: string, agentModule: URL) {
   const load = async (): Promise<EmailAgent> => (await import(agentModule.href)).emailAgent
 
@@ -53,7 +59,7 @@ export function runnerConformance(framework: string, agentModule: URL) {
   async function serve() {
     const log = await toolLog()
     const db = createDatabase()
-    await resetTables(db)
+    await reset(db)
     await db.manager.closeAll()
     // Made from the booted app (a `RunnerFactory`), on the app's own database: an agent keeping
     // state of its own (Mastra's snapshots) shares it with the package, as in an app. (On
@@ -177,7 +183,7 @@ export function runnerConformance(framework: string, agentModule: URL) {
     async function replicaHere() {
       const log = await toolLog()
       const db = createDatabase()
-      await resetTables(db)
+      await reset(db)
       // One database for the package and the agent (see `serve`).
       const runner = await (await load())({ db, onSend: log.onSend })
       const here = createRuntime(db, { runner, claimLeaseMs: 300 })

@@ -8,7 +8,7 @@ import type { AgentRunner, RunContext, RunOutcome } from '../../runner/contract.
 import { CheckpointUnreadable, readCheckpoint, type AgUiAgentCheckpoint } from './checkpoint.js'
 import { AgUiEventReader, STATE_KIND, type StreamedCall } from './events.js'
 import { parkInterrupts, resumeEntries, type ApprovalOptions } from './interrupts.js'
-import { framesToAgUiMessages } from './messages.js'
+import { framesToAgUiMessages, withoutUnansweredCalls } from './messages.js'
 
 /** Options of {@link aguiAgent}. */
 export interface AgUiAgentOptions {
@@ -113,7 +113,11 @@ export function aguiAgent(options: AgUiAgentOptions): AgentRunner {
       !stored.some((frame) => userMessageOf(frame)) && typeof text === 'string' && text
         ? [userMessageFrame({ id: `${ctx.runId}-input`, parts: [{ type: 'text', text }] })]
         : []
-    const messages: Message[] = framesToAgUiMessages([...earlier, ...typed, ...said], 'm')
+    // The earlier turns as they ended (a call one left open is left out), then this run.
+    const messages: Message[] = [
+      ...withoutUnansweredCalls(framesToAgUiMessages(earlier, 'm')),
+      ...framesToAgUiMessages([...typed, ...said], `m-${ctx.runId}`),
+    ]
 
     const agent = make(ctx.threadId, ctx.runId)
     agent.messages = messages

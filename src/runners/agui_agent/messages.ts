@@ -111,3 +111,23 @@ export function framesToAgUiMessages(frames: Iterable<StreamFrame>, prefix: stri
   }
   return messages
 }
+
+/**
+ * `messages` without the tool calls nothing answered (PURE): what an earlier turn left when it
+ * was stopped, failed or lost its replica mid-tool. An LLM behind the agent refuses a call
+ * without its result (OpenAI, Anthropic: 400), so an earlier turn's open call would fail every
+ * later turn of the thread. An assistant message left with neither text nor calls is dropped.
+ */
+export function withoutUnansweredCalls(messages: Message[]): Message[] {
+  const answered = new Set(
+    messages.flatMap((message) => (message.role === 'tool' ? [message.toolCallId] : []))
+  )
+  return messages.flatMap((message): Message[] => {
+    if (message.role !== 'assistant' || !message.toolCalls) return [message]
+    const toolCalls = message.toolCalls.filter((call) => answered.has(call.id))
+    if (toolCalls.length === message.toolCalls.length) return [message]
+    const kept: AssistantMessage = { ...message, toolCalls }
+    if (toolCalls.length === 0) delete kept.toolCalls
+    return kept.content || kept.toolCalls ? [kept] : []
+  })
+}

@@ -14,7 +14,7 @@ import {
   type OpenInterrupt,
   type ParkedInterrupt,
 } from './interrupts.js'
-import { REJECTION_MESSAGES, resumeValues } from './resume_values.js'
+import { REJECTION_MESSAGES, refusedDecisions, resumeValues } from './resume_values.js'
 
 /**
  * What the runner needs of a compiled LangGraph.js graph (`StateGraph(...).compile({
@@ -217,10 +217,12 @@ export function langGraphAgent(options: LangGraphAgentOptions): AgentRunner {
     async start(ctx) {
       let said: UserMessage | null = null
       for await (const frame of ctx.history()) said ??= userMessageOf(frame)
-      const message = humanMessage(said, ctx.input)
+      const message = humanMessage(said, ctx.input, ctx.runId)
       if (options.input) return segment(ctx, ctx.threadId, options.input(message, ctx), [])
-      // A thread whose last park was cancelled still holds the paused task (new input drops
-      // it): its calls get a result first, so the model is never sent a call without one.
+      // Every call of the state's last AI message without a result gets one before the new
+      // message, so the model is never sent a call without its result: a park that was cancelled
+      // (its paused task is dropped by the new input), a run stopped, killed or failed while its
+      // tools ran (the state has the calls, `next: ['tools']`, no interrupt).
       let state: StateSnapshot | null = null
       try {
         state = await graph.getState(configFor(ctx.threadId))
@@ -228,18 +230,18 @@ export function langGraphAgent(options: LangGraphAgentOptions): AgentRunner {
         onError?.(error)
         if (isUnreadable(error)) return unreadable()
       }
-      const results =
-        state && openInterrupts(state).length > 0
-          ? unansweredCalls(state).map(
-              (call) =>
-                new ToolMessage({
-                  tool_call_id: call.id,
-                  name: call.name,
-                  content: REJECTION_MESSAGES.cancelled,
-                  status: 'error',
-                })
-            )
-          : []
+      const why = state && openInterrupts(state).length > 0 ? 'cancelled' : 'stopped'
+      const results = state
+        ? unansweredCalls(state).map(
+            (call) =>
+              new ToolMessage({
+                tool_call_id: call.id,
+                name: call.name,
+                content: REJECTION_MESSAGES[why],
+                status: 'error',
+              })
+          )
+        : []
       const messages = [...results, ...(message ? [message] : [])]
       return segment(ctx, ctx.threadId, { messages }, [])
     },
@@ -262,6 +264,19 @@ export function langGraphAgent(options: LangGraphAgentOptions): AgentRunner {
       )
       const wanted = Object.values(checkpoint.interrupts).map((entry) => entry.interrupt)
       if (wanted.length === 0 || wanted.some((id) => !open.has(id))) return unreadable()
+      // A decision the request does not allow (a rejection of a HITL review without 'reject'):
+      // LangChain's middleware would throw on it, so the graph is not resumed and nothing runs
+      // (the approved calls too, as when the middleware drops a rejected request's other calls).
+      if (refusedDecisions(checkpoint.interrupts, ctx.items).length > 0) {
+        for (const item of ctx.items) {
+          if (item.status !== 'approved') continue
+          await ctx.writer.write({
+            t: 'event',
+            event: { kind: 'tool-output-denied', id: item.id, status: 'cancelled' },
+          })
+        }
+        return { status: 'finished' }
+      }
       const resume = resumeValues(checkpoint.interrupts, ctx.items)
       return segment(ctx, checkpoint.thread_id, new Command({ resume }), ctx.items)
     },

@@ -3,14 +3,15 @@ import type { ElicitationQuestion, StreamFrame, ToolConfirmation } from '../../c
 /**
  * What a node passes to `interrupt()` to have a person approve one tool call (what
  * {@link requestApproval} sends): the call's id, its tool and its input. `description` is shown to
- * the person deciding; `inputSchema` (JSON Schema) is what an edited input is checked against.
+ * the person deciding; `inputSchema` (JSON Schema) is what an edited input is checked against
+ * (`false`: the call cannot be edited, an edit is refused).
  */
 export interface ToolCallInterrupt {
   toolCallId: string
   name: string
   input: Record<string, unknown>
   description?: string
-  inputSchema?: Record<string, unknown>
+  inputSchema?: Record<string, unknown> | false
 }
 
 /** LangChain's `humanInTheLoopMiddleware` request (`HITLRequest`), one interrupt for several calls. */
@@ -181,7 +182,7 @@ export function askFor(
     toolName: string,
     input: Record<string, unknown>,
     description: string | undefined,
-    inputSchema: Record<string, unknown> | undefined
+    inputSchema: Record<string, unknown> | boolean | undefined
   ): StreamFrame => {
     const call = { toolName, input }
     const approver = approval.approver
@@ -191,7 +192,11 @@ export function askFor(
       id,
       toolName,
       input,
-      ...(isObject(inputSchema) ? { inputSchema: JSON.parse(JSON.stringify(inputSchema)) } : {}),
+      ...(isObject(inputSchema)
+        ? { inputSchema: JSON.parse(JSON.stringify(inputSchema)) }
+        : inputSchema === false
+          ? { inputSchema: false }
+          : {}),
       confirmation: approval.confirmation?.(call) ?? {
         title: `Run ${toolName}?`,
         ...(description ? { description } : {}),
@@ -220,9 +225,12 @@ export function askFor(
       const args = isObject(action.args) ? action.args : {}
       const review = hitl.reviewConfigs?.find((r) => r.actionName === action.name)
       const id = callIdOf(action.name, args) ?? (count === 1 ? open.id : `${open.id}:${index}`)
+      // A review that does not allow an edit: no input fits (an edit is refused, 422).
+      const schema =
+        review && !review.allowedDecisions.includes('edit') ? false : review?.argsSchema
       return {
         id,
-        frame: approvalFrame(id, action.name, args, action.description, review?.argsSchema),
+        frame: approvalFrame(id, action.name, args, action.description, schema),
         parked: {
           interrupt: open.id,
           as: 'hitl',
@@ -248,7 +256,14 @@ export function askFor(
       ]
       return {
         id,
-        frame: approvalFrame(id, name, args, request.description, undefined),
+        // A request that does not allow an edit: no input fits (an edit is refused, 422).
+        frame: approvalFrame(
+          id,
+          name,
+          args,
+          request.description,
+          allowed.includes('edit') ? undefined : false
+        ),
         parked: {
           interrupt: open.id,
           as: 'inbox',

@@ -13,7 +13,7 @@ import type { ToolCallInterrupt, ToolDecision } from './interrupts.js'
  */
 export function requestApproval(
   call: { id?: string; name: string; args: Record<string, unknown> },
-  options: { description?: string; inputSchema?: Record<string, unknown> } = {}
+  options: { description?: string; inputSchema?: Record<string, unknown> | false } = {}
 ): ToolDecision {
   if (!call.id) throw new Error('requestApproval needs the tool call id (config.toolCall.id)')
   const value: ToolCallInterrupt = {

@@ -6,6 +6,7 @@ export const REJECTION_MESSAGES = {
   rejected: 'A person rejected this tool call: it did not run.',
   expired: 'Nobody decided this tool call in time: it did not run.',
   cancelled: 'The run was cancelled before this tool call was decided: it did not run.',
+  stopped: 'The run stopped before this tool call returned: its result is unknown.',
 } as const
 
 /** A tool call's decision from its settled approval (an edited input is an `edit`). */
@@ -20,8 +21,6 @@ function decisionOf(item: SettledItem | undefined, parked: ParkedInterrupt): Too
   const edited =
     item.input !== undefined && JSON.stringify(item.input) !== JSON.stringify(parked.input ?? {})
   if (!edited) return { type: 'approve' }
-  // A HITL review that does not allow an edit gets the call approved as asked.
-  if (parked.allowed && !parked.allowed.includes('edit')) return { type: 'approve' }
   return {
     type: 'edit',
     editedAction: { name: parked.name ?? '', args: item.input as Record<string, unknown> },
@@ -29,18 +28,42 @@ function decisionOf(item: SettledItem | undefined, parked: ParkedInterrupt): Too
 }
 
 /**
- * An Agent Inbox `HumanResponse` for a decision: `accept`, `edit` (when the request allows it,
- * else `accept`), `response` with the message when it allows a response, else `ignore`.
+ * Whether the request a parked item answers does not allow its decision: a HITL review's
+ * `allowedDecisions` without it (LangChain's middleware throws on it), an edit of an Agent Inbox
+ * request without `allow_edit`. The approval frame refuses an edit such a request does not allow
+ * (`inputSchema: false`); a rejection it does not allow is a person's to make all the same.
+ */
+function notAllowed(decision: ToolDecision, parked: ParkedInterrupt): boolean {
+  if (parked.as === 'hitl') return !!parked.allowed && !parked.allowed.includes(decision.type)
+  if (parked.as === 'inbox') return decision.type === 'edit' && !parked.allowed?.includes('edit')
+  return false
+}
+
+/**
+ * The parked tool calls whose request does not allow the decision they got ({@link notAllowed}):
+ * the graph cannot be resumed with it (the run ends; nothing runs), PURE.
+ */
+export function refusedDecisions(
+  parked: Record<string, ParkedInterrupt>,
+  items: SettledItem[]
+): string[] {
+  const settled = new Map(items.map((item) => [item.id, item]))
+  return Object.entries(parked)
+    .filter(([id, entry]) => notAllowed(decisionOf(settled.get(id), entry), entry))
+    .map(([id]) => id)
+}
+
+/**
+ * An Agent Inbox `HumanResponse` for a decision: `accept`, `edit`, `response` with the message
+ * when the request allows a response, else `ignore`.
  */
 function inboxResponse(decision: ToolDecision, parked: ParkedInterrupt) {
   if (decision.type === 'approve') return { type: 'accept', args: null }
   if (decision.type === 'edit') {
-    return parked.allowed?.includes('edit')
-      ? {
-          type: 'edit',
-          args: { action: decision.editedAction.name, args: decision.editedAction.args },
-        }
-      : { type: 'accept', args: null }
+    return {
+      type: 'edit',
+      args: { action: decision.editedAction.name, args: decision.editedAction.args },
+    }
   }
   return parked.allowed?.includes('respond')
     ? { type: 'response', args: decision.message ?? REJECTION_MESSAGES.rejected }

@@ -41,8 +41,9 @@ export type UiMessageStreamSource = ReadableStream<UIMessageChunk> | AsyncIterab
 export interface UiMessageStreamAgentOptions {
   /**
    * Makes the segment's UI message stream: `streamText(...).toUIMessageStream()`, Mastra's
-   * `toAISdkStream(...)`, the OpenAI Agents extensions' UI stream, anything that speaks the AI
-   * SDK's UI message stream protocol.
+   * `toAISdkStream(..., { version: 'v7' })` or `handleChatStream` (its default v5 sends
+   * approvals as data parts, which do not park), the OpenAI Agents extensions' UI stream,
+   * anything that speaks the AI SDK's UI message stream protocol.
    */
   stream: (args: UiMessageStreamArgs) => UiMessageStreamSource | Promise<UiMessageStreamSource>
   /** How approval requests are asked (approver, expiry, display copy). */
