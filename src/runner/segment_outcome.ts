@@ -62,8 +62,10 @@ export async function finishSegment(
   }
   if (outcome.status === 'parked') {
     // Parked on nothing a person can answer: that run can never continue.
-    await writer.write({ t: 'error', code: 'run_failed', message: FAILURE_SENTENCES.run_failed })
-    await writer.end({ within: (trx) => deps.withdrawStop(trx, stream) })
+    await writer.end({
+      last: { t: 'error', code: 'run_failed', message: FAILURE_SENTENCES.run_failed },
+      within: (trx) => deps.withdrawStop(trx, stream),
+    })
     return { status: 'failed' }
   }
   // Kept across attempts: a retry after part of the abandon landed still denies every call.
@@ -73,17 +75,22 @@ export async function finishSegment(
     // The calls this segment asked approval for will not run: each gets its denial, as a
     // cancel of a parked run writes (the conversation stays valid for a next model call).
     for (const id of abandoned) await writer.write(cancelledCall(id))
-    await writer.write({ t: 'event', event: { kind: 'cancelled' } })
-  } else if (outcome.status === 'failed') {
-    const code = outcome.code ?? 'run_failed'
-    await writer.write({
-      t: 'error',
-      code,
-      message: FAILURE_SENTENCES[code] ?? FAILURE_SENTENCES.run_failed,
-    })
+    // The run's end for its readers commits with the stream's end (`end({ last })`).
+    await writer.end({ last: { t: 'event', event: { kind: 'cancelled' } } })
+    return outcome
   }
-  await writer.end(
-    outcome.status === 'cancelled' ? {} : { within: (trx) => deps.withdrawStop(trx, stream) }
-  )
+  const code = outcome.status === 'failed' ? (outcome.code ?? 'run_failed') : null
+  await writer.end({
+    ...(code
+      ? {
+          last: {
+            t: 'error' as const,
+            code,
+            message: FAILURE_SENTENCES[code] ?? FAILURE_SENTENCES.run_failed,
+          },
+        }
+      : {}),
+    within: (trx) => deps.withdrawStop(trx, stream),
+  })
   return outcome
 }

@@ -235,20 +235,27 @@ export class LucidSinkWriter implements SinkWriter {
 
   /**
    * Write held text and the end marker; the stream is finished for its readers. Resolves once
-   * the end is committed (through a database outage, up to its bound).
+   * the end is committed (through a database outage, up to its bound). `last`: a frame that ends
+   * the run for its readers (an `error` frame, the `cancelled` event), committed with the end
+   * marker in one transaction: a reader never sees the run's end before the stream ended (a
+   * client that answers `RUN_ERROR` with its next message finds the thread free).
    *
    * @throws StreamClosedError, StoreUnavailableError (see `write`)
    */
-  async end(options: { within?: AppendPlan['within'] } = {}): Promise<void> {
+  async end(options: { within?: AppendPlan['within']; last?: StreamFrame } = {}): Promise<void> {
     if (this.#ended && !this.#failure) return
     this.#assertWritable()
+    const last = options.last
+    const valid = last ? this.#pair.check(last) : null
+    valid?.catch(() => {})
     // Refuse new writes at once; the writer only counts as ended once the end marker committed,
     // so a failed end() can be retried (and the lease keeps the stream alive meanwhile).
     this.#ending = true
     try {
-      await this.#enqueue(() => {
+      await this.#enqueue(async () => {
         this.#breakPair()
-        return this.#commit({ frames: [], end: 'ended', within: options.within })
+        const frames = valid ? [await valid] : []
+        return this.#commit({ frames, end: 'ended', within: options.within })
       })
     } catch (error) {
       this.#ending = false
