@@ -23,8 +23,8 @@ function sheller(action: Record<string, unknown> = { commands: ['ls'] }) {
   const shell = shellTool({
     needsApproval: true,
     shell: {
-      run: async (action) => {
-        ran.push(action.commands)
+      run: async (asked) => {
+        ran.push(asked.commands)
         return { output: [{ stdout: 'a.txt', stderr: '', outcome: { type: 'exit', exitCode: 0 } }] }
       },
     },
@@ -49,8 +49,9 @@ test.group('OpenAI Agents runner: approved calls and edits', () => {
     const shell = sheller()
     const { driver, sink, parking } = await setupRunner(openAiAgent({ agent: shell.agent }))
     const id = runId()
-    const first = await (await driver.start({ runId: id, input: 'List files', principal: alice }))
-      .done
+    const first = await (
+      await driver.start({ runId: id, input: 'List files', principal: alice })
+    ).done
     assert.equal(first.status, 'parked')
     const parked: any[] = await collect(sink.subscribe(id), { limit: 6, timeoutMs: 5_000 })
     const approval = parked.find((f) => f.t === 'approval')
@@ -71,7 +72,9 @@ test.group('OpenAI Agents runner: approved calls and edits', () => {
     const shell = sheller()
     const { db, driver, parking } = await setupRunner(openAiAgent({ agent: shell.agent }))
     const id = runId()
-    await (await driver.start({ runId: id, input: 'List files', principal: alice })).done
+    await (
+      await driver.start({ runId: id, input: 'List files', principal: alice })
+    ).done
     const before = await tablesSnapshot(db)
     const error = await parking.decisions
       .approve(id, 'sh_1', decider, { input: { commands: ['rm -rf /'] } })
@@ -108,13 +111,21 @@ test.group('OpenAI Agents runner: approved calls and edits', () => {
         tools: [sendEmail],
       })
     for (const [input, expected] of [
-      [{ to: 'boss@example.com', cc: 'me' }, { to: 'boss@example.com', cc: 'me' }],
-      [{ cc: 'me', to: 'team@example.com' }, { to: 'team@example.com', cc: 'me' }],
+      [
+        { to: 'boss@example.com', cc: 'me' },
+        { to: 'boss@example.com', cc: 'me' },
+      ],
+      [
+        { cc: 'me', to: 'team@example.com' },
+        { to: 'team@example.com', cc: 'me' },
+      ],
     ] as const) {
       ran.length = 0
       const { driver, sink, parking } = await setupRunner(openAiAgent({ agent: agent() }))
       const id = runId()
-      await (await driver.start({ runId: id, input: 'Send it', principal: alice })).done
+      await (
+        await driver.start({ runId: id, input: 'Send it', principal: alice })
+      ).done
       await parking.decisions.approve(id, 'c1', decider, { input })
       await driver.settled()
       assert.deepEqual(ran, [expected])
