@@ -9,6 +9,8 @@ import {
 import { aiSdkAgent } from '../src/runners/ai_sdk/index.js'
 import { TOOL_APPROVAL_REQUEST } from '../src/runners/ai_sdk/signed_approval.js'
 import { FAILURE_SENTENCES } from '../src/core/frames.js'
+import { InvalidDecisionError } from '../src/errors.js'
+import { withoutInputSchemas } from './helpers/decisions.js'
 import { resetTables } from './helpers/db.js'
 import { serveApp } from './helpers/http.js'
 import { setupReplica, setupRunner } from './helpers/parking.js'
@@ -152,16 +154,23 @@ test.group('AI SDK runner | signed approvals', () => {
     })
   }
 
-  test('a signed approval whose input a person edited does not run: the model is told, the run goes on', async ({
+  test('a signed approval refuses edits (inputSchema: false); one edited before that does not run: the model is told, the run goes on', async ({
     assert,
   }) => {
     const signed = signedRunner(searchThenSend())
-    const { driver, sink, parking } = await setupRunner(signed.runner)
+    const { driver, sink, parking, db } = await setupRunner(signed.runner)
     const id = runId()
     await (
       await driver.start({ runId: id, input: 'Send it', principal: alice })
     ).done
-    await parking.decisions.approve(id, 'call_2', decider, { input: { to: 'boss@example.com' } })
+    const edit = { input: { to: 'boss@example.com' } }
+    const refused = await parking.decisions
+      .approve(id, 'call_2', decider, edit)
+      .catch((error: unknown) => error)
+    assert.instanceOf(refused, InvalidDecisionError)
+    // An approval frame written before signed approvals refused edits: the edit is accepted.
+    assert.equal(await withoutInputSchemas(db, id), 1)
+    await parking.decisions.approve(id, 'call_2', decider, edit)
     await driver.settled()
     assert.deepEqual(
       signed.ran.map((r) => r.tool),

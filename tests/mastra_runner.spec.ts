@@ -7,6 +7,8 @@ import { writeChunks } from '../src/runners/mastra/chunks.js'
 import { setupRunner } from './helpers/parking.js'
 import { collect, runId, textOf, waitUntil } from './helpers/sink.js'
 import { call, finish, lastResult, mailer, words } from './helpers/mastra.js'
+import { withoutInputSchemas } from './helpers/decisions.js'
+import { InvalidDecisionError } from '../src/errors.js'
 
 /**
  * `mastraAgent` (adonis-agent-stream/mastra): a Mastra `Agent` with the AI SDK's test model, its
@@ -143,11 +145,18 @@ test.group('Mastra runner', () => {
     )
   }).timeout(30_000)
 
-  test('approved with an edited input: Mastra cannot run an edit, so the call is declined, never run', async ({
+  test('an edit is refused where it is made (inputSchema: false); one stored before that is declined, never run', async ({
     assert,
   }) => {
     const stack = await setup()
     const { id } = await park(stack)
+    const edit = { input: { to: 'boss@example.com' } }
+    const refused = await stack.parking.decisions
+      .approve(id, 'call_1', decider, edit)
+      .catch((error: unknown) => error)
+    assert.instanceOf(refused, InvalidDecisionError)
+    // An approval frame written before edits were refused: the edit is accepted, then declined.
+    assert.equal(await withoutInputSchemas(stack.db, id), 1)
     await stack.parking.decisions.approve(id, 'call_1', decider, {
       input: { to: 'boss@example.com' },
     })

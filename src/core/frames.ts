@@ -247,7 +247,9 @@ export type StreamFrame =
        * from the tool's `inputSchema`; a writer may set it by hand). An edited input (the admin
        * page, a door's resume, the decision API) is checked against it before it is stored:
        * one that does not fit is refused (422 naming the field and rule), nothing changes.
-       * Without it an edit is checked for size and depth only.
+       * Without it an edit is checked for size and depth only. `false` when the runner cannot
+       * run an edited input (the OpenAI Agents runner for a call that is not a function call,
+       * Mastra, a signed AI SDK approval): every edit is refused, the call runs as asked.
        */
       inputSchema?: Record<string, unknown> | boolean
       confirmation?: ToolConfirmation

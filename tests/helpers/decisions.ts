@@ -99,3 +99,24 @@ export async function adminForm(base: string, item: { runId: string; itemId: str
     },
   }
 }
+
+/**
+ * The stored `approval` frames of `runId` as a version that did not refuse edits wrote them
+ * (no `inputSchema`): an edit is then accepted where it is made, so a test reaches what the
+ * runner does with an edit it cannot run.
+ */
+export async function withoutInputSchemas(db: Db, runId: string) {
+  const table = tableNames().frames
+  const rows = await db.connection().from(table).where('run_id', runId).where('kind', 'approval')
+  for (const row of rows) {
+    const body = JSON.parse(row.body)
+    delete body.inputSchema
+    await db
+      .connection()
+      .from(table)
+      .where('run_id', runId)
+      .where('seq', row.seq)
+      .update({ body: JSON.stringify(body) })
+  }
+  return rows.length
+}

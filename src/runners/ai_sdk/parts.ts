@@ -209,14 +209,15 @@ export async function writeParts(
           const tool = Object.hasOwn(plan.tools, call.toolName)
             ? plan.tools[call.toolName]
             : undefined
-          const inputSchema = await toolInputSchema(tool)
+          const inputSchema = part.signature ? false : await toolInputSchema(tool)
           await write({
             t: 'approval',
             runId: ctx.runId,
             id: part.toolCall.toolCallId,
             toolName: call.toolName,
             input: call.input ?? {},
-            // What an edit of the input is checked against, wherever it is made.
+            // What an edit of the input is checked against, wherever it is made; a signed
+            // request runs only the input it was signed for, so no edit is allowed.
             ...(inputSchema === undefined ? {} : { inputSchema }),
             confirmation: plan.approval.confirmation?.(call) ?? {
               title: `Run ${call.toolName}?`,

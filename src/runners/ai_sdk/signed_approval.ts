@@ -1,5 +1,6 @@
 import type { AgentStreamEvent, StreamFrame } from '../../core/frames.js'
 import type { SettledItem } from '../../parking/types.js'
+import { canonicalJson } from '../../core/canonical_json.js'
 
 /**
  * The event kind `aiSdkAgent` stores, right before the `approval` frame, for an approval
@@ -36,17 +37,6 @@ export function signedRequestOf(frame: StreamFrame): SignedRequest | null {
   return { id, approvalId, signature }
 }
 
-/** Deterministic JSON (keys sorted), to compare an approved input with the signed one. */
-function canonical(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value ?? null)
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
-  const record = value as Record<string, unknown>
-  const keys = Object.keys(record)
-    .filter((key) => record[key] !== undefined)
-    .sort()
-  return `{${keys.map((key) => `${JSON.stringify(key)}:${canonical(record[key])}`).join(',')}}`
-}
-
 /**
  * The frames a resume writes for approved calls of a signed request whose input a person
  * edited (PURE): the SDK's signature binds the call's input, and its verification refuses any
@@ -74,7 +64,7 @@ export function editedSignedApprovals(
     if (item.kind !== 'approval' || item.status !== 'approved' || item.input === undefined) continue
     const call = calls.get(item.id)
     if (!call?.signed) continue
-    if (canonical(item.input) === canonical(call.input ?? {})) continue
+    if (canonicalJson(item.input) === canonicalJson(call.input ?? {})) continue
     const error = `Invalid approval for tool ${call.toolName}: its input was edited after the approval was signed, and a signed approval runs only the input it was signed for`
     out.push({
       id: item.id,

@@ -1,5 +1,6 @@
 import type { Agent } from '@mastra/core/agent'
 import type { StreamFrame } from '../../core/frames.js'
+import { canonicalJson } from '../../core/canonical_json.js'
 import { userMessageOf } from '../../core/user_message.js'
 import type { SettledItem } from '../../parking/types.js'
 import type {
@@ -156,9 +157,11 @@ export function mastraAgent(options: MastraAgentOptions): AgentRunner {
     if (item.status !== 'approved') {
       return { approved: false, reason: item.reason || DENIALS[item.status] || DENIALS.rejected }
     }
-    // Mastra runs the call with the input it stored: an edit cannot be applied, so it is not run.
+    // Mastra runs the call with the input it stored: an edit cannot be applied, so it is not run
+    // (its approval frame refuses edits, `inputSchema: false`; one made before that is declined).
     const edited =
-      item.input !== undefined && JSON.stringify(item.input) !== JSON.stringify(asked.get(item.id))
+      item.input !== undefined &&
+      canonicalJson(item.input) !== canonicalJson(asked.get(item.id) ?? {})
     return edited ? { approved: false, reason: EDITED_INPUT_REASON } : { approved: true }
   }
 

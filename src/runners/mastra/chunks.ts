@@ -173,6 +173,8 @@ export async function writeChunks(
             id,
             toolName: call.toolName,
             input: call.input,
+            // Mastra runs a call with the input it stored: an edit is refused where it is made.
+            inputSchema: false,
             confirmation: plan.approval.confirmation?.(call) ?? { title: `Run ${call.toolName}?` },
             approver: typeof approver === 'function' ? approver(call) : (approver ?? 'requester'),
             ...(plan.approval.expiresInMs

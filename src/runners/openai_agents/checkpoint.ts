@@ -1,5 +1,6 @@
 import { RunState, type Agent, type RunToolApprovalItem } from '@openai/agents'
 import type { SettledItem } from '../../parking/types.js'
+import { canonicalJson } from '../../core/canonical_json.js'
 
 /**
  * What a parked segment of an OpenAI Agents run keeps (the park's JSON checkpoint, never sent to
@@ -43,6 +44,34 @@ export function denialReason(status: string | undefined, reason?: string | null)
 export function callIdOf(item: RunToolApprovalItem): string {
   const raw = item.rawItem as { callId?: unknown; id?: unknown }
   return String(raw.callId ?? raw.id ?? '')
+}
+
+/** A value as JSON (what a frame may hold): `undefined` as `null`, class instances as plain data. */
+const json = (value: unknown): unknown => JSON.parse(JSON.stringify(value ?? null))
+
+/**
+ * A call's input as the model sent it (what its `approval` frame asks about): a function call's
+ * arguments as parsed JSON (the text when it is not JSON), another call's action or input.
+ */
+export function argumentsOf(raw: Record<string, unknown>): unknown {
+  if (typeof raw.arguments !== 'string') {
+    return json(raw.action ?? raw.arguments ?? raw.input ?? {})
+  }
+  try {
+    return JSON.parse(raw.arguments || '{}')
+  } catch {
+    return raw.arguments
+  }
+}
+
+/**
+ * Whether a settled approval carries a person's edit: an input (the parking layer hands the
+ * asked one when nobody edited) that differs from what the model asked, key order aside.
+ */
+function isEdit(item: SettledItem, interruption: RunToolApprovalItem): boolean {
+  if (item.status !== 'approved' || item.input === undefined) return false
+  const asked = argumentsOf(interruption.rawItem as unknown as Record<string, unknown>)
+  return canonicalJson(item.input) !== canonicalJson(asked ?? {})
 }
 
 /** `checkpoint` as this runner wrote it, or {@link CheckpointUnreadable}. PURE. */
@@ -105,7 +134,9 @@ export function withEditedInputs(
 
 /**
  * The parked run's `RunState`, rebuilt for `agent` from the checkpoint with the decisions
- * applied: an approved call (with a person's edited input, when one was made) is approved, any
+ * applied: an approved call is approved (with a person's edit written into the state first,
+ * when its input differs from the asked one; a call that is not a function call cannot hold
+ * one, its approval frame refuses edits, `inputSchema: false`), any
  * other settlement (rejected, expired, cancelled) is rejected with the words the model is told
  * ({@link denialReason}). Throws {@link CheckpointUnreadable} when the SDK cannot read it (the
  * agent, its tools or handoffs changed since the run paused). Returns the calls whose denial
@@ -117,25 +148,24 @@ export async function restoredState(
   items: SettledItem[]
 ): Promise<{ state: RunState<any, Agent<any, any>>; denied: Set<string> }> {
   const approvals = items.filter((item) => item.kind === 'approval')
-  const edits = new Map(
-    approvals
-      .filter((item) => item.status === 'approved' && item.input !== undefined)
-      .map((item) => [item.id, item.input] as const)
-  )
-  let text = checkpoint.state
-  let found = new Set<string>()
-  try {
-    ;({ state: text, found } = withEditedInputs(checkpoint.state, edits))
-  } catch (error) {
-    throw new CheckpointUnreadable(error)
-  }
-  let state: RunState<any, Agent<any, any>>
-  try {
-    state = await RunState.fromString(agent, text)
-  } catch (error) {
-    throw new CheckpointUnreadable(error)
-  }
   const byId = new Map(approvals.map((item) => [item.id, item]))
+  let state = await stateOf(agent, checkpoint.state)
+  // An edit is an input that differs from the asked one; only then is the state rewritten.
+  const edits = new Map<string, unknown>()
+  for (const interruption of state.getInterruptions()) {
+    const item = byId.get(callIdOf(interruption))
+    if (item && isEdit(item, interruption)) edits.set(item.id, item.input)
+  }
+  let found = new Set<string>()
+  if (edits.size > 0) {
+    let text: string
+    try {
+      ;({ state: text, found } = withEditedInputs(checkpoint.state, edits))
+    } catch (error) {
+      throw new CheckpointUnreadable(error)
+    }
+    state = await stateOf(agent, text)
+  }
   const denied = new Set<string>()
   for (const interruption of state.getInterruptions()) {
     const id = callIdOf(interruption)
@@ -154,4 +184,13 @@ export async function restoredState(
     }
   }
   return { state, denied }
+}
+
+/** The SDK's `RunState` of `text` for `agent`, or {@link CheckpointUnreadable}. */
+async function stateOf(agent: Agent<any, any>, text: string) {
+  try {
+    return await RunState.fromString(agent, text)
+  } catch (error) {
+    throw new CheckpointUnreadable(error)
+  }
 }

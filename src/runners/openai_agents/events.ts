@@ -6,7 +6,7 @@ import type {
   ResponseStreamEvent,
 } from '@openai/agents'
 import type { StreamFrame, ToolConfirmation } from '../../core/frames.js'
-import { callIdOf } from './checkpoint.js'
+import { argumentsOf, callIdOf } from './checkpoint.js'
 import type { Scopes } from './scopes.js'
 
 /** How a call that needs approval is asked (the `approval` frame's fields). */
@@ -21,18 +21,6 @@ export interface ApprovalOptions {
 
 /** A value as JSON (what a frame may hold): `undefined` as `null`, class instances as plain data. */
 const json = (value: unknown): unknown => JSON.parse(JSON.stringify(value ?? null))
-
-/** A call's arguments as the model sent them: parsed JSON, or the text when it is not JSON. */
-function argumentsOf(raw: Record<string, unknown>): unknown {
-  if (typeof raw.arguments !== 'string') {
-    return json(raw.action ?? raw.arguments ?? raw.input ?? {})
-  }
-  try {
-    return JSON.parse(raw.arguments || '{}')
-  } catch {
-    return raw.arguments
-  }
-}
 
 /** The raw item's call id (function calls have `callId`; hosted and computer calls an `id`). */
 function callId(raw: Record<string, unknown>): string {
