@@ -11,11 +11,8 @@ import {
 } from '@openai/agents/testing'
 import { z } from 'zod'
 import { openAiAgent } from '../src/runners/openai_agents/index.js'
-import {
-  CheckpointUnreadable,
-  DENIAL_SENTENCES,
-  restoredState,
-} from '../src/runners/openai_agents/checkpoint.js'
+import { DENIAL_SENTENCES, restoredState } from '../src/runners/openai_agents/checkpoint.js'
+import { CheckpointUnreadable } from '../src/runners/shared/checkpoint_unreadable.js'
 import { framesToInput, runInput } from '../src/runners/openai_agents/input.js'
 import type { AgentRunner } from '../src/runner/contract.js'
 import { FAILURE_SENTENCES } from '../src/core/frames.js'

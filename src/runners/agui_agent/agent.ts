@@ -5,10 +5,11 @@ import type { StreamFrame } from '../../core/frames.js'
 import { userMessageFrame, userMessageOf } from '../../core/user_message.js'
 import type { SettledItem } from '../../parking/types.js'
 import type { AgentRunner, RunContext, RunOutcome } from '../../runner/contract.js'
-import { CheckpointUnreadable, readCheckpoint, type AgUiAgentCheckpoint } from './checkpoint.js'
+import { readCheckpoint, type AgUiAgentCheckpoint } from './checkpoint.js'
 import { AgUiEventReader, STATE_KIND, type StreamedCall } from './events.js'
 import { parkInterrupts, resumeEntries, type ApprovalOptions } from './interrupts.js'
 import { framesToAgUiMessages, withoutUnansweredCalls } from './messages.js'
+import { unreadableOutcome } from '../shared/checkpoint_unreadable.js'
 
 /** Options of {@link aguiAgent}. */
 export interface AgUiAgentOptions {
@@ -209,9 +210,7 @@ export function aguiAgent(options: AgUiAgentOptions): AgentRunner {
       try {
         checkpoint = readCheckpoint(ctx.checkpoint, ctx.items)
       } catch (error) {
-        if (!(error instanceof CheckpointUnreadable)) throw error
-        options.onError?.(error)
-        return { status: 'failed', code: 'checkpoint_unreadable' }
+        return unreadableOutcome(error, options.onError)
       }
       return segment(ctx, { checkpoint, items: ctx.items })
     },

@@ -1,5 +1,6 @@
 import type { SettledItem } from '../../parking/types.js'
 import type { ParkedInterrupt } from './interrupts.js'
+import { CheckpointUnreadable } from '../shared/checkpoint_unreadable.js'
 
 /**
  * What a parked segment keeps (JSON, never sent to a browser): the interrupts the agent
@@ -11,9 +12,6 @@ export interface AgUiAgentCheckpoint {
   version: 1
   parked: ParkedInterrupt[]
 }
-
-/** A checkpoint this version cannot read (another runner's, an older shape, items it never asked). */
-export class CheckpointUnreadable extends Error {}
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value)

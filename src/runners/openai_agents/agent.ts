@@ -9,15 +9,11 @@ import {
 } from '@openai/agents'
 import type { AgentStreamErrorCode, StreamFrame } from '../../core/frames.js'
 import type { AgentRunner, ResumeContext, RunContext, RunOutcome } from '../../runner/contract.js'
-import {
-  CheckpointUnreadable,
-  checkpointOf,
-  restoredState,
-  type OpenAiAgentsCheckpoint,
-} from './checkpoint.js'
+import { checkpointOf, restoredState, type OpenAiAgentsCheckpoint } from './checkpoint.js'
 import { EventWriter, type ApprovalOptions } from './events.js'
 import { runInput } from './input.js'
 import { Scopes } from './scopes.js'
+import { unreadableOutcome } from '../shared/checkpoint_unreadable.js'
 
 /** `run()`'s streaming options, less what the runner supplies (`stream`, `signal`). */
 export type OpenAiRunOptions<TContext = any> = Omit<
@@ -133,9 +129,7 @@ export function openAiAgent<TContext = any>(options: OpenAiAgentOptions<TContext
       checkpoint = checkpointOf(ctx.checkpoint)
       restored = await restoredState(agent, checkpoint, ctx.items)
     } catch (error) {
-      if (!(error instanceof CheckpointUnreadable)) throw error
-      onError?.(error.cause ?? error)
-      return { status: 'failed', code: 'checkpoint_unreadable' }
+      return unreadableOutcome(error, onError)
     }
     const scopes = new Scopes(ctx, checkpoint.scopes, checkpoint.handoffs)
     return segment(ctx, scopes, restored.state, restored.denied)

@@ -1,6 +1,7 @@
 import { RunState, type Agent, type RunToolApprovalItem } from '@openai/agents'
 import type { SettledItem } from '../../parking/types.js'
 import { canonicalJson } from '../../core/canonical_json.js'
+import { CheckpointUnreadable } from '../shared/checkpoint_unreadable.js'
 
 /**
  * What a parked segment of an OpenAI Agents run keeps (the park's JSON checkpoint, never sent to
@@ -14,13 +15,6 @@ export interface OpenAiAgentsCheckpoint {
   scopes: string[]
   /** How many handoffs the run made so far (a new one's run id counts on from it). */
   handoffs: number
-}
-
-/** The checkpoint could not be turned back into a `RunState` (the agent changed, or garbage). */
-export class CheckpointUnreadable extends Error {
-  constructor(cause?: unknown) {
-    super('checkpoint unreadable', { cause })
-  }
 }
 
 /** What the model is told about a call that did not run (the SDK's rejection message), per status. */
@@ -83,7 +77,7 @@ export function checkpointOf(checkpoint: unknown): OpenAiAgentsCheckpoint {
     value.runner !== 'openai-agents' ||
     typeof value.state !== 'string'
   ) {
-    throw new CheckpointUnreadable()
+    throw new CheckpointUnreadable('not an OpenAI Agents checkpoint')
   }
   return {
     runner: 'openai-agents',
@@ -162,7 +156,7 @@ export async function restoredState(
     try {
       ;({ state: text, found } = withEditedInputs(checkpoint.state, edits))
     } catch (error) {
-      throw new CheckpointUnreadable(error)
+      throw new CheckpointUnreadable('the SDK cannot read the state', error)
     }
     state = await stateOf(agent, text)
   }
@@ -191,6 +185,6 @@ async function stateOf(agent: Agent<any, any>, text: string) {
   try {
     return await RunState.fromString(agent, text)
   } catch (error) {
-    throw new CheckpointUnreadable(error)
+    throw new CheckpointUnreadable('the SDK cannot read the state', error)
   }
 }

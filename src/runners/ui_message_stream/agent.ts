@@ -9,12 +9,9 @@ import {
   type AskedApproval,
   type ChunkCall,
 } from './chunks.js'
-import {
-  CheckpointUnreadable,
-  readCheckpoint,
-  type UiMessageStreamCheckpoint,
-} from './checkpoint.js'
+import { readCheckpoint, type UiMessageStreamCheckpoint } from './checkpoint.js'
 import { NOT_RUN_SENTENCES, framesToUiMessages, type Responded } from './messages.js'
+import { unreadableOutcome } from '../shared/checkpoint_unreadable.js'
 
 /** What the stream producer is called with, once per segment. */
 export interface UiMessageStreamArgs {
@@ -224,9 +221,7 @@ export function uiMessageStreamAgent(options: UiMessageStreamAgentOptions): Agen
       try {
         checkpoint = readCheckpoint(ctx.checkpoint, ctx.items)
       } catch (error) {
-        if (!(error instanceof CheckpointUnreadable)) throw error
-        options.onError?.(error)
-        return { status: 'failed', code: 'checkpoint_unreadable' }
+        return unreadableOutcome(error, options.onError)
       }
       return segment(ctx, { checkpoint, items: ctx.items })
     },
