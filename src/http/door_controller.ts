@@ -53,6 +53,8 @@ async function serve(ctx: HttpContext, mounted: MountedRoute) {
       query: ctx.request.qs(),
       after: cursorOf(ctx),
       accept: ctx.request.header('accept'),
+      headers: nodeHeaders(ctx.request.headers()),
+      method: ctx.request.method(),
       principal,
       body,
       signal: controller.signal,
@@ -82,6 +84,10 @@ async function respond(
     case 'json':
       for (const [name, value] of Object.entries(answer.headers ?? {})) response.header(name, value)
       return response.status(answer.status ?? 200).json(answer.body)
+    case 'raw':
+      for (const [name, value] of Object.entries(answer.headers)) response.header(name, value)
+      response.status(answer.status)
+      return answer.body === undefined ? response.send('') : response.send(answer.body)
     case 'stream': {
       const untrack = mounted.track(controller)
       const { streamRunId } = answer
@@ -98,4 +104,13 @@ async function respond(
       }
     }
   }
+}
+
+/** Node's headers by lower-case name, a repeated one joined with `, ` (as the Fetch API does). */
+function nodeHeaders(headers: Record<string, string | string[] | undefined>) {
+  const joined: Record<string, string | undefined> = {}
+  for (const [name, value] of Object.entries(headers)) {
+    joined[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value
+  }
+  return joined
 }

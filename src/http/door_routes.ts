@@ -27,6 +27,12 @@ export interface DoorRequest {
   principal: Principal | null
   /** The parsed JSON body, on a route that reads one (`body: 'json'`); else `undefined`. */
   body: unknown
+  /** The raw body, on a route that reads bytes (`body: 'bytes'`, any content type); else `undefined`. */
+  bytes?: Uint8Array
+  /** The request's headers, by lower-case name (a repeated one joined with `, `). */
+  headers: Record<string, string | undefined>
+  /** The method asked (`HEAD` is answered by a `GET` route unless the table has its own). */
+  method: string
   /** Aborts when the client goes away or the replica closes its responses: the stream ends. */
   signal: AbortSignal
 }
@@ -50,18 +56,36 @@ export interface JsonAnswer {
   headers?: Record<string, string>
 }
 
-/** What a door's route answers: a refusal, nothing (204), JSON, or a stream. */
-export type DoorAnswer = Refused | { kind: 'none' } | JsonAnswer | StreamAnswer
+/**
+ * An answer whose status, headers and body the door sets itself (the Durable Streams door: its
+ * protocol's status codes and headers on every answer, a refusal's too). No body on a `HEAD`.
+ */
+export interface RawAnswer {
+  kind: 'raw'
+  status: number
+  headers: Record<string, string>
+  body?: string | Uint8Array
+}
+
+/** What a door's route answers: a refusal, nothing (204), JSON, raw bytes, or a stream. */
+export type DoorAnswer = Refused | { kind: 'none' } | JsonAnswer | RawAnswer | StreamAnswer
 
 /** One route of a door. */
 export interface DoorRoute {
-  method: 'GET' | 'POST'
-  /** Under the door's base, in AdonisJS's syntax (`/runs/:runId`); `''` is the base itself. */
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'HEAD' | 'OPTIONS'
+  /**
+   * Under the door's base, in AdonisJS's syntax (`/runs/:runId`); `''` is the base itself. A
+   * last segment `*` matches one or more segments: `params['*']` is the rest of the path, each
+   * segment decoded, joined with `/`.
+   */
   path: string
   /** Its name in `registerRoutes` (`agui.run`), which prefixes it with its `as`. */
   name: string
-  /** It reads a JSON body: the media-type rule (415) and the body cap (413) apply. */
-  body?: 'json'
+  /**
+   * `'json'`: it reads a JSON body (the media-type rule, 415, and the body cap, 413, apply);
+   * `'bytes'`: it reads the raw body, any content type, up to the cap (413).
+   */
+  body?: 'json' | 'bytes'
   /** Its body may be left out (a stop): none reads as `undefined`. */
   optionalBody?: boolean
   /**

@@ -99,6 +99,8 @@ export function createDoorFetchHandler(
         query: asked.query,
         after: asked.after,
         accept: request.headers.get('accept') ?? undefined,
+        headers: Object.fromEntries(request.headers.entries()),
+        method: request.method,
         principal: caller.principal,
         body,
         signal: request.signal,
@@ -129,6 +131,8 @@ function fetchAnswer(
       return new Response(null, { status: 204 })
     case 'json':
       return Response.json(answer.body, { status: answer.status ?? 200, headers: answer.headers })
+    case 'raw':
+      return new Response(answer.body ?? null, { status: answer.status, headers: answer.headers })
     case 'stream': {
       const { streamRunId } = answer
       return streamResponse(answer.chunks, request, {
