@@ -102,6 +102,7 @@ export function createDoorFetchHandler(
         accept: request.headers.get('accept') ?? undefined,
         headers: Object.fromEntries(request.headers.entries()),
         method: request.method,
+        url: request.url,
         principal: caller.principal,
         body,
         bytes,
