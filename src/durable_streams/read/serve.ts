@@ -59,6 +59,7 @@ export async function serveRead(
         },
         request.signal
       ),
+      contentType: 'text/event-stream',
       headers: {
         ...headers,
         'Cache-Control': 'no-cache',

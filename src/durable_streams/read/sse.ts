@@ -15,11 +15,11 @@ export interface SseRules {
   base64: boolean
 }
 
-/** An SSE event: its lines each prefixed `data: ` (a line break in the data starts a new one). */
+/** An SSE event: its lines each prefixed `data:` (a line break in the data starts a new one). */
 function sseEvent(event: 'data' | 'control', payload: string): string {
   return `event: ${event}\n${payload
     .split(/\r\n|\r|\n/)
-    .map((line) => `data: ${line}`)
+    .map((line) => `data:${line}`)
     .join('\n')}\n\n`
 }
 

@@ -61,6 +61,8 @@ export async function appendStream(
       if (producer && record.closedBy === closedByOf(producer)) {
         return answer(204, record.lastSeq, producer, true)
       }
+      // Closing a closed stream again (no body, no producer): done already.
+      if (body === null && !producer) return answer(204, record.lastSeq, null, true)
       return closedAnswer(record)
     }
     if (producer) {
