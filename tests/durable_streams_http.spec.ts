@@ -167,8 +167,9 @@ test.group('Durable Streams door: a stream of the package', () => {
     const url = `${door.base}/v1/stream/client`
     const handle = await DurableStream.create({ url, contentType: 'application/json' })
     await handle.append(JSON.stringify({ n: 1 }))
+    // The client sends each append as a batch of one: an array is one message.
     await handle.append(JSON.stringify([{ n: 2 }, { n: 3 }]))
     const response = await handle.stream({ live: false })
-    assert.deepEqual(await response.json(), [{ n: 1 }, { n: 2 }, { n: 3 }])
+    assert.deepEqual(await response.json(), [{ n: 1 }, [{ n: 2 }, { n: 3 }]])
   })
 })
