@@ -39,9 +39,10 @@ for (const transport of ['fetch', 'adonis'] as const) {
     const { code, output } = await runSuite(transport)
     const failed = output.split('\n').filter((line) => line.startsWith('FAILED '))
     assert.deepEqual(failed, [], output.slice(-4000))
-    const summary = /durable streams conformance \([^)]*\): (\d+) passed, (\d+) failed, (\d+) skipped/.exec(
-      output
-    )
+    const summary =
+      /durable streams conformance \([^)]*\): (\d+) passed, (\d+) failed, (\d+) skipped/.exec(
+        output
+      )
     assert.isNotNull(summary, output.slice(-4000))
     assert.deepEqual(
       { passed: Number(summary![1]), failed: Number(summary![2]), skipped: Number(summary![3]) },

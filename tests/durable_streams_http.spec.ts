@@ -48,7 +48,10 @@ const post = (url: string, type: string, body: string, headers: Record<string, s
   fetch(url, { method: 'POST', headers: { 'content-type': type, ...headers }, body })
 
 test.group('Durable Streams door: bad input writes nothing', () => {
-  test('malformed and unknown offsets are 400, never an empty answer', async ({ assert, cleanup }) => {
+  test('malformed and unknown offsets are 400, never an empty answer', async ({
+    assert,
+    cleanup,
+  }) => {
     const door = await serveDoor()
     cleanup(door.close)
     const url = `${door.base}/v1/stream/offsets`
@@ -145,7 +148,11 @@ test.group('Durable Streams door: a stream of the package', () => {
       ]
     )
     assert.match(summarizeRow(toStoredRow(rows[0])), /^data/)
-    const meta = await door.db.connection().from('agent_durable_streams').where('run_id', runId).first()
+    const meta = await door.db
+      .connection()
+      .from('agent_durable_streams')
+      .where('run_id', runId)
+      .first()
     assert.equal(meta.path, path)
   })
 

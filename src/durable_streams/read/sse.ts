@@ -1,4 +1,4 @@
-import type { Chunk } from '../../http/agui_encoding.js'
+import type { StreamReply } from '../answer.js'
 import { formatOffset } from '../protocol/offset.js'
 import type { DurableSource } from '../source.js'
 import { bodyOf, gather } from './collect.js'
@@ -35,7 +35,7 @@ export async function* sseChunks(
   asked: ReadAsked,
   rules: SseRules,
   signal: AbortSignal
-): AsyncGenerator<Chunk> {
+): StreamReply['chunks'] {
   const deadline = Date.now() + rules.closeAfterMs
   let after = asked.after
   while (!signal.aborted) {
