@@ -101,6 +101,7 @@ export function createDoorFetchHandler(
         accept: request.headers.get('accept') ?? undefined,
         headers: Object.fromEntries(request.headers.entries()),
         method: request.method,
+        url: request.url,
         principal: caller.principal,
         body,
         signal: request.signal,
