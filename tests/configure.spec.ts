@@ -290,6 +290,8 @@ test.group('node ace configure adonis-agent-stream', (group) => {
       'agent_threads',
       'agent_run_queue',
       'agent_mastra_snapshots',
+      'agent_ds_subscriptions',
+      'agent_ds_subscription_links',
     ])
     // The LangGraph checkpointer's tables (`LucidSaver`), created by the same migration.
     assert.sameMembers(Object.values(DEFAULT_LANGGRAPH_TABLES), [

@@ -34,5 +34,9 @@ export {
   langGraphTableNames,
 } from '../store/langgraph_schema.js'
 export { createMastraSnapshotsTable, dropMastraSnapshotsTable } from '../store/mastra_schema.js'
+export {
+  createDsSubscriptionTables,
+  dropDsSubscriptionTables,
+} from '../store/ds_subscriptions_schema.js'
 export type { TableNames } from '../store/schema.js'
 export type { LangGraphTableNames } from '../store/langgraph_schema.js'

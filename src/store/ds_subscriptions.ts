@@ -1,7 +1,7 @@
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import { affectedRows, inTransaction } from './sql.js'
 import { int } from './rows.js'
-import type { DsSubscriptionTables } from './ds_subscriptions_schema.js'
+import type { TableNames } from './schema.js'
 
 /** A subscription's row, parsed. */
 export interface SubscriptionRow {
@@ -64,24 +64,24 @@ function toRow(row: Record<string, unknown>): SubscriptionRow {
 export class DsSubscriptionStore {
   constructor(
     readonly connect: () => QueryClientContract,
-    readonly tables: DsSubscriptionTables
+    readonly tables: TableNames
   ) {}
 
   async find(id: string): Promise<SubscriptionRow | null> {
-    const row = await this.connect().from(this.tables.subscriptions).where('id', id).first()
+    const row = await this.connect().from(this.tables.dsSubscriptions).where('id', id).first()
     return row ? toRow(row) : null
   }
 
   /** Every subscription (what an append is matched against). */
   async all(): Promise<SubscriptionRow[]> {
-    const rows = await this.connect().from(this.tables.subscriptions).select('*')
+    const rows = await this.connect().from(this.tables.dsSubscriptions).select('*')
     return rows.map(toRow)
   }
 
   /** Subscriptions whose lease lapsed or whose retry is due at `now`. */
   async due(now: number): Promise<SubscriptionRow[]> {
     const rows = await this.connect()
-      .from(this.tables.subscriptions)
+      .from(this.tables.dsSubscriptions)
       .where((q) => q.where('lease_expires_at', '<=', now).orWhere('next_attempt_at', '<=', now))
       .select('*')
     return rows.map(toRow)
@@ -94,7 +94,7 @@ export class DsSubscriptionStore {
   ): Promise<boolean> {
     try {
       await inTransaction(this.connect(), async (trx) => {
-        await trx.insertQuery().table(this.tables.subscriptions).insert({
+        await trx.insertQuery().table(this.tables.dsSubscriptions).insert({
           id: row.id,
           config: row.config,
           config_hash: row.configHash,
@@ -107,7 +107,7 @@ export class DsSubscriptionStore {
         if (links.length === 0) return
         await trx
           .insertQuery()
-          .table(this.tables.links)
+          .table(this.tables.dsSubscriptionLinks)
           .multiInsert(links.map((link) => this.#linkRecord(row.id, link)))
       })
       return true
@@ -120,14 +120,14 @@ export class DsSubscriptionStore {
   /** Delete a subscription and its links (a tombstone: its wake's requests then fail). */
   async remove(id: string): Promise<boolean> {
     return inTransaction(this.connect(), async (trx) => {
-      await trx.from(this.tables.links).where('subscription_id', id).delete()
-      return affectedRows(await trx.from(this.tables.subscriptions).where('id', id).delete()) > 0
+      await trx.from(this.tables.dsSubscriptionLinks).where('subscription_id', id).delete()
+      return affectedRows(await trx.from(this.tables.dsSubscriptions).where('id', id).delete()) > 0
     })
   }
 
   async links(id: string): Promise<SubscriptionLink[]> {
     const rows = await this.connect()
-      .from(this.tables.links)
+      .from(this.tables.dsSubscriptionLinks)
       .where('subscription_id', id)
       .orderBy('path')
       .select('*')
@@ -146,14 +146,14 @@ export class DsSubscriptionStore {
   async link(id: string, path: string, kind: 'explicit' | 'glob', acked: string) {
     const client = this.connect()
     const updated = await client
-      .from(this.tables.links)
+      .from(this.tables.dsSubscriptionLinks)
       .where({ subscription_id: id, path })
       .update({ [kind]: true })
     if (affectedRows(updated) > 0) return
     try {
       await client
         .insertQuery()
-        .table(this.tables.links)
+        .table(this.tables.dsSubscriptionLinks)
         .insert(
           this.#linkRecord(id, {
             path,
@@ -165,7 +165,7 @@ export class DsSubscriptionStore {
     } catch (error) {
       // Linked meanwhile (another append): the kind is added to that row.
       const again = await client
-        .from(this.tables.links)
+        .from(this.tables.dsSubscriptionLinks)
         .where({ subscription_id: id, path })
         .update({ [kind]: true })
       if (affectedRows(again) === 0) throw error
@@ -176,11 +176,11 @@ export class DsSubscriptionStore {
   async unlinkExplicit(id: string, path: string) {
     await inTransaction(this.connect(), async (trx) => {
       await trx
-        .from(this.tables.links)
+        .from(this.tables.dsSubscriptionLinks)
         .where({ subscription_id: id, path })
         .update({ explicit: false })
       await trx
-        .from(this.tables.links)
+        .from(this.tables.dsSubscriptionLinks)
         .where({ subscription_id: id, path, explicit: false, glob: false })
         .delete()
     })
@@ -189,7 +189,7 @@ export class DsSubscriptionStore {
   /** Move a link's acked offset forward to `offset` (never back: offsets sort as text). */
   async ack(id: string, path: string, offset: string) {
     await this.connect()
-      .from(this.tables.links)
+      .from(this.tables.dsSubscriptionLinks)
       .where({ subscription_id: id, path })
       .where('acked_offset', '<', offset)
       .update({ acked_offset: offset })
@@ -201,7 +201,7 @@ export class DsSubscriptionStore {
    */
   async transition(id: string, from: WakeState, to: Partial<SubscriptionRow>): Promise<boolean> {
     const query = this.connect()
-      .from(this.tables.subscriptions)
+      .from(this.tables.dsSubscriptions)
       .where('id', id)
       .where('generation', from.generation)
     if (from.wakeId === null) query.whereNull('wake_id')

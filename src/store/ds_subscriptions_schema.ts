@@ -1,17 +1,5 @@
 import type { Knex } from 'knex'
-
-/** The tables of Durable Streams subscriptions (PROTOCOL.md 6-7). */
-export interface DsSubscriptionTables {
-  /** One row per subscription: its configuration and its wake state (generation, lease). */
-  subscriptions: string
-  /** One row per stream a subscription follows: how it is linked, and the offset acked. */
-  links: string
-}
-
-export const DEFAULT_DS_SUBSCRIPTION_TABLES: DsSubscriptionTables = {
-  subscriptions: 'agent_ds_subscriptions',
-  links: 'agent_ds_subscription_links',
-}
+import { DEFAULT_TABLES, type TableNames } from './schema.js'
 
 /**
  * Create the subscription tables (a migration of their own:
@@ -21,7 +9,7 @@ export const DEFAULT_DS_SUBSCRIPTION_TABLES: DsSubscriptionTables = {
 export function createDsSubscriptionTables(
   schema: Knex.SchemaBuilder,
   dialect: string,
-  tables: DsSubscriptionTables = DEFAULT_DS_SUBSCRIPTION_TABLES
+  tables: TableNames = DEFAULT_TABLES
 ) {
   const mysql = dialect === 'mysql' || dialect === 'mysql2'
   const binary = (table: Knex.CreateTableBuilder) => {
@@ -30,7 +18,7 @@ export function createDsSubscriptionTables(
     table.collate('utf8mb4_bin')
   }
   return schema
-    .createTable(tables.subscriptions, (table) => {
+    .createTable(tables.dsSubscriptions, (table) => {
       binary(table)
       table.string('id', 191).primary()
       /** The normalized configuration (JSON) and its hash (an identical PUT re-confirms). */
@@ -52,7 +40,7 @@ export function createDsSubscriptionTables(
       table.index(['lease_expires_at'])
       table.index(['next_attempt_at'])
     })
-    .createTable(tables.links, (table) => {
+    .createTable(tables.dsSubscriptionLinks, (table) => {
       binary(table)
       table.string('subscription_id', 191).notNullable()
       table.string('path', 512).notNullable()
@@ -68,7 +56,7 @@ export function createDsSubscriptionTables(
 /** Drop what {@link createDsSubscriptionTables} created. */
 export function dropDsSubscriptionTables(
   schema: Knex.SchemaBuilder,
-  tables: DsSubscriptionTables = DEFAULT_DS_SUBSCRIPTION_TABLES
+  tables: TableNames = DEFAULT_TABLES
 ) {
-  return schema.dropTableIfExists(tables.links).dropTableIfExists(tables.subscriptions)
+  return schema.dropTableIfExists(tables.dsSubscriptionLinks).dropTableIfExists(tables.dsSubscriptions)
 }

@@ -25,6 +25,10 @@ export interface TableNames {
   runQueue: string
   /** Mastra's workflow snapshots (a paused Mastra agent run), `lucidMastraStore` (`/mastra`). */
   mastraSnapshots: string
+  /** Durable Streams subscriptions: their configuration and wake state (PROTOCOL.md 6-7). */
+  dsSubscriptions: string
+  /** The streams each Durable Streams subscription follows, with the offset acked. */
+  dsSubscriptionLinks: string
 }
 
 export const DEFAULT_TABLES: TableNames = {
@@ -38,6 +42,8 @@ export const DEFAULT_TABLES: TableNames = {
   threads: 'agent_threads',
   runQueue: 'agent_run_queue',
   mastraSnapshots: 'agent_mastra_snapshots',
+  dsSubscriptions: 'agent_ds_subscriptions',
+  dsSubscriptionLinks: 'agent_ds_subscription_links',
 }
 
 /** Resolve partial table names against the defaults. */
