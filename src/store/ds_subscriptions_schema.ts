@@ -58,5 +58,7 @@ export function dropDsSubscriptionTables(
   schema: Knex.SchemaBuilder,
   tables: TableNames = DEFAULT_TABLES
 ) {
-  return schema.dropTableIfExists(tables.dsSubscriptionLinks).dropTableIfExists(tables.dsSubscriptions)
+  return schema
+    .dropTableIfExists(tables.dsSubscriptionLinks)
+    .dropTableIfExists(tables.dsSubscriptions)
 }
