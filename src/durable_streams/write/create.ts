@@ -170,10 +170,12 @@ export async function createStream(ctx: WriteContext, request: WriteRequest): Pr
         last = record.forkSeq
       }
       const own = [...(prefix === null ? [] : [prefix]), ...bodies]
+      const before = last
       if (own.length > 0) last = await tx.append(runId, last, own)
-      return { last }
+      return { last, before }
     })
     if ('kind' in answer) return answer
+    if (answer.last > answer.before) ctx.appended?.(request.path, answer.before)
   } catch (error) {
     // Created meanwhile by another request: answer as for an existing stream.
     const raced = await ctx.store.find(runId)
