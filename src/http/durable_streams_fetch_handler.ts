@@ -6,7 +6,10 @@ import type { FetchHandlerOptions } from './fetch_route.js'
 
 /** Options of {@link createDurableStreamsFetchHandler}: the Fetch handlers' and the door's. */
 export interface DurableStreamsFetchHandlerOptions
-  extends FetchHandlerOptions, DurableStreamsOptions {}
+  extends FetchHandlerOptions, DurableStreamsOptions {
+  /** Aborted when the server shuts down: the subscriptions' sweep (a timer) stops. */
+  closing?: AbortSignal
+}
 
 /**
  * The Durable Streams door (PROTOCOL.md: create, append, close, delete, HEAD, catch-up,
@@ -18,6 +21,6 @@ export function createDurableStreamsFetchHandler(
   sink: LucidTokenStreamSink,
   options: DurableStreamsFetchHandlerOptions = {}
 ) {
-  const door = durableStreamsDoor(sink, options)
+  const door = durableStreamsDoor(sink, options, options.closing)
   return createDoorFetchHandler([durableStreamsRouteTable(door)], options)
 }
