@@ -298,8 +298,8 @@ export class StreamStore {
   }
 
   /** End the write path's expired Durable Streams (a purge then removes them); see `settleDurableStreams`. */
-  settleDurable(now: number): Promise<void> {
-    return settleDurableStreams(this.client, this.tables, now)
+  settleDurable(at: number): Promise<void> {
+    return settleDurableStreams(this.client, this.tables, at)
   }
 
   /** Delete the write path's metadata rows left without their stream; see `deleteDurableOrphans`. */
