@@ -5,6 +5,7 @@ import { baseHeaders, dsRefusal, H } from '../read/headers.js'
 import { gone, notFound, usable, type WriteContext, type WriteRequest } from './context.js'
 import { checkProducer, readProducer, type Producer } from './producers.js'
 import { expired, isJsonType, jsonMessages, mediaType, seqAfter } from './rules.js'
+import { nowMs } from '../../store/sql.js'
 
 const bad = (message: string) => dsRefusal(400, 'invalid_input', message)
 
@@ -93,7 +94,7 @@ export async function appendStream(
 /** Renew a sliding TTL inside the append's transaction. */
 async function touchIn(tx: DurableTx, record: DurableRecord) {
   if (record.ttlSeconds !== null)
-    await tx.update(record.runId, { expires_at: Date.now() + record.ttlSeconds * 1000 })
+    await tx.update(record.runId, { expires_at: nowMs() + record.ttlSeconds * 1000 })
 }
 
 function answer(

@@ -13,6 +13,7 @@ import {
   runIdOfPath,
   wholeNumber,
 } from './rules.js'
+import { nowMs } from '../../store/sql.js'
 
 /** A create as asked: its headers read and checked. */
 interface CreateAsked {
@@ -191,7 +192,7 @@ export async function createStream(ctx: WriteContext, request: WriteRequest): Pr
 
 /** A fork's expiry (4.2): its own TTL or expiry, else its source's. */
 function expiry(asked: CreateAsked, source: DurableRecord | null) {
-  const now = Date.now()
+  const now = nowMs()
   let ttlSeconds = asked.ttlSeconds
   let expiresAtText = asked.expiresAtText
   if (source && ttlSeconds === null && expiresAtText === null) {
