@@ -6,6 +6,8 @@ import type { UiMessageDoor } from '../ui_message/door/index.js'
 import type { AdonisDoorAdapter } from './adonis_adapter.js'
 import { agUiRouteTable } from './agui_routes.js'
 import { uiMessageRouteTable } from './ui_message_routes.js'
+import { durableDialectRouteTable } from './durable_dialect_routes.js'
+import { durableChatRouteTable } from './durable_chat_routes.js'
 import { AdminController } from './admin/admin_controller.js'
 import { RunsController } from './admin/runs_controller.js'
 import { claimRoute, packageRoute, type Handler } from './package_routes.js'
@@ -50,6 +52,9 @@ export interface RoutesOptions {
  * | GET | `/chat/:chatId/messages` | `chat.messages` (the chat's stored `UIMessage[]`, JSON) |
  * | POST | `/runs` | `runs.start` (native: `{ message, threadId?, runId? }`) |
  * | GET | `/runs/:runId/stream` | `runs.stream` (native SSE frames, `?after=`/`Last-Event-ID`) |
+ * | GET, HEAD | `/ds/runs/:runId/frames\|agui\|ui-message` | `ds.runs.*` (the run as a Durable Stream, `durable_dialect_routes.ts`) |
+ * | GET, HEAD | `/ds/threads/:threadId/frames\|agui\|ui-message` | `ds.threads.*` (the thread's turns as one) |
+ * | POST, GET | `/ds/chat`, `/ds/chat/:chatId/stream` | `ds.chat.*` (the AI SDK transport, `durable_chat_routes.ts`) |
  * | POST | `/runs/:runId/cancel` | `runs.cancel` |
  * | POST | `/items/:runId/:itemId/approve\|reject\|answer` | `items.approve` ... |
  * | GET | `/admin`, `/admin/history` | `admin.page`, `admin.history` (queue, decided items) |
@@ -131,6 +136,10 @@ export function registerRoutes(
       // The doors' route tables, through the one AdonisJS adapter (`adonis_adapter.ts`).
       agentStream.http.mount(router, '/agui', agUiRouteTable(agentStream.door, threads))
       agentStream.http.mount(router, '', uiMessageRouteTable(agentStream.uiMessage, threads))
+      // Every run's and thread's stream as a Durable Stream, and the AI SDK transport on it.
+      const dialects = { agui: agentStream.door, uiMessage: agentStream.uiMessage, rules: config.agui }
+      agentStream.http.mount(router, '/ds', durableDialectRouteTable(dialects))
+      agentStream.http.mount(router, '/ds', durableChatRouteTable(dialects))
       router
         .post(
           '/runs',

@@ -38,7 +38,7 @@ async function* aguiBatches(
     const reply = await door.segment(run, resumed ? position : undefined, read)
     if (reply.kind !== 'stream') return 'stopped'
     let last: (SourceBatch & { messages: unknown[] }) | null = null
-    for await (const batch of batchesOf(reply.events, position, resumed)) {
+    for await (const batch of batchesOf(reply.events, position, resumed ? 'unnamed' : 'none')) {
       if (batch.messages.some(endsRun)) {
         last = batch
         break

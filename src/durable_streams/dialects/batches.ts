@@ -11,22 +11,24 @@ import type { SourceBatch } from '../source.js'
  * that follows them, so every offset is a cursor, one to one.
  *
  * A door serving from `after` re-opens what a client re-attaching there has (the useChat door's
- * `start`, AG-UI's `RUN_STARTED` and join prelude: events before its first id); a Durable Streams
- * reader at `after` has them already, as it has everything up to `after`: `resumed` drops that
- * opening, and any batch at or before `after` is dropped too (a door may send a finished run's
- * closing again).
+ * `start`: its first event; AG-UI's `RUN_STARTED` and join prelude: every event before its
+ * first id, as the door ids each event of a frame); a Durable Streams reader at `after` has
+ * them already, as it has everything up to `after`: `opening` says which to drop, and any
+ * batch at or before `after` is dropped too (a door may send a finished run's closing again).
  */
 export async function* batchesOf<E>(
   events: AsyncIterable<SentEvent<E>>,
   after: Cursor,
-  resumed: boolean
+  opening: 'none' | 'first' | 'unnamed'
 ): AsyncGenerator<SourceBatch & { messages: E[] }> {
   let messages: E[] = []
-  let opening = resumed
+  let index = 0
+  let opened = opening === 'none'
   for await (const { event, id } of events) {
     const cursor = id === undefined ? null : cursorOf(id)
-    if (opening && id === undefined) continue
-    opening = false
+    const first = index++ === 0
+    if (!opened && (opening === 'first' ? first : id === undefined)) continue
+    opened = true
     messages.push(event)
     if (!cursor) continue
     const batch = { messages, next: cursor }

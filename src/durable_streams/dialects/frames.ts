@@ -20,7 +20,12 @@ export function framesSource(core: RunCore, streamRunId: string, rules: Projecti
 function framesReader(core: RunCore, streamRunId: string, rules: ProjectionRules): DialectReader {
   return async function* (after: Cursor, read) {
     const items = read.until
-      ? core.sink.replay(streamRunId, { after, until: read.until, growing: true, signal: read.signal })
+      ? core.sink.replay(streamRunId, {
+          after,
+          until: read.until,
+          growing: true,
+          signal: read.signal,
+        })
       : core.sink.segments(streamRunId, { after, signal: read.signal })
     for await (const item of items) {
       const at = positionOf(item)

@@ -18,7 +18,11 @@ export type DialectReader = (
  * the run's (`run_state.ts`), its batches the dialect's, and once the dialect's served stream
  * ended the stream closes at its final position (a last batch, empty, says `closed`).
  */
-export function runSource(core: RunCore, streamRunId: string, reader: DialectReader): DurableSource {
+export function runSource(
+  core: RunCore,
+  streamRunId: string,
+  reader: DialectReader
+): DurableSource {
   return {
     contentType: 'application/json',
     json: true,
@@ -42,7 +46,9 @@ async function* runBatches(
     yield step.value
     step = await reading.next()
   }
-  if (step.value !== 'ended') return
+  // A read that does not wait read to the tail as it was: it closes only a stream that was
+  // closed then (one that closed since has more for the next read).
+  if (step.value !== 'ended' || (head && !head.closed)) return
   const final = await finalPosition(core, streamRunId, read)
   if (final) yield { messages: [], next: final, closed: true }
 }

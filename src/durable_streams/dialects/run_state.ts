@@ -56,7 +56,7 @@ export async function runHas(core: RunCore, streamRunId: string, cursor: Cursor)
 }
 
 /** The newest segment end of a stream (a park's, when it is parked), or `null`. */
-async function newestEnd(sink: LucidTokenStreamSink, streamRunId: string) {
+export async function newestEnd(sink: LucidTokenStreamSink, streamRunId: string) {
   let end = await sink.segmentEnd(streamRunId, 0)
   while (end !== null) {
     const next = await sink.segmentEnd(streamRunId, end)

@@ -1,7 +1,8 @@
 import { compareCursors, START, type Cursor } from '../../core/cursor.js'
 import type { UiMessageDoor } from '../../ui_message/door/index.js'
 import type { DurableSource, SourceBatch, SourceHead } from '../source.js'
-import { runHead, settledVerdict, type DialectRead, type RunCore } from './run_state.js'
+import { readAfterSegmentEnd } from '../../door/index.js'
+import { newestEnd, runHead, settledVerdict, type DialectRead, type RunCore } from './run_state.js'
 import { turnBatches } from './ui_message.js'
 
 /**
@@ -9,17 +10,19 @@ import { turnBatches } from './ui_message.js'
  * stream, `src/http/durable_chat_routes.ts`): its UI message chunks from `from` (where the
  * door's answer starts: the turn's start, or the decisions the request gave) to the end of that
  * segment, where the turn finishes (`finish`) whatever follows, as the door's answer finishes
- * at a park nobody answered yet. A segment that starts inside a park (`from` before the end of
- * the park its decisions continue) ends at the next segment end. It closes at that end; it
- * starts at `from` (offset `-1` reads from there).
+ * at a park nobody answered yet. The segment is the one that ends at the first segment end
+ * after seq `after` (`activeSegment`: the one the stream was in when the door answered; the
+ * ends before it went on, as the door's answer goes on through them). It closes at its end;
+ * it starts at `from` (offset `-1` reads from there).
  */
 export function uiSegmentSource(
   door: UiMessageDoor,
   core: RunCore,
   streamRunId: string,
-  from: Cursor
+  from: Cursor,
+  after: number
 ): DurableSource {
-  const bound = segmentBound(core, streamRunId, from)
+  const bound = segmentBound(core, streamRunId, after)
   const head = async (): Promise<SourceHead> => {
     const end = await bound()
     if (end !== null) return { tail: { seq: end }, closed: true }
@@ -35,7 +38,8 @@ export function uiSegmentSource(
       if (cursor.seq === 0 && cursor.offset === undefined) return true
       return compareCursors(cursor, from) >= 0 && compareCursors(cursor, (await head()).tail) <= 0
     },
-    batches: (after, read) => segmentBatches(door, core, streamRunId, from, bound, head, after, read),
+    batches: (after, read) =>
+      segmentBatches(door, core, streamRunId, from, bound, head, after, read),
   }
 }
 
@@ -62,28 +66,31 @@ async function* segmentBatches(
     step = await reading.next()
   }
   const end = await bound()
-  if (step.value === 'ended' && end !== null) yield { messages: [], next: { seq: end }, closed: true }
+  if (step.value === 'ended' && end !== null)
+    yield { messages: [], next: { seq: end }, closed: true }
 }
 
 /**
- * Where the segment from `from` ends, once stored (`null` before): the first segment end after
- * `from` when `from` is a segment's start (the stream's, or right after an end), else the one
- * after it (the park `from` is inside was decided: the turn goes on through its end), or that
- * first one when the run is over there. Kept once known (an end never moves).
+ * Where the segment ends: at the first segment end after seq `after`, once stored (`null`
+ * before). Kept once known (an end never moves).
  */
-function segmentBound(core: RunCore, streamRunId: string, from: Cursor) {
+function segmentBound(core: RunCore, streamRunId: string, after: number) {
   let known: number | null = null
-  const endAfter = (seq: number) => core.sink.segmentEnd(streamRunId, seq)
   return async () => {
-    if (known !== null) return known
-    const first = await endAfter(from.seq)
-    if (first === null) return null
-    const atStart =
-      from.offset === undefined && (from.seq === 0 || (await endAfter(from.seq - 1)) === from.seq)
-    if (atStart) return (known = first)
-    const next = await endAfter(first)
-    if (next !== null) return (known = next)
-    const run = await runHead(core, streamRunId)
-    return run?.closed ? (known = first) : null
+    if (known === null) known = await core.sink.segmentEnd(streamRunId, after)
+    return known
   }
+}
+
+/**
+ * The segment a stream is in now, as the seq its end follows (`uiSegmentSource`'s `after`):
+ * after its newest segment end when the stream goes on from there (the kernel's verdict: it
+ * talks, or its park was decided), else before that end (the park nobody answered yet, or the
+ * run's last end). 0 before any end.
+ */
+export async function activeSegment(core: RunCore, streamRunId: string): Promise<number> {
+  const end = await newestEnd(core.sink, streamRunId)
+  if (end === null) return 0
+  const { verdict } = await readAfterSegmentEnd(core, streamRunId, end)
+  return verdict === 'goes-on' ? end : end - 1
 }

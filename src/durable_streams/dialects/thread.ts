@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { START, type Cursor } from '../../core/cursor.js'
+import { compareCursors, START, type Cursor } from '../../core/cursor.js'
 import type { DoorRun, DoorRunStore } from '../../store/door_runs.js'
 import type { DurableSource, SourceBatch, SourceHead } from '../source.js'
 import { threadCursor, threadPosition } from './thread_offset.js'
@@ -65,7 +65,8 @@ async function* threadBatches(
     for await (const batch of source.batches(from, read)) {
       closed = batch.closed === true
       const next = threadCursor({ turn, cursor: batch.next })
-      yield { messages: batch.messages ?? [], next }
+      // A turn's closing at the position a reader is at moves nothing of the thread's.
+      if (compareCursors(next, after) > 0) yield { messages: batch.messages ?? [], next }
     }
     if (!closed) return
     turn += 1

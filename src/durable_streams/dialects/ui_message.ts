@@ -44,6 +44,6 @@ export async function* turnBatches(
       return settled
     },
   })
-  yield* batchesOf(chunks, after, compareCursors(after, from) > 0)
+  yield* batchesOf(chunks, after, compareCursors(after, from) > 0 ? 'first' : 'none')
   return stopped ? ('stopped' as const) : ('ended' as const)
 }
