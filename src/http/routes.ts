@@ -137,7 +137,11 @@ export function registerRoutes(
       agentStream.http.mount(router, '/agui', agUiRouteTable(agentStream.door, threads))
       agentStream.http.mount(router, '', uiMessageRouteTable(agentStream.uiMessage, threads))
       // Every run's and thread's stream as a Durable Stream, and the AI SDK transport on it.
-      const dialects = { agui: agentStream.door, uiMessage: agentStream.uiMessage, rules: config.agui }
+      const dialects = {
+        agui: agentStream.door,
+        uiMessage: agentStream.uiMessage,
+        rules: config.agui,
+      }
       agentStream.http.mount(router, '/ds', durableDialectRouteTable(dialects))
       agentStream.http.mount(router, '/ds', durableChatRouteTable(dialects))
       router
