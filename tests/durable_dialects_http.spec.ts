@@ -72,8 +72,10 @@ async function fetchHandlers(cleanup: (fn: () => Promise<void>) => void): Promis
     // What the native route serves: the sink's one read, through the one public projection.
     frames: async (runId) => {
       const out: unknown[] = []
-      for await (const { cursor: _c, ...frame } of served.runtime.sink.subscribe(runId)) {
-        const shown = publicFrame(frame as StreamFrame, served.runtime.door.options)
+      for await (const delivered of served.runtime.sink.subscribe(runId)) {
+        const frame: Record<string, unknown> = { ...delivered }
+        delete frame.cursor
+        const shown = publicFrame(frame as unknown as StreamFrame, served.runtime.door.options)
         if (shown) out.push(shown)
       }
       return out

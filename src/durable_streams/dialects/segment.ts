@@ -36,10 +36,11 @@ export function uiSegmentSource(
     head,
     has: async (cursor) => {
       if (cursor.seq === 0 && cursor.offset === undefined) return true
-      return compareCursors(cursor, from) >= 0 && compareCursors(cursor, (await head()).tail) <= 0
+      const { tail } = await head()
+      return compareCursors(cursor, from) >= 0 && compareCursors(cursor, tail) <= 0
     },
-    batches: (after, read) =>
-      segmentBatches(door, core, streamRunId, from, bound, head, after, read),
+    batches: (position, read) =>
+      segmentBatches(door, core, streamRunId, from, bound, head, position, read),
   }
 }
 
