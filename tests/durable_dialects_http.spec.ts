@@ -8,7 +8,7 @@ import { formatOffset, parseOffset } from '../src/durable_streams/protocol/offse
 import { threadCursor } from '../src/durable_streams/dialects/index.js'
 import type { Cursor } from '../src/core/cursor.js'
 import { createAgUiFetchHandler } from '../src/http/fetch_handler.js'
-import { durableDialectsFetchHandler } from '../src/http/durable_dialects_fetch_handler.js'
+import { createDurableStreamsFetchHandler } from '../src/http/durable_streams_fetch_handler.js'
 import { createUiMessageFetchHandler } from '../src/http/ui_message_fetch_handler.js'
 import { scriptedAgent } from '../src/testing/scripted_agent.js'
 import { assertConforms } from './helpers/agui.js'
@@ -55,7 +55,11 @@ async function adonis(): Promise<Served> {
 async function fetchHandlers(cleanup: (fn: () => Promise<void>) => void): Promise<Served> {
   const served = await serveRuntime({ runner: runner() }, (runtime, principal) => {
     const doors = { agui: runtime.door, uiMessage: runtime.uiMessage, rules: {} }
-    const ds = durableDialectsFetchHandler(doors, { basePath: '/ds', principal })
+    const ds = createDurableStreamsFetchHandler(runtime.sink, {
+      basePath: '/ds',
+      principal,
+      dialects: doors,
+    })
     const agui = createAgUiFetchHandler(runtime.door, { basePath: '/agui', principal })
     const chat = createUiMessageFetchHandler(runtime.uiMessage, { basePath: '/u', principal })
     return (request) => {

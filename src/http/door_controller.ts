@@ -54,6 +54,7 @@ async function serve(ctx: HttpContext, mounted: MountedRoute) {
       accept: ctx.request.header('accept'),
       headers: nodeHeaders(ctx.request.headers()),
       method: ctx.request.method(),
+      url: ctx.request.completeUrl(true),
       principal,
       body,
       bytes: route.body === 'bytes' ? bodyBytes(ctx) : undefined,

@@ -8,6 +8,7 @@ import { agUiRouteTable } from './agui_routes.js'
 import { uiMessageRouteTable } from './ui_message_routes.js'
 import { durableDialectRouteTable } from './durable_dialect_routes.js'
 import { durableChatRouteTable } from './durable_chat_routes.js'
+import { durableStreamsDoor, durableStreamsRouteTable } from './durable_streams_routes.js'
 import { AdminController } from './admin/admin_controller.js'
 import { RunsController } from './admin/runs_controller.js'
 import { claimRoute, packageRoute, type Handler } from './package_routes.js'
@@ -50,6 +51,7 @@ export interface RoutesOptions {
  * | POST | `/chat` | `chat.send` (`useChat`'s body in, the AI SDK UI message stream out) |
  * | GET | `/chat/:chatId/stream` | `chat.resume` (the chat's active turn; 204 when none) |
  * | GET | `/chat/:chatId/messages` | `chat.messages` (the chat's stored `UIMessage[]`, JSON) |
+ * | GET, HEAD, PUT, POST, DELETE, OPTIONS | `/ds/v1/stream/*` | `ds.stream.*` (Durable Streams: read, head, create, append, delete, preflight) |
  * | POST | `/runs` | `runs.start` (native: `{ message, threadId?, runId? }`) |
  * | GET | `/runs/:runId/stream` | `runs.stream` (native SSE frames, `?after=`/`Last-Event-ID`) |
  * | GET, HEAD | `/ds/runs/:runId/frames\|agui\|ui-message` | `ds.runs.*` (the run as a Durable Stream, `durable_dialect_routes.ts`) |
@@ -142,8 +144,17 @@ export function registerRoutes(
         uiMessage: agentStream.uiMessage,
         rules: config.agui,
       }
-      agentStream.http.mount(router, '/ds', durableDialectRouteTable(dialects))
+      agentStream.http.mount(
+        router,
+        '/ds',
+        durableDialectRouteTable(dialects, config.durableStreams)
+      )
       agentStream.http.mount(router, '/ds', durableChatRouteTable(dialects))
+      agentStream.http.mount(
+        router,
+        '/ds',
+        durableStreamsRouteTable(durableStreamsDoor(sink, config.durableStreams))
+      )
       router
         .post(
           '/runs',
