@@ -68,12 +68,18 @@ async function purged(assert: any, served: Served) {
     trigger: 'submit-message',
   })
   const run = `${served.ds}/runs/${asked[0].data.messageId}`
-  const readers = ['frames', 'agui', 'ui-message'].map((dialect) =>
-    readDurable(`${run}/${dialect}`, { live: 'sse', offset: '-1' })
+  const end = Number(asked.at(-1)!.id)
+  // Each dialect, and the turn's second segment (after its park: it waits too).
+  const paths = ['frames', 'agui', 'ui-message', 'ui-message/segments/0000000000000000_/0']
+  const readers = [...paths, `ui-message/segments/0000000000000000_/${end}`].map((path) =>
+    readDurable(`${run}/${path}`, { live: 'sse', offset: '-1' })
   )
   await new Promise((resolve) => setTimeout(resolve, 300))
   await served.purge(asked[0].data.messageId)
-  for (const read of await Promise.all(readers)) assert.isTrue(read.closed)
+  const reads = await Promise.all(readers)
+  for (const read of reads) assert.isTrue(read.closed)
+  // The first segment had closed at its park, whole, before the purge.
+  assert.deepEqual(coalesced(reads[3].items), coalesced(data(asked)))
   const gone = await fetch(`${run}/frames?offset=-1`, { headers: { 'x-user': 'alice' } })
   assert.equal(gone.status, 404)
 }
