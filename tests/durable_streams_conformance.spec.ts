@@ -36,6 +36,8 @@ function runSuite(transport: 'fetch' | 'adonis'): Promise<{ code: number | null;
 for (const transport of ['fetch', 'adonis'] as const) {
   test(`the conformance suite passes through the ${transport} transport`, async ({ assert }) => {
     const { code, output } = await runSuite(transport)
+    // The suite's own lines when it did not pass (the reporter shows the assertion only).
+    if (code !== 0) console.error(output.slice(-8000))
     const failed = output.split('\n').filter((line) => line.startsWith('FAILED '))
     assert.deepEqual(failed, [], output.slice(-4000))
     const summary =
