@@ -1,0 +1,106 @@
+/**
+ * The Durable Streams section of `npm run bench` (`BENCH_ONLY=ds`): the reference server
+ * `@durable-streams/server` (its `DurableStreamTestServer`, in memory, in this process) beside
+ * this package's Durable Streams door on each database, all driven by the same code
+ * (bench/durable_streams.ts) over loopback HTTP in one run. Prints its own table.
+ */
+import { loadavg } from 'node:os'
+import { DurableStreamTestServer } from '@durable-streams/server'
+import { benchDurableStreamsTarget, type DsResult, type DsSizes } from './durable_streams.js'
+import { percentile } from './script.js'
+
+export const DS_SIZES: { quick: DsSizes; full: DsSizes } = {
+  quick: { catchUpMessages: 2000, catchUpReads: 3, sseAppends: 30, longPolls: 10 },
+  full: { catchUpMessages: 10_000, catchUpReads: 5, sseAppends: 300, longPolls: 100 },
+}
+
+interface Column {
+  label: string
+  result: DsResult | null
+  /** Why there is no result (the error, or what is missing). */
+  missing?: string
+}
+
+const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a')
+const p50p99 = (values: number[]) =>
+  `${fmt(percentile(values, 50), 2)} / ${fmt(percentile(values, 99), 2)}`
+
+/** The reference server, in memory, on loopback. */
+async function reference(sizes: DsSizes): Promise<Column> {
+  const server = new DurableStreamTestServer({ port: 0, host: '127.0.0.1' })
+  const url = await server.start()
+  try {
+    const result = await benchDurableStreamsTarget(
+      { label: 'reference', streamUrl: (name) => `${url}/v1/stream/${name}` },
+      sizes
+    )
+    return { label: '@durable-streams/server 0.3.7 (in memory)', result }
+  } finally {
+    await server.stop()
+  }
+}
+
+/** The package's door on `dialect` (bench/ds_package.ts), or why it could not be measured. */
+async function ours(dialect: string, label: string, sizes: DsSizes): Promise<Column> {
+  const { servePackage } = await import('./ds_package.js')
+  process.env.DB = dialect
+  let served: Awaited<ReturnType<typeof servePackage>> | undefined
+  try {
+    served = await servePackage()
+    const result = await benchDurableStreamsTarget(served.target, sizes)
+    return { label: `package, ${label}`, result }
+  } catch (error) {
+    return { label: `package, ${label}`, result: null, missing: (error as Error).message }
+  } finally {
+    await served?.close()
+  }
+}
+
+export async function benchDurableStreamsSection(
+  dialects: { dialect: string; label: string }[],
+  quick: boolean
+) {
+  const sizes = quick ? DS_SIZES.quick : DS_SIZES.full
+  const columns: Column[] = []
+  process.stderr.write('bench: Durable Streams, the reference server...\n')
+  columns.push(await reference(sizes))
+  for (const { dialect, label } of dialects) {
+    process.stderr.write(`bench: Durable Streams, the package on ${dialect}...\n`)
+    columns.push(await ours(dialect, label, sizes))
+  }
+  return () => print(columns, sizes)
+}
+
+function print(columns: Column[], sizes: DsSizes) {
+  const cell = (column: Column, value: (r: DsResult) => string) =>
+    column.result ? value(column.result) : `n/a (${column.missing})`
+  const load = (column: Column, which: keyof DsResult['load']) =>
+    column.result ? fmt(column.result.load[which], 2) : '-'
+  const lines: [string, (r: DsResult) => string, keyof DsResult['load']][] = [
+    [
+      `catch-up read of a ${sizes.catchUpMessages.toLocaleString('en')}-message JSON stream, offset -1 to the end (official client, live: false), messages/s (median of ${sizes.catchUpReads} after a first, cold one)`,
+      (r) => `${fmt(r.catchUp.median, 0)} (first: ${fmt(r.catchUp.first, 0)})`,
+      'catchUp',
+    ],
+    [
+      `append (POST, one message) -> live SSE reader (official client, live: sse), p50 / p99 ms (${sizes.sseAppends} appends)`,
+      (r) => p50p99(r.sse),
+      'sse',
+    ],
+    [
+      `long-poll wake-up: append -> the waiting reader's 200 (fetch, live=long-poll), p50 / p99 ms (${sizes.longPolls} wake-ups)`,
+      (r) => p50p99(r.longPoll),
+      'longPoll',
+    ],
+  ]
+  console.log(
+    `\nDurable Streams side by side (same run, same machine, loopback HTTP; load: the 1-minute load average after the row's measurement, per column, now ${fmt(loadavg()[0], 2)})\n`
+  )
+  console.log(`| metric | ${columns.map((c) => c.label).join(' | ')} | load |`)
+  console.log(`| --- | ${columns.map(() => '---').join(' | ')} | --- |`)
+  for (const [name, value, which] of lines) {
+    const cells = columns.map((column) => cell(column, value))
+    const loads = columns.map((column) => load(column, which)).join(' / ')
+    console.log(`| ${name} | ${cells.join(' | ')} | ${loads} |`)
+  }
+}

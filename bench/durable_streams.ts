@@ -1,0 +1,208 @@
+/**
+ * Durable Streams, measured over HTTP with the same code for any server that speaks the protocol
+ * (PROTOCOL.md): the reference server `@durable-streams/server` and this package's door. Reads go
+ * through the official client `@durable-streams/client` (catch-up and SSE) or plain `fetch`
+ * (long-poll: one request, one answer timed); writes are plain `fetch` POSTs of JSON messages.
+ *
+ * - catch-up: a JSON stream of N messages read from offset -1 to its end (`live: false`: the
+ *   client follows `Stream-Next-Offset` until `Stream-Up-To-Date`), messages/s;
+ * - SSE: a reader on `live=sse` at the tail, a writer appending one message at a time: POST sent
+ *   -> the message in the reader's hands, ms;
+ * - long-poll: a reader waiting at the tail on `live=long-poll`: POST sent -> its 200 answer, ms.
+ *
+ * Every reading is checked (the count and order of the messages read): a server that answers
+ * without the messages fails the bench instead of scoring.
+ */
+import { loadavg } from 'node:os'
+import { stream } from '@durable-streams/client'
+import { percentile } from './script.js'
+
+/** A server under test: where its streams live (`streamUrl(name)`: a stream's URL). */
+export interface DsTarget {
+  label: string
+  streamUrl: (name: string) => string
+  /** Headers every request carries (auth, for a door that wants a principal). */
+  headers?: Record<string, string>
+}
+
+export interface DsSizes {
+  /** Messages in the catch-up stream. */
+  catchUpMessages: number
+  /** Catch-up reads (the median is reported; the first is a warm-up, not counted). */
+  catchUpReads: number
+  /** Appends timed to the SSE reader. */
+  sseAppends: number
+  /** Long-poll wake-ups timed. */
+  longPolls: number
+}
+
+export interface DsResult {
+  /** Messages/s of catch-up reads (median), and of the first one (cold). */
+  catchUp: { median: number; first: number; messages: number }
+  sse: number[]
+  longPoll: number[]
+  /** The machine's 1-minute load average after each measurement. */
+  load: { catchUp: number; sse: number; longPoll: number }
+}
+
+const now = () => performance.now()
+const JSON_TYPE = { 'content-type': 'application/json' }
+let counter = 0
+const streamName = (what: string) => `bench-ds-${what}-${process.pid}-${++counter}`
+
+async function ok(response: Response, what: string) {
+  if (response.status >= 300) {
+    throw new Error(`${what}: HTTP ${response.status} ${await response.text()}`)
+  }
+  await response.body?.cancel()
+  return response
+}
+
+/** PUT an empty JSON stream; its tail offset. */
+async function create(target: DsTarget, name: string) {
+  const url = target.streamUrl(name)
+  const response = await ok(
+    await fetch(url, { method: 'PUT', headers: { ...target.headers, ...JSON_TYPE } }),
+    `PUT ${name}`
+  )
+  return { url, tail: response.headers.get('stream-next-offset')! }
+}
+
+/** POST one JSON value (an array is a batch: the protocol flattens it one level). */
+async function append(target: DsTarget, url: string, body: unknown) {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { ...target.headers, ...JSON_TYPE },
+    body: JSON.stringify(body),
+  })
+  await ok(response, 'POST')
+  return response.headers.get('stream-next-offset')!
+}
+
+/** A message the size of a text frame. */
+const message = (i: number) => ({ t: 'text', v: `token ${i} of the answer `, i })
+
+async function catchUp(target: DsTarget, sizes: DsSizes) {
+  const { url } = await create(target, streamName('catchup'))
+  for (let i = 0; i < sizes.catchUpMessages; i += 500) {
+    const batch = []
+    for (let j = i; j < Math.min(i + 500, sizes.catchUpMessages); j++) batch.push(message(j))
+    await append(target, url, batch)
+  }
+  const rates: number[] = []
+  for (let round = 0; round < sizes.catchUpReads + 1; round++) {
+    const started = now()
+    const response = await stream<{ i: number }>({
+      url,
+      headers: target.headers,
+      offset: '-1',
+      live: false,
+    })
+    const items = await response.json()
+    const seconds = (now() - started) / 1000
+    if (items.length !== sizes.catchUpMessages || items.some((item, i) => item.i !== i)) {
+      throw new Error(
+        `${target.label}: catch-up read ${items.length} messages of ${sizes.catchUpMessages}`
+      )
+    }
+    rates.push(items.length / seconds)
+  }
+  return {
+    median: percentile(rates.slice(1), 50),
+    first: rates[0],
+    messages: sizes.catchUpMessages,
+  }
+}
+
+async function sse(target: DsTarget, sizes: DsSizes) {
+  const { url, tail } = await create(target, streamName('sse'))
+  const arrivals = new Map<number, number>()
+  let waiting: { i: number; resolve: () => void } | null = null
+  const response = await stream<{ i: number }>({
+    url,
+    headers: target.headers,
+    offset: tail,
+    live: 'sse',
+  })
+  const failed: Error[] = []
+  response.subscribeJson((batch) => {
+    const at = now()
+    for (const item of batch.items) {
+      if (arrivals.has(item.i)) failed.push(new Error(`message ${item.i} delivered twice`))
+      arrivals.set(item.i, at)
+      if (waiting && item.i === waiting.i) waiting.resolve()
+    }
+  })
+  const delivered = (i: number) =>
+    new Promise<void>((resolve, reject) => {
+      if (arrivals.has(i)) return resolve()
+      const timer = setTimeout(
+        () => reject(new Error(`${target.label}: SSE message ${i} not delivered in 10 s`)),
+        10_000
+      )
+      waiting = {
+        i,
+        resolve: () => {
+          clearTimeout(timer)
+          waiting = null
+          resolve()
+        },
+      }
+    })
+  // A first message, not timed: the reader is connected and live once it holds it.
+  const warm = delivered(-1)
+  await append(target, url, message(-1))
+  await warm
+  const latencies: number[] = []
+  for (let i = 0; i < sizes.sseAppends; i++) {
+    const got = delivered(i)
+    const sent = now()
+    await append(target, url, message(i))
+    await got
+    latencies.push(arrivals.get(i)! - sent)
+  }
+  response.cancel()
+  if (failed.length > 0) throw failed[0]
+  return latencies
+}
+
+async function longPoll(target: DsTarget, sizes: DsSizes) {
+  const { url } = await create(target, streamName('longpoll'))
+  let tail = await append(target, url, message(-1))
+  const latencies: number[] = []
+  for (let i = 0; i < sizes.longPolls; i++) {
+    const waiting = fetch(`${url}?offset=${encodeURIComponent(tail)}&live=long-poll`, {
+      headers: target.headers,
+    })
+    // Let the reader reach the server and wait there (loopback: well under this).
+    await new Promise((resolve) => setTimeout(resolve, 30))
+    const sent = now()
+    const appended = append(target, url, message(i))
+    const answer = await waiting
+    const took = now() - sent
+    const body = await answer.json()
+    tail = await appended
+    if (answer.status !== 200 || !Array.isArray(body) || body[0]?.i !== i) {
+      throw new Error(
+        `${target.label}: long-poll answered ${answer.status} ${JSON.stringify(body)}`
+      )
+    }
+    latencies.push(took)
+  }
+  return latencies
+}
+
+/** The three measurements on one server, in turn. */
+export async function benchDurableStreamsTarget(
+  target: DsTarget,
+  sizes: DsSizes
+): Promise<DsResult> {
+  const load = { catchUp: 0, sse: 0, longPoll: 0 }
+  const caught = await catchUp(target, sizes)
+  load.catchUp = loadavg()[0]
+  const live = await sse(target, sizes)
+  load.sse = loadavg()[0]
+  const polls = await longPoll(target, sizes)
+  load.longPoll = loadavg()[0]
+  return { catchUp: caught, sse: live, longPoll: polls, load }
+}
