@@ -290,6 +290,8 @@ test.group('node ace configure adonis-agent-stream', (group) => {
       'agent_threads',
       'agent_run_queue',
       'agent_mastra_snapshots',
+      'agent_durable_streams',
+      'agent_durable_producers',
     ])
     // The LangGraph checkpointer's tables (`LucidSaver`), created by the same migration.
     assert.sameMembers(Object.values(DEFAULT_LANGGRAPH_TABLES), [

@@ -55,7 +55,8 @@ export function rowToDelivery(row: StoredRow, cursor?: Cursor): Delivery | null 
     }
     return textDelivery(row.seq, from, row.body.slice(from), row.body.length)
   }
-  if (cursor && cursor.seq >= row.seq) return null
+  // A Durable Streams append (the write path's): no frame of a run.
+  if (row.kind === 'data' || (cursor && cursor.seq >= row.seq)) return null
   return {
     kind: row.kind,
     to: { seq: row.seq },

@@ -1,9 +1,19 @@
 import type { Route, Router } from '@adonisjs/core/http'
-import type { DoorRouteTable } from './door_routes.js'
+import type { DoorRoute, DoorRouteTable } from './door_routes.js'
 import { mountRoute, type AdonisDoorOptions } from './door_mounts.js'
 import { packageRoute } from './package_routes.js'
 
 export type { AdonisDoorOptions } from './door_mounts.js'
+
+/**
+ * The methods a route answers: its own, and `HEAD` for a `GET` route unless the table has a
+ * `HEAD` route of the same path (AdonisJS's `router.get` answers both).
+ */
+function methodsOf(route: DoorRoute, table: DoorRouteTable): string[] {
+  if (route.method !== 'GET') return [route.method]
+  const ownHead = table.routes.some((other) => other.method === 'HEAD' && other.path === route.path)
+  return ownHead ? ['GET'] : ['GET', 'HEAD']
+}
 
 /** The door controller, imported at the first request of a door's route (as transmit v2 does). */
 const DoorController = () => import('./door_controller.js')
@@ -34,9 +44,9 @@ export class AdonisDoorAdapter {
         track: (controller) => this.track(controller),
       })
       const marked = packageRoute(
-        route.body === 'json'
+        route.body
           ? {
-              body: 'json',
+              body: route.body,
               client: 'json',
               maxBodyBytes: table.maxBodyBytes,
               optionalBody: route.optionalBody,
@@ -45,8 +55,7 @@ export class AdonisDoorAdapter {
         handler
       )
       const path = `${base}${route.path}` || '/'
-      const added = route.method === 'POST' ? router.post(path, marked) : router.get(path, marked)
-      return added.as(route.name)
+      return router.route(path, methodsOf(route, table), marked).as(route.name)
     })
   }
 

@@ -2,8 +2,8 @@ import type { HttpContext } from '@adonisjs/core/http'
 import type { NextFn } from '@adonisjs/core/types/http'
 import { TOO_DEEP_BODY, tooDeep } from '../core/json_depth.js'
 import { DEFAULTS } from '../defaults.js'
-import { readJsonBody } from './body_reader.js'
-import { routeOf } from './package_routes.js'
+import { readBytesBody, readJsonBody } from './body_reader.js'
+import { keepBodyBytes, routeOf } from './package_routes.js'
 import { sendRefusal } from './refusal.js'
 
 /**
@@ -23,6 +23,10 @@ import { sendRefusal } from './refusal.js'
  *   exhausts the stack there: a 500 before any route code runs); the route's own validator then
  *   refuses it, naming the `maxDepth` rule.
  *
+ * - a raw route's body (`'bytes'`, any content type) is read here up to the route's cap (413
+ *   `body_too_large`, 400 `body_incomplete`) and kept for the route (`bodyBytes`); the
+ *   bodyparser then finds none.
+ *
  * Any other route passes untouched.
  */
 export default class AgentStreamBodyGuard {
@@ -35,6 +39,16 @@ export default class AgentStreamBodyGuard {
       setInitialBody((tooDeep(body) ? TOO_DEEP_BODY : body) as Record<string, unknown>)
     if (route.body === 'form') {
       request.setInitialBody = initialBody
+      return next()
+    }
+    if (route.body === 'bytes') {
+      const raw = await readBytesBody(
+        { contentLength: request.header('content-length'), bytes: request.request },
+        route.maxBodyBytes ?? DEFAULTS.maxBodyBytes
+      )
+      if ('refused' in raw) return sendRefusal(ctx.response, raw.refused)
+      keepBodyBytes(ctx, raw.bytes)
+      request.hasBody = () => false
       return next()
     }
     const read = await readJsonBody(

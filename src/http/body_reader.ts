@@ -43,29 +43,12 @@ export type BodyRead = { value: unknown; text: string } | { refused: Refusal }
 export async function readJsonBody(source: BodySource, rules: BodyRules): Promise<BodyRead> {
   const wrongType = mediaTypeRefusal(source.contentType)
   if (wrongType) return { refused: wrongType }
-  const tooLarge = { refused: bodyTooLarge(rules.maxBytes) }
-  if (Number(source.contentLength ?? Number.NaN) > rules.maxBytes) return tooLarge
-  const iterator = source.bytes?.[Symbol.asyncIterator]()
-  const parts: Uint8Array[] = []
-  let size = 0
-  try {
-    while (iterator) {
-      const next = await iterator.next()
-      if (next.done) break
-      size += next.value.byteLength
-      if (size > rules.maxBytes) {
-        void discardRest(iterator)
-        return tooLarge
-      }
-      parts.push(next.value)
-    }
-  } catch {
-    return { refused: BODY_INCOMPLETE }
-  }
-  if (size === 0 && rules.optional) return { value: undefined, text: '' }
+  const read = await readBytesBody(source, rules.maxBytes)
+  if ('refused' in read) return read
+  if (read.bytes.byteLength === 0 && rules.optional) return { value: undefined, text: '' }
   let text: string
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(parts))
+    text = new TextDecoder('utf-8', { fatal: true }).decode(read.bytes)
   } catch {
     return { refused: NOT_UTF8 }
   }
@@ -74,6 +57,37 @@ export async function readJsonBody(source: BodySource, rules: BodyRules): Promis
   } catch {
     return { refused: NOT_JSON }
   }
+}
+
+/**
+ * A raw body (a route with `body: 'bytes'`, any content type), as received: 413
+ * `body_too_large` when the declared `Content-Length` or the bytes received pass `maxBytes`
+ * (nothing more is read; the rest is discarded), 400 `body_incomplete` when its stream failed.
+ */
+export async function readBytesBody(
+  source: Omit<BodySource, 'contentType'>,
+  maxBytes: number
+): Promise<{ bytes: Uint8Array } | { refused: Refusal }> {
+  const tooLarge = { refused: bodyTooLarge(maxBytes) }
+  if (Number(source.contentLength ?? Number.NaN) > maxBytes) return tooLarge
+  const iterator = source.bytes?.[Symbol.asyncIterator]()
+  const parts: Uint8Array[] = []
+  let size = 0
+  try {
+    while (iterator) {
+      const next = await iterator.next()
+      if (next.done) break
+      size += next.value.byteLength
+      if (size > maxBytes) {
+        void discardRest(iterator)
+        return tooLarge
+      }
+      parts.push(next.value)
+    }
+  } catch {
+    return { refused: BODY_INCOMPLETE }
+  }
+  return { bytes: new Uint8Array(Buffer.concat(parts)) }
 }
 
 /**

@@ -6,6 +6,7 @@ import { mountedRoute, type MountedRoute } from './door_mounts.js'
 import { resolvePrincipal } from './principal.js'
 import { answeringOutages } from './outage_refusal.js'
 import { sendRefusal } from './refusal.js'
+import { bodyBytes } from './package_routes.js'
 import { serveChunks } from './sse.js'
 
 /**
@@ -47,16 +48,16 @@ async function serve(ctx: HttpContext, mounted: MountedRoute) {
   const controller = new AbortController()
   try {
     const answer = await route.answer({
-      params: Object.fromEntries(
-        Object.entries(ctx.params as Record<string, unknown>).map(([k, v]) => [k, String(v)])
-      ),
+      params: routeParams(ctx.params as Record<string, unknown>),
       query: ctx.request.qs(),
       after: cursorOf(ctx),
       accept: ctx.request.header('accept'),
       headers: nodeHeaders(ctx.request.headers()),
       method: ctx.request.method(),
+      url: ctx.request.completeUrl(true),
       principal,
       body,
+      bytes: route.body === 'bytes' ? bodyBytes(ctx) : undefined,
       signal: controller.signal,
     })
     const abort = route.drives && (options.abortOnDisconnect ?? table.abortOnDisconnect ?? false)
@@ -87,7 +88,8 @@ async function respond(
     case 'raw':
       for (const [name, value] of Object.entries(answer.headers)) response.header(name, value)
       response.status(answer.status)
-      return answer.body === undefined ? response.send('') : response.send(answer.body)
+      if (answer.body === undefined) return response.send('')
+      return response.send(typeof answer.body === 'string' ? answer.body : Buffer.from(answer.body))
     case 'stream': {
       const untrack = mounted.track(controller)
       const { streamRunId } = answer
@@ -104,6 +106,16 @@ async function respond(
       }
     }
   }
+}
+
+/**
+ * The route's parameters as strings: AdonisJS gives a trailing `*` as the array of the rest's
+ * segments, joined here with `/` (as `matchPath` does).
+ */
+function routeParams(params: Record<string, unknown>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(params).map(([k, v]) => [k, Array.isArray(v) ? v.join('/') : String(v)])
+  )
 }
 
 /** Node's headers by lower-case name, a repeated one joined with `, ` (as the Fetch API does). */

@@ -33,6 +33,8 @@ export interface DoorRequest {
   headers: Record<string, string | undefined>
   /** The method asked (`HEAD` is answered by a `GET` route unless the table has its own). */
   method: string
+  /** The full URL asked (a created resource's `Location`). */
+  url?: string
   /** Aborts when the client goes away or the replica closes its responses: the stream ends. */
   signal: AbortSignal
 }
@@ -101,7 +103,7 @@ export interface DoorRoute {
 /** A door's routes, with what the adapters need of the door itself. */
 export interface DoorRouteTable {
   routes: DoorRoute[]
-  /** The cap on a JSON body's bytes as received (413 `body_too_large` above). */
+  /** The cap on a body's bytes as received, JSON or raw (413 `body_too_large` above). */
   maxBodyBytes: number
   /** Whether a driving response's disconnect cancels its run unless the transport says. */
   abortOnDisconnect?: boolean
@@ -133,19 +135,26 @@ export function streamAnswer<E>(
 export function matchPath(pattern: string, path: string): Record<string, string> | null {
   const want = pattern.split('/')
   const got = path.split('/')
-  if (want.length !== got.length) return null
+  const rest = want.at(-1) === '*'
+  if (rest ? got.length < want.length : want.length !== got.length) return null
   const params: Record<string, string> = {}
-  for (const [index, part] of want.entries()) {
-    if (!part.startsWith(':')) {
-      if (part !== got[index]) return null
-      continue
-    }
-    if (got[index] === '') return null
-    try {
+  try {
+    for (const [index, part] of want.entries()) {
+      if (rest && index === want.length - 1) {
+        const tail = got.slice(index)
+        if (tail.some((segment) => segment === '')) return null
+        params['*'] = tail.map((segment) => decodeURIComponent(segment)).join('/')
+        break
+      }
+      if (!part.startsWith(':')) {
+        if (part !== got[index]) return null
+        continue
+      }
+      if (got[index] === '') return null
       params[part.slice(1)] = decodeURIComponent(got[index])
-    } catch {
-      return null
     }
+  } catch {
+    return null
   }
   return params
 }

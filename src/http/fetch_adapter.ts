@@ -5,7 +5,7 @@ import {
   type DoorRoute,
   type DoorRouteTable,
 } from './door_routes.js'
-import { discardBody, readJsonBody } from './body_reader.js'
+import { discardBody, readBytesBody, readJsonBody } from './body_reader.js'
 import { fetchPrincipal, fetchRoute, type FetchHandlerOptions } from './fetch_route.js'
 import { streamResponse } from './fetch_stream.js'
 import { answeringOutagesFetch } from './outage_refusal.js'
@@ -62,17 +62,9 @@ export function createDoorFetchHandler(
   async function answerRequest(request: Request): Promise<Response> {
     const asked = fetchRoute(request, options.basePath)
     if (!asked) return refusalResponse(NO_SUCH_ROUTE)
-    let matched: Matched | undefined
-    let known = false
-    for (const table of tables) {
-      for (const route of table.routes) {
-        const params = matchPath(route.path, asked.path)
-        if (!params) continue
-        known = true
-        if (route.method === request.method) matched ??= { table, route, params }
-      }
-    }
-    if (!matched) return refusalResponse(known ? METHOD_NOT_ALLOWED : NO_SUCH_ROUTE)
+    const found = matchRoute(tables, asked.path, request.method)
+    if (!found.matched) return refusalResponse(found.known ? METHOD_NOT_ALLOWED : NO_SUCH_ROUTE)
+    const matched = found.matched
     const { table, route, params } = matched
     const caller = await fetchPrincipal(request, options)
     if ('refused' in caller) return refusalResponse(caller.refused)
@@ -89,6 +81,15 @@ export function createDoorFetchHandler(
       if ('refused' in read) return refusalResponse(read.refused)
       body = read.value
     }
+    let bytes: Uint8Array | undefined
+    if (route.body === 'bytes') {
+      const read = await readBytesBody(
+        { contentLength: request.headers.get('content-length'), bytes: request.body },
+        table.maxBodyBytes
+      )
+      if ('refused' in read) return refusalResponse(read.refused)
+      bytes = read.bytes
+    }
     const limited = await admit(options.limits, caller.principal, routeNeeds(route))
     if ('refused' in limited) return refusalResponse(limited.refused)
     const { admitted } = limited
@@ -101,8 +102,10 @@ export function createDoorFetchHandler(
         accept: request.headers.get('accept') ?? undefined,
         headers: Object.fromEntries(request.headers.entries()),
         method: request.method,
+        url: request.url,
         principal: caller.principal,
         body,
+        bytes,
         signal: request.signal,
       })
     } catch (error) {
@@ -112,8 +115,39 @@ export function createDoorFetchHandler(
     // Only a stream keeps its slot, until it ends.
     if (answer.kind !== 'stream') admitted.release()
     const abort = route.drives && (options.abortOnDisconnect ?? table.abortOnDisconnect ?? false)
-    return fetchAnswer(answer, request, options, admitted, abort ? table.cancel : undefined)
+    const response = fetchAnswer(answer, request, options, admitted, abort ? table.cancel : undefined)
+    // A HEAD answered by a GET route: its status and headers, never its body.
+    if (request.method === 'HEAD' && response.body) {
+      void response.body.cancel().catch(() => {})
+      return new Response(null, { status: response.status, headers: response.headers })
+    }
+    return response
   }
+}
+
+/**
+ * The route of `path` asked with `method` among the tables (a `HEAD` is a `GET` route's unless
+ * some table has a `HEAD` route for the path), and whether any route has the path (`known`: 405
+ * rather than 404).
+ */
+function matchRoute(
+  tables: DoorRouteTable[],
+  path: string,
+  method: string
+): { matched?: Matched; known: boolean } {
+  let known = false
+  let matched: Matched | undefined
+  let asGet: Matched | undefined
+  for (const table of tables) {
+    for (const route of table.routes) {
+      const params = matchPath(route.path, path)
+      if (!params) continue
+      known = true
+      if (route.method === method) matched ??= { table, route, params }
+      if (method === 'HEAD' && route.method === 'GET') asGet ??= { table, route, params }
+    }
+  }
+  return { matched: matched ?? asGet, known }
 }
 
 /** An answer as a `Response`; `cancel` the stream's run if its client goes away. */

@@ -12,9 +12,10 @@ export interface PackageRoute {
   /**
    * The body it takes: `'json'` (read by the package itself, `body_guard.ts` and
    * `body_reader.ts`: the media-type rule, the cap, UTF-8 JSON; then the depth rule), the admin
-   * page's `'form'` (the bodyparser's, with the depth rule), or none.
+   * page's `'form'` (the bodyparser's, with the depth rule), `'bytes'` (the raw body, any
+   * content type, read by the package up to the cap: `bodyBytes`), or none.
    */
-  body?: 'json' | 'form'
+  body?: 'json' | 'form' | 'bytes'
   /** A JSON route that may take no body at all (a decision, a cancel): none reads as `{}`. */
   optionalBody?: boolean
   /**
@@ -30,6 +31,19 @@ export interface PackageRoute {
    * above it before a byte is read). Default `DEFAULTS.maxBodyBytes` (1 MiB).
    */
   maxBodyBytes?: number
+}
+
+/** The raw bodies the body guard read, by request (a `'bytes'` route's). */
+const rawBodies = new WeakMap<object, Uint8Array>()
+
+/** Keep the raw body the body guard read for `ctx`'s route. */
+export function keepBodyBytes(ctx: HttpContext, bytes: Uint8Array) {
+  rawBodies.set(ctx.request, bytes)
+}
+
+/** The raw body of `ctx` a `'bytes'` route's guard read (empty when it read none). */
+export function bodyBytes(ctx: HttpContext): Uint8Array {
+  return rawBodies.get(ctx.request) ?? new Uint8Array()
 }
 
 /** The handlers of the package's routes (a function, or a controller's tuple), with what is known of each. */

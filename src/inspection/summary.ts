@@ -67,6 +67,7 @@ function eventSummary(event: Extract<StreamFrame, { t: 'event' }>['event']): str
 export function summarizeRow(row: StoredRow): string {
   let summary: string
   if (row.kind === 'text') summary = quoted(row.body)
+  else if (row.kind === 'data') summary = `data (${row.body.length} characters)`
   else if (row.kind === 'end')
     summary = row.body === APPENDED_END ? 'end (after appended frames)' : 'end of segment'
   else {

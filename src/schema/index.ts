@@ -34,5 +34,6 @@ export {
   langGraphTableNames,
 } from '../store/langgraph_schema.js'
 export { createMastraSnapshotsTable, dropMastraSnapshotsTable } from '../store/mastra_schema.js'
+export { createDurableStreamTables, dropDurableStreamTables } from '../store/durable_schema.js'
 export type { TableNames } from '../store/schema.js'
 export type { LangGraphTableNames } from '../store/langgraph_schema.js'

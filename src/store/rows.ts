@@ -1,8 +1,20 @@
 /** The body of an end marker that follows frames appended to an ended stream (no segment end). */
 export const APPENDED_END = 'appended'
 
-/** What a frames row holds. `end` marks a segment's end (`SinkWriter.end()`); it is never yielded. */
-export type RowKind = 'text' | 'component' | 'event' | 'error' | 'elicitation' | 'approval' | 'end'
+/**
+ * What a frames row holds. `end` marks a segment's end (`SinkWriter.end()`); it is never yielded.
+ * `data` is one append of a Durable Streams stream created through the write path (its messages
+ * as a JSON array, or its bytes as base64): no frame, never yielded by the sink.
+ */
+export type RowKind =
+  | 'text'
+  | 'component'
+  | 'event'
+  | 'error'
+  | 'elicitation'
+  | 'approval'
+  | 'end'
+  | 'data'
 
 /** A stream's status: `open`, `ended` (by `end()`) or `failed` (its writer died or lost the run). */
 export type StreamStatus = 'open' | 'ended' | 'failed'

@@ -25,6 +25,10 @@ export interface TableNames {
   runQueue: string
   /** Mastra's workflow snapshots (a paused Mastra agent run), `lucidMastraStore` (`/mastra`). */
   mastraSnapshots: string
+  /** One row per Durable Streams stream created through the write path: its path and rules. */
+  durableStreams: string
+  /** One row per idempotent producer of such a stream: its epoch and last seq. */
+  durableProducers: string
 }
 
 export const DEFAULT_TABLES: TableNames = {
@@ -38,6 +42,8 @@ export const DEFAULT_TABLES: TableNames = {
   threads: 'agent_threads',
   runQueue: 'agent_run_queue',
   mastraSnapshots: 'agent_mastra_snapshots',
+  durableStreams: 'agent_durable_streams',
+  durableProducers: 'agent_durable_producers',
 }
 
 /** Resolve partial table names against the defaults. */

@@ -35,6 +35,10 @@ import {
   createMastraSnapshotsTable,
   dropMastraSnapshotsTable,
 } from '../../src/store/mastra_schema.js'
+import {
+  createDurableStreamTables,
+  dropDurableStreamTables,
+} from '../../src/store/durable_schema.js'
 
 /** Which database the suite runs against: `sqlite` (default), `pg` or `mysql`. */
 export const DIALECT = (process.env.DB ?? 'sqlite') as 'sqlite' | 'pg' | 'mysql'
@@ -115,6 +119,7 @@ export function createDatabase(
 /** Drop and create the package's tables, through the one table definition. */
 export async function resetTables(db: Database, tables: TableNames = tableNames()) {
   const client = db.connection()
+  await dropDurableStreamTables(client.schema, tables)
   await dropMastraSnapshotsTable(client.schema, tables)
   await dropRunQueueTable(client.schema, tables)
   await dropThreadsTable(client.schema, tables)
@@ -133,6 +138,7 @@ export async function resetTables(db: Database, tables: TableNames = tableNames(
   await createThreadsTable(client.schema, client.dialect.name, tables)
   await createRunQueueTable(client.schema, client.dialect.name, tables)
   await createMastraSnapshotsTable(client.schema, client.dialect.name, tables)
+  await createDurableStreamTables(client.schema, client.dialect.name, tables)
 }
 
 /**

@@ -105,7 +105,7 @@ export function timelineModel(inspection: RunInspection): TimelineModel {
       scopes = parkedScopes.map((runId) => ({ runId, from: time }))
       parkedScopes = []
     }
-    if (row.kind === 'text') continue
+    if (row.kind === 'text' || row.kind === 'data') continue
     const frame = parse(row.body)
     if (!frame) continue
     const current = scopes.at(-1)?.runId ?? head.runId
