@@ -40,6 +40,8 @@ export interface DsResult {
   /** Messages/s of catch-up reads (median), and of the first one (cold). */
   catchUp: { median: number; first: number; messages: number }
   sse: number[]
+  /** The SSE appends' own round trips (POST sent -> its 204): the write's share of `sse`. */
+  appends: number[]
   longPoll: number[]
   /** The machine's 1-minute load average after each measurement. */
   load: { catchUp: number; sse: number; longPoll: number }
@@ -154,16 +156,18 @@ async function sse(target: DsTarget, sizes: DsSizes) {
   await append(target, url, message(-1))
   await warm
   const latencies: number[] = []
+  const appends: number[] = []
   for (let i = 0; i < sizes.sseAppends; i++) {
     const got = delivered(i)
     const sent = now()
     await append(target, url, message(i))
+    appends.push(now() - sent)
     await got
     latencies.push(arrivals.get(i)! - sent)
   }
   response.cancel()
   if (failed.length > 0) throw failed[0]
-  return latencies
+  return { latencies, appends }
 }
 
 async function longPoll(target: DsTarget, sizes: DsSizes) {
@@ -204,5 +208,5 @@ export async function benchDurableStreamsTarget(
   load.sse = loadavg()[0]
   const polls = await longPoll(target, sizes)
   load.longPoll = loadavg()[0]
-  return { catchUp: caught, sse: live, longPoll: polls, load }
+  return { catchUp: caught, sse: live.latencies, appends: live.appends, longPoll: polls, load }
 }
