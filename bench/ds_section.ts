@@ -95,8 +95,8 @@ function print(columns: Column[], sizes: DsSizes) {
       'sse',
     ],
     [
-      `long-poll wake-up: append -> the waiting reader's 200 (fetch, live=long-poll), p50 / p99 ms (${sizes.longPolls} wake-ups)`,
-      (r) => p50p99(r.longPoll),
+      `long-poll wake-up: append -> the waiting reader's 200 (fetch, live=long-poll), p50 / p99 ms (${sizes.longPolls} wake-ups; in brackets the POST's own round trip, p50)`,
+      (r) => `${p50p99(r.longPoll)} (POST answered: ${fmt(percentile(r.longPollAppends, 50), 2)})`,
       'longPoll',
     ],
   ]

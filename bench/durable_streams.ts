@@ -43,6 +43,8 @@ export interface DsResult {
   /** The SSE appends' own round trips (POST sent -> its 204): the write's share of `sse`. */
   appends: number[]
   longPoll: number[]
+  /** The long-poll appends' own round trips. */
+  longPollAppends: number[]
   /** The machine's 1-minute load average after each measurement. */
   load: { catchUp: number; sse: number; longPoll: number }
 }
@@ -174,6 +176,7 @@ async function longPoll(target: DsTarget, sizes: DsSizes) {
   const { url } = await create(target, streamName('longpoll'))
   let tail = await append(target, url, message(-1))
   const latencies: number[] = []
+  const appends: number[] = []
   for (let i = 0; i < sizes.longPolls; i++) {
     const waiting = fetch(`${url}?offset=${encodeURIComponent(tail)}&live=long-poll`, {
       headers: target.headers,
@@ -181,7 +184,10 @@ async function longPoll(target: DsTarget, sizes: DsSizes) {
     // Let the reader reach the server and wait there (loopback: well under this).
     await new Promise((resolve) => setTimeout(resolve, 30))
     const sent = now()
-    const appended = append(target, url, message(i))
+    const appended = append(target, url, message(i)).then((next) => {
+      appends.push(now() - sent)
+      return next
+    })
     const answer = await waiting
     const took = now() - sent
     const body = await answer.json()
@@ -193,7 +199,7 @@ async function longPoll(target: DsTarget, sizes: DsSizes) {
     }
     latencies.push(took)
   }
-  return latencies
+  return { latencies, appends }
 }
 
 /** The three measurements on one server, in turn. */
@@ -208,5 +214,12 @@ export async function benchDurableStreamsTarget(
   load.sse = loadavg()[0]
   const polls = await longPoll(target, sizes)
   load.longPoll = loadavg()[0]
-  return { catchUp: caught, sse: live.latencies, appends: live.appends, longPoll: polls, load }
+  return {
+    catchUp: caught,
+    sse: live.latencies,
+    appends: live.appends,
+    longPoll: polls.latencies,
+    longPollAppends: polls.appends,
+    load,
+  }
 }
