@@ -32,6 +32,7 @@ export { registerRoutes } from './src/http/routes.js'
 export { createRuntime } from './src/runtime.js'
 export { createAgUiFetchHandler } from './src/http/fetch_handler.js'
 export { createUiMessageFetchHandler } from './src/http/ui_message_fetch_handler.js'
+export { createDurableStreamsFetchHandler } from './src/http/durable_streams_fetch_handler.js'
 export { createRequestLimits } from './src/http/limits.js'
 
 export { LucidTokenStreamSink } from './src/sink/lucid_sink.js'

@@ -7,6 +7,7 @@ import type { AgentRunner } from './runner/contract.js'
 import type { ApproverPolicy } from './parking/types.js'
 import type { AgUiDoorOptions } from './agui/door/index.js'
 import type { UiMessageDoorOptions } from './ui_message/door/index.js'
+import type { DurableStreamsOptions } from './durable_streams/write/door.js'
 import { isMultitaskStrategy, MULTITASK_STRATEGIES } from './door/multitask.js'
 import type { AdminAuthorizer, DisplayName, PrincipalResolver } from './http/principal.js'
 import { DEFAULTS } from './defaults.js'
@@ -151,6 +152,12 @@ export interface AgentStreamConfig {
     /** A comment line after this long without an event. Default `15s`. */
     heartbeat?: Duration
   }
+  /**
+   * The Durable Streams door (`<prefix>/ds/v1/stream/*`): who may create, append to, read and
+   * delete which stream (`authorize`; default: a stream is its creator's only), the long-poll
+   * timeout, the catch-up chunk size, the SSE connection's length, the body cap.
+   */
+  durableStreams?: DurableStreamsOptions
 }
 
 /** Makes the host's agent from the booted app (`runner` in the config). */
@@ -172,6 +179,7 @@ export type ResolvedAgentStreamConfig = Omit<LucidSinkOptions, 'onError' | 'onIn
   uiMessage?: Pick<UiMessageDoorOptions, 'multitaskStrategy'>
   maxQueuedRuns?: number
   agui: AgUiDoorOptions & { heartbeatMs: number }
+  durableStreams?: DurableStreamsOptions
 }
 
 function ms(name: string, value: Duration | undefined, min: number): number | undefined {
@@ -224,6 +232,7 @@ export function defineConfig(config: AgentStreamConfig): ConfigProvider<Resolved
     displayName: config.displayName,
     uiMessage: config.uiMessage,
     maxQueuedRuns: config.maxQueuedRuns,
+    durableStreams: config.durableStreams,
     agui: {
       ...config.agui,
       heartbeatMs: ms('agui.heartbeat', config.agui?.heartbeat, 10) ?? DEFAULTS.heartbeatMs,

@@ -27,7 +27,10 @@ export function durableStreamsDoor(
     store,
     {
       tail: internals.tail,
-      rev: async (runId) => (await store.head(runId))?.rev ?? null,
+      rev: async (runId) => {
+        const head = await store.head(runId)
+        return head?.rev ?? null
+      },
       pollMs: sink.options.pollIntervalMs,
     },
     options

@@ -115,7 +115,13 @@ export function createDoorFetchHandler(
     // Only a stream keeps its slot, until it ends.
     if (answer.kind !== 'stream') admitted.release()
     const abort = route.drives && (options.abortOnDisconnect ?? table.abortOnDisconnect ?? false)
-    const response = fetchAnswer(answer, request, options, admitted, abort ? table.cancel : undefined)
+    const response = fetchAnswer(
+      answer,
+      request,
+      options,
+      admitted,
+      abort ? table.cancel : undefined
+    )
     // A HEAD answered by a GET route: its status and headers, never its body.
     if (request.method === 'HEAD' && response.body) {
       void response.body.cancel().catch(() => {})

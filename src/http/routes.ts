@@ -6,6 +6,7 @@ import type { UiMessageDoor } from '../ui_message/door/index.js'
 import type { AdonisDoorAdapter } from './adonis_adapter.js'
 import { agUiRouteTable } from './agui_routes.js'
 import { uiMessageRouteTable } from './ui_message_routes.js'
+import { durableStreamsDoor, durableStreamsRouteTable } from './durable_streams_routes.js'
 import { AdminController } from './admin/admin_controller.js'
 import { RunsController } from './admin/runs_controller.js'
 import { claimRoute, packageRoute, type Handler } from './package_routes.js'
@@ -48,6 +49,7 @@ export interface RoutesOptions {
  * | POST | `/chat` | `chat.send` (`useChat`'s body in, the AI SDK UI message stream out) |
  * | GET | `/chat/:chatId/stream` | `chat.resume` (the chat's active turn; 204 when none) |
  * | GET | `/chat/:chatId/messages` | `chat.messages` (the chat's stored `UIMessage[]`, JSON) |
+ * | GET, HEAD, PUT, POST, DELETE, OPTIONS | `/ds/v1/stream/*` | `ds.stream.*` (Durable Streams: read, head, create, append, delete, preflight) |
  * | POST | `/runs` | `runs.start` (native: `{ message, threadId?, runId? }`) |
  * | GET | `/runs/:runId/stream` | `runs.stream` (native SSE frames, `?after=`/`Last-Event-ID`) |
  * | POST | `/runs/:runId/cancel` | `runs.cancel` |
@@ -131,6 +133,11 @@ export function registerRoutes(
       // The doors' route tables, through the one AdonisJS adapter (`adonis_adapter.ts`).
       agentStream.http.mount(router, '/agui', agUiRouteTable(agentStream.door, threads))
       agentStream.http.mount(router, '', uiMessageRouteTable(agentStream.uiMessage, threads))
+      agentStream.http.mount(
+        router,
+        '/ds',
+        durableStreamsRouteTable(durableStreamsDoor(sink, config.durableStreams))
+      )
       router
         .post(
           '/runs',

@@ -85,8 +85,7 @@ function toRecord(row: Record<string, unknown>): DurableRecord {
 /**
  * The SQL of the Durable Streams write path, through Lucid: a stream is a row of the streams
  * table plus its metadata row, each append one `data` row of the frames table. Every write is
- * one transaction that locks the stream's row first (an `UPDATE` of it, as the sink's commits
- * do), so appends of one stream serialize across processes, and wakes the stream's readers
+ * one transaction that locks the stream's row first, so appends of one stream serialize across processes, and wakes the stream's readers
  * (PostgreSQL NOTIFY in the transaction, `committed` after it: the sink's notifiers).
  */
 export class DurableStore {
@@ -168,13 +167,15 @@ export class DurableTx {
     readonly notify: (runId: string, rev?: number) => Promise<void>
   ) {}
 
-  /** Lock the stream's row and read it; null when there is none (nothing locked). */
+  /**
+   * Lock the stream's row (`SELECT ... FOR UPDATE`: a refusal after it leaves no trace) and read
+   * it; null when there is none.
+   */
   async lock(runId: string): Promise<DurableRecord | null> {
-    const touched = await this.trx
-      .from(this.tables.streams)
-      .where('run_id', runId)
-      .update({ updated_at: nowMs() })
-    if (affectedRows(touched) === 0) return null
+    const lock = this.trx.from(this.tables.streams).where('run_id', runId).select('run_id')
+    // SQLite has no row locks: its write transactions are one at a time already.
+    if (!this.trx.dialect.name.includes('sqlite')) lock.forUpdate()
+    if (!(await lock.first())) return null
     const row = await this.query(this.trx).where('m.run_id', runId).first()
     return row ? toRecord(row) : null
   }

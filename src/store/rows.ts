@@ -7,14 +7,7 @@ export const APPENDED_END = 'appended'
  * as a JSON array, or its bytes as base64): no frame, never yielded by the sink.
  */
 export type RowKind =
-  | 'text'
-  | 'component'
-  | 'event'
-  | 'error'
-  | 'elicitation'
-  | 'approval'
-  | 'end'
-  | 'data'
+  'text' | 'component' | 'event' | 'error' | 'elicitation' | 'approval' | 'end' | 'data'
 
 /** A stream's status: `open`, `ended` (by `end()`) or `failed` (its writer died or lost the run). */
 export type StreamStatus = 'open' | 'ended' | 'failed'

@@ -1,4 +1,4 @@
-import type { RawAnswer } from '../../http/door_routes.js'
+import type { RawReply } from '../answer.js'
 
 /**
  * The protocol's header names (PROTOCOL.md section 13.2) and the headers every answer of the
@@ -74,7 +74,7 @@ export function baseHeaders(): Record<string, string> {
  * reads, `If-None-Match` included (a browser's conditional catch-up read). Which origins may
  * ask is the app's CORS middleware's to say; this only names what the protocol needs.
  */
-export function preflightAnswer(): RawAnswer {
+export function preflightAnswer(): RawReply {
   return {
     kind: 'raw',
     status: 204,
@@ -93,7 +93,7 @@ export function dsRefusal(
   code: string,
   message: string,
   headers: Record<string, string> = {}
-): RawAnswer {
+): RawReply {
   return {
     kind: 'raw',
     status,

@@ -1,7 +1,7 @@
 import type { Cursor } from '../../core/cursor.js'
 import { parseOffset } from '../protocol/offset.js'
 import type { DurableSource } from '../source.js'
-import type { RawAnswer } from '../../http/door_routes.js'
+import type { RawReply } from '../answer.js'
 import { dsRefusal } from './headers.js'
 
 /** A read as asked: from where (`tail`: `offset=now`), which live mode, the client's cursor. */
@@ -27,7 +27,7 @@ const one = (value: unknown): string | undefined | null =>
 export async function readAsked(
   source: DurableSource,
   query: Record<string, unknown>
-): Promise<ReadAsked | RawAnswer> {
+): Promise<ReadAsked | RawReply> {
   const offset = one(query.offset)
   const live = one(query.live)
   const cursor = one(query.cursor)

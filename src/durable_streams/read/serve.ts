@@ -1,4 +1,4 @@
-import type { DoorAnswer, DoorRequest, RawAnswer } from '../../http/door_routes.js'
+import type { DurableAnswer, DurableRequest, RawReply } from '../answer.js'
 import { formatOffset } from '../protocol/offset.js'
 import type { DurableSource } from '../source.js'
 import { bodyOf, gather, type Gathered } from './collect.js'
@@ -38,9 +38,9 @@ const DEFAULT_SSE_CLOSE_MS = 60_000
  */
 export async function serveRead(
   source: DurableSource,
-  request: Pick<DoorRequest, 'query' | 'headers' | 'signal'>,
+  request: Pick<DurableRequest, 'query' | 'headers' | 'signal'>,
   rules: ReadRules
-): Promise<DoorAnswer> {
+): Promise<DurableAnswer> {
   const asked = await readAsked(source, request.query)
   if ('kind' in asked) return asked
   await source.touch?.()
@@ -59,6 +59,7 @@ export async function serveRead(
         },
         request.signal
       ),
+      contentType: 'text/event-stream',
       headers: {
         ...headers,
         'Cache-Control': 'no-cache',
@@ -135,7 +136,7 @@ function dataAnswer(
   headers: Record<string, string>,
   ifNoneMatch: string | undefined,
   rules: ReadRules
-): RawAnswer {
+): RawReply {
   const next = formatOffset(gathered.next)
   const closed = gathered.closed && gathered.upToDate
   const etag = `"${Buffer.from(rules.id).toString('base64url')}:${asked.asked}:${next}${closed ? ':c' : ''}"`
@@ -167,7 +168,7 @@ function noContent(
   headers: Record<string, string>,
   at: string,
   extra: Record<string, string>
-): RawAnswer {
+): RawReply {
   return {
     kind: 'raw',
     status: 204,
@@ -185,7 +186,7 @@ function noContent(
 export async function serveHead(
   source: DurableSource,
   rules: Pick<ReadRules, 'id'>
-): Promise<RawAnswer> {
+): Promise<RawReply> {
   const head = await source.head()
   const tail = formatOffset(head.tail)
   return {

@@ -1,4 +1,4 @@
-import type { Chunk } from '../../http/agui_encoding.js'
+import type { StreamReply } from '../answer.js'
 import { formatOffset } from '../protocol/offset.js'
 import type { DurableSource } from '../source.js'
 import { bodyOf, gather } from './collect.js'
@@ -15,11 +15,11 @@ export interface SseRules {
   base64: boolean
 }
 
-/** An SSE event: its lines each prefixed `data: ` (a line break in the data starts a new one). */
+/** An SSE event: its lines each prefixed `data:` (a line break in the data starts a new one). */
 function sseEvent(event: 'data' | 'control', payload: string): string {
   return `event: ${event}\n${payload
     .split(/\r\n|\r|\n/)
-    .map((line) => `data: ${line}`)
+    .map((line) => `data:${line}`)
     .join('\n')}\n\n`
 }
 
@@ -35,7 +35,7 @@ export async function* sseChunks(
   asked: ReadAsked,
   rules: SseRules,
   signal: AbortSignal
-): AsyncGenerator<Chunk> {
+): StreamReply['chunks'] {
   const deadline = Date.now() + rules.closeAfterMs
   let after = asked.after
   while (!signal.aborted) {

@@ -1,4 +1,4 @@
-import type { RawAnswer } from '../../http/door_routes.js'
+import type { RawReply } from '../answer.js'
 import type { DurableRecord, DurableTx } from '../../store/durable_store.js'
 import { formatOffset } from '../protocol/offset.js'
 import { baseHeaders, dsRefusal, H } from '../read/headers.js'
@@ -9,7 +9,7 @@ import { expired, isJsonType, jsonMessages, mediaType, seqAfter } from './rules.
 const bad = (message: string) => dsRefusal(400, 'invalid_input', message)
 
 /** 409 + `Stream-Closed`: the stream is closed (no append after its final offset). */
-function closedAnswer(record: DurableRecord): RawAnswer {
+function closedAnswer(record: DurableRecord): RawReply {
   return dsRefusal(409, 'stream_closed', 'The stream is closed.', {
     [H.closed]: 'true',
     [H.nextOffset]: formatOffset({ seq: record.lastSeq }),
@@ -31,7 +31,7 @@ export async function appendStream(
   ctx: WriteContext,
   request: WriteRequest,
   runId: string
-): Promise<RawAnswer> {
+): Promise<RawReply> {
   const producer = readProducer(request.headers)
   if (producer && 'kind' in producer) return producer
   const close = request.headers['stream-closed']?.toLowerCase() === 'true'
@@ -61,6 +61,8 @@ export async function appendStream(
       if (producer && record.closedBy === closedByOf(producer)) {
         return answer(204, record.lastSeq, producer, true)
       }
+      // Closing a closed stream again (no body, no producer): done already.
+      if (body === null && !producer) return answer(204, record.lastSeq, null, true)
       return closedAnswer(record)
     }
     if (producer) {
@@ -92,7 +94,7 @@ function answer(
   last: number,
   producer: Producer | null,
   closed: boolean
-): RawAnswer {
+): RawReply {
   const headers: Record<string, string> = {
     ...baseHeaders(),
     [H.nextOffset]: formatOffset({ seq: last }),

@@ -1,6 +1,6 @@
 import type { Principal } from '../../core/run.js'
 import type { DurableRecord, DurableStore } from '../../store/durable_store.js'
-import type { RawAnswer } from '../../http/door_routes.js'
+import type { RawReply } from '../answer.js'
 import { dsRefusal } from '../read/headers.js'
 import type { ChangeSource } from './waits.js'
 import { expired } from './rules.js'
@@ -69,7 +69,7 @@ export async function usable(
   request: Pick<WriteRequest, 'path' | 'principal'>,
   runId: string,
   action: DurableAction
-): Promise<DurableRecord | RawAnswer> {
+): Promise<DurableRecord | RawReply> {
   const record = await ctx.store.find(runId)
   if (!record) return notFound()
   if (!(await allowed(ctx, request, action, record.owner))) return notFound()

@@ -1,4 +1,4 @@
-import type { RawAnswer } from '../../http/door_routes.js'
+import type { RawReply } from '../answer.js'
 import type { DurableRecord, DurableTx, NewDurable } from '../../store/durable_store.js'
 import { formatOffset } from '../protocol/offset.js'
 import { baseHeaders, dsRefusal, H } from '../read/headers.js'
@@ -28,7 +28,7 @@ interface CreateAsked {
 const bad = (message: string) => dsRefusal(400, 'invalid_input', message)
 const conflict = (message: string) => dsRefusal(409, 'stream_conflict', message)
 
-function readCreate(headers: WriteRequest['headers']): CreateAsked | RawAnswer {
+function readCreate(headers: WriteRequest['headers']): CreateAsked | RawReply {
   const forkedFrom = headers['stream-forked-from'] ?? null
   const type = headers['content-type']
   const ttl = headers['stream-ttl']
@@ -88,7 +88,7 @@ function sameConfig(record: DurableRecord, asked: CreateAsked, runIdOfSource: st
  * `Stream-TTL` / `Stream-Expires-At`, `Stream-Closed`, the body as its first append, a fork of
  * another stream at an offset (its data up to there copied) and sub-offset.
  */
-export async function createStream(ctx: WriteContext, request: WriteRequest): Promise<RawAnswer> {
+export async function createStream(ctx: WriteContext, request: WriteRequest): Promise<RawReply> {
   const asked = readCreate(request.headers)
   if ('kind' in asked) return asked
   const runId = runIdOfPath(request.path)
@@ -230,7 +230,7 @@ async function subOffsetPrefix(
   return count <= bytes.byteLength ? bytes.subarray(0, count).toString('base64') : null
 }
 
-function created(status: 200 | 201, record: DurableRecord, request: WriteRequest): RawAnswer {
+function created(status: 200 | 201, record: DurableRecord, request: WriteRequest): RawReply {
   const headers: Record<string, string> = {
     ...baseHeaders(),
     'Content-Type': record.contentType,

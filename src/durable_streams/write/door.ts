@@ -1,5 +1,5 @@
 import type { Principal } from '../../core/run.js'
-import type { DoorAnswer, DoorRequest, RawAnswer } from '../../http/door_routes.js'
+import type { DurableAnswer, DurableRequest, RawReply } from '../answer.js'
 import type { DurableStore } from '../../store/durable_store.js'
 import { dsRefusal, preflightAnswer } from '../read/headers.js'
 import { serveHead, serveRead, type ReadRules } from '../read/serve.js'
@@ -42,7 +42,7 @@ export class DurableStreamsDoor {
   }
 
   /** Answer `request` for the stream at `path`. */
-  async answer(path: string, request: DoorRequest): Promise<DoorAnswer> {
+  async answer(path: string, request: DurableRequest): Promise<DurableAnswer> {
     if (request.method === 'OPTIONS') return preflightAnswer()
     const runId = runIdOfPath(path)
     const write = {
@@ -83,7 +83,7 @@ export class DurableStreamsDoor {
   }
 
   /** `DELETE` (5.4): 204; soft while forks of it remain; 404 none, 410 soft-deleted already. */
-  async #delete(path: string, runId: string, principal: Principal | null): Promise<RawAnswer> {
+  async #delete(path: string, runId: string, principal: Principal | null): Promise<RawReply> {
     const found = await usable(this.#ctx, { path, principal }, runId, 'delete')
     if ('kind' in found) return found
     return this.#ctx.store.transaction(async (tx) => {

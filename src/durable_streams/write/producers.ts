@@ -1,4 +1,4 @@
-import type { RawAnswer } from '../../http/door_routes.js'
+import type { RawReply } from '../answer.js'
 import type { DurableTx } from '../../store/durable_store.js'
 import { baseHeaders, dsRefusal, H } from '../read/headers.js'
 import { formatOffset } from '../protocol/offset.js'
@@ -14,7 +14,7 @@ export interface Producer {
 /** The producer headers: all three or none (400), a non-empty id, whole numbers (400). */
 export function readProducer(
   headers: Record<string, string | undefined>
-): Producer | RawAnswer | null {
+): Producer | RawReply | null {
   const id = headers['producer-id']
   const epoch = headers['producer-epoch']
   const seq = headers['producer-seq']
@@ -42,7 +42,7 @@ export async function checkProducer(
   tx: DurableTx,
   runId: string,
   producer: Producer
-): Promise<'accepted' | RawAnswer> {
+): Promise<'accepted' | RawReply> {
   const state = await tx.producer(runId, producer.id)
   const gap = (expected: number) =>
     dsRefusal(409, 'producer_sequence_gap', 'The producer skipped a sequence number.', {
