@@ -1,3 +1,5 @@
+import type { Cursor } from '../core/cursor.js'
+
 /**
  * What every door answers, whatever its protocol and whatever transport serves it: a refusal
  * before the stream opens, nothing (204), or a stream of events, each with its SSE `id:` when
@@ -28,4 +30,10 @@ export interface Refused {
 export type DoorReply<E> =
   | Refused
   | { kind: 'none' }
-  | { kind: 'stream'; events: AsyncIterable<SentEvent<E>>; streamRunId?: string }
+  | {
+      kind: 'stream'
+      events: AsyncIterable<SentEvent<E>>
+      streamRunId?: string
+      /** Where in the stream the events start, when the door says (the useChat door's turns). */
+      from?: Cursor
+    }

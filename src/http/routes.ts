@@ -7,6 +7,8 @@ import type { AdonisDoorAdapter } from './adonis_adapter.js'
 import { agUiRouteTable } from './agui_routes.js'
 import { uiMessageRouteTable } from './ui_message_routes.js'
 import { durableStreamsDoor, durableStreamsRouteTable } from './durable_streams_routes.js'
+import { durableDialectRouteTable } from './durable_dialect_routes.js'
+import { durableChatRouteTable } from './durable_chat_routes.js'
 import { AdminController } from './admin/admin_controller.js'
 import { RunsController } from './admin/runs_controller.js'
 import { claimRoute, packageRoute, type Handler } from './package_routes.js'
@@ -52,6 +54,9 @@ export interface RoutesOptions {
  * | GET, HEAD, PUT, POST, DELETE, OPTIONS | `/ds/v1/stream/*` | `ds.stream.*` (Durable Streams: read, head, create, append, delete, preflight) |
  * | POST | `/runs` | `runs.start` (native: `{ message, threadId?, runId? }`) |
  * | GET | `/runs/:runId/stream` | `runs.stream` (native SSE frames, `?after=`/`Last-Event-ID`) |
+ * | GET, HEAD | `/ds/runs/:runId/frames\|agui\|ui-message` | `ds.runs.*` (the run as a Durable Stream, `durable_dialect_routes.ts`) |
+ * | GET, HEAD | `/ds/threads/:threadId/frames\|agui\|ui-message` | `ds.threads.*` (the thread's turns as one) |
+ * | POST, GET | `/ds/chat`, `/ds/chat/:chatId/stream` | `ds.chat.*` (the AI SDK transport, `durable_chat_routes.ts`) |
  * | POST | `/runs/:runId/cancel` | `runs.cancel` |
  * | POST | `/items/:runId/:itemId/approve\|reject\|answer` | `items.approve` ... |
  * | GET | `/admin`, `/admin/history` | `admin.page`, `admin.history` (queue, decided items) |
@@ -138,6 +143,10 @@ export function registerRoutes(
         '/ds',
         durableStreamsRouteTable(durableStreamsDoor(sink, config.durableStreams))
       )
+      // Every run's and thread's stream as a Durable Stream, and the AI SDK transport on it.
+      const dialects = { agui: agentStream.door, uiMessage: agentStream.uiMessage, rules: config.agui }
+      agentStream.http.mount(router, '/ds', durableDialectRouteTable(dialects))
+      agentStream.http.mount(router, '/ds', durableChatRouteTable(dialects))
       router
         .post(
           '/runs',

@@ -13,7 +13,13 @@ import { DEFAULTS } from '../defaults.js'
 import type { TokenStreamSink } from './spi.js'
 import { follow, type SegmentEnd } from './subscriber.js'
 import { appendFrames, type AppendContext } from './append.js'
-import { beyondHead, replayStored, storedRows, type SupersededFrame } from './read_path.js'
+import {
+  beyondHead,
+  replayStored,
+  storedHead,
+  storedRows,
+  type SupersededFrame,
+} from './read_path.js'
 import { purgeEnded, type PurgeOptions } from './purge.js'
 import { LucidSinkWriter, type ParkHook } from './writer.js'
 import { writerOptionsFor } from './writer_options.js'
@@ -229,6 +235,14 @@ export class LucidTokenStreamSink implements TokenStreamSink {
     known?: Pick<StreamHead, 'lastSeq' | 'status'>
   ): Promise<boolean> {
     return beyondHead(this.#reads, runId, cursor, known, { boundMs: this.options.outageBoundMs })
+  }
+
+  /**
+   * The position after everything stored of a stream (see `beyondHead`: a cursor after it was
+   * never given), `null` when it has no row. Retried through a database outage.
+   */
+  storedHead(runId: string): Promise<Cursor | null> {
+    return storedHead(this.#reads, runId, { boundMs: this.options.outageBoundMs })
   }
 
   /**

@@ -274,11 +274,24 @@ export async function beyondHead(
   if (known && (cursor.seq !== known.lastSeq || known.status !== 'open')) {
     return cursor.seq > known.lastSeq
   }
-  const last = await retryTransient(() => store.lastRow(runId), retry)
-  if (!last) return true
-  const head: Cursor =
-    last.kind === 'text' ? { seq: last.seq, offset: last.body.length } : { seq: last.seq }
-  return cursor.seq === last.seq && last.kind === 'text'
+  const head = await storedHead(store, runId, retry)
+  if (!head) return true
+  return head.offset !== undefined && cursor.seq === head.seq
     ? compareCursors(cursor, head) > 0
-    : cursor.seq > last.seq
+    : cursor.seq > head.seq
+}
+
+/**
+ * The position after everything stored of a stream: after its last row, or, when that row is
+ * text (it may still grow), right after the text stored. `null` when it has no row. The read
+ * is retried (see {@link ReadRetry}).
+ */
+export async function storedHead(
+  store: StreamReads,
+  runId: string,
+  retry: ReadRetry
+): Promise<Cursor | null> {
+  const last = await retryTransient(() => store.lastRow(runId), retry)
+  if (!last) return null
+  return last.kind === 'text' ? { seq: last.seq, offset: last.body.length } : { seq: last.seq }
 }

@@ -1,4 +1,5 @@
 import { isRunId } from '../../core/frames.js'
+import type { DoorRun } from '../../store/door_runs.js'
 import { continuationRunId } from '../ids.js'
 import type { Principal } from '../../core/run.js'
 import { AGUI_POSITIONS } from './position.js'
@@ -73,22 +74,36 @@ export async function attachThread(
     const end = await deps.sink.segmentEnd(run.streamRunId, run.afterSeq)
     if (end === null) break
     if (!(await streamGoesOn(deps, run.streamRunId, end))) break
-    // In the door's own namespace: no client can have taken it (see `continuationRunId`).
-    const runId = continuationRunId(run.streamRunId, end)
-    const next = {
-      runId,
-      threadId: run.threadId,
-      streamRunId: run.streamRunId,
-      afterSeq: end,
-      kind: 'resume' as const,
-      resumeHash: null,
-      ownerId: run.ownerId,
-      clientTools: run.clientTools,
-    }
-    await deps.runs.insert(next)
-    const found = await deps.runs.find(runId)
-    if (!found || found.streamRunId !== run.streamRunId) return notFound()
-    run = found
+    const next = await continuationRun(deps, run, end)
+    if (!next) return notFound()
+    run = next
   }
   return reattach(deps, run.runId, after, principal, signal)
+}
+
+/**
+ * The AG-UI run that continues `run`'s stream after its segment ended at `end` (the stream goes
+ * on from there): a run id derived from the stream and the park's end, the same on every
+ * replica, in the door's own namespace (no client can have taken it: `continuationRunId`),
+ * recorded once. `null` when that id names a run of another stream.
+ */
+export async function continuationRun(
+  deps: AgUiDeps,
+  run: DoorRun,
+  end: number
+): Promise<DoorRun | null> {
+  const runId = continuationRunId(run.streamRunId, end)
+  const next = {
+    runId,
+    threadId: run.threadId,
+    streamRunId: run.streamRunId,
+    afterSeq: end,
+    kind: 'resume' as const,
+    resumeHash: null,
+    ownerId: run.ownerId,
+    clientTools: run.clientTools,
+  }
+  await deps.runs.insert(next)
+  const found = await deps.runs.find(runId)
+  return found && found.streamRunId === run.streamRunId ? found : null
 }

@@ -27,7 +27,8 @@ import {
   type MultitaskStrategy,
 } from '../../door/index.js'
 import type { AgUiDoorOptions, AgUiDeps, AgUiReply } from './reply.js'
-import { attachThread, reattach } from './attach.js'
+import { attachThread, continuationRun, reattach } from './attach.js'
+import type { Cursor } from '../../core/cursor.js'
 import { AGUI_STATE } from './state_codec.js'
 import { SegmentCache } from './segment_cache.js'
 import { resume, settledElsewhere, settledRefusal } from './resume.js'
@@ -180,6 +181,25 @@ export class AgUiDoor extends DoorBase<AgUiDoorOptions, TranslatorCheckpoint, Ag
   async startRun(run: NewRun, input: unknown, principal: Principal | null, after?: string | null) {
     const latest = after === undefined ? await this.runs.latest(run.threadId) : null
     return startRun(this.deps, run, input, principal, null, after ?? latest?.runId ?? null)
+  }
+
+  /**
+   * One AG-UI run of a stream from `at` (its start when `undefined`), as the door serves it to
+   * the client that started or resumed it (no transcript prelude), for a Durable Streams read
+   * (`src/durable_streams/dialects/`): `read.until` caps the stored frames read (see
+   * `serveRun`).
+   */
+  segment(
+    run: DoorRun,
+    at: Cursor | undefined,
+    read: { signal?: AbortSignal; until?: Cursor } = {}
+  ): Promise<AgUiReply> {
+    return serveRun(this.deps, run, at && { cursor: at }, read.signal, { until: read.until })
+  }
+
+  /** The AG-UI run that continues `run`'s stream after its end at `end`; see `continuationRun`. */
+  continuation(run: DoorRun, end: number): Promise<DoorRun | null> {
+    return continuationRun(this.deps, run, end)
   }
 
   /** `GET` re-attach to an AG-UI run; see `reattach` in `attach.ts`. */

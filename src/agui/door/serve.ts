@@ -45,9 +45,15 @@ export async function serveRun(
   signal?: AbortSignal,
   /**
    * `prelude`: start with the thread's transcript before this run (a client with nothing);
-   * `stream`: the stream's row as the caller just read it (else `join` reads it).
+   * `stream`: the stream's row as the caller just read it (else `join` reads it); `until`: read
+   * the stored frames up to it and no further (a Durable Streams catch-up read: what is there
+   * now, `src/durable_streams/dialects/`).
    */
-  { prelude = false, stream }: { prelude?: boolean; stream?: StreamState | null } = {}
+  {
+    prelude = false,
+    stream,
+    until,
+  }: { prelude?: boolean; stream?: StreamState | null; until?: Cursor } = {}
 ): Promise<AgUiReply> {
   const translator = new FrameTranslator({
     ...deps.options,
@@ -61,7 +67,7 @@ export async function serveRun(
   return {
     kind: 'stream',
     streamRunId: run.streamRunId,
-    events: liveEvents(deps, run, translator, identity, joined, signal),
+    events: liveEvents(deps, run, translator, identity, joined, signal, until),
   }
 }
 
@@ -71,15 +77,19 @@ async function* liveEvents(
   translator: FrameTranslator,
   identity: Identity,
   joined: Joined,
-  signal?: AbortSignal
+  signal?: AbortSignal,
+  until?: Cursor
 ): AsyncGenerator<SseItem> {
   yield* joined.items
   if (!joined.from) return
   const { end, parkedAt } = joined.bounds
   // A segment that ended is stored whole (a cancelled park through its end to the
-  // cancellation's): read from the store. One that is still written is followed live.
+  // cancellation's): read from the store. One that is still written is followed live (or
+  // read up to `until`).
+  let stored: Cursor | null = end === null ? null : { seq: end }
+  if (until && (!stored || compareCursors(until, stored) < 0)) stored = until
   const { items, live } = segmentItems(deps.sink, run.streamRunId, joined.from, {
-    until: end === null ? null : { seq: end },
+    until: stored,
     appendedEnds: parkedAt !== undefined,
     signal,
   })

@@ -26,9 +26,9 @@ import type { DoorRun } from '../../store/door_runs.js'
 import type { StreamState } from '../../store/rows.js'
 import { applyPlan, planDecisions } from './decide.js'
 import { bodyFields, userMessage, userText, validateChatInput, type ChatInput } from './input.js'
-import type { UiDoorReply, UiMessageDoorOptions } from './reply.js'
+import type { UiChunkItem, UiDoorReply, UiMessageDoorOptions } from './reply.js'
 import { UI_MESSAGE_STATE } from './state_codec.js'
-import { turnChunks } from './turn.js'
+import { turnChunks, type TurnRead } from './turn.js'
 import { chatMessages } from './messages.js'
 import { enqueueTurn } from './queued.js'
 
@@ -246,7 +246,21 @@ export class UiMessageDoor extends DoorBase<UiMessageDoorOptions, string> {
     return {
       kind: 'stream',
       streamRunId,
+      from,
       events: turnChunks(this.deps, streamRunId, from, signal, stream),
     }
+  }
+
+  /**
+   * A turn's chunks from `from`, as every answer of this door serves them, for a Durable Streams
+   * read of it (`src/durable_streams/dialects/`): `read.until` and `read.settle` as `turnChunks`
+   * takes them.
+   */
+  turn(
+    streamRunId: string,
+    from: Cursor,
+    read: TurnRead & { signal?: AbortSignal } = {}
+  ): AsyncGenerator<UiChunkItem> {
+    return turnChunks(this.deps, streamRunId, from, read.signal, undefined, read)
   }
 }

@@ -47,13 +47,20 @@ export function uiMessageTranslation(translator: UiMessageTranslator): Translati
  * At a segment end the turn goes on when the stream does (the kernel's `streamGoesOn`), else it
  * ends with `finish` (parked on an item nobody answered yet, finished, failed). The frame's
  * cursor is the SSE `id:` of its last chunk.
+ *
+ * `read` (a Durable Streams read of the turn, `src/durable_streams/dialects/`): `until` reads
+ * the stored frames up to it and no further (a catch-up read: what is there now); `settle` is
+ * awaited at each segment end before the verdict is read (a reader that waits across a park:
+ * `false` stops the turn there, emitting nothing of that end; `'finish'` finishes the turn
+ * there whatever follows: a stream of one segment).
  */
 export async function* turnChunks(
   deps: UiDoorDeps,
   streamRunId: string,
   from: Cursor,
   signal?: AbortSignal,
-  stream?: StreamState | null
+  stream?: StreamState | null,
+  read: TurnRead = {}
 ): AsyncGenerator<UiChunkItem> {
   const translator = new UiMessageTranslator(deps.options)
   const translation = uiMessageTranslation(translator)
@@ -62,17 +69,23 @@ export async function* turnChunks(
     await replaySilently(deps, translation, streamRunId, from, stream)
   }
   yield { event: { type: 'start', messageId: streamRunId } }
-  const { items, live } = segmentItems(deps.sink, streamRunId, from, { signal })
+  const { items, live } = segmentItems(deps.sink, streamRunId, from, { signal, until: read.until })
   yield* serveLoop<UiChunk>({
     items,
     // Read stored then live: a text item may be a piece of a row that grew (`live`).
     trail: servedTrail(deps, translation, streamRunId, from, stream, live),
     step: (item, at) =>
       item.t === 'end'
-        ? turnEnd(deps, translator, streamRunId, at)
+        ? turnEnd(deps, translator, streamRunId, at, read.settle)
         : { events: translator.push(item as StreamFrame, at), ends: false },
     ids: idOnLast,
   })
+}
+
+/** How a Durable Streams read takes a turn (see {@link turnChunks}). */
+export interface TurnRead {
+  until?: Cursor
+  settle?: (end: number) => Promise<boolean | 'finish'>
 }
 
 /** A segment end of the turn: closes what is open, and finishes the turn unless it goes on. */
@@ -80,8 +93,14 @@ async function turnEnd(
   deps: UiDoorDeps,
   translator: UiMessageTranslator,
   streamRunId: string,
-  at: Cursor
+  at: Cursor,
+  settle?: TurnRead['settle']
 ): Promise<ServedStep<UiChunk>> {
-  const goesOn = !translator.failed && (await streamGoesOn(deps, streamRunId, at.seq))
+  const settled = settle ? await settle(at.seq) : true
+  if (settled === false) return { events: [], ends: true }
+  const goesOn =
+    settled !== 'finish' &&
+    !translator.failed &&
+    (await streamGoesOn(deps, streamRunId, at.seq))
   return { events: translator.end(!goesOn), ends: !goesOn }
 }
