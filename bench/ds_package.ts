@@ -1,43 +1,77 @@
 /**
- * This package's Durable Streams door for the bench (bench/ds_section.ts): a sink on fresh
- * tables of `process.env.DB`, `createDurableStreamsFetchHandler` on a bare `node:http` server
- * on loopback (the few lines of adapter a host writes: tests/helpers/fetch_node.ts), a stream at
- * `/ds/v1/stream/<name>`. Every request carries the principal `bench` (`x-user`): the door's
- * default rule, a stream is its creator's, is in every measurement.
+ * This package's Durable Streams doors for the bench (bench/ds_section.ts): a runtime on fresh
+ * tables of `process.env.DB`, served on a bare `node:http` server on loopback (the few lines of
+ * adapter a host writes: tests/helpers/fetch_node.ts) by its Fetch handlers under `/ds`:
+ * `createDurableStreamsFetchHandler` (the write path: a stream at `/ds/v1/stream/<name>`) and
+ * `durableDialectsFetchHandler` (a run's stream: `/ds/runs/<runId>/frames`). Every request
+ * carries the principal `bench` (`x-user`): the doors' owner-only rules are in every
+ * measurement.
  */
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { createRuntime } from '../src/runtime.js'
+import { DoorRunStore } from '../src/store/door_runs.js'
+import { tableNames } from '../src/store/schema.js'
 import { createDurableStreamsFetchHandler } from '../src/http/durable_streams_fetch_handler.js'
-import { LucidTokenStreamSink } from '../src/sink/lucid_sink.js'
+import { durableDialectsFetchHandler } from '../src/http/durable_dialects_fetch_handler.js'
 import { createDatabase, resetTables } from '../tests/helpers/db.js'
 import { toNode } from '../tests/helpers/fetch_node.js'
+import { seedStream } from '../tests/helpers/seed.js'
 import type { DsTarget } from './durable_streams.js'
 
-export async function servePackage(): Promise<{ target: DsTarget; close: () => Promise<void> }> {
+const PRINCIPAL = 'bench'
+
+export async function servePackage() {
   const db = createDatabase()
   await resetTables(db)
-  const sink = new LucidTokenStreamSink(db, {})
-  const handler = createDurableStreamsFetchHandler(sink, {
-    basePath: '/ds',
-    principal: (request) => {
-      const user = request.headers.get('x-user')
-      return user ? { id: user } : null
+  const runtime = createRuntime(db, {
+    runner: {
+      start: async () => ({ status: 'finished' }),
+      resume: async () => ({ status: 'finished' }),
     },
-    anonymous: false,
   })
-  const server = createServer(toNode(handler))
+  const principal = (request: Request) => {
+    const user = request.headers.get('x-user')
+    return user ? { id: user } : null
+  }
+  const options = { basePath: '/ds', principal, anonymous: false }
+  const streams = createDurableStreamsFetchHandler(runtime.sink, options)
+  const doors = { agui: runtime.door, uiMessage: runtime.uiMessage, rules: {} }
+  const dialects = durableDialectsFetchHandler(doors, options)
+  const server = createServer(
+    toNode((request) =>
+      new URL(request.url).pathname.startsWith('/ds/v1/') ? streams(request) : dialects(request)
+    )
+  )
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/ds`
+  const target: DsTarget = {
+    label: 'package',
+    streamUrl: (name) => `${url}/v1/stream/${name}`,
+    headers: { 'x-user': PRINCIPAL },
+  }
+  let runs = 0
   return {
-    target: {
-      label: 'package',
-      streamUrl: (name) => `${url}/v1/stream/${name}`,
-      headers: { 'x-user': 'bench' },
+    target,
+    /** A finished run of `frames` stored frames (an agent turn: text, tool calls, outputs), the principal's; its frames stream's URL. */
+    seedRun: async (frames: number) => {
+      const runId = `bench-ds-run-${process.pid}-${++runs}`
+      await seedStream(db, runId, frames, true)
+      await new DoorRunStore(() => db.connection(), tableNames()).insert({
+        runId,
+        threadId: runId,
+        streamRunId: runId,
+        afterSeq: 0,
+        kind: 'start',
+        resumeHash: null,
+        ownerId: PRINCIPAL,
+      })
+      return `${url}/runs/${runId}/frames`
     },
     close: async () => {
       server.closeAllConnections()
       await new Promise((resolve) => server.close(resolve))
-      await sink.shutdown()
+      await runtime.sink.shutdown()
       await db.manager.closeAll()
     },
   }

@@ -6,7 +6,12 @@
  */
 import { loadavg } from 'node:os'
 import { DurableStreamTestServer } from '@durable-streams/server'
-import { benchDurableStreamsTarget, type DsResult, type DsSizes } from './durable_streams.js'
+import {
+  benchDurableStreamsTarget,
+  timedCatchUps,
+  type DsResult,
+  type DsSizes,
+} from './durable_streams.js'
 import { percentile } from './script.js'
 
 export const DS_SIZES: { quick: DsSizes; full: DsSizes } = {
@@ -14,9 +19,14 @@ export const DS_SIZES: { quick: DsSizes; full: DsSizes } = {
   full: { catchUpMessages: 10_000, catchUpReads: 5, sseAppends: 300, longPolls: 100 },
 }
 
+/** A run's stream (frames dialect) read by catch-up: messages/s, and the load after. */
+type RunCatchUp = Awaited<ReturnType<typeof timedCatchUps>> & { load: number }
+
 interface Column {
   label: string
   result: DsResult | null
+  /** The package only: catch-up of a run's stored frames. */
+  run?: RunCatchUp
   /** Why there is no result (the error, or what is missing). */
   missing?: string
 }
@@ -55,7 +65,13 @@ async function ours(dialect: string, label: string, sizes: DsSizes): Promise<Col
   try {
     served = await servePackage()
     const result = await benchDurableStreamsTarget(served.target, sizes)
-    return { label: `package, ${label}`, result }
+    const url = await served.seedRun(sizes.catchUpMessages)
+    const caught = await timedCatchUps(url, served.target.headers, sizes.catchUpReads, (items) =>
+      items.length !== sizes.catchUpMessages
+        ? `a run's frames stream: ${items.length} messages of ${sizes.catchUpMessages}`
+        : null
+    )
+    return { label: `package, ${label}`, result, run: { ...caught, load: loadavg()[0] } }
   } catch (error) {
     return { label: `package, ${label}`, result: null, missing: (error as Error).message }
   } finally {
@@ -100,6 +116,15 @@ function print(columns: Column[], sizes: DsSizes) {
       'longPoll',
     ],
   ]
+  const runRow = `catch-up read of a finished run's stream, its ${sizes.catchUpMessages.toLocaleString('en')} stored frames (\`/ds/runs/:runId/frames\`: text, tool calls, outputs; one message per frame), same reads, messages/s`
+  const runCells = columns.map((column) =>
+    column.run
+      ? `${fmt(column.run.median, 0)} (first: ${fmt(column.run.first, 0)})`
+      : column.result
+        ? 'n/a (no such stream)'
+        : `n/a (${column.missing})`
+  )
+  const runLoads = columns.map((column) => (column.run ? fmt(column.run.load, 2) : '-'))
   console.log(
     `\nDurable Streams side by side (same run, same machine, loopback HTTP; load: the 1-minute load average after the row's measurement, per column, now ${fmt(loadavg()[0], 2)})\n`
   )
@@ -110,4 +135,5 @@ function print(columns: Column[], sizes: DsSizes) {
     const loads = columns.map((column) => load(column, which)).join(' / ')
     console.log(`| ${name} | ${cells.join(' | ')} | ${loads} |`)
   }
+  console.log(`| ${runRow} | ${runCells.join(' | ')} | ${runLoads.join(' / ')} |`)
 }

@@ -86,6 +86,31 @@ async function append(target: DsTarget, url: string, body: unknown) {
 /** A message the size of a text frame. */
 const message = (i: number) => ({ t: 'text', v: `token ${i} of the answer `, i })
 
+/**
+ * Catch-up reads of the stream at `url` from offset -1 to its end (`reads` of them after a
+ * first, reported apart), messages/s; `check` refuses a read that missed messages.
+ */
+export async function timedCatchUps(
+  url: string,
+  headers: Record<string, string> | undefined,
+  reads: number,
+  check: (items: unknown[]) => string | null
+) {
+  const rates: number[] = []
+  let messages = 0
+  for (let round = 0; round < reads + 1; round++) {
+    const started = now()
+    const response = await stream({ url, headers, offset: '-1', live: false })
+    const items = await response.json()
+    const seconds = (now() - started) / 1000
+    const wrong = check(items)
+    if (wrong) throw new Error(wrong)
+    messages = items.length
+    rates.push(items.length / seconds)
+  }
+  return { median: percentile(rates.slice(1), 50), first: rates[0], messages }
+}
+
 async function catchUp(target: DsTarget, sizes: DsSizes) {
   const { url } = await create(target, streamName('catchup'))
   for (let i = 0; i < sizes.catchUpMessages; i += 500) {
@@ -93,29 +118,11 @@ async function catchUp(target: DsTarget, sizes: DsSizes) {
     for (let j = i; j < Math.min(i + 500, sizes.catchUpMessages); j++) batch.push(message(j))
     await append(target, url, batch)
   }
-  const rates: number[] = []
-  for (let round = 0; round < sizes.catchUpReads + 1; round++) {
-    const started = now()
-    const response = await stream<{ i: number }>({
-      url,
-      headers: target.headers,
-      offset: '-1',
-      live: false,
-    })
-    const items = await response.json()
-    const seconds = (now() - started) / 1000
-    if (items.length !== sizes.catchUpMessages || items.some((item, i) => item.i !== i)) {
-      throw new Error(
-        `${target.label}: catch-up read ${items.length} messages of ${sizes.catchUpMessages}`
-      )
-    }
-    rates.push(items.length / seconds)
-  }
-  return {
-    median: percentile(rates.slice(1), 50),
-    first: rates[0],
-    messages: sizes.catchUpMessages,
-  }
+  return timedCatchUps(url, target.headers, sizes.catchUpReads, (items) =>
+    items.length !== sizes.catchUpMessages || items.some((item: any, i) => item.i !== i)
+      ? `${target.label}: catch-up read ${items.length} messages of ${sizes.catchUpMessages}`
+      : null
+  )
 }
 
 async function sse(target: DsTarget, sizes: DsSizes) {
