@@ -25,13 +25,15 @@ type RunCatchUp = Awaited<ReturnType<typeof timedCatchUps>> & { load: number }
 interface Column {
   label: string
   result: DsResult | null
-  /** The package only: catch-up of a run's stored frames. */
+  /** The package only: catch-up of a run's stored frames (or why not). */
   run?: RunCatchUp
+  runMissing?: string
   /** Why there is no result (the error, or what is missing). */
   missing?: string
 }
 
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a')
+const requests = (n: number) => `${n} request${n === 1 ? '' : 's'}`
 const p50p99 = (values: number[]) =>
   `${fmt(percentile(values, 50), 2)} / ${fmt(percentile(values, 99), 2)}`
 
@@ -65,13 +67,19 @@ async function ours(dialect: string, label: string, sizes: DsSizes): Promise<Col
   try {
     served = await servePackage()
     const result = await benchDurableStreamsTarget(served.target, sizes)
-    const url = await served.seedRun(sizes.catchUpMessages)
-    const caught = await timedCatchUps(url, served.target.headers, sizes.catchUpReads, (items) =>
-      items.length !== sizes.catchUpMessages
-        ? `a run's frames stream: ${items.length} messages of ${sizes.catchUpMessages}`
-        : null
-    )
-    return { label: `package, ${label}`, result, run: { ...caught, load: loadavg()[0] } }
+    const column: Column = { label: `package, ${label}`, result }
+    try {
+      const url = await served.seedRun(sizes.catchUpMessages)
+      const caught = await timedCatchUps(url, served.target.headers, sizes.catchUpReads, (items) =>
+        items.length !== sizes.catchUpMessages
+          ? `read ${items.length} messages of ${sizes.catchUpMessages}`
+          : null
+      )
+      column.run = { ...caught, load: loadavg()[0] }
+    } catch (error) {
+      column.runMissing = (error as Error).message
+    }
+    return column
   } catch (error) {
     return { label: `package, ${label}`, result: null, missing: (error as Error).message }
   } finally {
@@ -101,8 +109,9 @@ function print(columns: Column[], sizes: DsSizes) {
     column.result ? fmt(column.result.load[which], 2) : '-'
   const lines: [string, (r: DsResult) => string, keyof DsResult['load']][] = [
     [
-      `catch-up read of a ${sizes.catchUpMessages.toLocaleString('en')}-message JSON stream, offset -1 to the end (official client, live: false), messages/s (median of ${sizes.catchUpReads} after a first read, reported beside it)`,
-      (r) => `${fmt(r.catchUp.median, 0)} (first: ${fmt(r.catchUp.first, 0)})`,
+      `catch-up read of a ${sizes.catchUpMessages.toLocaleString('en')}-message JSON stream, offset -1 to the end (official client, json(): chunk after chunk to the first up-to-date answer), messages/s (median of ${sizes.catchUpReads} after a first read, reported beside it with the requests a read took)`,
+      (r) =>
+        `${fmt(r.catchUp.median, 0)} (first: ${fmt(r.catchUp.first, 0)}; ${requests(r.catchUp.requests)})`,
       'catchUp',
     ],
     [
@@ -119,10 +128,8 @@ function print(columns: Column[], sizes: DsSizes) {
   const runRow = `catch-up read of a finished run's stream, its ${sizes.catchUpMessages.toLocaleString('en')} stored frames (\`/ds/runs/:runId/frames\`: text, tool calls, outputs; one message per frame), same reads, messages/s`
   const runCells = columns.map((column) =>
     column.run
-      ? `${fmt(column.run.median, 0)} (first: ${fmt(column.run.first, 0)})`
-      : column.result
-        ? 'n/a (no such stream)'
-        : `n/a (${column.missing})`
+      ? `${fmt(column.run.median, 0)} (first: ${fmt(column.run.first, 0)}; ${requests(column.run.requests)})`
+      : `n/a (${column.runMissing ?? column.missing ?? 'no such stream'})`
   )
   const runLoads = columns.map((column) => (column.run ? fmt(column.run.load, 2) : '-'))
   console.log(
