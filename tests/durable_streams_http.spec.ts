@@ -34,6 +34,7 @@ async function serveDoor(options: Parameters<typeof createDurableStreamsFetchHan
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/ds`
   return {
     db,
+    sink,
     base,
     close: async () => {
       server.closeAllConnections()
@@ -154,6 +155,51 @@ test.group('Durable Streams door: a stream of the package', () => {
       .where('run_id', runId)
       .first()
     assert.equal(meta.path, path)
+  })
+
+  test('the package purge removes expired and closed streams with every row they had', async ({
+    assert,
+    cleanup,
+  }) => {
+    const door = await serveDoor()
+    cleanup(door.close)
+    const expiring = '/v1/stream/expiring'
+    const closed = '/v1/stream/closed'
+    const kept = '/v1/stream/kept'
+    await put(`${door.base}${expiring}`, 'text/plain', 'a', { 'stream-ttl': '3600' })
+    await fetch(`${door.base}${expiring}`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'text/plain',
+        'producer-id': 'p',
+        'producer-epoch': '0',
+        'producer-seq': '0',
+      },
+      body: 'b',
+    })
+    await put(`${door.base}${closed}`, 'text/plain', 'c', { 'stream-closed': 'true' })
+    await put(`${door.base}${kept}`, 'text/plain', 'd')
+    // Its TTL ran out (the clock moved on).
+    await door.db
+      .connection()
+      .from('agent_durable_streams')
+      .where('run_id', runIdOfPath(expiring))
+      .update({ expires_at: Date.now() - 1000 })
+    assert.equal(await door.sink.purge({ olderThanMs: 0 }), 2)
+    for (const path of [expiring, closed]) {
+      const runId = runIdOfPath(path)
+      for (const table of [
+        'agent_streams',
+        'agent_stream_frames',
+        'agent_durable_streams',
+        'agent_durable_producers',
+      ]) {
+        const rows = await door.db.connection().from(table).where('run_id', runId)
+        assert.lengthOf(rows, 0, `${table} of ${path}`)
+      }
+      assert.equal((await fetch(`${door.base}${path}?offset=-1`)).status, 404)
+    }
+    assert.equal(await (await fetch(`${door.base}${kept}?offset=-1`)).text(), 'd')
   })
 
   test("a stream is its creator's: another principal finds none", async ({ assert, cleanup }) => {

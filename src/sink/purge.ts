@@ -34,6 +34,8 @@ export async function purgeEnded(
   const now = nowMs()
   const endedBefore = now - (options.olderThanMs ?? ttlMs)
   const batch = Math.max(1, Math.floor(options.batchSize ?? DEFAULTS.purgeBatch))
+  // Durable Streams past their expiry end now, so this purge (or a later one) removes them.
+  if (!options.dryRun) await store.settleDurable(now)
   if (options.dryRun) {
     const due = await store.purgeable(endedBefore, Number.MAX_SAFE_INTEGER)
     return due.length
@@ -49,6 +51,8 @@ export async function purgeEnded(
   await store.removeOrphanRows(Math.min(endedBefore, now - DEFAULTS.orphanGraceMs), batch)
   // Checkpoints a write stored while their stream was being removed (never served).
   await store.removeOrphanCheckpoints(batch)
+  // The metadata of Durable Streams the purge removed.
+  await store.removeDurableOrphans()
   if (removed > 0 && tail.followed > 0) await tail.poll()
   return removed
 }

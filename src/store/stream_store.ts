@@ -4,6 +4,7 @@ import type { TableNames } from './schema.js'
 import { DEFAULTS } from '../defaults.js'
 import { deleteOrphanCheckpoints, deleteStreamCheckpoints } from './checkpoint_rows.js'
 import { deleteOrphanRows, purgeableStreams, purgeStreams } from './purge_rows.js'
+import { deleteDurableOrphans, settleDurableStreams } from './durable_purge.js'
 import { commitInTransaction } from './commit.js'
 import { commitGroupInTransaction, groupable, type GroupMember } from './commit_group.js'
 import { GroupCommits } from './group_commits.js'
@@ -294,6 +295,16 @@ export class StreamStore {
    */
   removeOrphanRows(before: number, limit: number): Promise<number> {
     return deleteOrphanRows(this.client, this.tables, before, limit)
+  }
+
+  /** End the write path's expired Durable Streams (a purge then removes them); see `settleDurableStreams`. */
+  settleDurable(at: number): Promise<void> {
+    return settleDurableStreams(this.client, this.tables, at)
+  }
+
+  /** Delete the write path's metadata rows left without their stream; see `deleteDurableOrphans`. */
+  removeDurableOrphans(): Promise<number> {
+    return deleteDurableOrphans(this.client, this.tables)
   }
 
   /** A transaction on this store's client that wakes other replicas (see `notifiedTransaction`). */

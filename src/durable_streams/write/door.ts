@@ -1,7 +1,7 @@
 import type { Principal } from '../../core/run.js'
 import type { DurableAnswer, DurableRequest, RawReply } from '../answer.js'
 import type { DurableStore } from '../../store/durable_store.js'
-import { dsRefusal, preflightAnswer } from '../read/headers.js'
+import { baseHeaders, dsRefusal, preflightAnswer } from '../read/headers.js'
 import { serveHead, serveRead, type ReadRules } from '../read/serve.js'
 import { appendStream } from './append.js'
 import { removeStream, usable, type DurableAuthorize, type WriteContext } from './context.js'
@@ -90,7 +90,7 @@ export class DurableStreamsDoor {
       const record = await tx.lock(runId)
       if (!record) return dsRefusal(404, 'not_found', 'No such stream.')
       await removeStream(tx, record)
-      return { kind: 'raw', status: 204, headers: { 'X-Content-Type-Options': 'nosniff' } }
+      return { kind: 'raw', status: 204, headers: baseHeaders() }
     })
   }
 }
