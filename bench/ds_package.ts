@@ -1,9 +1,9 @@
 /**
  * This package's Durable Streams doors for the bench (bench/ds_section.ts): a runtime on fresh
  * tables of `process.env.DB`, served on a bare `node:http` server on loopback (the few lines of
- * adapter a host writes: tests/helpers/fetch_node.ts) by its Fetch handlers under `/ds`:
- * `createDurableStreamsFetchHandler` (the write path: a stream at `/ds/v1/stream/<name>`) and
- * `durableDialectsFetchHandler` (a run's stream: `/ds/runs/<runId>/frames`). Every request
+ * adapter a host writes: tests/helpers/fetch_node.ts) by `createDurableStreamsFetchHandler`
+ * under `/ds`, with the dialects: a created stream at `/ds/v1/stream/<name>`, a run's stream at
+ * `/ds/runs/<runId>/frames`. Every request
  * carries the principal `bench` (`x-user`): the doors' owner-only rules are in every
  * measurement.
  */
@@ -13,7 +13,6 @@ import { createRuntime } from '../src/runtime.js'
 import { DoorRunStore } from '../src/store/door_runs.js'
 import { tableNames } from '../src/store/schema.js'
 import { createDurableStreamsFetchHandler } from '../src/http/durable_streams_fetch_handler.js'
-import { durableDialectsFetchHandler } from '../src/http/durable_dialects_fetch_handler.js'
 import { createDatabase, resetTables } from '../tests/helpers/db.js'
 import { toNode } from '../tests/helpers/fetch_node.js'
 import { seedStream } from '../tests/helpers/seed.js'
@@ -34,15 +33,13 @@ export async function servePackage() {
     const user = request.headers.get('x-user')
     return user ? { id: user } : null
   }
-  const options = { basePath: '/ds', principal, anonymous: false }
-  const streams = createDurableStreamsFetchHandler(runtime.sink, options)
-  const doors = { agui: runtime.door, uiMessage: runtime.uiMessage, rules: {} }
-  const dialects = durableDialectsFetchHandler(doors, options)
-  const server = createServer(
-    toNode((request) =>
-      new URL(request.url).pathname.startsWith('/ds/v1/') ? streams(request) : dialects(request)
-    )
-  )
+  const handler = createDurableStreamsFetchHandler(runtime.sink, {
+    basePath: '/ds',
+    principal,
+    anonymous: false,
+    dialects: { agui: runtime.door, uiMessage: runtime.uiMessage, rules: {} },
+  })
+  const server = createServer(toNode(handler))
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/ds`
   const target: DsTarget = {

@@ -8,7 +8,7 @@ import { formatOffset, parseOffset } from '../src/durable_streams/protocol/offse
 import { threadCursor } from '../src/durable_streams/dialects/index.js'
 import type { Cursor } from '../src/core/cursor.js'
 import { createAgUiFetchHandler } from '../src/http/fetch_handler.js'
-import { durableDialectsFetchHandler } from '../src/http/durable_dialects_fetch_handler.js'
+import { createDurableStreamsFetchHandler } from '../src/http/durable_streams_fetch_handler.js'
 import { createUiMessageFetchHandler } from '../src/http/ui_message_fetch_handler.js'
 import { scriptedAgent } from '../src/testing/scripted_agent.js'
 import { assertConforms } from './helpers/agui.js'
@@ -55,7 +55,11 @@ async function adonis(): Promise<Served> {
 async function fetchHandlers(cleanup: (fn: () => Promise<void>) => void): Promise<Served> {
   const served = await serveRuntime({ runner: runner() }, (runtime, principal) => {
     const doors = { agui: runtime.door, uiMessage: runtime.uiMessage, rules: {} }
-    const ds = durableDialectsFetchHandler(doors, { basePath: '/ds', principal })
+    const ds = createDurableStreamsFetchHandler(runtime.sink, {
+      basePath: '/ds',
+      principal,
+      dialects: doors,
+    })
     const agui = createAgUiFetchHandler(runtime.door, { basePath: '/agui', principal })
     const chat = createUiMessageFetchHandler(runtime.uiMessage, { basePath: '/u', principal })
     return (request) => {
@@ -72,8 +76,10 @@ async function fetchHandlers(cleanup: (fn: () => Promise<void>) => void): Promis
     // What the native route serves: the sink's one read, through the one public projection.
     frames: async (runId) => {
       const out: unknown[] = []
-      for await (const { cursor: _c, ...frame } of served.runtime.sink.subscribe(runId)) {
-        const shown = publicFrame(frame as StreamFrame, served.runtime.door.options)
+      for await (const delivered of served.runtime.sink.subscribe(runId)) {
+        const frame: Record<string, unknown> = { ...delivered }
+        delete frame.cursor
+        const shown = publicFrame(frame as unknown as StreamFrame, served.runtime.door.options)
         if (shown) out.push(shown)
       }
       return out
@@ -265,7 +271,10 @@ async function scenario(assert: any, served: Served) {
     assert.equal(head.headers.get('stream-closed'), 'true')
   }
 
-  // The thread: its turns in order. A second turn parks again.
+  // The thread: its turns in order. A reader at its end waits for the next turn.
+  const threadUrl = `${served.ds}/threads/${chatId}/ui-message`
+  const threadNow = await readDurable(threadUrl, { live: false, offset: 'now' })
+  const nextTurn = readDurable(threadUrl, { live: 'long-poll', offset: threadNow.offset, count: 1 })
   const second = userMessage('u1', 'again')
   const asked2 = await chatPost(served, {
     id: chatId,
@@ -273,6 +282,9 @@ async function scenario(assert: any, served: Served) {
     trigger: 'submit-message',
   })
   const run2 = `${served.ds}/runs/${asked2[0].data.messageId}`
+  const waited = await nextTurn
+  assert.deepEqual(waited.items[0], { type: 'start', messageId: asked2[0].data.messageId })
+  assert.match(waited.offset, /^000002/)
   const turn2 = await readDurable(`${run2}/ui-message`, { live: false })
   const thread = await readDurable(`${served.ds}/threads/${chatId}/ui-message`, { live: false })
   assert.isFalse(thread.closed)
@@ -298,6 +310,54 @@ async function scenario(assert: any, served: Served) {
   assert.deepEqual(fromTurn2.items, turn2.items)
 }
 
+/** A run parked, then cancelled (the chat's stop) while readers wait: every dialect closes. */
+async function cancelled(assert: any, served: Served) {
+  const chatId = randomUUID()
+  const asked = await chatPost(served, {
+    id: chatId,
+    messages: [userMessage('u0', 'numbers?')],
+    trigger: 'submit-message',
+  })
+  const streamRunId = asked[0].data.messageId as string
+  const run = `${served.ds}/runs/${streamRunId}`
+  const waiting = {
+    ui: readDurable(`${run}/ui-message`, { live: 'sse', offset: '-1' }),
+    agui: readDurable(`${run}/agui`, { live: 'sse', offset: '-1' }),
+    frames: readDurable(`${run}/frames`, { live: 'long-poll', offset: '-1' }),
+  }
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  const stop = await fetch(`${served.chat}/chat/${chatId}/stop`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-user': 'alice' },
+    body: JSON.stringify({ mode: 'keep' }),
+  })
+  assert.oneOf(stop.status, [200, 202])
+  // AG-UI: the door takes the run to its cancellation (RUN_FINISHED cancelled), live and stored.
+  const agui = await waiting.agui
+  assert.isTrue(agui.closed)
+  const door = await aguiRun(served, streamRunId, 0)
+  assert.deepEqual(door.at(-1).outcome, { type: 'cancelled' })
+  assert.deepEqual(coalesced(agui.items), coalesced(door))
+  const aguiWhole = await readDurable(`${run}/agui`, { live: false })
+  assert.deepEqual(aguiWhole.items, door)
+  // useChat: the turn finishes at the park (the door's verdict: it never goes on).
+  const ui = await waiting.ui
+  assert.isTrue(ui.closed)
+  assert.equal((ui.items.at(-1) as { type: string }).type, 'finish')
+  const uiWhole = await readDurable(`${run}/ui-message`, { live: false })
+  assert.isTrue(uiWhole.closed)
+  assert.deepEqual(coalesced(ui.items), coalesced(uiWhole.items))
+  assert.deepEqual(coalesced(uiWhole.items), coalesced(data(asked)))
+  // Frames: the cancellation's frames, then closed.
+  const frames = await waiting.frames
+  assert.isTrue(frames.closed)
+  const native = await served.frames(streamRunId)
+  assert.deepEqual(coalesced(frames.items), coalesced(native))
+  assert.isTrue(
+    native.some((frame: any) => frame.t === 'event' && frame.event.kind === 'cancelled')
+  )
+}
+
 test.group('Durable Streams dialects: runs and threads read by @durable-streams/client', () => {
   test('over the AdonisJS routes', async ({ assert }) => {
     await scenario(assert, await adonis())
@@ -305,5 +365,18 @@ test.group('Durable Streams dialects: runs and threads read by @durable-streams/
 
   test('over the Fetch handler', async ({ assert, cleanup }) => {
     await scenario(assert, await fetchHandlers(cleanup))
+  }).timeout(60_000)
+
+  test('a parked run cancelled while readers wait: every dialect closes (AdonisJS)', async ({
+    assert,
+  }) => {
+    await cancelled(assert, await adonis())
+  }).timeout(60_000)
+
+  test('a parked run cancelled while readers wait: every dialect closes (Fetch)', async ({
+    assert,
+    cleanup,
+  }) => {
+    await cancelled(assert, await fetchHandlers(cleanup))
   }).timeout(60_000)
 })

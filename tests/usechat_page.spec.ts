@@ -4,73 +4,20 @@ import type { AgentRunner } from '../src/runner/contract.js'
 import type { AgentStream } from '../src/agent_stream.js'
 import { scriptedAgent } from '../src/testing/scripted_agent.js'
 import { jsonClient } from './helpers/http.js'
-import { lastAssistant, noError, openPage, said, send, textOf } from './helpers/usechat_page.js'
+import {
+  gatedAgent,
+  lastAssistant,
+  noError,
+  openPage,
+  said,
+  send,
+  textOf,
+} from './helpers/usechat_page.js'
 
 /**
  * The demo's `useChat` page in Chromium (`tests/helpers/usechat_page.ts`): streaming, a reload
  * mid-answer, approvals from the page and decided elsewhere, the stored history reloaded.
  */
-
-/**
- * Reads, says "Revenue " and waits for `gate` (the test opens it: the answer is cut mid-text
- * for as long as the test needs), says the rest, then asks to send an email and parks.
- */
-function gatedAgent(gate: Promise<void>): AgentRunner {
-  return {
-    async start(ctx) {
-      const id = `${ctx.runId}.call`
-      await ctx.writer.write({ t: 'event', event: { kind: 'step-start' } })
-      await ctx.writer.write({
-        t: 'event',
-        event: {
-          kind: 'tool-input-available',
-          id: `${id}0`,
-          name: 'search',
-          input: { q: 'numbers' },
-          toolKind: 'read',
-        },
-      })
-      await ctx.writer.write({
-        t: 'event',
-        event: { kind: 'tool-output', id: `${id}0`, output: { revenue: 42 } },
-      })
-      await ctx.writer.write({ t: 'text', v: 'Revenue ' })
-      await ctx.writer.flush?.()
-      await gate
-      await ctx.writer.write({ t: 'text', v: 'was 42. ' })
-      await ctx.writer.write({
-        t: 'event',
-        event: {
-          kind: 'tool-input-available',
-          id: `${id}1`,
-          name: 'send_email',
-          input: { to: 'team' },
-          toolKind: 'action',
-        },
-      })
-      await ctx.writer.write({
-        t: 'approval',
-        runId: ctx.runId,
-        id: `${id}1`,
-        toolName: 'send_email',
-        input: { to: 'team' },
-      })
-      return { status: 'parked', checkpoint: {} }
-    },
-    async resume(ctx) {
-      const [item] = ctx.items
-      if (item.status === 'approved') {
-        await ctx.writer.write({
-          t: 'event',
-          event: { kind: 'tool-output', id: item.id, output: { sent: true } },
-        })
-        await ctx.writer.write({ t: 'text', v: 'Sent. ' })
-      } else await ctx.writer.write({ t: 'text', v: `Not sent (${item.status}). ` })
-      await ctx.writer.write({ t: 'text', v: 'All done.' })
-      return { status: 'finished' }
-    },
-  }
-}
 
 /** Decide the chat's open approval elsewhere: the decision API (`POST /items/...`), as alice. */
 async function decideElsewhere(

@@ -16,6 +16,7 @@ import {
   lastAssistantMessageIsCompleteWithApprovalResponses,
   type UIMessage,
 } from 'ai'
+import { createDurableChatTransport } from '@durable-streams/aisdk-transport'
 import { csrfHeaders } from './csrf.js'
 
 const params = new URLSearchParams(location.search)
@@ -26,6 +27,11 @@ const api = document.body.dataset.api ?? '/agent/chat'
 const recheckMs = Number(document.body.dataset.recheckMs ?? 5000)
 /** What the door does with a message sent while a turn talks; none: the door's (`enqueue`). */
 const multitaskStrategy = document.body.dataset.multitaskStrategy
+/**
+ * The Durable Streams transport's `api` (`<prefix>/ds/chat`): the page then reads each answer
+ * as a Durable Stream (`@durable-streams/aisdk-transport`); none: the door's own SSE answers.
+ */
+const durableApi = document.body.dataset.durableApi
 
 /** Stop the turn (the chat's stop route: the run ends, what was said stays), then the request. */
 async function stopChat(stop: () => void | Promise<void>) {
@@ -88,11 +94,13 @@ function App({ stored }: { stored: UIMessage[] }) {
     resume: true,
     // Behind @adonisjs/shield, every POST carries the page's CSRF token (none without shield).
     // A message sent while a turn talks carries the page's policy in the body, if it has one.
-    transport: new DefaultChatTransport({
-      api,
-      headers: csrfHeaders,
-      ...(multitaskStrategy ? { body: { multitaskStrategy } } : {}),
-    }),
+    transport: durableApi
+      ? createDurableChatTransport({ api: durableApi, headers: csrfHeaders() })
+      : new DefaultChatTransport({
+          api,
+          headers: csrfHeaders,
+          ...(multitaskStrategy ? { body: { multitaskStrategy } } : {}),
+        }),
     // addToolApprovalResponse sends the answer on its own once every approval has one.
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
   })

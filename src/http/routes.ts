@@ -6,9 +6,9 @@ import type { UiMessageDoor } from '../ui_message/door/index.js'
 import type { AdonisDoorAdapter } from './adonis_adapter.js'
 import { agUiRouteTable } from './agui_routes.js'
 import { uiMessageRouteTable } from './ui_message_routes.js'
-import { durableStreamsDoor, durableStreamsRouteTable } from './durable_streams_routes.js'
 import { durableDialectRouteTable } from './durable_dialect_routes.js'
 import { durableChatRouteTable } from './durable_chat_routes.js'
+import { durableStreamsDoor, durableStreamsRouteTable } from './durable_streams_routes.js'
 import { AdminController } from './admin/admin_controller.js'
 import { RunsController } from './admin/runs_controller.js'
 import { claimRoute, packageRoute, type Handler } from './package_routes.js'
@@ -138,15 +138,23 @@ export function registerRoutes(
       // The doors' route tables, through the one AdonisJS adapter (`adonis_adapter.ts`).
       agentStream.http.mount(router, '/agui', agUiRouteTable(agentStream.door, threads))
       agentStream.http.mount(router, '', uiMessageRouteTable(agentStream.uiMessage, threads))
+      // Every run's and thread's stream as a Durable Stream, and the AI SDK transport on it.
+      const dialects = {
+        agui: agentStream.door,
+        uiMessage: agentStream.uiMessage,
+        rules: config.agui,
+      }
+      agentStream.http.mount(
+        router,
+        '/ds',
+        durableDialectRouteTable(dialects, config.durableStreams)
+      )
+      agentStream.http.mount(router, '/ds', durableChatRouteTable(dialects))
       agentStream.http.mount(
         router,
         '/ds',
         durableStreamsRouteTable(durableStreamsDoor(sink, config.durableStreams))
       )
-      // Every run's and thread's stream as a Durable Stream, and the AI SDK transport on it.
-      const dialects = { agui: agentStream.door, uiMessage: agentStream.uiMessage, rules: config.agui }
-      agentStream.http.mount(router, '/ds', durableDialectRouteTable(dialects))
-      agentStream.http.mount(router, '/ds', durableChatRouteTable(dialects))
       router
         .post(
           '/runs',

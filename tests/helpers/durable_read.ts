@@ -18,7 +18,14 @@ export interface DurableRead {
  */
 export async function readDurable(
   url: string,
-  options: { live: LiveMode; offset?: string; user?: string; signal?: AbortSignal }
+  options: {
+    live: LiveMode
+    offset?: string
+    user?: string
+    signal?: AbortSignal
+    /** Stop once this many items came (a live read of a stream that stays open). */
+    count?: number
+  }
 ): Promise<DurableRead> {
   const response = await stream({
     url,
@@ -40,6 +47,7 @@ export async function readDurable(
       offsets.push(batch.offset)
       closed = batch.streamClosed
       if (batch.streamClosed || (options.live === false && batch.upToDate)) resolve()
+      if (options.count !== undefined && items.length >= options.count) resolve()
     })
     response.closed.then(() => setImmediate(resolve), reject)
   })

@@ -12,17 +12,18 @@ import { launchBrowser } from './browser.js'
  * Chromium against the door's routes: the page and its script are served on the app's origin
  * (Playwright fulfils those two paths), every request acts for alice (`x-user`). `recheckMs`:
  * how often a page showing an ask checks for a decision made elsewhere (0: never);
- * `multitaskStrategy`: the policy the page's transport sends in its `body` (none: the door's).
+ * `multitaskStrategy`: the policy the page's transport sends in its `body` (none: the door's);
+ * `durableApi`: the page reads its answers through the Durable Streams transport at that `api`.
  */
 export async function openPage(
   runner: AgentRunner,
-  options: { recheckMs?: number; multitaskStrategy?: string } = {}
+  options: { recheckMs?: number; multitaskStrategy?: string; durableApi?: string } = {}
 ) {
   const served = await serveApp({ runner })
   await resetTables(await served.app.container.make('lucid.db'))
-  const strategy = options.multitaskStrategy
-    ? ` data-multitask-strategy="${options.multitaskStrategy}"`
-    : ''
+  const strategy =
+    (options.multitaskStrategy ? ` data-multitask-strategy="${options.multitaskStrategy}"` : '') +
+    (options.durableApi ? ` data-durable-api="${options.durableApi}"` : '')
   const html = (
     await readFile(new URL('../../demo/public/usechat.html', import.meta.url), 'utf8')
   ).replace(
@@ -77,4 +78,65 @@ export async function send(page: Page, text: string) {
   await page.locator('#status', { hasText: 'ready' }).waitFor()
   await page.fill('#message', text)
   await page.getByRole('button', { name: 'Send' }).click()
+}
+
+/**
+ * Reads, says "Revenue " and waits for `gate` (the test opens it: the answer is cut mid-text
+ * for as long as the test needs), says the rest, then asks to send an email and parks.
+ */
+export function gatedAgent(gate: Promise<void>): AgentRunner {
+  return {
+    async start(ctx) {
+      const id = `${ctx.runId}.call`
+      await ctx.writer.write({ t: 'event', event: { kind: 'step-start' } })
+      await ctx.writer.write({
+        t: 'event',
+        event: {
+          kind: 'tool-input-available',
+          id: `${id}0`,
+          name: 'search',
+          input: { q: 'numbers' },
+          toolKind: 'read',
+        },
+      })
+      await ctx.writer.write({
+        t: 'event',
+        event: { kind: 'tool-output', id: `${id}0`, output: { revenue: 42 } },
+      })
+      await ctx.writer.write({ t: 'text', v: 'Revenue ' })
+      await ctx.writer.flush?.()
+      await gate
+      await ctx.writer.write({ t: 'text', v: 'was 42. ' })
+      await ctx.writer.write({
+        t: 'event',
+        event: {
+          kind: 'tool-input-available',
+          id: `${id}1`,
+          name: 'send_email',
+          input: { to: 'team' },
+          toolKind: 'action',
+        },
+      })
+      await ctx.writer.write({
+        t: 'approval',
+        runId: ctx.runId,
+        id: `${id}1`,
+        toolName: 'send_email',
+        input: { to: 'team' },
+      })
+      return { status: 'parked', checkpoint: {} }
+    },
+    async resume(ctx) {
+      const [item] = ctx.items
+      if (item.status === 'approved') {
+        await ctx.writer.write({
+          t: 'event',
+          event: { kind: 'tool-output', id: item.id, output: { sent: true } },
+        })
+        await ctx.writer.write({ t: 'text', v: 'Sent. ' })
+      } else await ctx.writer.write({ t: 'text', v: `Not sent (${item.status}). ` })
+      await ctx.writer.write({ t: 'text', v: 'All done.' })
+      return { status: 'finished' }
+    },
+  }
 }

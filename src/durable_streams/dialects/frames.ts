@@ -30,8 +30,7 @@ function framesReader(core: RunCore, streamRunId: string, rules: ProjectionRules
     for await (const item of items) {
       const at = positionOf(item)
       if (item.t !== 'end') {
-        const { cursor: _cursor, ...frame } = item as StreamFrame & { cursor: string }
-        const served = publicFrame(frame as StreamFrame, rules)
+        const served = publicFrame(frameOf(item), rules)
         yield { messages: served ? [served] : [], next: at } satisfies SourceBatch
         continue
       }
@@ -54,9 +53,15 @@ async function* rest(
   yield { messages: [], next: after }
   for await (const item of core.sink.replay(streamRunId, { after })) {
     if (item.t === 'end') continue
-    const { cursor: _cursor, ...frame } = item as StreamFrame & { cursor: string }
-    const served = publicFrame(frame as StreamFrame, rules)
+    const served = publicFrame(frameOf(item), rules)
     yield { messages: served ? [served] : [], next: positionOf(item) }
   }
   return 'ended'
+}
+
+/** A delivered frame without its cursor (the position is the batch's). */
+function frameOf(item: object): StreamFrame {
+  const frame: Record<string, unknown> = { ...item }
+  delete frame.cursor
+  return frame as unknown as StreamFrame
 }

@@ -36,10 +36,11 @@ export function uiSegmentSource(
     head,
     has: async (cursor) => {
       if (cursor.seq === 0 && cursor.offset === undefined) return true
-      return compareCursors(cursor, from) >= 0 && compareCursors(cursor, (await head()).tail) <= 0
+      const { tail } = await head()
+      return compareCursors(cursor, from) >= 0 && compareCursors(cursor, tail) <= 0
     },
-    batches: (after, read) =>
-      segmentBatches(door, core, streamRunId, from, bound, head, after, read),
+    batches: (position, read) =>
+      segmentBatches(door, core, streamRunId, from, bound, head, position, read),
   }
 }
 
@@ -53,21 +54,24 @@ async function* segmentBatches(
   after: Cursor,
   read: DialectRead
 ): AsyncGenerator<SourceBatch> {
-  const until = read.live ? undefined : (await head()).tail
+  const now = read.live ? null : await head()
   const settleAt = async (end: number) => {
     const last = await bound()
     if (last !== null && end >= last) return 'finish' as const
     return (await settledVerdict(core, streamRunId, end, read)) !== null
   }
+  const until = now?.tail
   const reading = turnBatches(door, streamRunId, after, { ...read, until }, settleAt, from)
   let step = await reading.next()
   while (!step.done) {
     yield step.value
     step = await reading.next()
   }
+  // A read that does not wait read to the tail as it was: it closes only a segment that had
+  // ended then (one that ended since has more for the next read).
+  if (step.value !== 'ended' || (now && !now.closed)) return
   const end = await bound()
-  if (step.value === 'ended' && end !== null)
-    yield { messages: [], next: { seq: end }, closed: true }
+  if (end !== null) yield { messages: [], next: { seq: end }, closed: true }
 }
 
 /**

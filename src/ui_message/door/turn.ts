@@ -99,8 +99,6 @@ async function turnEnd(
   const settled = settle ? await settle(at.seq) : true
   if (settled === false) return { events: [], ends: true }
   const goesOn =
-    settled !== 'finish' &&
-    !translator.failed &&
-    (await streamGoesOn(deps, streamRunId, at.seq))
+    settled !== 'finish' && !translator.failed && (await streamGoesOn(deps, streamRunId, at.seq))
   return { events: translator.end(!goesOn), ends: !goesOn }
 }
