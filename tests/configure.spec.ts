@@ -292,6 +292,8 @@ test.group('node ace configure adonis-agent-stream', (group) => {
       'agent_mastra_snapshots',
       'agent_durable_streams',
       'agent_durable_producers',
+      'agent_ds_subscriptions',
+      'agent_ds_subscription_links',
     ])
     // The LangGraph checkpointer's tables (`LucidSaver`), created by the same migration.
     assert.sameMembers(Object.values(DEFAULT_LANGGRAPH_TABLES), [

@@ -33,8 +33,8 @@ export interface DoorRequest {
   headers: Record<string, string | undefined>
   /** The method asked (`HEAD` is answered by a `GET` route unless the table has its own). */
   method: string
-  /** The full URL asked (a created resource's `Location`). */
-  url?: string
+  /** The request's whole URL as the client asked it (origin, path, query). */
+  url: string
   /** Aborts when the client goes away or the replica closes its responses: the stream ends. */
   signal: AbortSignal
 }

@@ -35,5 +35,9 @@ export {
 } from '../store/langgraph_schema.js'
 export { createMastraSnapshotsTable, dropMastraSnapshotsTable } from '../store/mastra_schema.js'
 export { createDurableStreamTables, dropDurableStreamTables } from '../store/durable_schema.js'
+export {
+  createDsSubscriptionTables,
+  dropDsSubscriptionTables,
+} from '../store/ds_subscriptions_schema.js'
 export type { TableNames } from '../store/schema.js'
 export type { LangGraphTableNames } from '../store/langgraph_schema.js'

@@ -29,6 +29,10 @@ export interface TableNames {
   durableStreams: string
   /** One row per idempotent producer of such a stream: its epoch and last seq. */
   durableProducers: string
+  /** Durable Streams subscriptions: their configuration and wake state (PROTOCOL.md 6-7). */
+  dsSubscriptions: string
+  /** The streams each Durable Streams subscription follows, with the offset acked. */
+  dsSubscriptionLinks: string
 }
 
 export const DEFAULT_TABLES: TableNames = {
@@ -44,6 +48,8 @@ export const DEFAULT_TABLES: TableNames = {
   mastraSnapshots: 'agent_mastra_snapshots',
   durableStreams: 'agent_durable_streams',
   durableProducers: 'agent_durable_producers',
+  dsSubscriptions: 'agent_ds_subscriptions',
+  dsSubscriptionLinks: 'agent_ds_subscription_links',
 }
 
 /** Resolve partial table names against the defaults. */

@@ -39,6 +39,9 @@ import {
   createDurableStreamTables,
   dropDurableStreamTables,
 } from '../../src/store/durable_schema.js'
+  createDsSubscriptionTables,
+  dropDsSubscriptionTables,
+} from '../../src/store/ds_subscriptions_schema.js'
 
 /** Which database the suite runs against: `sqlite` (default), `pg` or `mysql`. */
 export const DIALECT = (process.env.DB ?? 'sqlite') as 'sqlite' | 'pg' | 'mysql'
@@ -120,6 +123,7 @@ export function createDatabase(
 export async function resetTables(db: Database, tables: TableNames = tableNames()) {
   const client = db.connection()
   await dropDurableStreamTables(client.schema, tables)
+  await dropDsSubscriptionTables(client.schema, tables)
   await dropMastraSnapshotsTable(client.schema, tables)
   await dropRunQueueTable(client.schema, tables)
   await dropThreadsTable(client.schema, tables)
@@ -139,6 +143,7 @@ export async function resetTables(db: Database, tables: TableNames = tableNames(
   await createRunQueueTable(client.schema, client.dialect.name, tables)
   await createMastraSnapshotsTable(client.schema, client.dialect.name, tables)
   await createDurableStreamTables(client.schema, client.dialect.name, tables)
+  await createDsSubscriptionTables(client.schema, client.dialect.name, tables)
 }
 
 /**
