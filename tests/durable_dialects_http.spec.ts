@@ -5,7 +5,7 @@ import { continuationRunId } from '../src/agui/ids.js'
 import type { StreamFrame } from '../src/core/frames.js'
 import { publicFrame } from '../src/core/projection.js'
 import { formatOffset, parseOffset } from '../src/durable_streams/protocol/offset.js'
-import { threadCursor } from '../src/durable_streams/dialects/index.js'
+import { threadCursor, TURN_SPAN } from '../src/durable_streams/dialects/index.js'
 import type { Cursor } from '../src/core/cursor.js'
 import { createAgUiFetchHandler } from '../src/http/fetch_handler.js'
 import { createDurableStreamsFetchHandler } from '../src/http/durable_streams_fetch_handler.js'
@@ -154,6 +154,15 @@ async function scenario(assert: any, served: Served) {
   assert.deepEqual(coalesced(data(asked)), coalesced(data(replayed)))
   const now = await readDurable(`${run}/ui-message`, { live: false, offset: 'now' })
   assert.deepEqual(now.items, [])
+  // HEAD of the parked run: open, its tail where `now` reads from.
+  const parkedHead = await fetch(`${run}/ui-message`, {
+    method: 'HEAD',
+    headers: { 'x-user': 'alice' },
+  })
+  assert.equal(parkedHead.status, 200)
+  assert.isNull(parkedHead.headers.get('stream-closed'))
+  assert.equal(parkedHead.headers.get('stream-next-offset'), now.offset)
+  assert.equal(now.offset, parked.offset)
 
   // Readers that wait across the park: SSE from the start, long-poll from the catch-up's
   // offset, SSE from `now`; frames and AG-UI too.
@@ -294,6 +303,10 @@ async function scenario(assert: any, served: Served) {
   const threadFrames = await readDurable(`${served.ds}/threads/${chatId}/frames`, { live: false })
   const frames2 = await readDurable(`${run2}/frames`, { live: false })
   assert.deepEqual(threadFrames.items, [...framesWhole.items, ...frames2.items])
+  for (const offset of ['abc', formatOffset({ seq: 3 * TURN_SPAN })]) {
+    const bad = await fetch(`${threadUrl}?offset=${offset}`, { headers: { 'x-user': 'alice' } })
+    assert.equal(bad.status, 400, `thread offset ${offset}`)
+  }
   const other = await fetch(`${served.ds}/threads/${chatId}/agui?offset=-1`, {
     headers: { 'x-user': 'bob' },
   })
