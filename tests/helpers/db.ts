@@ -39,6 +39,7 @@ import {
   createDurableStreamTables,
   dropDurableStreamTables,
 } from '../../src/store/durable_schema.js'
+import {
   createDsSubscriptionTables,
   dropDsSubscriptionTables,
 } from '../../src/store/ds_subscriptions_schema.js'
