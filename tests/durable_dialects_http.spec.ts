@@ -2,126 +2,21 @@ import { test } from '@japa/runner'
 import { randomUUID } from 'node:crypto'
 import type { UIMessageChunk } from 'ai'
 import { continuationRunId } from '../src/agui/ids.js'
-import type { StreamFrame } from '../src/core/frames.js'
-import { publicFrame } from '../src/core/projection.js'
 import { formatOffset, parseOffset } from '../src/durable_streams/protocol/offset.js'
 import { threadCursor, TURN_SPAN } from '../src/durable_streams/dialects/index.js'
 import type { Cursor } from '../src/core/cursor.js'
-import { createAgUiFetchHandler } from '../src/http/fetch_handler.js'
-import { createDurableStreamsFetchHandler } from '../src/http/durable_streams_fetch_handler.js'
-import { createUiMessageFetchHandler } from '../src/http/ui_message_fetch_handler.js'
-import { scriptedAgent } from '../src/testing/scripted_agent.js'
 import { assertConforms } from './helpers/agui.js'
-import { resetTables } from './helpers/db.js'
+import { approved, coalesced, messageOf, readDurable, upTo } from './helpers/durable_read.js'
 import {
-  approved,
-  coalesced,
-  messageOf,
-  readDurable,
-  sseBlocks,
-  upTo,
-  type SseBlock,
-} from './helpers/durable_read.js'
-import { serveRuntime } from './helpers/fetch_node.js'
-import { serveApp } from './helpers/http.js'
-
-/** A run that says something, calls a read tool, then parks on an approval (every turn). */
-const runner = () => scriptedAgent({ steps: ['read', 'approval'] })
-
-/** Where a transport serves the doors, and the native route's frames of a run. */
-interface Served {
-  ds: string
-  chat: string
-  agui: string
-  frames(runId: string): Promise<unknown[]>
-}
-
-async function adonis(): Promise<Served> {
-  const { url, app } = await serveApp({ runner: runner() })
-  await resetTables(await app.container.make('lucid.db'))
-  return {
-    ds: `${url}/ds`,
-    chat: url,
-    agui: `${url}/agui`,
-    frames: async (runId) => {
-      const response = await fetch(`${url}/runs/${runId}/stream`, {
-        headers: { 'x-user': 'alice' },
-      })
-      return sseBlocks(await response.text()).map((block) => block.data)
-    },
-  }
-}
-
-async function fetchHandlers(cleanup: (fn: () => Promise<void>) => void): Promise<Served> {
-  const served = await serveRuntime({ runner: runner() }, (runtime, principal) => {
-    const doors = { agui: runtime.door, uiMessage: runtime.uiMessage, rules: {} }
-    const ds = createDurableStreamsFetchHandler(runtime.sink, {
-      basePath: '/ds',
-      principal,
-      dialects: doors,
-    })
-    const agui = createAgUiFetchHandler(runtime.door, { basePath: '/agui', principal })
-    const chat = createUiMessageFetchHandler(runtime.uiMessage, { basePath: '/u', principal })
-    return (request) => {
-      const path = new URL(request.url).pathname
-      if (path.startsWith('/ds/')) return ds(request)
-      return path.startsWith('/agui') ? agui(request) : chat(request)
-    }
-  })
-  cleanup(served.close)
-  return {
-    ds: `${served.url}/ds`,
-    chat: `${served.url}/u`,
-    agui: `${served.url}/agui`,
-    // What the native route serves: the sink's one read, through the one public projection.
-    frames: async (runId) => {
-      const out: unknown[] = []
-      for await (const delivered of served.runtime.sink.subscribe(runId)) {
-        const frame: Record<string, unknown> = { ...delivered }
-        delete frame.cursor
-        const shown = publicFrame(frame as unknown as StreamFrame, served.runtime.door.options)
-        if (shown) out.push(shown)
-      }
-      return out
-    },
-  }
-}
-
-/** POST a chat body to the useChat door as alice; its SSE blocks. */
-async function chatPost(served: Served, body: unknown) {
-  const response = await fetch(`${served.chat}/chat`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-user': 'alice' },
-    body: JSON.stringify(body),
-  })
-  if (response.status !== 200) throw new Error(`chat answered ${response.status}`)
-  return sseBlocks(await response.text())
-}
-
-const userMessage = (id: string, text: string) => ({
-  id,
-  role: 'user',
-  parts: [{ type: 'text', text }],
-})
-
-const data = (blocks: SseBlock[]) => blocks.map((block) => block.data)
-
-/** The useChat door's reconnect (`GET /chat/:chatId/stream`): the active turn replayed. */
-async function chatResume(served: Served, chatId: string) {
-  const response = await fetch(`${served.chat}/chat/${chatId}/stream`, {
-    headers: { 'x-user': 'alice' },
-  })
-  if (response.status !== 200) throw new Error(`resume answered ${response.status}`)
-  return sseBlocks(await response.text())
-}
-
-/** The AG-UI door's run `runId` from `after` (`GET /agui/runs/:runId?after=`). */
-async function aguiRun(served: Served, runId: string, after: number) {
-  const response = await fetch(`${served.agui}/runs/${runId}?after=${after}`, {
-    headers: { 'x-user': 'alice' },
-  })
-  return data(sseBlocks(await response.text()))
-}
+  adonis,
+  aguiRun,
+  chatPost,
+  chatResume,
+  data,
+  fetchHandlers,
+  userMessage,
+  type Served,
+} from './helpers/durable_served.js'
 
 const sortedAsText = (offsets: string[]) =>
   offsets.every((offset, i) => i === 0 || offsets[i - 1] < offset)
@@ -323,54 +218,6 @@ async function scenario(assert: any, served: Served) {
   assert.deepEqual(fromTurn2.items, turn2.items)
 }
 
-/** A run parked, then cancelled (the chat's stop) while readers wait: every dialect closes. */
-async function cancelled(assert: any, served: Served) {
-  const chatId = randomUUID()
-  const asked = await chatPost(served, {
-    id: chatId,
-    messages: [userMessage('u0', 'numbers?')],
-    trigger: 'submit-message',
-  })
-  const streamRunId = asked[0].data.messageId as string
-  const run = `${served.ds}/runs/${streamRunId}`
-  const waiting = {
-    ui: readDurable(`${run}/ui-message`, { live: 'sse', offset: '-1' }),
-    agui: readDurable(`${run}/agui`, { live: 'sse', offset: '-1' }),
-    frames: readDurable(`${run}/frames`, { live: 'long-poll', offset: '-1' }),
-  }
-  await new Promise((resolve) => setTimeout(resolve, 300))
-  const stop = await fetch(`${served.chat}/chat/${chatId}/stop`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-user': 'alice' },
-    body: JSON.stringify({ mode: 'keep' }),
-  })
-  assert.oneOf(stop.status, [200, 202])
-  // AG-UI: the door takes the run to its cancellation (RUN_FINISHED cancelled), live and stored.
-  const agui = await waiting.agui
-  assert.isTrue(agui.closed)
-  const door = await aguiRun(served, streamRunId, 0)
-  assert.deepEqual(door.at(-1).outcome, { type: 'cancelled' })
-  assert.deepEqual(coalesced(agui.items), coalesced(door))
-  const aguiWhole = await readDurable(`${run}/agui`, { live: false })
-  assert.deepEqual(aguiWhole.items, door)
-  // useChat: the turn finishes at the park (the door's verdict: it never goes on).
-  const ui = await waiting.ui
-  assert.isTrue(ui.closed)
-  assert.equal((ui.items.at(-1) as { type: string }).type, 'finish')
-  const uiWhole = await readDurable(`${run}/ui-message`, { live: false })
-  assert.isTrue(uiWhole.closed)
-  assert.deepEqual(coalesced(ui.items), coalesced(uiWhole.items))
-  assert.deepEqual(coalesced(uiWhole.items), coalesced(data(asked)))
-  // Frames: the cancellation's frames, then closed.
-  const frames = await waiting.frames
-  assert.isTrue(frames.closed)
-  const native = await served.frames(streamRunId)
-  assert.deepEqual(coalesced(frames.items), coalesced(native))
-  assert.isTrue(
-    native.some((frame: any) => frame.t === 'event' && frame.event.kind === 'cancelled')
-  )
-}
-
 test.group('Durable Streams dialects: runs and threads read by @durable-streams/client', () => {
   test('over the AdonisJS routes', async ({ assert }) => {
     await scenario(assert, await adonis())
@@ -378,18 +225,5 @@ test.group('Durable Streams dialects: runs and threads read by @durable-streams/
 
   test('over the Fetch handler', async ({ assert, cleanup }) => {
     await scenario(assert, await fetchHandlers(cleanup))
-  }).timeout(60_000)
-
-  test('a parked run cancelled while readers wait: every dialect closes (AdonisJS)', async ({
-    assert,
-  }) => {
-    await cancelled(assert, await adonis())
-  }).timeout(60_000)
-
-  test('a parked run cancelled while readers wait: every dialect closes (Fetch)', async ({
-    assert,
-    cleanup,
-  }) => {
-    await cancelled(assert, await fetchHandlers(cleanup))
   }).timeout(60_000)
 })

@@ -51,6 +51,9 @@ export function durableChatRouteTable(doors: DialectDoors): DoorRouteTable {
         path: '/chat',
         name: 'ds.chat.send',
         body: 'json',
+        // A run start of `limits.runStarts`; its answer is no stream, so no client going away
+        // cancels the run (`abortOnDisconnect` applies to streamed answers only).
+        drives: true,
         answer: async ({ body, principal }) => located(await door.chat(body, principal), '', 201),
       },
       {

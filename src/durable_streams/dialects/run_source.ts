@@ -39,16 +39,24 @@ async function* runBatches(
   after: Cursor,
   read: DialectRead
 ): AsyncGenerator<SourceBatch> {
-  const head = read.live ? null : await runHead(core, streamRunId)
-  const reading = reader(after, { ...read, until: head?.tail })
+  // A stream that went away (purged) ends its readers: closed where the reader is (the next
+  // request is a 404).
+  const gone = (at: Cursor): SourceBatch => ({ messages: [], next: at, closed: true })
+  const head = await runHead(core, streamRunId)
+  if (!head) return yield gone(after)
+  const reading = reader(after, { ...read, until: read.live ? undefined : head.tail })
   let step = await reading.next()
+  let last = after
   while (!step.done) {
     yield step.value
+    last = step.value.next
     step = await reading.next()
   }
+  if (read.signal?.aborted) return
+  if (!(await runHead(core, streamRunId))) return yield gone(last)
   // A read that does not wait read to the tail as it was: it closes only a stream that was
   // closed then (one that closed since has more for the next read).
-  if (step.value !== 'ended' || (head && !head.closed)) return
+  if (step.value !== 'ended' || (!read.live && !head.closed)) return
   const final = await finalPosition(core, streamRunId, read)
   if (final) yield { messages: [], next: final, closed: true }
 }

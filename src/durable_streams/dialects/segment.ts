@@ -54,6 +54,9 @@ async function* segmentBatches(
   after: Cursor,
   read: DialectRead
 ): AsyncGenerator<SourceBatch> {
+  // A stream that went away (purged) ends its readers, closed where they are (`run_source.ts`).
+  const gone = async () => (await core.sink.head(streamRunId)) === null
+  if (await gone()) return yield { messages: [], next: after, closed: true }
   const now = read.live ? null : await head()
   const settleAt = async (end: number) => {
     const last = await bound()
@@ -63,10 +66,14 @@ async function* segmentBatches(
   const until = now?.tail
   const reading = turnBatches(door, streamRunId, after, { ...read, until }, settleAt, from)
   let step = await reading.next()
+  let last = after
   while (!step.done) {
     yield step.value
+    last = step.value.next
     step = await reading.next()
   }
+  if (read.signal?.aborted) return
+  if (await gone()) return yield { messages: [], next: last, closed: true }
   // A read that does not wait read to the tail as it was: it closes only a segment that had
   // ended then (one that ended since has more for the next read).
   if (step.value !== 'ended' || (now && !now.closed)) return
