@@ -25,6 +25,15 @@ export default class AgentStreamProvider {
           'Invalid "config/agent_stream.ts" file. Make sure you are using the "defineConfig" method'
         )
       }
+      // Durable Streams subscriptions sign with the app's key unless the config names a secret.
+      const subscriptions = config.durableStreams?.subscriptions
+      if (subscriptions && !subscriptions.secret) {
+        const appKey = this.app.config.get<{ release?: () => string } | string | undefined>(
+          'app.appKey'
+        )
+        const secret = typeof appKey === 'string' ? appKey : appKey?.release?.()
+        if (secret) subscriptions.secret = secret
+      }
       const db = await this.app.container.make('lucid.db')
       const logger = await this.app.container.make('logger')
       const router = await this.app.container.make('router')

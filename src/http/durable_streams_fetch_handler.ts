@@ -10,6 +10,8 @@ import type { FetchHandlerOptions } from './fetch_route.js'
 /** Options of {@link createDurableStreamsFetchHandler}: the Fetch handlers' and the door's. */
 export interface DurableStreamsFetchHandlerOptions
   extends FetchHandlerOptions, DurableStreamsOptions {
+  /** Aborted when the server shuts down: the subscriptions' sweep (a timer) stops. */
+  closing?: AbortSignal
   /**
    * Both doors (`createRuntime`'s `door` and `uiMessage`) and the projection's rules (the
    * `agui` options): every run's and thread's stream is served too (`/runs/:runId/<dialect>`,
@@ -30,7 +32,7 @@ export function createDurableStreamsFetchHandler(
   sink: LucidTokenStreamSink,
   options: DurableStreamsFetchHandlerOptions = {}
 ) {
-  const door = durableStreamsDoor(sink, options)
+  const door = durableStreamsDoor(sink, options, options.closing)
   const tables = [durableStreamsRouteTable(door)]
   if (options.dialects) {
     tables.push(

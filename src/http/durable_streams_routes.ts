@@ -2,6 +2,7 @@ import { DurableStore } from '../store/durable_store.js'
 import { sinkInternals, type LucidTokenStreamSink } from '../sink/lucid_sink.js'
 import { DurableStreamsDoor, type DurableStreamsOptions } from '../durable_streams/write/door.js'
 import type { DoorRoute, DoorRouteTable } from './door_routes.js'
+import { subscriptionRoutes } from './ds_subscription_routes.js'
 
 /** A body's cap on the write path unless configured (base64 in a `mediumtext` row stays under 16 MiB). */
 const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
@@ -13,7 +14,8 @@ const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
  */
 export function durableStreamsDoor(
   sink: LucidTokenStreamSink,
-  options: DurableStreamsOptions = {}
+  options: DurableStreamsOptions = {},
+  closing?: AbortSignal
 ) {
   const internals = sinkInternals(sink)
   const store = new DurableStore(() => internals.client, sink.tables, {
@@ -33,7 +35,8 @@ export function durableStreamsDoor(
       },
       pollMs: sink.options.pollIntervalMs,
     },
-    options
+    options,
+    closing
   )
 }
 
@@ -59,6 +62,8 @@ export function durableStreamsRouteTable(
   })
   return {
     routes: [
+      // The reserved `__ds` control APIs first: never taken for streams (PROTOCOL.md 6).
+      ...(door.subscriptions ? subscriptionRoutes(door.subscriptions, '/v1/stream') : []),
       route('GET', 'read', { streams: true }),
       route('HEAD', 'head'),
       route('PUT', 'create', { body: 'bytes' }),

@@ -153,7 +153,9 @@ export function registerRoutes(
       agentStream.http.mount(
         router,
         '/ds',
-        durableStreamsRouteTable(durableStreamsDoor(sink, config.durableStreams))
+        durableStreamsRouteTable(
+          durableStreamsDoor(sink, config.durableStreams, agentStream.closing)
+        )
       )
       router
         .post(

@@ -108,6 +108,26 @@ export class DurableStore {
     return row ? toRecord(row) : null
   }
 
+  /**
+   * Every stream whose path starts with `prefix` that is neither soft-deleted nor expired at
+   * `now`, with its last seq (a subscription pattern's backfill), in path order.
+   */
+  async live(prefix: string, now = nowMs()): Promise<{ path: string; lastSeq: number }[]> {
+    const rows = await this.client()
+      .from(`${this.tables.durableStreams} as m`)
+      .join(`${this.tables.streams} as s`, 's.run_id', 'm.run_id')
+      .where('m.soft_deleted', false)
+      .where((q) => q.whereNull('m.expires_at').orWhere('m.expires_at', '>', now))
+      .orderBy('m.path')
+      .select('m.path', 's.last_seq')
+    return rows
+      .map((row: Record<string, unknown>) => ({
+        path: String(row.path),
+        lastSeq: int(row.last_seq),
+      }))
+      .filter((stream: { path: string }) => stream.path.startsWith(prefix))
+  }
+
   /** The stream's head only (its last seq and rev), or null. */
   async head(runId: string): Promise<{ lastSeq: number; rev: number } | null> {
     const row = await this.client()

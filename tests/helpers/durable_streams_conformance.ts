@@ -19,13 +19,19 @@ import { toNode } from './fetch_node.js'
 /** The suite's long-poll wait; the door's long-poll timeout is this too. */
 const LONG_POLL_MS = 500
 
-const options = { baseUrl: '', longPollTimeoutMs: LONG_POLL_MS }
+const options = { baseUrl: '', longPollTimeoutMs: LONG_POLL_MS, subscriptions: true }
+
+/** Subscriptions on, with the suite's webhook receiver on loopback (development URLs). */
+const SUBSCRIPTIONS = { secret: 'conformance-suite-secret', localWebhooks: true, sweepMs: 200 }
 let close: () => Promise<void> = async () => {}
 
 beforeAll(async () => {
   if (process.env.DS_TRANSPORT === 'adonis') {
     const { serveAdonis } = await import('./durable_streams_adonis.js')
-    const served = await serveAdonis({ longPollTimeoutMs: LONG_POLL_MS })
+    const served = await serveAdonis({
+      longPollTimeoutMs: LONG_POLL_MS,
+      subscriptions: SUBSCRIPTIONS,
+    })
     options.baseUrl = served.baseUrl
     close = served.close
     return
@@ -36,6 +42,7 @@ beforeAll(async () => {
   const handler = createDurableStreamsFetchHandler(sink, {
     basePath: '/ds',
     longPollTimeoutMs: LONG_POLL_MS,
+    subscriptions: SUBSCRIPTIONS,
   })
   const server: Server = createServer(toNode(handler))
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))

@@ -5,6 +5,7 @@ import { baseHeaders, dsRefusal, H } from '../read/headers.js'
 import { gone, notFound, usable, type WriteContext, type WriteRequest } from './context.js'
 import { checkProducer, readProducer, type Producer } from './producers.js'
 import { expired, isJsonType, jsonMessages, mediaType, seqAfter } from './rules.js'
+import { nowMs } from '../../store/sql.js'
 
 const bad = (message: string) => dsRefusal(400, 'invalid_input', message)
 
@@ -53,7 +54,8 @@ export async function appendStream(
     } else body = Buffer.from(request.bytes).toString('base64')
   }
   const seq = request.headers['stream-seq']
-  return ctx.store.transaction(async (tx) => {
+  let appendedAfter: number | null = null
+  const reply = await ctx.store.transaction(async (tx) => {
     const record = await tx.lock(runId)
     if (!record || expired(record.expiresAt)) return notFound()
     if (record.softDeleted) return gone()
@@ -75,18 +77,24 @@ export async function appendStream(
       await tx.update(runId, { last_stream_seq: seq })
     }
     let last = record.lastSeq
-    if (body !== null) last = await tx.append(runId, last, [body])
+    if (body !== null) {
+      appendedAfter = last
+      last = await tx.append(runId, last, [body])
+    }
     if (producer) await tx.setProducer(runId, producer.id, producer.epoch, producer.seq)
     if (close) await tx.close(runId, closedByOf(producer))
     await touchIn(tx, record)
     return answer(producer ? (body === null ? 204 : 200) : 204, last, producer, close)
   })
+  // Committed: the subscriptions following the stream are told (PROTOCOL.md 7).
+  if (appendedAfter !== null && reply.status < 300) ctx.appended?.(request.path, appendedAfter)
+  return reply
 }
 
 /** Renew a sliding TTL inside the append's transaction. */
 async function touchIn(tx: DurableTx, record: DurableRecord) {
   if (record.ttlSeconds !== null)
-    await tx.update(record.runId, { expires_at: Date.now() + record.ttlSeconds * 1000 })
+    await tx.update(record.runId, { expires_at: nowMs() + record.ttlSeconds * 1000 })
 }
 
 function answer(

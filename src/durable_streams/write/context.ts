@@ -22,6 +22,11 @@ export interface WriteContext {
   store: DurableStore
   changes: ChangeSource
   authorize?: DurableAuthorize
+  /**
+   * Messages were appended to the stream at `path` (its door path, `/v1/stream/...`) after
+   * row `afterSeq`, and committed (the subscriptions' hook). Never throws.
+   */
+  appended?: (path: string, afterSeq: number) => void
 }
 
 /** A request of the write path, as its handlers take it. */

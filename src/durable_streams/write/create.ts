@@ -13,6 +13,7 @@ import {
   runIdOfPath,
   wholeNumber,
 } from './rules.js'
+import { nowMs } from '../../store/sql.js'
 
 /** A create as asked: its headers read and checked. */
 interface CreateAsked {
@@ -170,10 +171,12 @@ export async function createStream(ctx: WriteContext, request: WriteRequest): Pr
         last = record.forkSeq
       }
       const own = [...(prefix === null ? [] : [prefix]), ...bodies]
+      const before = last
       if (own.length > 0) last = await tx.append(runId, last, own)
-      return { last }
+      return { last, before }
     })
     if ('kind' in answer) return answer
+    if (answer.last > answer.before) ctx.appended?.(request.path, answer.before)
   } catch (error) {
     // Created meanwhile by another request: answer as for an existing stream.
     const raced = await ctx.store.find(runId)
@@ -189,7 +192,7 @@ export async function createStream(ctx: WriteContext, request: WriteRequest): Pr
 
 /** A fork's expiry (4.2): its own TTL or expiry, else its source's. */
 function expiry(asked: CreateAsked, source: DurableRecord | null) {
-  const now = Date.now()
+  const now = nowMs()
   let ttlSeconds = asked.ttlSeconds
   let expiresAtText = asked.expiresAtText
   if (source && ttlSeconds === null && expiresAtText === null) {

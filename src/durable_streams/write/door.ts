@@ -9,6 +9,24 @@ import { createStream } from './create.js'
 import { runIdOfPath } from './rules.js'
 import { storedSource } from './stored_source.js'
 import type { ChangeSource } from './waits.js'
+import { DsSubscriptionStore } from '../../store/ds_subscriptions.js'
+import { DsSubscriptions } from '../subscriptions/service.js'
+import { WebhookSigning } from '../subscriptions/signing.js'
+import { formatOffset } from '../protocol/offset.js'
+import { STREAM_ROOT, subscribedStreams } from './subscribed.js'
+
+/** Config `durableStreams.subscriptions`: the reserved subscription APIs (PROTOCOL.md 6-7). */
+export interface DurableSubscriptionsOptions {
+  /**
+   * What webhook signatures and wake tokens are derived from (keep it secret, the same on every
+   * replica). Default on AdonisJS: the app's `APP_KEY`.
+   */
+  secret?: string
+  /** Allow `http://localhost` and `http://127.0.0.x` webhook URLs (development). Default false. */
+  localWebhooks?: boolean
+  /** How often a replica looks for lapsed leases and due webhook retries, in ms. Default 1000. */
+  sweepMs?: number
+}
 
 /** Options of the write path's door (config `durableStreams`). */
 export interface DurableStreamsOptions {
@@ -22,6 +40,11 @@ export interface DurableStreamsOptions {
   sseCloseMs?: number
   /** A body's cap in bytes (413 above). Default 4 MiB. */
   maxBodyBytes?: number
+  /**
+   * Subscriptions (`/v1/stream/__ds/subscriptions/:id`: webhooks and pull-wake). Default off:
+   * the reserved `__ds` paths then answer 404.
+   */
+  subscriptions?: DurableSubscriptionsOptions
 }
 
 /**
@@ -32,18 +55,48 @@ export interface DurableStreamsOptions {
  */
 export class DurableStreamsDoor {
   readonly #ctx: WriteContext
+  /** The subscriptions of these streams, when configured (`options.subscriptions`). */
+  readonly subscriptions: DsSubscriptions | null = null
 
   constructor(
     store: DurableStore,
     changes: ChangeSource,
-    readonly options: DurableStreamsOptions = {}
+    readonly options: DurableStreamsOptions = {},
+    closing?: AbortSignal
   ) {
     this.#ctx = { store, changes, authorize: options.authorize }
+    const subscribing = options.subscriptions
+    if (!subscribing) return
+    if (!subscribing.secret) {
+      throw new Error('agent-stream: durableStreams.subscriptions needs a secret (APP_KEY)')
+    }
+    const subscriptions = new DsSubscriptions(
+      new DsSubscriptionStore(store.client, store.tables),
+      subscribedStreams(this.#ctx),
+      new WebhookSigning(subscribing.secret),
+      { localWebhooks: subscribing.localWebhooks, sweepMs: subscribing.sweepMs ?? 1000 }
+    )
+    this.subscriptions = subscriptions
+    this.#ctx.appended = (path, afterSeq) => {
+      if (!path.startsWith(STREAM_ROOT)) return
+      const before = formatOffset({ seq: afterSeq })
+      void subscriptions.appended(path.slice(STREAM_ROOT.length), before).catch(() => {})
+    }
+    closing?.addEventListener('abort', () => subscriptions.close(), { once: true })
+  }
+
+  /** Stop the subscriptions' sweep (a replica shutting down; the routes do on `closing`). */
+  close() {
+    this.subscriptions?.close()
   }
 
   /** Answer `request` for the stream at `path`. */
   async answer(path: string, request: DurableRequest): Promise<DurableAnswer> {
     if (request.method === 'OPTIONS') return preflightAnswer()
+    // The reserved control paths (PROTOCOL.md 6) are never streams.
+    if (path.startsWith(`${STREAM_ROOT}__ds/`) || path === `${STREAM_ROOT}__ds`) {
+      return dsRefusal(404, 'not_found', 'Subscriptions are not enabled on this server.')
+    }
     const runId = runIdOfPath(path)
     const write = {
       path,

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { Cursor } from '../../core/cursor.js'
 import { parseOffset } from '../protocol/offset.js'
+import { nowMs } from '../../store/sql.js'
 
 /**
  * The write path's small rules, each once: a path's run id, content types, JSON mode, the
@@ -50,7 +51,7 @@ export function forkPosition(value: string): Cursor | null {
 }
 
 /** Whether a stream with this expiry has expired at `now`. */
-export const expired = (expiresAt: number | null, now = Date.now()) =>
+export const expired = (expiresAt: number | null, now = nowMs()) =>
   expiresAt !== null && expiresAt <= now
 
 /**

@@ -1,0 +1,323 @@
+import { createPublicKey, verify } from 'node:crypto'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { test } from '@japa/runner'
+import { createDurableStreamsFetchHandler } from '../src/http/durable_streams_fetch_handler.js'
+import type { DurableSubscriptionsOptions } from '../src/durable_streams/write/door.js'
+import { setupSink } from './helpers/sink.js'
+import { snapshotTables } from './helpers/db.js'
+import { toNode } from './helpers/fetch_node.js'
+
+/**
+ * Durable Streams subscriptions (PROTOCOL.md 6-7) past what the conformance suite checks: a
+ * webhook that fails is retried with backoff until it answers, then never again; a lease that
+ * lapses is woken again by the sweep and the old wake is fenced; a wake issued once when two
+ * replicas see the appends; every refusal changes no row; off by default.
+ */
+
+const SUBSCRIPTIONS: DurableSubscriptionsOptions = {
+  secret: 'subscriptions-spec-secret',
+  localWebhooks: true,
+  sweepMs: 100,
+}
+
+async function listen(server: Server) {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return (server.address() as AddressInfo).port
+}
+
+/** A Durable Streams server on the suite's database (a second one shares it: another replica). */
+async function serveDoor(
+  subscriptions: DurableSubscriptionsOptions | false = SUBSCRIPTIONS,
+  shared?: Awaited<ReturnType<typeof setupSink>>
+) {
+  const stack = shared ?? (await setupSink())
+  const closing = new AbortController()
+  const handler = createDurableStreamsFetchHandler(stack.sink, {
+    basePath: '/ds',
+    subscriptions: subscriptions || undefined,
+    closing: closing.signal,
+    principal: (request) => {
+      const user = request.headers.get('x-user')
+      return user ? { id: user } : null
+    },
+  })
+  const server = createServer(toNode(handler))
+  const root = `http://127.0.0.1:${await listen(server)}/ds/v1/stream`
+  return {
+    ...stack,
+    root,
+    close: async () => {
+      closing.abort()
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+    },
+  }
+}
+
+interface Delivery {
+  body: any
+  raw: string
+  signature: string | null
+}
+
+/** A webhook receiver on loopback answering each delivery with what `answer` says (by count). */
+async function receiver(answer: (index: number) => { status: number; body?: unknown }) {
+  const deliveries: Delivery[] = []
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (chunk) => chunks.push(chunk))
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks).toString('utf8')
+      const signature = req.headers['webhook-signature']
+      deliveries.push({
+        raw,
+        body: JSON.parse(raw),
+        signature: typeof signature === 'string' ? signature : null,
+      })
+      const { status, body } = answer(deliveries.length - 1)
+      res.writeHead(status, { 'content-type': 'application/json' })
+      res.end(JSON.stringify(body ?? {}))
+    })
+  })
+  const url = `http://127.0.0.1:${await listen(server)}/hook`
+  return {
+    url,
+    deliveries,
+    async count(n: number, timeoutMs = 15_000) {
+      const deadline = Date.now() + timeoutMs
+      while (deliveries.length < n) {
+        if (Date.now() > deadline) throw new Error(`${deliveries.length} of ${n} deliveries`)
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      return deliveries
+    },
+    close: async () => {
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+    },
+  }
+}
+
+/** Whether `delivery`'s signature verifies with the server's JWK Set (PROTOCOL.md 7.1). */
+function signedBy(delivery: Delivery, jwks: { keys: Array<Record<string, string>> }) {
+  const match = /^t=(\d+),kid=([^,]+),ed25519=([A-Za-z0-9_-]+)$/.exec(delivery.signature ?? '')
+  if (!match) return false
+  const key = jwks.keys.find((candidate) => candidate.kid === match[2])
+  if (!key) return false
+  const publicKey = createPublicKey({ key, format: 'jwk' })
+  const signed = Buffer.from(`${match[1]}.${delivery.raw}`)
+  return verify(null, signed, publicKey, Buffer.from(match[3], 'base64url'))
+}
+
+const json = (method: string, body: unknown, headers: Record<string, string> = {}) => ({
+  method,
+  headers: { 'content-type': 'application/json', ...headers },
+  body: JSON.stringify(body),
+})
+
+test.group('Durable Streams subscriptions', () => {
+  test('a webhook that fails three times is woken again after each, with backoff, then never again once it answers done; every delivery signed', async ({
+    assert,
+    cleanup,
+  }) => {
+    const door = await serveDoor()
+    cleanup(door.close)
+    const hook = await receiver((i) =>
+      i < 3 ? { status: 500 } : { status: 200, body: { done: true } }
+    )
+    cleanup(hook.close)
+    const sub = `${door.root}/__ds/subscriptions/retry`
+    const created = await fetch(
+      sub,
+      json('PUT', { type: 'webhook', pattern: 'jobs/*', webhook: { url: hook.url } })
+    )
+    assert.equal(created.status, 201)
+    const jwks = (await (await fetch(`${door.root}/__ds/jwks.json`)).json()) as {
+      keys: Array<Record<string, string>>
+    }
+    assert.equal((await fetch(`${door.root}/jobs/a`, json('PUT', { job: 1 }))).status, 201)
+
+    const deliveries = await hook.count(4, 20_000)
+    // Each failure was a wake of its own (a new generation), each delivery signed.
+    assert.deepEqual(
+      deliveries.map((delivery) => delivery.body.generation),
+      [1, 2, 3, 4]
+    )
+    for (const delivery of deliveries) assert.isTrue(signedBy(delivery, jwks))
+    // Backoff: about 1 s, 2 s, 4 s between the attempts (20 % jitter), never at once.
+    const tail = deliveries[3].body.streams[0].tail_offset
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    assert.lengthOf(hook.deliveries, 4)
+    const state = (await (await fetch(sub)).json()) as any
+    assert.equal(state.status, 'active')
+    assert.deepEqual(state.streams, [{ path: 'jobs/a', link_type: 'glob', acked_offset: tail }])
+  }).timeout(40_000)
+
+  test('while a webhook retry waits the subscription says failed', async ({ assert, cleanup }) => {
+    const door = await serveDoor()
+    cleanup(door.close)
+    const hook = await receiver(() => ({ status: 503 }))
+    cleanup(hook.close)
+    const sub = `${door.root}/__ds/subscriptions/failing`
+    await fetch(
+      sub,
+      json('PUT', { type: 'webhook', streams: ['jobs/f'], webhook: { url: hook.url } })
+    )
+    await fetch(`${door.root}/jobs/f`, json('PUT', { job: 1 }))
+    await hook.count(1)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    assert.equal(((await (await fetch(sub)).json()) as any).status, 'failed')
+  })
+
+  test("a lapsed lease is woken again by the sweep; the old wake's callback is fenced and acks nothing", async ({
+    assert,
+    cleanup,
+  }) => {
+    const door = await serveDoor()
+    cleanup(door.close)
+    // The first wake is taken and never called back; the second answers done.
+    const hook = await receiver((i) =>
+      i === 0 ? { status: 200 } : { status: 200, body: { done: true } }
+    )
+    cleanup(hook.close)
+    const sub = `${door.root}/__ds/subscriptions/lapse`
+    await fetch(
+      sub,
+      json('PUT', {
+        type: 'webhook',
+        pattern: 'jobs/*',
+        webhook: { url: hook.url },
+        lease_ttl_ms: 1000,
+      })
+    )
+    await fetch(`${door.root}/jobs/l`, json('PUT', { job: 1 }))
+    const [first, second] = await hook.count(2)
+    assert.equal(second.body.generation, first.body.generation + 1)
+    assert.notEqual(second.body.wake_id, first.body.wake_id)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const acked = ((await (await fetch(sub)).json()) as any).streams
+    const stale = await fetch(
+      first.body.callback_url,
+      json(
+        'POST',
+        {
+          wake_id: first.body.wake_id,
+          generation: first.body.generation,
+          acks: [{ stream: 'jobs/l', offset: '0000000000000099_' }],
+          done: true,
+        },
+        { authorization: `Bearer ${first.body.callback_token}` }
+      )
+    )
+    assert.equal(stale.status, 409)
+    assert.equal(((await stale.json()) as any).error.code, 'FENCED')
+    assert.deepEqual(((await (await fetch(sub)).json()) as any).streams, acked)
+  }).timeout(20_000)
+
+  test('two replicas on one database: an append on either wakes the subscription once', async ({
+    assert,
+    cleanup,
+  }) => {
+    const a = await serveDoor()
+    cleanup(a.close)
+    // Another replica: its own connections and sink on the same tables.
+    const b = await serveDoor(SUBSCRIPTIONS, await setupSink({}, false))
+    cleanup(b.close)
+    const hook = await receiver(() => ({ status: 200 }))
+    cleanup(hook.close)
+    await fetch(
+      `${a.root}/__ds/subscriptions/replicas`,
+      json('PUT', {
+        type: 'webhook',
+        pattern: 'jobs/*',
+        webhook: { url: hook.url },
+        lease_ttl_ms: 5000,
+      })
+    )
+    await fetch(`${b.root}/jobs/r`, json('PUT', { job: 1 }))
+    await Promise.all([
+      fetch(`${a.root}/jobs/r`, json('POST', { job: 2 })),
+      fetch(`${b.root}/jobs/r`, json('POST', { job: 3 })),
+    ])
+    await hook.count(1)
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    // One wake in flight (its lease holds): the later appends wait for its ack.
+    assert.lengthOf(hook.deliveries, 1)
+  })
+
+  test('refusals change nothing: an unsafe webhook, an invalid body, another configuration, a forged token, another principal', async ({
+    assert,
+    cleanup,
+  }) => {
+    const door = await serveDoor()
+    cleanup(door.close)
+    const sub = `${door.root}/__ds/subscriptions/mine`
+    const before = await snapshotTables(door.db)
+    for (const url of [
+      'http://10.0.0.1/hook',
+      'http://169.254.169.254/latest',
+      'https://192.168.1.2/x',
+      'ftp://example.com/x',
+      'http://example.com/x',
+    ]) {
+      const refused = await fetch(
+        sub,
+        json('PUT', { type: 'webhook', pattern: 'a/*', webhook: { url } })
+      )
+      assert.equal(refused.status, 400, url)
+      assert.equal(((await refused.json()) as any).error.code, 'WEBHOOK_URL_REJECTED')
+    }
+    for (const body of [
+      {},
+      { type: 'webhook' },
+      { type: 'pull-wake', pattern: 'a/*' },
+      {
+        type: 'webhook',
+        pattern: 'a/*',
+        webhook: { url: 'https://example.com' },
+        lease_ttl_ms: 10,
+      },
+    ]) {
+      assert.equal((await fetch(sub, json('PUT', body))).status, 400, JSON.stringify(body))
+    }
+    assert.deepEqual(await snapshotTables(door.db), before)
+
+    const config = { type: 'pull-wake', pattern: 'a/*', wake_stream: 'wake/w' }
+    assert.equal((await fetch(sub, json('PUT', config, { 'x-user': 'alice' }))).status, 201)
+    const created = await snapshotTables(door.db)
+    const other = await fetch(
+      sub,
+      json('PUT', { ...config, pattern: 'b/*' }, { 'x-user': 'alice' })
+    )
+    assert.equal(other.status, 409)
+    // Another principal's subscription answers as a missing one, whatever the method.
+    assert.equal((await fetch(sub, { headers: { 'x-user': 'bob' } })).status, 404)
+    assert.equal((await fetch(sub, { method: 'DELETE', headers: { 'x-user': 'bob' } })).status, 404)
+    const claim = await fetch(`${sub}/claim`, json('POST', { worker: 'w' }, { 'x-user': 'bob' }))
+    assert.equal(claim.status, 404)
+    const forged = await fetch(
+      `${sub}/ack`,
+      json(
+        'POST',
+        { wake_id: 'w_x', generation: 1, acks: [], done: true },
+        { authorization: 'Bearer abc.def' }
+      )
+    )
+    assert.equal(forged.status, 401)
+    assert.deepEqual(await snapshotTables(door.db), created)
+  })
+
+  test('off by default: the reserved __ds paths answer 404 and are never taken for streams', async ({
+    assert,
+    cleanup,
+  }) => {
+    const door = await serveDoor(false)
+    cleanup(door.close)
+    const before = await snapshotTables(door.db)
+    const put = await fetch(`${door.root}/__ds/subscriptions/x`, json('PUT', { type: 'webhook' }))
+    assert.equal(put.status, 404)
+    assert.equal((await fetch(`${door.root}/__ds/jwks.json`)).status, 404)
+    assert.deepEqual(await snapshotTables(door.db), before)
+  })
+})
