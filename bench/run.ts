@@ -26,10 +26,11 @@ const QUICK = process.env.BENCH_QUICK === '1'
  * `BENCH_ONLY=<part>` runs one part alone: `db` (the sink, AG-UI and useChat rows per database),
  * `usechat` (the useChat rows alone), `viewers` (many talking runs, many viewers), `admin` (the
  * admin queue), `resumable` (the `resumable-stream` rows), `stop` (stop latency across processes,
- * bench/stop.ts). Unset: every part.
+ * bench/stop.ts), `ds` (Durable Streams beside the reference server, bench/ds_section.ts).
+ * Unset: every part.
  */
 const ONLY = process.env.BENCH_ONLY
-const wants = (part: 'db' | 'usechat' | 'viewers' | 'admin' | 'resumable' | 'stop') =>
+const wants = (part: 'db' | 'usechat' | 'viewers' | 'admin' | 'resumable' | 'stop' | 'ds') =>
   !ONLY || ONLY === part
 const DBS = (process.env.BENCH_DBS ?? 'pg,sqlite,mysql').split(',').map((s) => s.trim())
 /** A dialect's name in the table. */
@@ -799,6 +800,15 @@ if (wants('resumable')) {
   process.stderr.write('bench: resumable-stream...\n')
   await benchResumableStream()
 }
+let printDurableStreams: (() => void) | null = null
+if (wants('ds')) {
+  const { benchDurableStreamsSection } = await import('./ds_section.js')
+  const order = ['sqlite', 'pg', 'mysql'].filter((dialect) => DBS.includes(dialect))
+  printDurableStreams = await benchDurableStreamsSection(
+    order.map((dialect) => ({ dialect, label: labelOf(dialect) })),
+    QUICK
+  )
+}
 rmSync(TMP, { recursive: true, force: true })
 
 const cpu = cpus()[0]?.model ?? 'unknown CPU'
@@ -814,4 +824,5 @@ console.log('| --- | --- | --- | --- | --- |')
 for (const row of rows)
   console.log(`| ${row.metric} | ${row.db} | ${row.ours} | ${row.baseline} | ${row.target} |`)
 printSideBySide()
+printDurableStreams?.()
 process.exit(0)
