@@ -7,42 +7,10 @@
  * closing line, `langgraph checkpointer validation (DB): N passed, N failed, N skipped`, and
  * exits non-zero when a test failed or none ran.
  */
-import { fileURLToPath } from 'node:url'
-import { startVitest } from 'vitest/node'
+import { runVitestSuite } from './vitest_suite.mjs'
 
-const root = fileURLToPath(new URL('..', import.meta.url))
-const file = 'tests/helpers/langgraph_validation.ts'
-const vitest = await startVitest('test', [file], {
-  root,
-  config: false,
-  globals: true,
-  include: [file],
-  watch: false,
-  fileParallelism: false,
+await runVitestSuite({
+  file: 'tests/helpers/langgraph_validation.ts',
+  label: `langgraph checkpointer validation (${process.env.DB ?? 'sqlite'})`,
   testTimeout: 30_000,
-  hookTimeout: 30_000,
-  // Quiet unless asked (VALIDATION_REPORTER=default): the failures are printed below.
-  reporters: process.env.VALIDATION_REPORTER ? [process.env.VALIDATION_REPORTER] : [{}],
 })
-const counts = { passed: 0, failed: 0, skipped: 0 }
-for (const module of vitest?.state.getTestModules() ?? []) {
-  for (const test of module.children.allTests()) {
-    const state = test.result().state
-    if (state === 'passed') counts.passed += 1
-    else if (state === 'failed') {
-      counts.failed += 1
-      console.error(`FAILED ${test.fullName}`)
-      for (const error of test.result().errors ?? []) console.error(`  ${error.message}`)
-    } else counts.skipped += 1
-  }
-  // A module that failed before running a test (an import, a beforeAll) counts as a failure.
-  for (const error of module.errors()) {
-    counts.failed += 1
-    console.error(`FAILED ${module.moduleId}: ${error.message}`)
-  }
-}
-await vitest?.close()
-console.log(
-  `langgraph checkpointer validation (${process.env.DB ?? 'sqlite'}): ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped`
-)
-process.exit(counts.failed > 0 || counts.passed === 0 ? 1 : 0)
