@@ -283,6 +283,7 @@ test.group('Durable Streams subscriptions', () => {
     }
     assert.deepEqual(await snapshotTables(door.db), before)
 
+    await fetch(`${door.root}/wake/w`, json('PUT', [], { 'x-user': 'alice' }))
     const config = { type: 'pull-wake', pattern: 'a/*', wake_stream: 'wake/w' }
     assert.equal((await fetch(sub, json('PUT', config, { 'x-user': 'alice' }))).status, 201)
     const created = await snapshotTables(door.db)
@@ -306,6 +307,50 @@ test.group('Durable Streams subscriptions', () => {
     )
     assert.equal(forged.status, 401)
     assert.deepEqual(await snapshotTables(door.db), created)
+  })
+
+  test("another principal's streams are none of a subscription's business: no link, no wake, no wake stream", async ({
+    assert,
+    cleanup,
+  }) => {
+    const door = await serveDoor()
+    cleanup(door.close)
+    const alice = { 'x-user': 'alice' }
+    const bob = { 'x-user': 'bob' }
+    assert.equal(
+      (await fetch(`${door.root}/shared/a`, json('PUT', { secret: 1 }, alice))).status,
+      201
+    )
+    assert.equal((await fetch(`${door.root}/wake/alice`, json('PUT', [], alice))).status, 201)
+    const hook = await receiver(() => ({ status: 200, body: { done: true } }))
+    cleanup(hook.close)
+    const sub = `${door.root}/__ds/subscriptions/bobs`
+    const created = await fetch(
+      sub,
+      json('PUT', { type: 'webhook', pattern: '**', webhook: { url: hook.url } }, bob)
+    )
+    assert.equal(created.status, 201)
+    assert.deepEqual(((await created.json()) as any).streams, [])
+    await fetch(`${door.root}/shared/a`, json('POST', { secret: 2 }, alice))
+    await fetch(`${door.root}/shared/b`, json('PUT', { secret: 3 }, alice))
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    assert.lengthOf(hook.deliveries, 0)
+    assert.deepEqual(((await (await fetch(sub, { headers: bob })).json()) as any).streams, [])
+    // Bob's own stream wakes Bob.
+    await fetch(`${door.root}/shared/bob`, json('PUT', { mine: 1 }, bob))
+    const [delivery] = await hook.count(1)
+    assert.deepEqual(
+      delivery.body.streams.map((stream: { path: string }) => stream.path),
+      ['shared/bob']
+    )
+    // A wake stream must be one its creator may append to: nothing is created otherwise.
+    const before = await snapshotTables(door.db)
+    const pull = await fetch(
+      `${door.root}/__ds/subscriptions/bobs-pull`,
+      json('PUT', { type: 'pull-wake', pattern: 'x/*', wake_stream: 'wake/alice' }, bob)
+    )
+    assert.equal(pull.status, 400)
+    assert.deepEqual(await snapshotTables(door.db), before)
   })
 
   test('off by default: the reserved __ds paths answer 404 and are never taken for streams', async ({

@@ -77,6 +77,13 @@ export class DsSubscriptions {
     if (config.webhookUrl && !webhookUrlAllowed(config.webhookUrl, !!this.options.localWebhooks)) {
       return error(400, 'WEBHOOK_URL_REJECTED', 'The webhook URL is not allowed.')
     }
+    // A wake stream is an application's stream its creator may append to (PROTOCOL.md 7.2).
+    if (
+      config.wakeStream &&
+      !(await this.streams.writable(config.wakeStream, ownerOf(principal)))
+    ) {
+      return error(400, 'INVALID_REQUEST', 'The wake stream is not a stream you may append to.')
+    }
     const hash = configHash(config)
     const existing = await this.store.find(id)
     if (existing) {
@@ -87,10 +94,11 @@ export class DsSubscriptions {
     }
     const links = []
     for (const path of config.streams) {
-      links.push({ path, explicit: true, glob: false, ackedOffset: await this.#tailOr(path) })
+      const acked = await this.#tailOr(path, ownerOf(principal))
+      links.push({ path, explicit: true, glob: false, ackedOffset: acked })
     }
     if (config.pattern) {
-      for (const stream of await this.streams.list()) {
+      for (const stream of await this.streams.list(ownerOf(principal))) {
         if (!globMatch(config.pattern, stream.path)) continue
         const explicit = links.find((link) => link.path === stream.path)
         if (explicit) explicit.glob = true
@@ -132,7 +140,7 @@ export class DsSubscriptions {
       return error(400, 'INVALID_REQUEST', 'Invalid streams: a list of stream paths.')
     }
     for (const path of streams) {
-      await this.store.link(id, path, 'explicit', await this.#tailOr(path))
+      await this.store.link(id, path, 'explicit', await this.#tailOr(path, row.ownerId))
     }
     return { status: 204 }
   }
@@ -229,7 +237,7 @@ export class DsSubscriptions {
         wake_id: wake.wakeId,
         generation: wake.generation,
         token,
-        streams: await this.wakes.views(id),
+        streams: await this.wakes.views(id, row.ownerId),
         lease_ttl_ms: config.leaseTtlMs,
       },
     }
@@ -260,6 +268,8 @@ export class DsSubscriptions {
       const linked = links.some((link) => link.path === path)
       const matches = config.pattern !== null && globMatch(config.pattern, path)
       if (!linked && !matches) continue
+      // Another principal's stream is none of this subscription's business.
+      if ((await this.streams.tail(path, row.ownerId)) === null) continue
       if (!linked) await this.store.link(row.id, path, 'glob', before)
       await this.wakes.wake(row, config, this.#lastUrls)
     }
@@ -333,8 +343,8 @@ export class DsSubscriptions {
     return { row, config: configOf(row) }
   }
 
-  async #tailOr(path: string) {
-    return (await this.streams.tail(path)) ?? START_ACKED
+  async #tailOr(path: string, owner: string | null) {
+    return (await this.streams.tail(path, owner)) ?? START_ACKED
   }
 }
 
