@@ -109,13 +109,19 @@ export class DurableStore {
   }
 
   /**
-   * Every stream whose path starts with `prefix` that is neither soft-deleted nor expired at
-   * `now`, with its last seq (a subscription pattern's backfill), in path order.
+   * Every stream of `owner` (`null`: anonymous) whose path starts with `prefix` that is neither
+   * soft-deleted nor expired at `now`, with its last seq (a subscription pattern's backfill), in
+   * path order.
    */
-  async live(prefix: string, now = nowMs()): Promise<{ path: string; lastSeq: number }[]> {
+  async live(
+    prefix: string,
+    owner: string | null,
+    now = nowMs()
+  ): Promise<{ path: string; lastSeq: number }[]> {
     const rows = await this.client()
       .from(`${this.tables.durableStreams} as m`)
       .join(`${this.tables.streams} as s`, 's.run_id', 'm.run_id')
+      .where((q) => (owner === null ? q.whereNull('m.owner') : q.where('m.owner', owner)))
       .where('m.soft_deleted', false)
       .where((q) => q.whereNull('m.expires_at').orWhere('m.expires_at', '>', now))
       .orderBy('m.path')

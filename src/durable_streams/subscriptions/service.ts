@@ -87,10 +87,10 @@ export class DsSubscriptions {
     }
     const links = []
     for (const path of config.streams) {
-      links.push({ path, explicit: true, glob: false, ackedOffset: await this.#tailOr(path) })
+      links.push({ path, explicit: true, glob: false, ackedOffset: await this.#tailOr(path, ownerOf(principal)) })
     }
     if (config.pattern) {
-      for (const stream of await this.streams.list()) {
+      for (const stream of await this.streams.list(ownerOf(principal))) {
         if (!globMatch(config.pattern, stream.path)) continue
         const explicit = links.find((link) => link.path === stream.path)
         if (explicit) explicit.glob = true
@@ -132,7 +132,7 @@ export class DsSubscriptions {
       return error(400, 'INVALID_REQUEST', 'Invalid streams: a list of stream paths.')
     }
     for (const path of streams) {
-      await this.store.link(id, path, 'explicit', await this.#tailOr(path))
+      await this.store.link(id, path, 'explicit', await this.#tailOr(path, row.ownerId))
     }
     return { status: 204 }
   }
@@ -229,7 +229,7 @@ export class DsSubscriptions {
         wake_id: wake.wakeId,
         generation: wake.generation,
         token,
-        streams: await this.wakes.views(id),
+        streams: await this.wakes.views(id, row.ownerId),
         lease_ttl_ms: config.leaseTtlMs,
       },
     }
@@ -260,6 +260,8 @@ export class DsSubscriptions {
       const linked = links.some((link) => link.path === path)
       const matches = config.pattern !== null && globMatch(config.pattern, path)
       if (!linked && !matches) continue
+      // A pattern links only its owner's streams.
+      if (!linked && (await this.streams.tail(path, row.ownerId)) === null) continue
       if (!linked) await this.store.link(row.id, path, 'glob', before)
       await this.wakes.wake(row, config, this.#lastUrls)
     }
@@ -333,8 +335,8 @@ export class DsSubscriptions {
     return { row, config: configOf(row) }
   }
 
-  async #tailOr(path: string) {
-    return (await this.streams.tail(path)) ?? START_ACKED
+  async #tailOr(path: string, owner: string | null) {
+    return (await this.streams.tail(path, owner)) ?? START_ACKED
   }
 }
 

@@ -8,14 +8,18 @@ import type {
 import type { SubscriptionConfig } from './config.js'
 import type { WebhookSigning } from './signing.js'
 
-/** What subscriptions need of the write path's streams (paths are stream-root-relative). */
+/**
+ * What subscriptions need of the write path's streams (paths are stream-root-relative). A
+ * subscription sees only its owner's streams (`owner`: its owner id, `null` anonymous): another's
+ * stream is as one that does not exist.
+ */
 export interface SubscribedStreams {
-  /** The tail offset of the stream at `path`, or `null` when there is none. */
-  tail(path: string): Promise<string | null>
-  /** Every stream's path and tail (a new pattern's backfill). */
-  list(): Promise<{ path: string; tail: string }[]>
-  /** Append one JSON message to the stream at `path` (a wake stream); false when there is none. */
-  append(path: string, message: unknown): Promise<boolean>
+  /** The tail offset of `owner`'s stream at `path`, or `null` when there is none. */
+  tail(path: string, owner: string | null): Promise<string | null>
+  /** Every stream of `owner`: its path and tail (a new pattern's backfill). */
+  list(owner: string | null): Promise<{ path: string; tail: string }[]>
+  /** Append one JSON message to `owner`'s stream at `path` (a wake stream); false when none. */
+  append(path: string, message: unknown, owner: string | null): Promise<boolean>
 }
 
 /** One linked stream as a wake, a claim or a read shows it. */
@@ -55,12 +59,12 @@ export class Wakes {
     readonly send: typeof fetch = fetch
   ) {}
 
-  /** The linked streams of `id` with their tails now. */
-  async views(id: string): Promise<StreamView[]> {
+  /** The linked streams of subscription `id` (of `owner`) with their tails now. */
+  async views(id: string, owner: string | null): Promise<StreamView[]> {
     const links = await this.store.links(id)
     const views: StreamView[] = []
     for (const link of links) {
-      const tail = (await this.streams.tail(link.path)) ?? link.ackedOffset
+      const tail = (await this.streams.tail(link.path, owner)) ?? link.ackedOffset
       views.push({
         path: link.path,
         link_type: linkType(link),
@@ -85,7 +89,7 @@ export class Wakes {
   ) {
     const now = nowMs()
     if (row.wakeId !== null && (row.leaseExpiresAt ?? 0) > now) return null
-    const views = await this.views(row.id)
+    const views = await this.views(row.id, row.ownerId)
     const pending = views.filter((view) => view.has_pending)
     if (pending.length === 0) return null
     const wake = {
@@ -108,13 +112,17 @@ export class Wakes {
     if (config.type === 'webhook' && urls) {
       void this.#deliver(row, config, urls, issued).catch(() => {})
     } else if (config.type === 'pull-wake' && holder === null && config.wakeStream) {
-      await this.streams.append(config.wakeStream, {
-        type: 'wake',
-        subscription_id: row.id,
-        stream: pending[0].path,
-        generation: wake.generation,
-        ts: now,
-      })
+      await this.streams.append(
+        config.wakeStream,
+        {
+          type: 'wake',
+          subscription_id: row.id,
+          stream: pending[0].path,
+          generation: wake.generation,
+          ts: now,
+        },
+        row.ownerId
+      )
     }
     return issued
   }

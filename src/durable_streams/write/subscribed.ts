@@ -10,29 +10,33 @@ export const STREAM_ROOT = '/v1/stream/'
 /**
  * The write path's streams as subscriptions see them (stream-root-relative paths): a stream's
  * tail, every live stream (a new pattern's backfill), and the append of a wake event to a
- * pull-wake subscription's wake stream (the server's own write: no principal's rule applies).
+ * pull-wake subscription's wake stream; each only of the subscription owner's streams (the
+ * default rule of the door, whatever the `authorize` hook says).
  */
 export function subscribedStreams(ctx: WriteContext): SubscribedStreams {
-  const live = async (path: string) => {
+  const live = async (path: string, owner: string | null) => {
     const record = await ctx.store.find(runIdOfPath(`${STREAM_ROOT}${path}`))
-    return record && !record.softDeleted && !expired(record.expiresAt) ? record : null
+    return record && record.owner === owner && !record.softDeleted && !expired(record.expiresAt)
+      ? record
+      : null
   }
   return {
-    async tail(path) {
-      const record = await live(path)
+    async tail(path, owner) {
+      const record = await live(path, owner)
       return record ? formatOffset({ seq: record.lastSeq }) : null
     },
-    async list() {
-      const streams = await ctx.store.live(STREAM_ROOT)
+    async list(owner) {
+      const streams = await ctx.store.live(STREAM_ROOT, owner)
       return streams.map((stream) => ({
         path: stream.path.slice(STREAM_ROOT.length),
         tail: formatOffset({ seq: stream.lastSeq }),
       }))
     },
-    async append(path, message) {
+    async append(path, message, owner) {
       const full = `${STREAM_ROOT}${path}`
+      // The server's own write, on the subscription owner's behalf: only to a stream of theirs.
       const reply = await appendStream(
-        { ...ctx, authorize: () => true },
+        { ...ctx, authorize: (request) => request.owner === owner },
         {
           path: full,
           principal: null,
