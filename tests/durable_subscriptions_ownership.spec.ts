@@ -162,7 +162,10 @@ test.group('Durable Streams subscriptions: ownership', () => {
   }) => {
     const door = await serveDoor()
     cleanup(door.close)
-    assert.equal((await fetch(`${door.root}/bob/inbox`, as('bob', 'PUT', [{ mine: 1 }]))).status, 201)
+    assert.equal(
+      (await fetch(`${door.root}/bob/inbox`, as('bob', 'PUT', [{ mine: 1 }]))).status,
+      201
+    )
     const created = await fetch(
       `${door.root}/__ds/subscriptions/alice-pull`,
       as('alice', 'PUT', { type: 'pull-wake', streams: ['alice/work'], wake_stream: 'bob/inbox' })

@@ -6,7 +6,7 @@ import { parseOffset, START_OFFSET } from '../protocol/offset.js'
 import { configHash, subscriptionConfig, type SubscriptionConfig } from './config.js'
 import { globMatch } from './glob.js'
 import type { WebhookSigning } from './signing.js'
-import { webhookUrlAllowed } from './webhook_url.js'
+import { webhookUrlReachable } from './webhook_url.js'
 import { Wakes, linkType, type ReservedUrls, type SubscribedStreams } from './wakes.js'
 
 /** An answer of the subscription APIs: a status and a JSON body (none for 204). */
@@ -51,7 +51,7 @@ export class DsSubscriptions {
     readonly signing: WebhookSigning,
     readonly options: SubscriptionsOptions = {}
   ) {
-    this.wakes = new Wakes(store, streams, signing, options.fetch)
+    this.wakes = new Wakes(store, streams, signing, options.fetch, !!options.localWebhooks)
     const sweepMs = options.sweepMs ?? 500
     if (sweepMs > 0) {
       this.#timer = setInterval(() => void this.sweep().catch(() => {}), sweepMs)
@@ -74,7 +74,10 @@ export class DsSubscriptions {
     const read = await subscriptionConfig(body)
     if ('invalid' in read) return error(400, 'INVALID_REQUEST', read.invalid)
     const { config } = read
-    if (config.webhookUrl && !webhookUrlAllowed(config.webhookUrl, !!this.options.localWebhooks)) {
+    if (
+      config.webhookUrl &&
+      !(await webhookUrlReachable(config.webhookUrl, !!this.options.localWebhooks))
+    ) {
       return error(400, 'WEBHOOK_URL_REJECTED', 'The webhook URL is not allowed.')
     }
     const hash = configHash(config)
@@ -87,7 +90,12 @@ export class DsSubscriptions {
     }
     const links = []
     for (const path of config.streams) {
-      links.push({ path, explicit: true, glob: false, ackedOffset: await this.#tailOr(path, ownerOf(principal)) })
+      links.push({
+        path,
+        explicit: true,
+        glob: false,
+        ackedOffset: await this.#tailOr(path, ownerOf(principal)),
+      })
     }
     if (config.pattern) {
       for (const stream of await this.streams.list(ownerOf(principal))) {

@@ -7,6 +7,7 @@ import type {
 } from '../../store/ds_subscriptions.js'
 import type { SubscriptionConfig } from './config.js'
 import type { WebhookSigning } from './signing.js'
+import { webhookUrlReachable } from './webhook_url.js'
 
 /**
  * What subscriptions need of the write path's streams (paths are stream-root-relative). A
@@ -56,7 +57,8 @@ export class Wakes {
     readonly store: DsSubscriptionStore,
     readonly streams: SubscribedStreams,
     readonly signing: WebhookSigning,
-    readonly send: typeof fetch = fetch
+    readonly send: typeof fetch = fetch,
+    readonly localWebhooks = false
   ) {}
 
   /** The linked streams of subscription `id` (of `owner`) with their tails now. */
@@ -179,6 +181,10 @@ export class Wakes {
     const from = { generation: wake.generation, wakeId: wake.wakeId }
     let done = false
     try {
+      // What the host name resolves to now (it may have changed since the subscription).
+      if (!(await webhookUrlReachable(config.webhookUrl!, this.localWebhooks))) {
+        throw new Error('webhook URL not reachable')
+      }
       const response = await this.send(config.webhookUrl!, {
         method: 'POST',
         headers: {
