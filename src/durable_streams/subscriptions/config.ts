@@ -33,6 +33,11 @@ export interface SubscriptionConfig {
   wakeStream: string | null
   leaseTtlMs: number
   description: string | null
+  /**
+   * `{stream-url}` as the request that created the subscription named it: where its webhook
+   * calls back, whichever replica delivers (stored with it, not part of its hash).
+   */
+  root?: string
 }
 
 /** The lease of a subscription that names none: 30 seconds. */

@@ -43,7 +43,6 @@ export interface SubscriptionsOptions {
 export class DsSubscriptions {
   readonly wakes: Wakes
   readonly #timer: NodeJS.Timeout | null = null
-  #lastUrls: ReservedUrls | null = null
 
   constructor(
     readonly store: DsSubscriptionStore,
@@ -70,7 +69,6 @@ export class DsSubscriptions {
     principal: Principal | null,
     urls: ReservedUrls
   ): Promise<SubscriptionAnswer> {
-    this.#lastUrls = urls
     const read = await subscriptionConfig(body)
     if ('invalid' in read) return error(400, 'INVALID_REQUEST', read.invalid)
     const { config } = read
@@ -108,7 +106,8 @@ export class DsSubscriptions {
     }
     const row = {
       id,
-      config: JSON.stringify(config),
+      // Where its webhook calls back: the reserved URLs this request named (not hashed).
+      config: JSON.stringify({ ...config, root: urls.root } satisfies SubscriptionConfig),
       configHash: hash,
       ownerId: ownerOf(principal),
     }
@@ -271,7 +270,7 @@ export class DsSubscriptions {
       // A pattern links only its owner's streams.
       if (!linked && (await this.streams.tail(path, row.ownerId)) === null) continue
       if (!linked) await this.store.link(row.id, path, 'glob', before)
-      await this.wakes.wake(row, config, this.#lastUrls)
+      await this.wakes.wake(row, config, null)
     }
   }
 
@@ -281,10 +280,10 @@ export class DsSubscriptions {
     for (const row of await this.store.due(now)) {
       const from = { generation: row.generation, wakeId: row.wakeId }
       if (row.wakeId !== null && (row.leaseExpiresAt ?? 0) <= now) {
-        await this.wakes.finish(row.id, from, this.#lastUrls)
+        await this.wakes.finish(row.id, from, null)
       } else if (row.wakeId === null && (row.nextAttemptAt ?? Infinity) <= now) {
         if (await this.store.transition(row.id, from, { nextAttemptAt: null })) {
-          await this.wakes.wake({ ...row, nextAttemptAt: null }, configOf(row), this.#lastUrls)
+          await this.wakes.wake({ ...row, nextAttemptAt: null }, configOf(row), null)
         }
       }
     }

@@ -111,8 +111,10 @@ export class Wakes {
       exp: now + Math.max(config.leaseTtlMs, 60_000) * 10,
     })
     const issued = { ...wake, token, views }
-    if (config.type === 'webhook' && urls) {
-      void this.#deliver(row, config, urls, issued).catch(() => {})
+    // The subscription's own reserved URLs (its creation's), not the request at hand's.
+    const at = config.root ? { root: config.root } : urls
+    if (config.type === 'webhook' && at) {
+      void this.#deliver(row, config, at, issued).catch(() => {})
     } else if (config.type === 'pull-wake' && holder === null && config.wakeStream) {
       await this.streams.append(
         config.wakeStream,
