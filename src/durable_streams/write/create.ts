@@ -10,6 +10,7 @@ import {
   isJsonType,
   jsonMessages,
   mediaType,
+  NOT_JSON,
   runIdOfPath,
   wholeNumber,
 } from './rules.js'
@@ -132,7 +133,7 @@ export async function createStream(ctx: WriteContext, request: WriteRequest): Pr
   if (request.bytes.byteLength > 0) {
     if (json) {
       const messages = jsonMessages(request.bytes)
-      if (!messages) return bad('The body is not JSON.')
+      if (!messages) return bad(NOT_JSON)
       if (messages.length > 0) bodies = [JSON.stringify(messages)]
     } else bodies = [Buffer.from(request.bytes).toString('base64')]
   }

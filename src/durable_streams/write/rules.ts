@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import type { Cursor } from '../../core/cursor.js'
 import { parseOffset } from '../protocol/offset.js'
 import { nowMs } from '../../store/sql.js'
+import { MAX_JSON_DEPTH, textTooDeep } from '../../core/json_depth.js'
 
 /**
  * The write path's small rules, each once: a path's run id, content types, JSON mode, the
@@ -54,14 +55,20 @@ export function forkPosition(value: string): Cursor | null {
 export const expired = (expiresAt: number | null, now = nowMs()) =>
   expiresAt !== null && expiresAt <= now
 
+/** Why {@link jsonMessages} refused a body (the 400's message). */
+export const NOT_JSON = `The body is not JSON, or nests deeper than ${MAX_JSON_DEPTH} levels.`
+
 /**
  * An append's body in JSON mode as the messages it carries: an array is flattened one level
- * (a batch), anything else is one message; `null` when it is not JSON.
+ * (a batch), anything else is one message; `null` when it is not JSON or breaks the package's
+ * depth rule (`json_depth.ts`: what is stored is walked by `JSON.stringify` on every read).
  */
 export function jsonMessages(bytes: Uint8Array): unknown[] | null {
   let value: unknown
   try {
-    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes))
+    const text = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+    if (textTooDeep(text)) return null
+    value = JSON.parse(text)
   } catch {
     return null
   }
