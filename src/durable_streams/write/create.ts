@@ -6,6 +6,7 @@ import { allowed, expire, notFound, type WriteContext, type WriteRequest } from 
 import {
   expired,
   forkPosition,
+  forkSourcePath,
   isContentType,
   isJsonType,
   jsonMessages,
@@ -93,6 +94,7 @@ function sameConfig(record: DurableRecord, asked: CreateAsked, runIdOfSource: st
 export async function createStream(ctx: WriteContext, request: WriteRequest): Promise<RawReply> {
   const asked = readCreate(request.headers)
   if ('kind' in asked) return asked
+  if (asked.forkedFrom !== null) asked.forkedFrom = forkSourcePath(asked.forkedFrom, request.url)
   const runId = runIdOfPath(request.path)
   const sourceRunId = asked.forkedFrom === null ? null : runIdOfPath(asked.forkedFrom)
   let existing = await ctx.store.find(runId)

@@ -14,6 +14,27 @@ export function runIdOfPath(path: string): string {
   return `ds:${createHash('sha256').update(path).digest('hex').slice(0, 40)}`
 }
 
+/**
+ * The stream path (the door's: `/v1/stream/...`, decoded like its route's) a `Stream-Forked-From`
+ * names: "the path component of the source stream's URL" (PROTOCOL.md 4.2), so under the door's
+ * mount (what precedes `/v1/stream/` in `url`, the request's own URL) and percent-encoded; a
+ * path under the door is taken as well. An escape that does not decode is kept as sent.
+ */
+export function forkSourcePath(value: string, url: string | undefined): string {
+  let path = value
+  const pathname = url ? new URL(url).pathname : ''
+  const mount = pathname.slice(0, Math.max(0, pathname.indexOf('/v1/stream/')))
+  if (mount !== '' && path.startsWith(`${mount}/v1/stream/`)) path = path.slice(mount.length)
+  try {
+    return path
+      .split('/')
+      .map((segment) => decodeURIComponent(segment))
+      .join('/')
+  } catch {
+    return path
+  }
+}
+
 /** A content type as compared: its media type, lower-case, without parameters. */
 export function mediaType(contentType: string): string {
   return contentType.split(';')[0].trim().toLowerCase()
