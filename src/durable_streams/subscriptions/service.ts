@@ -1,6 +1,7 @@
 import type { Principal } from '../../core/run.js'
 import { ownerOf } from '../../core/owner.js'
 import { nowMs } from '../../store/sql.js'
+import { LINK_PATH_MAX } from '../../store/ds_subscriptions_schema.js'
 import type { DsSubscriptionStore, SubscriptionRow } from '../../store/ds_subscriptions.js'
 import { parseOffset, START_OFFSET } from '../protocol/offset.js'
 import { configHash, subscriptionConfig, type SubscriptionConfig } from './config.js'
@@ -97,7 +98,7 @@ export class DsSubscriptions {
     }
     if (config.pattern) {
       for (const stream of await this.streams.list(ownerOf(principal))) {
-        if (!globMatch(config.pattern, stream.path)) continue
+        if (!globMatch(config.pattern, stream.path) || !linkable(stream.path)) continue
         const explicit = links.find((link) => link.path === stream.path)
         if (explicit) explicit.glob = true
         else
@@ -265,7 +266,7 @@ export class DsSubscriptions {
       const config = configOf(row)
       const links = await this.store.links(row.id)
       const linked = links.some((link) => link.path === path)
-      const matches = config.pattern !== null && globMatch(config.pattern, path)
+      const matches = config.pattern !== null && globMatch(config.pattern, path) && linkable(path)
       if (!linked && !matches) continue
       // A pattern links only its owner's streams.
       if (!linked && (await this.streams.tail(path, row.ownerId)) === null) continue
@@ -352,5 +353,8 @@ const START_ACKED = START_OFFSET
 
 const configOf = (row: SubscriptionRow) => JSON.parse(row.config) as SubscriptionConfig
 
+/** Whether a stream's path fits a link (a longer one is never linked, by pattern or by name). */
+const linkable = (path: string) => path.length <= LINK_PATH_MAX
+
 const isStreamPath = (value: unknown): value is string =>
-  typeof value === 'string' && value.length > 0 && value.length <= 512 && !value.startsWith('/')
+  typeof value === 'string' && value.length > 0 && linkable(value) && !value.startsWith('/')
