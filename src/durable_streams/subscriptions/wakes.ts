@@ -8,6 +8,7 @@ import type {
 import type { SubscriptionConfig } from './config.js'
 import type { WebhookSigning } from './signing.js'
 import { webhookUrlReachable } from './webhook_url.js'
+import { webhookAnswer } from './webhook_answer.js'
 
 /**
  * What subscriptions need of the write path's streams (paths are stream-root-relative). A
@@ -197,8 +198,12 @@ export class Wakes {
         redirect: 'manual',
         signal: AbortSignal.timeout(10_000),
       })
-      if (!response.ok) throw new Error('webhook refused')
-      const answer = (await response.json().catch(() => ({}))) as { done?: unknown }
+      if (!response.ok) {
+        // Its body is never read: the connection is let go at once.
+        await response.body?.cancel().catch(() => {})
+        throw new Error('webhook refused')
+      }
+      const answer = await webhookAnswer(response)
       done = answer?.done === true
     } catch {
       await this.finish(row.id, from, urls, { attempts: row.attempts + 1 })
