@@ -15,8 +15,8 @@ export function globMatch(pattern: string, path: string): boolean {
       let any = false
       for (let g = 0; g <= got.length; g++) next[g] = any ||= reach[g]
     } else {
-      for (let g = 0; g < got.length; g++) {
-        if (reach[g] && (part === '*' ? got[g] !== '' : part === got[g])) next[g + 1] = true
+      for (const [g, segment] of got.entries()) {
+        if (reach[g] && (part === '*' ? segment !== '' : part === segment)) next[g + 1] = true
       }
     }
     reach = next
