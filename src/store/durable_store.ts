@@ -209,9 +209,13 @@ export class DurableTx {
   /** Create a stream (its metadata, its streams row) with `bodies` as its first appends. */
   async create(record: NewDurable, bodies: string[]) {
     const at = nowMs()
-    // A metadata row left by a purge of the stream's row: the path is free again.
-    await this.trx.from(this.tables.durableStreams).where('run_id', record.runId).delete()
-    await this.trx.from(this.tables.durableProducers).where('run_id', record.runId).delete()
+    // A metadata row left by a purge of the stream's row: the path is free again. Deleted only
+    // when there is one: a DELETE that finds no row locks the index gap where other new streams'
+    // rows go (InnoDB), and concurrent creates then deadlock.
+    for (const table of [this.tables.durableStreams, this.tables.durableProducers]) {
+      const left = await this.trx.from(table).where('run_id', record.runId).select('run_id').first()
+      if (left) await this.trx.from(table).where('run_id', record.runId).delete()
+    }
     await this.trx.table(this.tables.streams).insert({
       run_id: record.runId,
       last_seq: 0,
