@@ -1,6 +1,6 @@
 import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type { TableNames } from './schema.js'
-import { affectedRows, nowMs } from './sql.js'
+import { nowMs } from './sql.js'
 import { int } from './rows.js'
 import { notifiedTransaction, type WakeUps } from './wake_ups.js'
 
@@ -325,12 +325,17 @@ export class DurableTx {
   /** Record a producer's accepted append. */
   async setProducer(runId: string, producerId: string, epoch: number, lastSeq: number) {
     const at = nowMs()
-    const changed = await this.trx
-      .from(this.tables.durableProducers)
-      .where('run_id', runId)
-      .where('producer_id', producerId)
-      .update({ epoch, last_seq: lastSeq, updated_at: at })
-    if (affectedRows(changed) > 0) return
+    // Updated when it is there, else inserted (the stream's lock is held: no other writer of its
+    // producers). Never an UPDATE that finds no row: on InnoDB it locks the gap where other
+    // streams' producers go, and concurrent first appends then deadlock.
+    if (await this.producer(runId, producerId)) {
+      await this.trx
+        .from(this.tables.durableProducers)
+        .where('run_id', runId)
+        .where('producer_id', producerId)
+        .update({ epoch, last_seq: lastSeq, updated_at: at })
+      return
+    }
     await this.trx.table(this.tables.durableProducers).insert({
       run_id: runId,
       producer_id: producerId,
