@@ -1,6 +1,9 @@
 import type { Knex } from 'knex'
 import { DEFAULT_TABLES, type TableNames } from './schema.js'
 
+/** The longest stream path a subscription links (its links table's `path` column). */
+export const LINK_PATH_MAX = 512
+
 /**
  * Create the subscription tables (a migration of their own:
  * `database/migrations/1700000000011_create_agent_ds_subscriptions.ts`). Times are epoch
@@ -43,7 +46,7 @@ export function createDsSubscriptionTables(
     .createTable(tables.dsSubscriptionLinks, (table) => {
       binary(table)
       table.string('subscription_id', 191).notNullable()
-      table.string('path', 512).notNullable()
+      table.string('path', LINK_PATH_MAX).notNullable()
       table.boolean('explicit').notNullable().defaultTo(false)
       table.boolean('glob').notNullable().defaultTo(false)
       /** The last offset processed, inclusive. */

@@ -1,6 +1,6 @@
 import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type { TableNames } from './schema.js'
-import { affectedRows, nowMs } from './sql.js'
+import { nowMs } from './sql.js'
 import { int } from './rows.js'
 import { notifiedTransaction, type WakeUps } from './wake_ups.js'
 
@@ -109,13 +109,19 @@ export class DurableStore {
   }
 
   /**
-   * Every stream whose path starts with `prefix` that is neither soft-deleted nor expired at
-   * `now`, with its last seq (a subscription pattern's backfill), in path order.
+   * Every stream of `owner` (`null`: anonymous) whose path starts with `prefix` that is neither
+   * soft-deleted nor expired at `now`, with its last seq (a subscription pattern's backfill), in
+   * path order.
    */
-  async live(prefix: string, now = nowMs()): Promise<{ path: string; lastSeq: number }[]> {
+  async live(
+    prefix: string,
+    owner: string | null,
+    now = nowMs()
+  ): Promise<{ path: string; lastSeq: number }[]> {
     const rows = await this.client()
       .from(`${this.tables.durableStreams} as m`)
       .join(`${this.tables.streams} as s`, 's.run_id', 'm.run_id')
+      .where((q) => (owner === null ? q.whereNull('m.owner') : q.where('m.owner', owner)))
       .where('m.soft_deleted', false)
       .where((q) => q.whereNull('m.expires_at').orWhere('m.expires_at', '>', now))
       .orderBy('m.path')
@@ -203,9 +209,13 @@ export class DurableTx {
   /** Create a stream (its metadata, its streams row) with `bodies` as its first appends. */
   async create(record: NewDurable, bodies: string[]) {
     const at = nowMs()
-    // A metadata row left by a purge of the stream's row: the path is free again.
-    await this.trx.from(this.tables.durableStreams).where('run_id', record.runId).delete()
-    await this.trx.from(this.tables.durableProducers).where('run_id', record.runId).delete()
+    // A metadata row left by a purge of the stream's row: the path is free again. Deleted only
+    // when there is one: a DELETE that finds no row locks the index gap where other new streams'
+    // rows go (InnoDB), and concurrent creates then deadlock.
+    for (const table of [this.tables.durableStreams, this.tables.durableProducers]) {
+      const left = await this.trx.from(table).where('run_id', record.runId).select('run_id').first()
+      if (left) await this.trx.from(table).where('run_id', record.runId).delete()
+    }
     await this.trx.table(this.tables.streams).insert({
       run_id: record.runId,
       last_seq: 0,
@@ -315,12 +325,17 @@ export class DurableTx {
   /** Record a producer's accepted append. */
   async setProducer(runId: string, producerId: string, epoch: number, lastSeq: number) {
     const at = nowMs()
-    const changed = await this.trx
-      .from(this.tables.durableProducers)
-      .where('run_id', runId)
-      .where('producer_id', producerId)
-      .update({ epoch, last_seq: lastSeq, updated_at: at })
-    if (affectedRows(changed) > 0) return
+    // Updated when it is there, else inserted (the stream's lock is held: no other writer of its
+    // producers). Never an UPDATE that finds no row: on InnoDB it locks the gap where other
+    // streams' producers go, and concurrent first appends then deadlock.
+    if (await this.producer(runId, producerId)) {
+      await this.trx
+        .from(this.tables.durableProducers)
+        .where('run_id', runId)
+        .where('producer_id', producerId)
+        .update({ epoch, last_seq: lastSeq, updated_at: at })
+      return
+    }
     await this.trx.table(this.tables.durableProducers).insert({
       run_id: runId,
       producer_id: producerId,

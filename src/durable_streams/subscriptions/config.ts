@@ -2,20 +2,21 @@ import { createHash } from 'node:crypto'
 import vine from '@vinejs/vine'
 import { canonicalJson } from '../../core/canonical_json.js'
 import { describeIssues, issuesOf } from '../../errors.js'
+import { LINK_PATH_MAX } from '../../store/ds_subscriptions_schema.js'
 
 /** A stream-root-relative stream path as subscriptions name it (`events/abc`). */
-const streamPath = () =>
+const streamPath = (max = 1024) =>
   vine
     .string()
     .minLength(1)
-    .maxLength(1024)
+    .maxLength(max)
     .regex(/^[^/].*[^/]$|^[^/]$/)
 
 const validator = vine.compile(
   vine.object({
     type: vine.enum(['webhook', 'pull-wake'] as const),
     pattern: streamPath().optional(),
-    streams: vine.array(streamPath()).maxLength(1000).optional(),
+    streams: vine.array(streamPath(LINK_PATH_MAX)).maxLength(1000).optional(),
     webhook: vine.object({ url: vine.string().maxLength(2048) }).optional(),
     wake_stream: streamPath().optional(),
     lease_ttl_ms: vine.number().withoutDecimals().min(1000).max(600_000).optional(),
@@ -33,6 +34,11 @@ export interface SubscriptionConfig {
   wakeStream: string | null
   leaseTtlMs: number
   description: string | null
+  /**
+   * `{stream-url}` as the request that created the subscription named it: where its webhook
+   * calls back, whichever replica delivers (stored with it, not part of its hash).
+   */
+  root?: string
 }
 
 /** The lease of a subscription that names none: 30 seconds. */

@@ -1,12 +1,13 @@
 import type { Principal } from '../../core/run.js'
 import { ownerOf } from '../../core/owner.js'
 import { nowMs } from '../../store/sql.js'
+import { LINK_PATH_MAX } from '../../store/ds_subscriptions_schema.js'
 import type { DsSubscriptionStore, SubscriptionRow } from '../../store/ds_subscriptions.js'
 import { parseOffset, START_OFFSET } from '../protocol/offset.js'
 import { configHash, subscriptionConfig, type SubscriptionConfig } from './config.js'
 import { globMatch } from './glob.js'
 import type { WebhookSigning } from './signing.js'
-import { webhookUrlAllowed } from './webhook_url.js'
+import { webhookUrlReachable } from './webhook_url.js'
 import { Wakes, linkType, type ReservedUrls, type SubscribedStreams } from './wakes.js'
 
 /** An answer of the subscription APIs: a status and a JSON body (none for 204). */
@@ -43,7 +44,6 @@ export interface SubscriptionsOptions {
 export class DsSubscriptions {
   readonly wakes: Wakes
   readonly #timer: NodeJS.Timeout | null = null
-  #lastUrls: ReservedUrls | null = null
 
   constructor(
     readonly store: DsSubscriptionStore,
@@ -51,7 +51,7 @@ export class DsSubscriptions {
     readonly signing: WebhookSigning,
     readonly options: SubscriptionsOptions = {}
   ) {
-    this.wakes = new Wakes(store, streams, signing, options.fetch)
+    this.wakes = new Wakes(store, streams, signing, options.fetch, !!options.localWebhooks)
     const sweepMs = options.sweepMs ?? 500
     if (sweepMs > 0) {
       this.#timer = setInterval(() => void this.sweep().catch(() => {}), sweepMs)
@@ -70,19 +70,21 @@ export class DsSubscriptions {
     principal: Principal | null,
     urls: ReservedUrls
   ): Promise<SubscriptionAnswer> {
-    this.#lastUrls = urls
     const read = await subscriptionConfig(body)
     if ('invalid' in read) return error(400, 'INVALID_REQUEST', read.invalid)
     const { config } = read
-    if (config.webhookUrl && !webhookUrlAllowed(config.webhookUrl, !!this.options.localWebhooks)) {
+    if (
+      config.webhookUrl &&
+      !(await webhookUrlReachable(config.webhookUrl, !!this.options.localWebhooks))
+    ) {
       return error(400, 'WEBHOOK_URL_REJECTED', 'The webhook URL is not allowed.')
     }
-    // A wake stream is an application's stream its creator may append to (PROTOCOL.md 7.2).
+    // A wake stream is an application's stream, its creator's (PROTOCOL.md 7.2): none else.
     if (
       config.wakeStream &&
-      !(await this.streams.writable(config.wakeStream, ownerOf(principal)))
+      (await this.streams.tail(config.wakeStream, ownerOf(principal))) === null
     ) {
-      return error(400, 'INVALID_REQUEST', 'The wake stream is not a stream you may append to.')
+      return error(400, 'INVALID_REQUEST', 'The wake stream is not one of your streams.')
     }
     const hash = configHash(config)
     const existing = await this.store.find(id)
@@ -94,12 +96,16 @@ export class DsSubscriptions {
     }
     const links = []
     for (const path of config.streams) {
-      const acked = await this.#tailOr(path, ownerOf(principal))
-      links.push({ path, explicit: true, glob: false, ackedOffset: acked })
+      links.push({
+        path,
+        explicit: true,
+        glob: false,
+        ackedOffset: await this.#tailOr(path, ownerOf(principal)),
+      })
     }
     if (config.pattern) {
       for (const stream of await this.streams.list(ownerOf(principal))) {
-        if (!globMatch(config.pattern, stream.path)) continue
+        if (!globMatch(config.pattern, stream.path) || !linkable(stream.path)) continue
         const explicit = links.find((link) => link.path === stream.path)
         if (explicit) explicit.glob = true
         else
@@ -108,7 +114,8 @@ export class DsSubscriptions {
     }
     const row = {
       id,
-      config: JSON.stringify(config),
+      // Where its webhook calls back: the reserved URLs this request named (not hashed).
+      config: JSON.stringify({ ...config, root: urls.root } satisfies SubscriptionConfig),
       configHash: hash,
       ownerId: ownerOf(principal),
     }
@@ -266,12 +273,12 @@ export class DsSubscriptions {
       const config = configOf(row)
       const links = await this.store.links(row.id)
       const linked = links.some((link) => link.path === path)
-      const matches = config.pattern !== null && globMatch(config.pattern, path)
+      const matches = config.pattern !== null && globMatch(config.pattern, path) && linkable(path)
       if (!linked && !matches) continue
-      // Another principal's stream is none of this subscription's business.
-      if ((await this.streams.tail(path, row.ownerId)) === null) continue
+      // A pattern links only its owner's streams.
+      if (!linked && (await this.streams.tail(path, row.ownerId)) === null) continue
       if (!linked) await this.store.link(row.id, path, 'glob', before)
-      await this.wakes.wake(row, config, this.#lastUrls)
+      await this.wakes.wake(row, config, null)
     }
   }
 
@@ -281,10 +288,10 @@ export class DsSubscriptions {
     for (const row of await this.store.due(now)) {
       const from = { generation: row.generation, wakeId: row.wakeId }
       if (row.wakeId !== null && (row.leaseExpiresAt ?? 0) <= now) {
-        await this.wakes.finish(row.id, from, this.#lastUrls)
+        await this.wakes.finish(row.id, from, null)
       } else if (row.wakeId === null && (row.nextAttemptAt ?? Infinity) <= now) {
         if (await this.store.transition(row.id, from, { nextAttemptAt: null })) {
-          await this.wakes.wake({ ...row, nextAttemptAt: null }, configOf(row), this.#lastUrls)
+          await this.wakes.wake({ ...row, nextAttemptAt: null }, configOf(row), null)
         }
       }
     }
@@ -353,5 +360,8 @@ const START_ACKED = START_OFFSET
 
 const configOf = (row: SubscriptionRow) => JSON.parse(row.config) as SubscriptionConfig
 
+/** Whether a stream's path fits a link (a longer one is never linked, by pattern or by name). */
+const linkable = (path: string) => path.length <= LINK_PATH_MAX
+
 const isStreamPath = (value: unknown): value is string =>
-  typeof value === 'string' && value.length > 0 && value.length <= 512 && !value.startsWith('/')
+  typeof value === 'string' && value.length > 0 && linkable(value) && !value.startsWith('/')

@@ -7,19 +7,20 @@ import type {
 } from '../../store/ds_subscriptions.js'
 import type { SubscriptionConfig } from './config.js'
 import type { WebhookSigning } from './signing.js'
+import { webhookUrlReachable } from './webhook_url.js'
+import { webhookAnswer } from './webhook_answer.js'
 
-/** What subscriptions need of the write path's streams (paths are stream-root-relative). */
+/**
+ * What subscriptions need of the write path's streams (paths are stream-root-relative). A
+ * subscription sees only its owner's streams (`owner`: its owner id, `null` anonymous): another's
+ * stream is as one that does not exist.
+ */
 export interface SubscribedStreams {
-  /**
-   * The tail offset of the stream at `path`, or `null` when there is none that `owner` (a
-   * subscription's creator) may read.
-   */
+  /** The tail offset of `owner`'s stream at `path`, or `null` when there is none. */
   tail(path: string, owner: string | null): Promise<string | null>
-  /** Every stream `owner` may read, with its tail (a new pattern's backfill). */
+  /** Every stream of `owner`: its path and tail (a new pattern's backfill). */
   list(owner: string | null): Promise<{ path: string; tail: string }[]>
-  /** Whether the stream at `path` exists and `owner` may append to it (a wake stream). */
-  writable(path: string, owner: string | null): Promise<boolean>
-  /** Append one JSON message to the stream at `path` for `owner`; false when it may not. */
+  /** Append one JSON message to `owner`'s stream at `path` (a wake stream); false when none. */
   append(path: string, message: unknown, owner: string | null): Promise<boolean>
 }
 
@@ -57,10 +58,11 @@ export class Wakes {
     readonly store: DsSubscriptionStore,
     readonly streams: SubscribedStreams,
     readonly signing: WebhookSigning,
-    readonly send: typeof fetch = fetch
+    readonly send: typeof fetch = fetch,
+    readonly localWebhooks = false
   ) {}
 
-  /** The linked streams of `id` with their tails now. */
+  /** The linked streams of subscription `id` (of `owner`) with their tails now. */
   async views(id: string, owner: string | null): Promise<StreamView[]> {
     const links = await this.store.links(id)
     const views: StreamView[] = []
@@ -110,8 +112,10 @@ export class Wakes {
       exp: now + Math.max(config.leaseTtlMs, 60_000) * 10,
     })
     const issued = { ...wake, token, views }
-    if (config.type === 'webhook' && urls) {
-      void this.#deliver(row, config, urls, issued).catch(() => {})
+    // The subscription's own reserved URLs (its creation's), not the request at hand's.
+    const at = config.root ? { root: config.root } : urls
+    if (config.type === 'webhook' && at) {
+      void this.#deliver(row, config, at, issued).catch(() => {})
     } else if (config.type === 'pull-wake' && holder === null && config.wakeStream) {
       await this.streams.append(
         config.wakeStream,
@@ -180,6 +184,10 @@ export class Wakes {
     const from = { generation: wake.generation, wakeId: wake.wakeId }
     let done = false
     try {
+      // What the host name resolves to now (it may have changed since the subscription).
+      if (!(await webhookUrlReachable(config.webhookUrl!, this.localWebhooks))) {
+        throw new Error('webhook URL not reachable')
+      }
       const response = await this.send(config.webhookUrl!, {
         method: 'POST',
         headers: {
@@ -190,8 +198,12 @@ export class Wakes {
         redirect: 'manual',
         signal: AbortSignal.timeout(10_000),
       })
-      if (!response.ok) throw new Error('webhook refused')
-      const answer = (await response.json().catch(() => ({}))) as { done?: unknown }
+      if (!response.ok) {
+        // Its body is never read: the connection is let go at once.
+        await response.body?.cancel().catch(() => {})
+        throw new Error('webhook refused')
+      }
+      const answer = await webhookAnswer(response)
       done = answer?.done === true
     } catch {
       await this.finish(row.id, from, urls, { attempts: row.attempts + 1 })

@@ -4,7 +4,7 @@ import { formatOffset } from '../protocol/offset.js'
 import { baseHeaders, dsRefusal, H } from '../read/headers.js'
 import { gone, notFound, usable, type WriteContext, type WriteRequest } from './context.js'
 import { checkProducer, readProducer, type Producer } from './producers.js'
-import { expired, isJsonType, jsonMessages, mediaType, seqAfter } from './rules.js'
+import { expired, isJsonType, jsonMessages, mediaType, NOT_JSON, seqAfter } from './rules.js'
 import { nowMs } from '../../store/sql.js'
 
 const bad = (message: string) => dsRefusal(400, 'invalid_input', message)
@@ -48,7 +48,7 @@ export async function appendStream(
       return dsRefusal(409, 'content_type_mismatch', 'The Content-Type is not the stream’s.')
     if (isJsonType(found.contentType)) {
       const messages = jsonMessages(request.bytes)
-      if (!messages) return bad('The body is not JSON.')
+      if (!messages) return bad(NOT_JSON)
       if (messages.length === 0) return bad('An empty JSON array appends nothing.')
       body = JSON.stringify(messages)
     } else body = Buffer.from(request.bytes).toString('base64')

@@ -6,10 +6,12 @@ import { allowed, expire, notFound, type WriteContext, type WriteRequest } from 
 import {
   expired,
   forkPosition,
+  forkSourcePath,
   isContentType,
   isJsonType,
   jsonMessages,
   mediaType,
+  NOT_JSON,
   runIdOfPath,
   wholeNumber,
 } from './rules.js'
@@ -92,6 +94,7 @@ function sameConfig(record: DurableRecord, asked: CreateAsked, runIdOfSource: st
 export async function createStream(ctx: WriteContext, request: WriteRequest): Promise<RawReply> {
   const asked = readCreate(request.headers)
   if ('kind' in asked) return asked
+  if (asked.forkedFrom !== null) asked.forkedFrom = forkSourcePath(asked.forkedFrom, request.url)
   const runId = runIdOfPath(request.path)
   const sourceRunId = asked.forkedFrom === null ? null : runIdOfPath(asked.forkedFrom)
   let existing = await ctx.store.find(runId)
@@ -132,7 +135,7 @@ export async function createStream(ctx: WriteContext, request: WriteRequest): Pr
   if (request.bytes.byteLength > 0) {
     if (json) {
       const messages = jsonMessages(request.bytes)
-      if (!messages) return bad('The body is not JSON.')
+      if (!messages) return bad(NOT_JSON)
       if (messages.length > 0) bodies = [JSON.stringify(messages)]
     } else bodies = [Buffer.from(request.bytes).toString('base64')]
   }

@@ -1,59 +1,42 @@
 import { formatOffset } from '../protocol/offset.js'
 import type { SubscribedStreams } from '../subscriptions/wakes.js'
 import { appendStream } from './append.js'
-import { allowed, type DurableAction, type WriteContext } from './context.js'
+import type { WriteContext } from './context.js'
 import { expired, runIdOfPath } from './rules.js'
 
 /** Where the write path's streams live under the door: `/v1/stream/<stream-root-relative path>`. */
 export const STREAM_ROOT = '/v1/stream/'
 
 /**
- * The write path's streams as a subscription sees them (stream-root-relative paths), always on
- * behalf of its owner: a stream's tail, every live stream (a new pattern's backfill), and the
- * append of a wake event to a pull-wake subscription's wake stream. A stream its owner may not
- * read (append to, for a wake stream) is one it does not see: the door's rule
- * (`authorize`, else a stream is its creator's), asked for `{ id: owner }` (no roles: a
- * subscription keeps only its creator's id).
+ * The write path's streams as subscriptions see them (stream-root-relative paths): a stream's
+ * tail, every live stream (a new pattern's backfill), and the append of a wake event to a
+ * pull-wake subscription's wake stream; each only of the subscription owner's streams (the
+ * default rule of the door, whatever the `authorize` hook says).
  */
 export function subscribedStreams(ctx: WriteContext): SubscribedStreams {
-  const principalOf = (owner: string | null) => (owner === null ? null : { id: owner })
-  const usable = async (path: string, owner: string | null, action: DurableAction) => {
-    const full = `${STREAM_ROOT}${path}`
-    const record = await ctx.store.find(runIdOfPath(full))
-    if (!record || record.softDeleted || expired(record.expiresAt)) return null
-    const may = await allowed(
-      ctx,
-      { path: full, principal: principalOf(owner) },
-      action,
-      record.owner
-    )
-    return may ? record : null
+  const live = async (path: string, owner: string | null) => {
+    const record = await ctx.store.find(runIdOfPath(`${STREAM_ROOT}${path}`))
+    return record && record.owner === owner && !record.softDeleted && !expired(record.expiresAt)
+      ? record
+      : null
   }
   return {
     async tail(path, owner) {
-      const record = await usable(path, owner, 'read')
+      const record = await live(path, owner)
       return record ? formatOffset({ seq: record.lastSeq }) : null
     },
     async list(owner) {
-      const streams = await ctx.store.live(STREAM_ROOT)
-      const seen = []
-      for (const stream of streams) {
-        const path = stream.path.slice(STREAM_ROOT.length)
-        if (await usable(path, owner, 'read')) {
-          seen.push({ path, tail: formatOffset({ seq: stream.lastSeq }) })
-        }
-      }
-      return seen
-    },
-    async writable(path, owner) {
-      return (await usable(path, owner, 'append')) !== null
+      const streams = await ctx.store.live(STREAM_ROOT, owner)
+      return streams.map((stream) => ({
+        path: stream.path.slice(STREAM_ROOT.length),
+        tail: formatOffset({ seq: stream.lastSeq }),
+      }))
     },
     async append(path, message, owner) {
-      if (!(await usable(path, owner, 'append'))) return false
       const full = `${STREAM_ROOT}${path}`
+      // The server's own write, on the subscription owner's behalf: only to a stream of theirs.
       const reply = await appendStream(
-        // Checked above for the subscription's owner: the append itself is the server's.
-        { ...ctx, authorize: () => true },
+        { ...ctx, authorize: (request) => request.owner === owner },
         {
           path: full,
           principal: null,
