@@ -79,13 +79,6 @@ export class DsSubscriptions {
     ) {
       return error(400, 'WEBHOOK_URL_REJECTED', 'The webhook URL is not allowed.')
     }
-    // A wake stream is an application's stream, its creator's (PROTOCOL.md 7.2): none else.
-    if (
-      config.wakeStream &&
-      (await this.streams.tail(config.wakeStream, ownerOf(principal))) === null
-    ) {
-      return error(400, 'INVALID_REQUEST', 'The wake stream is not one of your streams.')
-    }
     const hash = configHash(config)
     const existing = await this.store.find(id)
     if (existing) {
