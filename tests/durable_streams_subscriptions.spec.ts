@@ -1,12 +1,9 @@
 import { createPublicKey, verify } from 'node:crypto'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { test } from '@japa/runner'
-import { createDurableStreamsFetchHandler } from '../src/http/durable_streams_fetch_handler.js'
 import type { DurableSubscriptionsOptions } from '../src/durable_streams/write/door.js'
 import { setupSink } from './helpers/sink.js'
 import { snapshotTables } from './helpers/db.js'
-import { toNode } from './helpers/fetch_node.js'
+import { serveDurableDoor, webhookReceiver, type Delivery } from './helpers/durable_door.js'
 
 /**
  * Durable Streams subscriptions (PROTOCOL.md 6-7) past what the conformance suite checks: a
@@ -19,84 +16,6 @@ const SUBSCRIPTIONS: DurableSubscriptionsOptions = {
   secret: 'subscriptions-spec-secret',
   localWebhooks: true,
   sweepMs: 100,
-}
-
-async function listen(server: Server) {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return (server.address() as AddressInfo).port
-}
-
-/** A Durable Streams server on the suite's database (a second one shares it: another replica). */
-async function serveDoor(
-  subscriptions: DurableSubscriptionsOptions | false = SUBSCRIPTIONS,
-  shared?: Awaited<ReturnType<typeof setupSink>>
-) {
-  const stack = shared ?? (await setupSink())
-  const closing = new AbortController()
-  const handler = createDurableStreamsFetchHandler(stack.sink, {
-    basePath: '/ds',
-    subscriptions: subscriptions || undefined,
-    closing: closing.signal,
-    principal: (request) => {
-      const user = request.headers.get('x-user')
-      return user ? { id: user } : null
-    },
-  })
-  const server = createServer(toNode(handler))
-  const root = `http://127.0.0.1:${await listen(server)}/ds/v1/stream`
-  return {
-    ...stack,
-    root,
-    close: async () => {
-      closing.abort()
-      server.closeAllConnections()
-      await new Promise((resolve) => server.close(resolve))
-    },
-  }
-}
-
-interface Delivery {
-  body: any
-  raw: string
-  signature: string | null
-}
-
-/** A webhook receiver on loopback answering each delivery with what `answer` says (by count). */
-async function receiver(answer: (index: number) => { status: number; body?: unknown }) {
-  const deliveries: Delivery[] = []
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (chunk) => chunks.push(chunk))
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks).toString('utf8')
-      const signature = req.headers['webhook-signature']
-      deliveries.push({
-        raw,
-        body: JSON.parse(raw),
-        signature: typeof signature === 'string' ? signature : null,
-      })
-      const { status, body } = answer(deliveries.length - 1)
-      res.writeHead(status, { 'content-type': 'application/json' })
-      res.end(JSON.stringify(body ?? {}))
-    })
-  })
-  const url = `http://127.0.0.1:${await listen(server)}/hook`
-  return {
-    url,
-    deliveries,
-    async count(n: number, timeoutMs = 15_000) {
-      const deadline = Date.now() + timeoutMs
-      while (deliveries.length < n) {
-        if (Date.now() > deadline) throw new Error(`${deliveries.length} of ${n} deliveries`)
-        await new Promise((resolve) => setTimeout(resolve, 20))
-      }
-      return deliveries
-    },
-    close: async () => {
-      server.closeAllConnections()
-      await new Promise((resolve) => server.close(resolve))
-    },
-  }
 }
 
 /** Whether `delivery`'s signature verifies with the server's JWK Set (PROTOCOL.md 7.1). */
@@ -121,9 +40,9 @@ test.group('Durable Streams subscriptions', () => {
     assert,
     cleanup,
   }) => {
-    const door = await serveDoor()
+    const door = await serveDurableDoor({ subscriptions: SUBSCRIPTIONS })
     cleanup(door.close)
-    const hook = await receiver((i) =>
+    const hook = await webhookReceiver((i) =>
       i < 3 ? { status: 500 } : { status: 200, body: { done: true } }
     )
     cleanup(hook.close)
@@ -155,9 +74,9 @@ test.group('Durable Streams subscriptions', () => {
   }).timeout(40_000)
 
   test('while a webhook retry waits the subscription says failed', async ({ assert, cleanup }) => {
-    const door = await serveDoor()
+    const door = await serveDurableDoor({ subscriptions: SUBSCRIPTIONS })
     cleanup(door.close)
-    const hook = await receiver(() => ({ status: 503 }))
+    const hook = await webhookReceiver(() => ({ status: 503 }))
     cleanup(hook.close)
     const sub = `${door.root}/__ds/subscriptions/failing`
     await fetch(
@@ -174,10 +93,10 @@ test.group('Durable Streams subscriptions', () => {
     assert,
     cleanup,
   }) => {
-    const door = await serveDoor()
+    const door = await serveDurableDoor({ subscriptions: SUBSCRIPTIONS })
     cleanup(door.close)
     // The first wake is taken and never called back; the second answers done.
-    const hook = await receiver((i) =>
+    const hook = await webhookReceiver((i) =>
       i === 0 ? { status: 200 } : { status: 200, body: { done: true } }
     )
     cleanup(hook.close)
@@ -219,12 +138,15 @@ test.group('Durable Streams subscriptions', () => {
     assert,
     cleanup,
   }) => {
-    const a = await serveDoor()
+    const a = await serveDurableDoor({ subscriptions: SUBSCRIPTIONS })
     cleanup(a.close)
     // Another replica: its own connections and sink on the same tables.
-    const b = await serveDoor(SUBSCRIPTIONS, await setupSink({}, false))
+    const b = await serveDurableDoor({
+      subscriptions: SUBSCRIPTIONS,
+      stack: await setupSink({}, false),
+    })
     cleanup(b.close)
-    const hook = await receiver(() => ({ status: 200 }))
+    const hook = await webhookReceiver(() => ({ status: 200 }))
     cleanup(hook.close)
     await fetch(
       `${a.root}/__ds/subscriptions/replicas`,
@@ -250,7 +172,7 @@ test.group('Durable Streams subscriptions', () => {
     assert,
     cleanup,
   }) => {
-    const door = await serveDoor()
+    const door = await serveDurableDoor({ subscriptions: SUBSCRIPTIONS })
     cleanup(door.close)
     const sub = `${door.root}/__ds/subscriptions/mine`
     const before = await snapshotTables(door.db)
@@ -313,7 +235,7 @@ test.group('Durable Streams subscriptions', () => {
     assert,
     cleanup,
   }) => {
-    const door = await serveDoor()
+    const door = await serveDurableDoor({ subscriptions: SUBSCRIPTIONS })
     cleanup(door.close)
     const alice = { 'x-user': 'alice' }
     const bob = { 'x-user': 'bob' }
@@ -322,7 +244,7 @@ test.group('Durable Streams subscriptions', () => {
       201
     )
     assert.equal((await fetch(`${door.root}/wake/alice`, json('PUT', [], alice))).status, 201)
-    const hook = await receiver(() => ({ status: 200, body: { done: true } }))
+    const hook = await webhookReceiver(() => ({ status: 200, body: { done: true } }))
     cleanup(hook.close)
     const sub = `${door.root}/__ds/subscriptions/bobs`
     const created = await fetch(
@@ -349,7 +271,7 @@ test.group('Durable Streams subscriptions', () => {
     assert,
     cleanup,
   }) => {
-    const door = await serveDoor(false)
+    const door = await serveDurableDoor()
     cleanup(door.close)
     const before = await snapshotTables(door.db)
     const put = await fetch(`${door.root}/__ds/subscriptions/x`, json('PUT', { type: 'webhook' }))

@@ -1,9 +1,7 @@
-import { createServer, request as httpRequest, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { request as httpRequest } from 'node:http'
 import { test } from '@japa/runner'
-import { createDurableStreamsFetchHandler } from '../src/http/durable_streams_fetch_handler.js'
 import { setupSink } from './helpers/sink.js'
-import { toNode } from './helpers/fetch_node.js'
+import { serveDurableDoor, webhookReceiver } from './helpers/durable_door.js'
 
 /**
  * A webhook's callback URL is its subscription's: the reserved URLs its creating request named,
@@ -11,66 +9,8 @@ import { toNode } from './helpers/fetch_node.js'
  * never what another caller's request (another `Host`) named later.
  */
 
-async function listen(server: Server) {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return (server.address() as AddressInfo).port
-}
-
-async function serveDoor(shared?: Awaited<ReturnType<typeof setupSink>>) {
-  const stack = shared ?? (await setupSink())
-  const closing = new AbortController()
-  const handler = createDurableStreamsFetchHandler(stack.sink, {
-    basePath: '/ds',
-    // No sweep: a wake is delivered by the replica that issues it.
-    subscriptions: { secret: 'callback-spec-secret', localWebhooks: true, sweepMs: 0 },
-    closing: closing.signal,
-    principal: (request) => {
-      const user = request.headers.get('x-user')
-      return user ? { id: user } : null
-    },
-  })
-  const server = createServer(toNode(handler))
-  const port = await listen(server)
-  return {
-    ...stack,
-    port,
-    root: `http://127.0.0.1:${port}/ds/v1/stream`,
-    close: async () => {
-      closing.abort()
-      server.closeAllConnections()
-      await new Promise((resolve) => server.close(resolve))
-    },
-  }
-}
-
-async function receiver() {
-  const deliveries: any[] = []
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (chunk) => chunks.push(chunk))
-    req.on('end', () => {
-      deliveries.push(JSON.parse(Buffer.concat(chunks).toString('utf8')))
-      res.writeHead(200, { 'content-type': 'application/json' })
-      res.end('{}')
-    })
-  })
-  const url = `http://127.0.0.1:${await listen(server)}/hook`
-  return {
-    url,
-    async first(timeoutMs = 10_000) {
-      const deadline = Date.now() + timeoutMs
-      while (deliveries.length === 0) {
-        if (Date.now() > deadline) throw new Error('no delivery')
-        await new Promise((resolve) => setTimeout(resolve, 20))
-      }
-      return deliveries[0]
-    },
-    close: async () => {
-      server.closeAllConnections()
-      await new Promise((resolve) => server.close(resolve))
-    },
-  }
-}
+// No sweep: a wake is delivered by the replica that issues it.
+const SUBSCRIPTIONS = { secret: 'callback-spec-secret', localWebhooks: true, sweepMs: 0 }
 
 /** A JSON request with a `Host` of the caller's choosing (fetch would not send it). */
 function put(port: number, path: string, body: unknown, headers: Record<string, string>) {
@@ -104,11 +44,14 @@ test.group('Durable Streams subscriptions: callback URL', () => {
     assert,
     cleanup,
   }) => {
-    const a = await serveDoor()
+    const a = await serveDurableDoor({ subscriptions: SUBSCRIPTIONS })
     cleanup(a.close)
-    const b = await serveDoor(await setupSink({}, false))
+    const b = await serveDurableDoor({
+      subscriptions: SUBSCRIPTIONS,
+      stack: await setupSink({}, false),
+    })
     cleanup(b.close)
-    const hook = await receiver()
+    const hook = await webhookReceiver()
     cleanup(hook.close)
     const created = await fetch(
       `${a.root}/__ds/subscriptions/elsewhere`,
@@ -126,9 +69,9 @@ test.group('Durable Streams subscriptions: callback URL', () => {
     assert,
     cleanup,
   }) => {
-    const door = await serveDoor()
+    const door = await serveDurableDoor({ subscriptions: SUBSCRIPTIONS })
     cleanup(door.close)
-    const hook = await receiver()
+    const hook = await webhookReceiver()
     cleanup(hook.close)
     const created = await fetch(
       `${door.root}/__ds/subscriptions/alice-hook`,

@@ -1,10 +1,6 @@
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { test } from '@japa/runner'
-import { createDurableStreamsFetchHandler } from '../src/http/durable_streams_fetch_handler.js'
 import { tableNames } from '../src/store/schema.js'
-import { setupSink } from './helpers/sink.js'
-import { toNode } from './helpers/fetch_node.js'
+import { serveDurableDoor, webhookReceiver } from './helpers/durable_door.js'
 
 /**
  * Subscriptions see only their owner's streams: a pattern's backfill, a pattern matched by a
@@ -12,66 +8,7 @@ import { toNode } from './helpers/fetch_node.js'
  * to) another principal's stream.
  */
 
-async function listen(server: Server) {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return (server.address() as AddressInfo).port
-}
-
-async function serveDoor() {
-  const stack = await setupSink()
-  const closing = new AbortController()
-  const handler = createDurableStreamsFetchHandler(stack.sink, {
-    basePath: '/ds',
-    subscriptions: { secret: 'ownership-spec-secret', localWebhooks: true, sweepMs: 100 },
-    closing: closing.signal,
-    principal: (request) => {
-      const user = request.headers.get('x-user')
-      return user ? { id: user } : null
-    },
-  })
-  const server = createServer(toNode(handler))
-  const root = `http://127.0.0.1:${await listen(server)}/ds/v1/stream`
-  return {
-    ...stack,
-    root,
-    close: async () => {
-      closing.abort()
-      server.closeAllConnections()
-      await new Promise((resolve) => server.close(resolve))
-    },
-  }
-}
-
-/** A webhook receiver on loopback answering every delivery 200 (no done). */
-async function receiver() {
-  const deliveries: any[] = []
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (chunk) => chunks.push(chunk))
-    req.on('end', () => {
-      deliveries.push(JSON.parse(Buffer.concat(chunks).toString('utf8')))
-      res.writeHead(200, { 'content-type': 'application/json' })
-      res.end('{}')
-    })
-  })
-  const url = `http://127.0.0.1:${await listen(server)}/hook`
-  return {
-    url,
-    deliveries,
-    async first(timeoutMs = 15_000) {
-      const deadline = Date.now() + timeoutMs
-      while (deliveries.length === 0) {
-        if (Date.now() > deadline) throw new Error('no delivery')
-        await new Promise((resolve) => setTimeout(resolve, 20))
-      }
-      return deliveries[0]
-    },
-    close: async () => {
-      server.closeAllConnections()
-      await new Promise((resolve) => server.close(resolve))
-    },
-  }
-}
+const SUBSCRIPTIONS = { secret: 'ownership-spec-secret', localWebhooks: true, sweepMs: 100 }
 
 const as = (user: string, method: string, body?: unknown) => ({
   method,
@@ -84,11 +21,11 @@ test.group('Durable Streams subscriptions: ownership', () => {
     assert,
     cleanup,
   }) => {
-    const door = await serveDoor()
+    const door = await serveDurableDoor({ subscriptions: SUBSCRIPTIONS })
     cleanup(door.close)
     assert.equal((await fetch(`${door.root}/jobs/bob`, as('bob', 'PUT', [1, 2, 3]))).status, 201)
     assert.equal((await fetch(`${door.root}/jobs/alice`, as('alice', 'PUT', [1]))).status, 201)
-    const hook = await receiver()
+    const hook = await webhookReceiver()
     cleanup(hook.close)
     const created = await fetch(
       `${door.root}/__ds/subscriptions/alice-sub`,
@@ -106,9 +43,9 @@ test.group('Durable Streams subscriptions: ownership', () => {
     assert,
     cleanup,
   }) => {
-    const door = await serveDoor()
+    const door = await serveDurableDoor({ subscriptions: SUBSCRIPTIONS })
     cleanup(door.close)
-    const hook = await receiver()
+    const hook = await webhookReceiver()
     cleanup(hook.close)
     const sub = `${door.root}/__ds/subscriptions/alice-later`
     await fetch(
@@ -133,10 +70,10 @@ test.group('Durable Streams subscriptions: ownership', () => {
     assert,
     cleanup,
   }) => {
-    const door = await serveDoor()
+    const door = await serveDurableDoor({ subscriptions: SUBSCRIPTIONS })
     cleanup(door.close)
     assert.equal((await fetch(`${door.root}/secret/bob`, as('bob', 'PUT', [1, 2, 3]))).status, 201)
-    const hook = await receiver()
+    const hook = await webhookReceiver()
     cleanup(hook.close)
     const sub = `${door.root}/__ds/subscriptions/alice-explicit`
     const created = await fetch(
@@ -160,7 +97,7 @@ test.group('Durable Streams subscriptions: ownership', () => {
     assert,
     cleanup,
   }) => {
-    const door = await serveDoor()
+    const door = await serveDurableDoor({ subscriptions: SUBSCRIPTIONS })
     cleanup(door.close)
     assert.equal(
       (await fetch(`${door.root}/bob/inbox`, as('bob', 'PUT', [{ mine: 1 }]))).status,
