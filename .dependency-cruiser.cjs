@@ -3,7 +3,7 @@
  *
  *   npx depcruise src --config .dependency-cruiser.cjs
  */
-const CORE = '^src/(core/|errors\\.ts$|defaults\\.ts$)'
+const CORE = '^src/(core/|errors\\.ts$|defaults\\.ts$|telemetry/(otel\\.ts$|traces/|metrics/))'
 const IO_PACKAGES = '(^|node_modules/)(@adonisjs/|pg/|mysql2/|better-sqlite3/|knex/)'
 
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -21,6 +21,14 @@ module.exports = {
       comment: 'src/core is the shared vocabulary: it imports only itself and src/errors.ts.',
       severity: 'error',
       from: { path: '^src/core/' },
+      to: { dependencyTypes: ['local'], pathNot: CORE },
+    },
+    {
+      name: 'telemetry-instruments-only-core',
+      comment:
+        'Spans and instruments (src/telemetry/otel.ts, traces/, metrics/) sit at the bottom beside core: every layer reports through them, they import only core and @opentelemetry/api.',
+      severity: 'error',
+      from: { path: '^src/telemetry/(otel\\.ts$|traces/|metrics/)' },
       to: { dependencyTypes: ['local'], pathNot: CORE },
     },
     {
