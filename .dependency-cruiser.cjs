@@ -32,6 +32,14 @@ module.exports = {
       to: { dependencyTypes: ['local'], pathNot: CORE },
     },
     {
+      name: 'webhooks-only-core-store',
+      comment:
+        'The webhook outbox and its deliverer (src/telemetry/webhooks) stand on core and the store only: every layer records events through the LifecycleRecorder of src/core, never imports the deliverer.',
+      severity: 'error',
+      from: { path: '^src/telemetry/webhooks/' },
+      to: { dependencyTypes: ['local'], pathNot: `${CORE}|^src/store/|^src/telemetry/webhooks/` },
+    },
+    {
       name: 'store-only-core-store',
       severity: 'error',
       from: { path: '^src/store/' },

@@ -2,6 +2,7 @@ import type { Database } from '@adonisjs/lucid/database'
 import type { Logger } from '@adonisjs/core/logger'
 import type { ResolvedAgentStreamConfig } from './define_config.js'
 import type { LucidTokenStreamSink } from './sink/lucid_sink.js'
+import type { Webhooks } from './telemetry/webhooks/index.js'
 import { createRuntime } from './runtime.js'
 import type { Parking } from './parking/parking.js'
 import type { RunDriver } from './runner/driver.js'
@@ -62,6 +63,8 @@ export class AgentStream {
    * ends their open responses on shutdown.
    */
   readonly http: AdonisDoorAdapter
+  /** The webhook outbox, its deliverer and rows; `null` without an endpoint (docs/webhooks.md). */
+  readonly webhooks: Webhooks | null
   #stopSweeper: (() => void) | null = null
   #drain: () => Promise<void>
   #shutdown: Promise<void> | null = null
@@ -92,6 +95,7 @@ export class AgentStream {
       limits: config.limits,
     })
     this.#drain = stack.drain
+    this.webhooks = stack.webhooks
   }
 
   /**
@@ -111,6 +115,8 @@ export class AgentStream {
     this.#stopSweeper ??= this.parking.sweeper.start(
       this.config.sweepIntervalMs ?? DEFAULTS.sweepIntervalMs
     )
+    // The webhook deliverer runs where the sweeper does (a running app, never warmup).
+    this.webhooks?.deliverer.start()
   }
 
   /** Whether the sweeper runs. */
@@ -150,6 +156,7 @@ export class AgentStream {
       this.#stopSweeper?.()
       this.#stopSweeper = null
       await this.#drain()
+      await this.webhooks?.deliverer.stop()
       await this.sink.shutdown()
       this.http.closeAll()
       this.#closing.abort()

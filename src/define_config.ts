@@ -13,6 +13,11 @@ import type { AdminAuthorizer, DisplayName, PrincipalResolver } from './http/pri
 import { DEFAULTS } from './defaults.js'
 import type { HistoryBounds } from './runner/conversation.js'
 import {
+  resolveWebhooks,
+  type WebhookEndpoint,
+  type WebhooksOptions,
+} from './telemetry/webhooks/index.js'
+import {
   RequestLimits,
   memoryLimiter,
   resolveLimits,
@@ -158,6 +163,30 @@ export interface AgentStreamConfig {
    * timeout, the catch-up chunk size, the SSE connection's length, the body cap.
    */
   durableStreams?: DurableStreamsOptions
+  /**
+   * Webhooks of the runs' lifecycle (`run.started`, `run.parked`, `run.decided`, ...; see
+   * docs/webhooks.md), signed as Standard Webhooks: `endpoints` (`{ url, secret, events? }`,
+   * the secret `whsec_...`), `maxAttempts` (default 8) before a delivery is dead, `timeout`
+   * per attempt (default `10s`), `backoff` (first retry, default `5s`, doubling with jitter up
+   * to `maxBackoff`, default `1h`), `pollInterval` (default `2s`), `retention` of delivered rows
+   * (default `7d`). Off without an endpoint.
+   */
+  webhooks?: WebhooksConfig
+}
+
+/** `webhooks` in `config/agent_stream.ts` (durations in milliseconds or as strings). */
+export interface WebhooksConfig {
+  endpoints: WebhookEndpoint[]
+  maxAttempts?: number
+  timeout?: Duration
+  backoff?: Duration
+  maxBackoff?: Duration
+  pollInterval?: Duration
+  retention?: Duration
+  /** The `agent` every payload names. Default `'agent'`. */
+  agent?: string
+  /** The admin console's path, for the items' `consolePath` (default `/agent-stream/admin`). */
+  consolePath?: string
 }
 
 /** Makes the host's agent from the booted app (`runner` in the config). */
@@ -180,6 +209,28 @@ export type ResolvedAgentStreamConfig = Omit<LucidSinkOptions, 'onError' | 'onIn
   maxQueuedRuns?: number
   agui: AgUiDoorOptions & { heartbeatMs: number }
   durableStreams?: DurableStreamsOptions
+  webhooks?: WebhooksOptions
+}
+
+/**
+ * The `webhooks` config in milliseconds, checked now (boot) by the runtime's own rule.
+ * @throws InvalidWebhookConfigError naming the field
+ */
+function webhooksOf(config: WebhooksConfig | undefined): WebhooksOptions | undefined {
+  if (config === undefined) return undefined
+  const options: WebhooksOptions = {
+    endpoints: config.endpoints,
+    maxAttempts: config.maxAttempts,
+    timeoutMs: ms('webhooks.timeout', config.timeout, 1),
+    backoffMs: ms('webhooks.backoff', config.backoff, 1),
+    maxBackoffMs: ms('webhooks.maxBackoff', config.maxBackoff, 1),
+    pollIntervalMs: ms('webhooks.pollInterval', config.pollInterval, 10),
+    retentionMs: ms('webhooks.retention', config.retention, 0),
+    agent: config.agent,
+    consolePath: config.consolePath,
+  }
+  resolveWebhooks(options)
+  return options
 }
 
 function ms(name: string, value: Duration | undefined, min: number): number | undefined {
@@ -233,6 +284,7 @@ export function defineConfig(config: AgentStreamConfig): ConfigProvider<Resolved
     uiMessage: config.uiMessage,
     maxQueuedRuns: config.maxQueuedRuns,
     durableStreams: config.durableStreams,
+    webhooks: webhooksOf(config.webhooks),
     agui: {
       ...config.agui,
       heartbeatMs: ms('agui.heartbeat', config.agui?.heartbeat, 10) ?? DEFAULTS.heartbeatMs,

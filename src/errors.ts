@@ -351,3 +351,16 @@ export type AgentStreamErrorCodeName = keyof typeof errors
 export function isPackageErrorCode(code: unknown): code is AgentStreamErrorCodeName {
   return typeof code === 'string' && Object.hasOwn(errors, code)
 }
+
+/**
+ * A `webhooks` config the package refuses at boot (a URL that is not `http(s)://`, a secret
+ * that is not `whsec_` and base64, an unknown event, a bound out of range): `code`
+ * `invalid_webhook_config`, the message naming the field, never its value.
+ */
+export class InvalidWebhookConfigError extends AgentStreamException {
+  static status = 500
+  static code = 'invalid_webhook_config'
+  constructor(field: string, rule: string) {
+    super(`Invalid "webhooks" config: "${field}" ${rule}`)
+  }
+}

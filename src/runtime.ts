@@ -23,6 +23,8 @@ import { UiMessageDoor, type UiMessageDoorOptions } from './ui_message/door/inde
 import { RunQueueRows } from './store/run_queue.js'
 import { RunQueue } from './runner/run_queue.js'
 import { isMultitaskStrategy, MULTITASK_STRATEGIES, readAfterSegmentEnd } from './door/index.js'
+import { tableNames } from './store/schema.js'
+import { createWebhooks, type WebhooksOptions } from './telemetry/webhooks/index.js'
 
 /** Options of {@link createRuntime}: the sink's, plus the runner, parking and the doors'. */
 export interface RuntimeOptions extends LucidSinkOptions {
@@ -53,6 +55,12 @@ export interface RuntimeOptions extends LucidSinkOptions {
    * answers `stopping` (`waitMs`, default 5000).
    */
   stop?: { graceMs?: number; waitMs?: number }
+  /**
+   * Webhooks of the runs' lifecycle (docs/webhooks.md): endpoints, attempts, backoff. Each event
+   * is written to the outbox in the transaction of its change; `webhooks.deliverer.start()`
+   * delivers (the provider starts it with the sweeper). Off without an endpoint.
+   */
+  webhooks?: WebhooksOptions
 }
 
 /**
@@ -80,8 +88,15 @@ export function createRuntime(db: Database, options: RuntimeOptions) {
   checkMultitask(options)
   let parks: SuspensionParks | null = null
   let driver: RunDriver | null = null
-  const sink = new LucidTokenStreamSink(db, {
+  const webhooks = createWebhooks(
+    options.webhooks,
+    tableNames(options.tables),
+    () => sinkInternals(sink).client,
+    { holder: options.replicaId, onError: options.onError }
+  )
+  const sink: LucidTokenStreamSink = new LucidTokenStreamSink(db, {
     ...options,
+    lifecycle: webhooks?.outbox,
     park: (trx, meta, frame, seq) => parks!.park(trx, meta, frame, seq),
     // A dead writer's segment is continued here when the runner can be (`continue`).
     continueLapsed: (runId) => driver?.continueLapsed(runId) ?? Promise.resolve(false),
@@ -190,9 +205,22 @@ export function createRuntime(db: Database, options: RuntimeOptions) {
   const close = () =>
     (closing ??= (async () => {
       await drain()
+      await webhooks?.deliverer.stop()
       await sink.shutdown()
     })())
-  return { sink, parkingStore, driver, parking, control, door, uiMessage, queue, drain, close }
+  return {
+    sink,
+    parkingStore,
+    driver,
+    parking,
+    control,
+    door,
+    uiMessage,
+    queue,
+    webhooks,
+    drain,
+    close,
+  }
 }
 
 /**

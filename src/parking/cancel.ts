@@ -1,7 +1,7 @@
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { DecisionConflictError, ParkedItemNotFoundError } from '../errors.js'
 import type { Principal } from '../core/run.js'
-import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
+import { sinkInternals, type LucidTokenStreamSink } from '../sink/lucid_sink.js'
 import type { ParkingStore } from './parking_store.js'
 import type { ParkingQueries } from './queries.js'
 import type { ItemRow } from './store_rows.js'
@@ -78,6 +78,18 @@ export async function cancelOnce(
         if (won === 'changed') changed = true
         if (won !== true) throw new DecisionConflictError()
         await alsoWithin?.(trx)
+        await sinkInternals(deps.sink).lifecycle.record(trx, {
+          type: 'run.cancelled',
+          data: {
+            runId: streamRunId,
+            streamRunId,
+            threadId: items[0]?.threadId ?? null,
+            status: 'cancelled',
+            park: live[0].park,
+            via: decider.via ?? 'api',
+            decidedBy: decider.principal?.id ?? null,
+          },
+        })
       },
     })
   } catch (error) {

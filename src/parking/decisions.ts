@@ -9,7 +9,8 @@ import {
 import { schemaIssue } from '../core/json_schema.js'
 import { askedInputSchema } from './asked_schema.js'
 import { cancelOnce } from './cancel.js'
-import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
+import { sinkInternals, type LucidTokenStreamSink } from '../sink/lucid_sink.js'
+import { decisionEvent } from './lifecycle_events.js'
 import type { ParkingStore } from './parking_store.js'
 import type { ItemRow } from './store_rows.js'
 import type { ParkingQueries } from './queries.js'
@@ -350,6 +351,7 @@ export class ParkingDecisions {
       )
     )
     const { streamRunId } = steps[0].item
+    const lifecycle = sinkInternals(this.#sink).lifecycle
     // Settlement frames obey the same rules and size cap as any other frame (the sink validates).
     await this.#sink.append(streamRunId, {
       frames,
@@ -367,6 +369,7 @@ export class ParkingDecisions {
           // Still pending means it lapsed meanwhile; otherwise someone decided first. Thrown,
           // the whole transaction rolls back: none of the batch is applied.
           if (!won) throw lapsed(item) ? new DecisionLapsedError() : new DecisionConflictError()
+          await lifecycle.record(trx, decisionEvent(item, decider, outcome.status))
         }
       },
     })

@@ -23,6 +23,7 @@ import { ReplicaShutdownError } from '../errors.js'
 import { Drain, SHUTDOWN_OUTCOME } from './drain.js'
 import { SegmentStop, STOPPED_OUTCOME } from './segment_stop.js'
 import type { StopMode } from '../store/stop_requests.js'
+import { lifecycleIds } from '../core/lifecycle.js'
 
 export interface DriverOptions {
   /** This replica's name in claims (default: a random id per process). */
@@ -102,10 +103,14 @@ export class RunDriver {
       parentRunId: null,
       principal: run.principal ?? null,
     }
+    const lifecycle = sinkInternals(this.sink).lifecycle
     const writer = await this.sink.open(
       run.runId,
       meta,
-      run.within,
+      async (trx) => {
+        await run.within?.(trx)
+        await lifecycle.record(trx, { type: 'run.started', data: lifecycleIds(meta, 'running') })
+      },
       segmentRecord(meta, run.input ?? null)
     )
     const said = run.userMessage
@@ -151,6 +156,10 @@ export class RunDriver {
           ) {
             throw new ClaimLapsed()
           }
+          await sinkInternals(this.sink).lifecycle.record(trx, {
+            type: 'run.resumed',
+            data: { ...lifecycleIds(meta, 'running'), park: claimed.park },
+          })
         },
         segmentRecord(meta, claimed.input, claimed.parks)
       )
@@ -350,6 +359,7 @@ export class RunDriver {
           tryResume: (runId, park) => this.tryResume(runId, park),
           withdrawStop: (trx, runId) =>
             sinkInternals(this.sink).stops.requests.withdraw(trx, runId),
+          lifecycle: sinkInternals(this.sink).lifecycle,
         },
         writer,
         meta,

@@ -5,6 +5,7 @@ import { cancelledCall } from '../parking/settlement_frames.js'
 import type { RunMeta } from '../core/run.js'
 import { retryTransient } from '../sink/outage.js'
 import { FAILURE_SENTENCES, type RunOutcome } from './contract.js'
+import { lifecycleIds, NO_LIFECYCLE, type LifecycleRecorder } from '../core/lifecycle.js'
 
 /** What writing a segment's outcome needs of the driver. */
 export interface OutcomeDeps {
@@ -15,6 +16,8 @@ export interface OutcomeDeps {
   tryResume: (runId: string, park: number) => Promise<boolean>
   /** Withdraw a stop recorded too late, in the end's transaction (`StopRequests.withdraw`). */
   withdrawStop: (trx: TransactionClientContract, runId: string) => Promise<void>
+  /** Where the segment's end is recorded as a lifecycle event, in the end's transaction. */
+  lifecycle?: LifecycleRecorder
 }
 
 /**
@@ -32,6 +35,20 @@ export async function finishSegment(
   outcome: RunOutcome
 ): Promise<RunOutcome> {
   const stream = meta.streamRunId
+  const lifecycle = deps.lifecycle ?? NO_LIFECYCLE
+  const ended = (
+    trx: TransactionClientContract,
+    type: 'run.finished' | 'run.failed' | 'run.cancelled',
+    code?: string
+  ) =>
+    lifecycle.record(trx, {
+      type,
+      data: {
+        ...lifecycleIds(meta, type.slice('run.'.length)),
+        runId: stream,
+        ...(code ? { code } : {}),
+      },
+    })
   // A lost run's writer writes its failure itself, once the database is back.
   if (writer.lost) return outcome
   // The outcome is written through a database outage too (up to its bound): these reads and
@@ -51,6 +68,16 @@ export async function finishSegment(
       // (or, decided meanwhile, the resumed segment stops as it starts).
       within: async (trx) => {
         parked = await deps.parks.parked(trx, stream, checkpoint, input, meta.runId)
+        // One `run.parked` per run that parked in the segment (the outbox reads its items).
+        for (const suspension of parked) {
+          await lifecycle.record(trx, {
+            type: 'run.parked',
+            data: {
+              ...lifecycleIds({ ...meta, runId: suspension.runId }, 'parked'),
+              park: suspension.park,
+            },
+          })
+        }
       },
     })
     // Decisions that landed before the segment returned: the segment may be ready already
@@ -64,7 +91,10 @@ export async function finishSegment(
     // Parked on nothing a person can answer: that run can never continue.
     await writer.end({
       last: { t: 'error', code: 'run_failed', message: FAILURE_SENTENCES.run_failed },
-      within: (trx) => deps.withdrawStop(trx, stream),
+      within: async (trx) => {
+        await deps.withdrawStop(trx, stream)
+        await ended(trx, 'run.failed', 'run_failed')
+      },
     })
     return { status: 'failed' }
   }
@@ -76,7 +106,10 @@ export async function finishSegment(
     // cancel of a parked run writes (the conversation stays valid for a next model call).
     for (const id of abandoned) await writer.write(cancelledCall(id))
     // The run's end for its readers commits with the stream's end (`end({ last })`).
-    await writer.end({ last: { t: 'event', event: { kind: 'cancelled' } } })
+    await writer.end({
+      last: { t: 'event', event: { kind: 'cancelled' } },
+      within: (trx) => ended(trx, 'run.cancelled'),
+    })
     return outcome
   }
   const code = outcome.status === 'failed' ? (outcome.code ?? 'run_failed') : null
@@ -90,7 +123,10 @@ export async function finishSegment(
           },
         }
       : {}),
-    within: (trx) => deps.withdrawStop(trx, stream),
+    within: async (trx) => {
+      await deps.withdrawStop(trx, stream)
+      await ended(trx, code ? 'run.failed' : 'run.finished', code ?? undefined)
+    },
   })
   return outcome
 }

@@ -39,5 +39,6 @@ export {
   createDsSubscriptionTables,
   dropDsSubscriptionTables,
 } from '../store/ds_subscriptions_schema.js'
+export { createWebhookTables, dropWebhookTables } from '../store/webhook_schema.js'
 export type { TableNames } from '../store/schema.js'
 export type { LangGraphTableNames } from '../store/langgraph_schema.js'

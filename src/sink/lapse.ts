@@ -5,6 +5,7 @@ import type { StopRequests } from '../store/stop_requests.js'
 import { isLockConflict, isRefusal, isTransientError } from '../store/transient.js'
 import { appendFrames, type AppendContext } from './append.js'
 import { RUN_FAILED_MESSAGE } from './subscriber.js'
+import { lifecycleIds, NO_LIFECYCLE, type LifecycleRecorder } from '../core/lifecycle.js'
 
 /**
  * A stream whose writer's lease lapsed (the writer died): taken over by a replica that can
@@ -43,7 +44,11 @@ export interface LapseDeps {
   continueLapsed?: (runId: string) => Promise<boolean>
   onError?: (error: unknown) => void
   stops: Pick<StopRequests, 'state'>
-  append: (plan: Pick<AppendPlan, 'frames' | 'end' | 'onlyIfLeaseLapsed'>) => Promise<unknown>
+  append: (
+    plan: Pick<AppendPlan, 'frames' | 'end' | 'onlyIfLeaseLapsed' | 'within'>
+  ) => Promise<unknown>
+  /** The stream's end is recorded as a lifecycle event, in the end's transaction. */
+  lifecycle?: LifecycleRecorder
   dropSegment: () => Promise<unknown>
 }
 
@@ -73,6 +78,14 @@ export async function settleLapsed(deps: LapseDeps, runId: string): Promise<void
       ],
       end: stopped ? 'ended' : 'failed',
       onlyIfLeaseLapsed: true,
+      within: (trx) =>
+        (deps.lifecycle ?? NO_LIFECYCLE).record(trx, {
+          type: stopped ? 'run.cancelled' : 'run.failed',
+          data: {
+            ...lifecycleIds({ runId, streamRunId: runId }, stopped ? 'cancelled' : 'failed'),
+            ...(stopped ? {} : { code: 'run_failed' }),
+          },
+        }),
     })
   } catch (error) {
     // Its writes are refused: no replica takes it over again (its readers are told from memory).

@@ -393,6 +393,7 @@ export class LucidTokenStreamSink implements TokenStreamSink {
         stops: this.#internals.stops.requests,
         append: (plan) => this.append(runId, plan),
         dropSegment: () => this.#store.dropSegment(runId),
+        lifecycle: this.#internals.lifecycle,
       },
       runId
     )

@@ -10,6 +10,7 @@ import { ClockWatch } from './clock_watch.js'
 import { StopWatch } from './stop_watch.js'
 import { resolveSinkOptions, type LucidSinkOptions } from './sink_options.js'
 import type { SinkInternals } from './sink_internals.js'
+import { NO_LIFECYCLE } from '../core/lifecycle.js'
 
 /**
  * The parts a `LucidTokenStreamSink` is made of, wired on its Lucid database: its options
@@ -52,6 +53,7 @@ export function assembleSink(
     tail,
     clock,
     stops: new StopWatch(stopRequests, tail, resolved.pollIntervalMs, options.onError),
+    lifecycle: options.lifecycle ?? NO_LIFECYCLE,
     get client() {
       return store.client
     },

@@ -4,6 +4,7 @@ import type { StreamReads } from '../store/stream_reads.js'
 import type { StreamStore } from '../store/stream_store.js'
 import type { ClockWatch } from './clock_watch.js'
 import type { StopWatch } from './stop_watch.js'
+import type { LifecycleRecorder } from '../core/lifecycle.js'
 
 /**
  * What the package's own layers (parking, the doors, the runner, the admin console, the
@@ -23,4 +24,6 @@ export interface SinkInternals {
   readonly clock: ClockWatch
   /** Stops: recorded in the streams row (`StopRequests`), heard by the writer's replica (`StopWatch`). */
   readonly stops: StopWatch
+  /** Where lifecycle events are recorded (the webhook outbox; a no-op without webhooks). */
+  readonly lifecycle: LifecycleRecorder
 }

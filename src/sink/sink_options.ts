@@ -4,6 +4,7 @@ import { notifierFactory, type NotifierChoice } from '../follow/notifiers/index.
 import type { NotifierSetup } from '../follow/notifiers/notifier.js'
 import { DEFAULTS } from '../defaults.js'
 import type { ParkHook } from './writer_options.js'
+import type { LifecycleRecorder } from '../core/lifecycle.js'
 
 /** Options of `LucidTokenStreamSink`. Every duration is in milliseconds. */
 export interface LucidSinkOptions {
@@ -83,11 +84,19 @@ export interface LucidSinkOptions {
    * stream is then not failed).
    */
   continueLapsed?: (runId: string) => Promise<boolean>
+  /**
+   * Where lifecycle events (a run started, parked, ended ...) are recorded, in the transaction
+   * of the change each reports: the webhook outbox (`createRuntime`'s `webhooks`). Default: none.
+   */
+  lifecycle?: LifecycleRecorder
 }
 
 /** A sink's options with every default applied (`LucidTokenStreamSink.options`). */
 export type ResolvedSinkOptions = Required<
-  Omit<LucidSinkOptions, 'connection' | 'tables' | 'onError' | 'onInfo' | 'park' | 'continueLapsed'>
+  Omit<
+    LucidSinkOptions,
+    'connection' | 'tables' | 'onError' | 'onInfo' | 'park' | 'continueLapsed' | 'lifecycle'
+  >
 >
 
 /**

@@ -9,10 +9,16 @@ import { deleteStreamCheckpoints } from './checkpoint_rows.js'
  * A stream owns its own row, its frames, its stored translator checkpoints, and every row of the
  * tables below that names it in `stream_run_id`: the parks of the run and of its sub-agents
  * (their rows carry the child's `run_id` but the stream's `stream_run_id`), their approvals and
- * question sets, and the doors' run rows (AG-UI and useChat share them).
+ * question sets, the doors' run rows (AG-UI and useChat share them), and its webhook deliveries.
  */
 export function streamOwnedTables(tables: TableNames): string[] {
-  return [tables.approvals, tables.elicitations, tables.suspensions, tables.aguiRuns]
+  return [
+    tables.approvals,
+    tables.elicitations,
+    tables.suspensions,
+    tables.aguiRuns,
+    tables.webhookDeliveries,
+  ]
 }
 
 /** Suspension statuses that still wait for a person or a resume: their stream is never purged. */

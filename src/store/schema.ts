@@ -33,6 +33,8 @@ export interface TableNames {
   dsSubscriptions: string
   /** The streams each Durable Streams subscription follows, with the offset acked. */
   dsSubscriptionLinks: string
+  /** The webhook outbox: one row per lifecycle event and endpoint, until delivered or dead. */
+  webhookDeliveries: string
 }
 
 export const DEFAULT_TABLES: TableNames = {
@@ -50,6 +52,7 @@ export const DEFAULT_TABLES: TableNames = {
   durableProducers: 'agent_durable_producers',
   dsSubscriptions: 'agent_ds_subscriptions',
   dsSubscriptionLinks: 'agent_ds_subscription_links',
+  webhookDeliveries: 'agent_webhook_deliveries',
 }
 
 /** Resolve partial table names against the defaults. */

@@ -43,6 +43,7 @@ import {
   createDsSubscriptionTables,
   dropDsSubscriptionTables,
 } from '../../src/store/ds_subscriptions_schema.js'
+import { createWebhookTables, dropWebhookTables } from '../../src/store/webhook_schema.js'
 
 /** Which database the suite runs against: `sqlite` (default), `pg` or `mysql`. */
 export const DIALECT = (process.env.DB ?? 'sqlite') as 'sqlite' | 'pg' | 'mysql'
@@ -123,6 +124,7 @@ export function createDatabase(
 /** Drop and create the package's tables, through the one table definition. */
 export async function resetTables(db: Database, tables: TableNames = tableNames()) {
   const client = db.connection()
+  await dropWebhookTables(client.schema, tables)
   await dropDurableStreamTables(client.schema, tables)
   await dropDsSubscriptionTables(client.schema, tables)
   await dropMastraSnapshotsTable(client.schema, tables)
@@ -145,6 +147,7 @@ export async function resetTables(db: Database, tables: TableNames = tableNames(
   await createMastraSnapshotsTable(client.schema, client.dialect.name, tables)
   await createDurableStreamTables(client.schema, client.dialect.name, tables)
   await createDsSubscriptionTables(client.schema, client.dialect.name, tables)
+  await createWebhookTables(client.schema, client.dialect.name, tables)
 }
 
 /**

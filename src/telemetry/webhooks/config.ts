@@ -1,0 +1,125 @@
+import { InvalidWebhookConfigError } from '../../errors.js'
+import { LIFECYCLE_EVENTS, type LifecycleEventType } from '../../core/lifecycle.js'
+
+/** One receiver of lifecycle events. */
+export interface WebhookEndpoint {
+  /** Where events are POSTed: an `http://` or `https://` URL, no credentials in it. */
+  url: string
+  /**
+   * The Standard Webhooks signing secret: `whsec_` and the base64 of the key (at least 24
+   * bytes, as the receiver's `new Webhook(secret)` takes it).
+   */
+  secret: string
+  /** The events this endpoint wants (default: every one). */
+  events?: LifecycleEventType[]
+}
+
+/** `webhooks` in `createRuntime`'s options (durations in milliseconds). */
+export interface WebhooksOptions {
+  /** The receivers; none: webhooks are off (no row is written, no deliverer runs). */
+  endpoints: WebhookEndpoint[]
+  /** Attempts before a delivery is `dead` (the dead letter). Default 8. */
+  maxAttempts?: number
+  /** One attempt's timeout. Default 10000. */
+  timeoutMs?: number
+  /** The first retry's delay; each next one doubles (with jitter). Default 5000. */
+  backoffMs?: number
+  /** The longest delay between two attempts. Default 3600000 (1 h). */
+  maxBackoffMs?: number
+  /** How often each replica looks for due deliveries (besides after every commit). Default 2000. */
+  pollIntervalMs?: number
+  /** Delivered rows are deleted after this long (or with their run). Default 604800000 (7 d). */
+  retentionMs?: number
+  /** The `agent` every payload names (what the host calls its agent). Default `'agent'`. */
+  agent?: string
+  /** The admin console's mount, for the `consolePath` of `run.parked` (default `/agent-stream/admin`). */
+  consolePath?: string
+}
+
+/** {@link WebhooksOptions} checked, every default applied. */
+export interface ResolvedWebhooks {
+  endpoints: (WebhookEndpoint & { key: Buffer; host: string })[]
+  maxAttempts: number
+  timeoutMs: number
+  backoffMs: number
+  maxBackoffMs: number
+  pollIntervalMs: number
+  retentionMs: number
+  agent: string
+  consolePath: string
+}
+
+const SECRET = /^whsec_[A-Za-z0-9+/]+={0,2}$/
+
+function positive(field: string, value: number | undefined, fallback: number, min: number) {
+  if (value === undefined) return fallback
+  if (!Number.isSafeInteger(value) || value < min) {
+    throw new InvalidWebhookConfigError(field, `must be an integer >= ${min}`)
+  }
+  return value
+}
+
+/**
+ * Check the webhook options (at boot: `defineConfig` and `createRuntime` both call it) and apply
+ * the defaults; `null` when there is no endpoint (webhooks off).
+ * @throws InvalidWebhookConfigError naming the field and the rule, never the value
+ */
+export function resolveWebhooks(options: WebhooksOptions | undefined): ResolvedWebhooks | null {
+  if (options === undefined) return null
+  if (!Array.isArray(options.endpoints)) {
+    throw new InvalidWebhookConfigError('endpoints', 'must be an array')
+  }
+  const endpoints = options.endpoints.map((endpoint, index) => {
+    const at = `endpoints.${index}`
+    let url: URL
+    try {
+      url = new URL(endpoint.url)
+    } catch {
+      throw new InvalidWebhookConfigError(`${at}.url`, 'must be an absolute URL')
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+      throw new InvalidWebhookConfigError(`${at}.url`, 'must be an http:// or https:// URL')
+    }
+    if (url.username || url.password) {
+      throw new InvalidWebhookConfigError(`${at}.url`, 'must not carry credentials')
+    }
+    const secret = endpoint.secret
+    if (typeof secret !== 'string' || !SECRET.test(secret)) {
+      throw new InvalidWebhookConfigError(`${at}.secret`, 'must be "whsec_" and base64')
+    }
+    const key = Buffer.from(secret.slice('whsec_'.length), 'base64')
+    if (key.length < 24 || key.length > 64) {
+      throw new InvalidWebhookConfigError(`${at}.secret`, 'must hold a key of 24 to 64 bytes')
+    }
+    if (endpoint.events !== undefined) {
+      if (!Array.isArray(endpoint.events) || endpoint.events.length === 0) {
+        throw new InvalidWebhookConfigError(`${at}.events`, 'must be a non-empty array')
+      }
+      endpoint.events.forEach((event, i) => {
+        if (!LIFECYCLE_EVENTS.includes(event)) {
+          throw new InvalidWebhookConfigError(
+            `${at}.events.${i}`,
+            `must be one of ${LIFECYCLE_EVENTS.join(', ')}`
+          )
+        }
+      })
+    }
+    return { ...endpoint, key, host: url.host }
+  })
+  if (new Set(endpoints.map((e) => e.url)).size !== endpoints.length) {
+    throw new InvalidWebhookConfigError('endpoints', 'must not name one URL twice')
+  }
+  if (endpoints.length === 0) return null
+  const backoffMs = positive('backoffMs', options.backoffMs, 5000, 1)
+  return {
+    endpoints,
+    maxAttempts: positive('maxAttempts', options.maxAttempts, 8, 1),
+    timeoutMs: positive('timeoutMs', options.timeoutMs, 10_000, 1),
+    backoffMs,
+    maxBackoffMs: positive('maxBackoffMs', options.maxBackoffMs, 3_600_000, backoffMs),
+    pollIntervalMs: positive('pollIntervalMs', options.pollIntervalMs, 2000, 10),
+    retentionMs: positive('retentionMs', options.retentionMs, 604_800_000, 0),
+    agent: options.agent ?? 'agent',
+    consolePath: options.consolePath ?? '/agent-stream/admin',
+  }
+}

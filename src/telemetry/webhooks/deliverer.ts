@@ -1,0 +1,187 @@
+import { randomUUID } from 'node:crypto'
+import type { DeliveryRow, WebhookDeliveries } from '../../store/webhook_deliveries.js'
+import { nowMs } from '../../store/sql.js'
+import type { ResolvedWebhooks } from './config.js'
+import { signedHeaders } from './signing.js'
+
+/** Rows one round claims at most (each delivered concurrently). */
+const ROUND_ROWS = 16
+
+/** How often delivered rows past their retention are deleted. */
+const RETENTION_SWEEP_MS = 60_000
+
+/**
+ * The delay before attempt `attempts + 1`: exponential (`backoffMs` doubled per attempt made),
+ * capped at `maxBackoffMs`, with equal jitter (half fixed, half random) so retries of many rows
+ * spread out.
+ */
+export function backoffDelay(
+  config: Pick<ResolvedWebhooks, 'backoffMs' | 'maxBackoffMs'>,
+  attempts: number,
+  random: () => number = Math.random
+) {
+  const exp = Math.min(config.maxBackoffMs, config.backoffMs * 2 ** Math.max(0, attempts - 1))
+  return Math.round(exp / 2 + (random() * exp) / 2)
+}
+
+/** The stable code of a failed attempt (never the receiver's body or an error's text). */
+export function failureCode(error: unknown): string {
+  const name = (error as { name?: string } | null)?.name
+  if (name === 'TimeoutError') return 'timeout'
+  if (name === 'AbortError') return 'replica_shutdown'
+  const cause = (error as { cause?: { code?: unknown } } | null)?.cause
+  const code = typeof cause?.code === 'string' ? cause.code : null
+  if (code === 'ECONNREFUSED') return 'connection_refused'
+  if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return 'connection_reset'
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'dns_failure'
+  if (code && /^[A-Z_]{2,40}$/.test(code)) return code.toLowerCase()
+  return 'network_error'
+}
+
+/** What a deliverer is made with. */
+export interface DelivererOptions {
+  /** This replica's name on the leases it takes (default: a random id). */
+  holder?: string
+  /** A round's failures (the next round tries again). */
+  onError?: (error: unknown) => void
+}
+
+/**
+ * Delivers the outbox's rows, on any replica: woken after a commit that wrote some
+ * (`wake`) and by a timer (`pollIntervalMs`). Each due row is claimed by compare-and-set on its
+ * lease (one replica at a time), POSTed with the Standard Webhooks headers and a timeout; a 2xx
+ * is `delivered`, anything else (a status, a timeout, a refused connection) is retried with
+ * backoff until `maxAttempts`, then the row is `dead` with the last failure's code. A replica
+ * killed mid-attempt leaves its lease to lapse: another replica tries again (at least once; the
+ * `webhook-id` lets a receiver drop a repeat).
+ */
+export class WebhookDeliverer {
+  readonly holder: string
+  #timer: NodeJS.Timeout | null = null
+  #round: Promise<void> | null = null
+  #again = false
+  #stopped = true
+  #abort = new AbortController()
+  #lastRetentionSweep = 0
+
+  constructor(
+    readonly rows: WebhookDeliveries,
+    readonly config: ResolvedWebhooks,
+    readonly options: DelivererOptions = {}
+  ) {
+    this.holder = options.holder ?? `replica-${randomUUID()}`
+  }
+
+  /** Start the timer (and a first round at once). Idempotent. */
+  start() {
+    if (!this.#stopped) return
+    this.#stopped = false
+    this.#abort = new AbortController()
+    this.#schedule(0)
+  }
+
+  /** Look for due rows now (after a commit that wrote some); coalesced with a round running. */
+  wake() {
+    if (this.#stopped) return
+    if (this.#round) {
+      this.#again = true
+      return
+    }
+    this.#schedule(0)
+  }
+
+  /** Stop: no new round; attempts in flight are aborted (retried elsewhere) and awaited. */
+  async stop() {
+    this.#stopped = true
+    if (this.#timer) clearTimeout(this.#timer)
+    this.#timer = null
+    this.#abort.abort()
+    await this.#round
+  }
+
+  /** One round: claim and deliver what is due until nothing is. Resolves when done. */
+  async runOnce(): Promise<void> {
+    while (true) {
+      const ids = await this.rows.due(ROUND_ROWS)
+      const claimed: DeliveryRow[] = []
+      for (const id of ids) {
+        const row = await this.rows.claim(id, this.holder, this.#leaseMs)
+        if (row) claimed.push(row)
+      }
+      await Promise.all(claimed.map((row) => this.#attempt(row)))
+      if (ids.length < ROUND_ROWS || this.#stopped) break
+    }
+    const now = nowMs()
+    if (now - this.#lastRetentionSweep >= RETENTION_SWEEP_MS) {
+      this.#lastRetentionSweep = now
+      await this.rows.purgeDelivered(now - this.config.retentionMs, 500)
+    }
+  }
+
+  /** An attempt may take its timeout; the lease outlasts it with a margin. */
+  get #leaseMs() {
+    return this.config.timeoutMs * 2 + 5000
+  }
+
+  #schedule(delayMs: number) {
+    if (this.#stopped) return
+    if (this.#timer) clearTimeout(this.#timer)
+    this.#timer = setTimeout(() => {
+      this.#timer = null
+      this.#round = this.runOnce()
+        .catch((error) => this.options.onError?.(error))
+        .finally(() => {
+          this.#round = null
+          const again = this.#again
+          this.#again = false
+          this.#schedule(again ? 0 : this.config.pollIntervalMs)
+        })
+    }, delayMs)
+    this.#timer.unref?.()
+  }
+
+  async #attempt(row: DeliveryRow) {
+    const endpoint = this.config.endpoints.find((candidate) => candidate.url === row.endpoint)
+    if (!endpoint) {
+      // Removed from the config since: nobody to deliver to.
+      await this.rows.failed(row.id, this.holder, 'endpoint_removed', null)
+      return
+    }
+    let error: string | null = null
+    try {
+      const seconds = Math.floor(nowMs() / 1000)
+      const response = await fetch(endpoint.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'adonis-agent-stream-webhooks',
+          ...signedHeaders(endpoint.key, row.id, row.payload, seconds),
+        },
+        body: row.payload,
+        redirect: 'manual',
+        signal: AbortSignal.any([this.#abort.signal, AbortSignal.timeout(this.config.timeoutMs)]),
+      })
+      // The receiver's body is never read nor stored.
+      await response.body?.cancel().catch(() => {})
+      if (response.status < 200 || response.status > 299) error = `http_${response.status}`
+    } catch (thrown) {
+      error = failureCode(thrown)
+    }
+    if (error === null) {
+      await this.rows.delivered(row.id, this.holder)
+      return
+    }
+    if (error === 'replica_shutdown') {
+      // Not the receiver's fault: due again at once, for another replica.
+      await this.rows.failed(row.id, this.holder, error, 0)
+      return
+    }
+    const dead = row.attempts >= this.config.maxAttempts
+    await this.rows.failed(
+      row.id,
+      this.holder,
+      error,
+      dead ? null : backoffDelay(this.config, row.attempts)
+    )
+  }
+}
