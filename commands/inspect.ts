@@ -8,7 +8,13 @@ import type { ParkedItem } from '../src/parking/types.js'
 import { RUN_STATUSES, RunList, type RunSummary } from '../src/store/run_list.js'
 import type { StoredRow } from '../src/store/rows.js'
 import { sinkInternals } from '../src/sink/lucid_sink.js'
-import { inspectRun, summarizeRow, type InspectedHead as Head } from '../src/inspection/index.js'
+import {
+  inspectRun,
+  runDeliveries,
+  summarizeRow,
+  type InspectedDelivery,
+  type InspectedHead as Head,
+} from '../src/inspection/index.js'
 
 export { summarizeRow }
 
@@ -71,8 +77,12 @@ export default class AgentStreamInspect extends BaseCommand {
       return
     }
     const { head, rows, parked } = inspection
-    if (this.json) this.#printJson(head, rows, parked)
-    else this.#printTables(head, rows, parked)
+    const deliveries = await runDeliveries(agentStream.sink, this.runId)
+    if (this.json) this.#printJson(head, rows, parked, deliveries)
+    else {
+      this.#printTables(head, rows, parked)
+      this.#printDeliveries(deliveries)
+    }
   }
 
   /** Fail with one line, exit code 1. */
@@ -150,7 +160,25 @@ export default class AgentStreamInspect extends BaseCommand {
     return { expiresAt: iso(head.leaseExpiresAt), lapsed: head.leaseExpiresAt < Date.now() }
   }
 
-  #printJson(head: Head, rows: StoredRow[], parked: ParkedItem[]) {
+  /** The run's webhook deliveries (the outbox), when it has any. */
+  #printDeliveries(deliveries: InspectedDelivery[]) {
+    if (deliveries.length === 0) return
+    this.logger.log(this.colors.bold(`Webhook deliveries (${deliveries.length})`))
+    const table = this.ui
+      .table()
+      .head(['Event', 'Endpoint', 'Status', 'Attempts', 'Last error', 'webhook-id'])
+    for (const d of deliveries) {
+      table.row([d.event, d.endpointHost, d.status, String(d.attempts), d.lastError ?? '-', d.id])
+    }
+    table.render()
+  }
+
+  #printJson(
+    head: Head,
+    rows: StoredRow[],
+    parked: ParkedItem[],
+    deliveries: InspectedDelivery[] = []
+  ) {
     const lease = this.#lease(head)
     this.logger.log(
       JSON.stringify(
@@ -186,6 +214,12 @@ export default class AgentStreamInspect extends BaseCommand {
             reason: item.reason ?? null,
             createdAt: item.createdAt,
             expiresAt: item.expiresAt,
+          })),
+          webhookDeliveries: deliveries.map((d) => ({
+            ...d,
+            createdAt: iso(d.createdAt),
+            nextAttemptAt: iso(d.nextAttemptAt),
+            deliveredAt: iso(d.deliveredAt),
           })),
         },
         null,

@@ -11,6 +11,8 @@ import { durableChatRouteTable } from './durable_chat_routes.js'
 import { durableStreamsDoor, durableStreamsRouteTable } from './durable_streams_routes.js'
 import { AdminController } from './admin/admin_controller.js'
 import { RunsController } from './admin/runs_controller.js'
+import { WebhooksController } from './admin/webhooks_controller.js'
+import type { Webhooks } from '../telemetry/webhooks/index.js'
 import { claimRoute, packageRoute, type Handler } from './package_routes.js'
 import { DecisionsController } from './decisions_controller.js'
 import { StreamController, type StreamRoutesDeps } from './stream_controller.js'
@@ -28,6 +30,8 @@ export interface RoutedAgentStream extends StreamRoutesDeps {
   http: AdonisDoorAdapter
   /** Aborted when the replica shuts down (`AgentStream.closing`): the admin's SSE ends. */
   closing?: AbortSignal
+  /** The webhook outbox (the console's dead letters); none: webhooks off. */
+  webhooks?: Webhooks | null
 }
 
 /** Options of {@link registerRoutes} and `agentStream.registerRoutes`: the prefix, the names. */
@@ -122,6 +126,10 @@ export function registerRoutes(
     principal: config.principal,
     displayName: config.displayName,
     rules: config.agui,
+  })
+  const hooks = new WebhooksController(() => agentStream.webhooks ?? null, {
+    base: prefix,
+    authorize: config.admin,
   })
   const threads = new ThreadList(() => sinkInternals(sink).client, sink.tables)
   const group = router
@@ -253,6 +261,21 @@ export function registerRoutes(
           )
         )
         .as('admin.stop')
+      router
+        .get(
+          '/admin/webhooks',
+          page((ctx) => hooks.page(ctx))
+        )
+        .as('admin.webhooks')
+      router
+        .post(
+          '/admin/webhooks/:id/retry',
+          packageRoute(
+            { body: 'form', client: 'page', csrfRefused: (ctx) => hooks.csrfRefused(ctx) },
+            (ctx) => hooks.retry(ctx)
+          )
+        )
+        .as('admin.webhooks.retry')
     })
     .as(as)
   // A route defined above without its kind is a JSON one (its refusals are JSON).

@@ -74,6 +74,7 @@ export const NAV = [
   { key: 'queue', label: 'Queue', path: '' },
   { key: 'runs', label: 'Runs', path: '/runs' },
   { key: 'history', label: 'History', path: '/history' },
+  { key: 'webhooks', label: 'Webhooks', path: '/webhooks' },
 ] as const
 
 export type NavKey = (typeof NAV)[number]['key']
