@@ -13,7 +13,10 @@ export type {
   Duration,
   ResolvedAgentStreamConfig,
   RunnerFactory,
+  WebhooksConfig,
 } from '../define_config.js'
+export type { WebhookEndpoint } from '../telemetry/webhooks/config.js'
+export type { LifecycleEventType } from '../core/lifecycle.js'
 export type { HistoryBounds } from '../runner/conversation.js'
 export type {
   LimitsConfig,
