@@ -465,12 +465,14 @@ test.group('Webhooks | a replica killed between its commit and the delivery', ()
     const receiver = await signedReceiver(secret)
     const webhooks = {
       ...FAST,
-      endpoints: [{ url: receiver.url, secret, events: ['run.started' as const] }],
+      endpoints: [
+        { url: receiver.url, secret, events: ['run.started' as const, 'run.failed' as const] },
+      ],
     }
     // The tables fresh, this replica's deliverer not started yet.
-    const here = await setupParking({ steps: ['approval'] }, { webhooks })
+    const here = await setupParking({ steps: ['approval'] }, { webhooks, leaseMs: 300 })
     const { Replica } = await import('./helpers/replica.js')
-    const replica = await Replica.start({ webhooks } as any, {
+    const replica = await Replica.start({ webhooks, leaseMs: 300 } as any, {
       script: 'parking',
       agent: { steps: ['approval'] },
     })
@@ -493,5 +495,24 @@ test.group('Webhooks | a replica killed between its commit and the delivery', ()
     assert.equal(delivered.id, row.id)
     assert.equal(delivered.event.type, 'run.started')
     assert.equal((await outbox(here.db, id))[0].status, 'delivered')
+
+    // Its writer is dead: once the lease lapsed, this replica fails the stream, `run.failed`
+    // written with that end (the thread read from the stored segment).
+    await sleep(400)
+    await here.sink.settleLapsed(id)
+    const [failed] = await receiver.wait((r) => r.event.type === 'run.failed')
+    assert.deepInclude(failed.event.data, {
+      runId: id,
+      streamRunId: id,
+      threadId: id,
+      status: 'failed',
+      code: 'run_failed',
+    })
+    await here.sink.settleLapsed(id)
+    await sleep(200)
+    assert.lengthOf(
+      receiver.received.filter((r) => r.event.type === 'run.failed'),
+      1
+    )
   })
 })

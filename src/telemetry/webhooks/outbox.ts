@@ -28,7 +28,10 @@ export function webhookPayload(
     kind: item.kind,
     ...(item.toolName !== undefined ? { toolName: item.toolName } : {}),
     approver: item.approver,
-    expiresAt: item.expiresAt == null ? null : new Date(item.expiresAt).toISOString(),
+    expiresAt:
+      item.expiresAt === null || item.expiresAt === undefined
+        ? null
+        : new Date(item.expiresAt).toISOString(),
     // Where the person who must decide opens it (the admin console's item page).
     consolePath:
       `${config.consolePath}/items/${encodeURIComponent(data.runId)}/` +
