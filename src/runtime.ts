@@ -70,12 +70,14 @@ export interface RuntimeOptions extends LucidSinkOptions {
  * leaves with nothing pending is resumed by the driver, which listens for its ready notices
  * (parking never calls the runner).
  *
- * Returns `{ sink, parkingStore, driver, parking, control, door, uiMessage, drain, close }`:
+ * Returns `{ sink, parkingStore, driver, parking, control, door, uiMessage, queue, webhooks, drain, close }`:
  * `parkingStore` the {@link ParkingStore} (the SQL parts the sink, the driver and parking share),
  * `parking` the {@link Parking} (`decisions`, `queries`, `queue`, `sweeper`, `ready`: what
  * `AgentStream.parking` is too), `door` the {@link AgUiDoor} (protocol logic, no HTTP: serve
  * it with the AdonisJS routes or `createAgUiFetchHandler`), `uiMessage` the {@link UiMessageDoor}
- * (the AI SDK UI message stream, for `useChat`), on the same run rows. Nothing here needs AdonisJS's HTTP
+ * (the AI SDK UI message stream, for `useChat`), on the same run rows; `webhooks` the outbox
+ * and its deliverer (`null` without an endpoint; `webhooks.deliverer.start()` delivers, `close()`
+ * stops it). Nothing here needs AdonisJS's HTTP
  * layer: only a Lucid `Database`.
  *
  * A graceful shutdown (SIGTERM: a deploy) calls `close()`: `drain()` first (both doors answer a

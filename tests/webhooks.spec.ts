@@ -374,6 +374,54 @@ test.group('Webhooks | emitted by the change they report, never by one rolled ba
   })
 })
 
+test.group('Webhooks | purged with their run, or after their retention', () => {
+  test('a purge of the run removes its deliveries; delivered rows go after the retention', async ({
+    assert,
+  }) => {
+    const secret = newSecret()
+    const receiver = await signedReceiver(secret)
+    const stack = await setupParking(
+      { steps: [] },
+      { webhooks: { ...FAST, endpoints: [{ url: receiver.url, secret }] } }
+    )
+    stack.webhooks!.deliverer.start()
+    const [first, second] = [runId(), runId()]
+    for (const id of [first, second]) await (await stack.driver.start({ runId: id })).done
+    await until(async () =>
+      (await outbox(stack.db, first)).every((row: any) => row.status === 'delivered')
+    )
+    await until(async () =>
+      (await outbox(stack.db, second)).every((row: any) => row.status === 'delivered')
+    )
+    await sleep(5)
+    // Both streams ended: a purge of everything ended before now takes their deliveries too.
+    await stack.sink.purge({ olderThanMs: 0 })
+    assert.lengthOf(await outbox(stack.db, second), 0)
+    assert.lengthOf(await outbox(stack.db, first), 0)
+    // Retention: delivered rows older than it are deleted, pending and dead ones first.
+    const other = runId()
+    await (
+      await stack.driver.start({ runId: other })
+    ).done
+    await until(async () =>
+      (await outbox(stack.db, other)).every((row: any) => row.status === 'delivered')
+    )
+    await stack.db
+      .connection()
+      .from('agent_webhook_deliveries')
+      .where('stream_run_id', other)
+      .where('event_type', 'run.started')
+      .update({ status: 'dead', delivered_at: null })
+    await sleep(5)
+    const { nowMs } = await import('../src/store/sql.js')
+    assert.equal(await stack.webhooks!.deliveries.purgeDelivered(nowMs(), 100), 1)
+    assert.deepEqual(
+      (await outbox(stack.db, other)).map((row: any) => row.status),
+      ['dead']
+    )
+  })
+})
+
 test.group('Webhooks | config refused at boot', () => {
   const refusals: [string, WebhooksOptions, string][] = [
     [
