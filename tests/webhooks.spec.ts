@@ -246,6 +246,26 @@ test.group('Webhooks | emitted by the change they report, never by one rolled ba
     )
   })
 
+  test('a resume whose claim lapsed writes no run.resumed', async ({ assert }) => {
+    const { driver, parking, parkingStore, db } = await setupParking(
+      { steps: ['approval'] },
+      { webhooks: { endpoints: [{ url: 'http://127.0.0.1:9/hook', secret: newSecret() }] } }
+    )
+    const id = runId()
+    await (
+      await driver.start({ runId: id, principal: alice })
+    ).done
+    // Nobody here resumes on the decision: another replica claims the segment.
+    driver.tryResume = async () => false
+    await parking.decisions.approve(id, `${id}.call0`, { principal: alice })
+    const claimed = await parkingStore.claims.claim(id, 1, 'another-replica', 30_000)
+    assert.isNotNull(claimed)
+    // This driver's resume finds the claim is not its own: the reopen rolls back.
+    assert.isNull(await driver.resume(claimed!))
+    const types = (await outbox(db, id)).map((r: any) => r.event_type)
+    assert.deepEqual(types, ['run.started', 'run.parked', 'run.decided'])
+  })
+
   test('a start whose own writes fail writes no run.started', async ({ assert }) => {
     const { driver, db } = await setupParking(
       { steps: [] },
@@ -503,6 +523,59 @@ test.group('Webhooks | config refused at boot', () => {
       }
     })
   }
+})
+
+test.group('Webhooks | one replica at a time', () => {
+  test('two replicas delivering the same outbox: every webhook-id received once', async ({
+    assert,
+  }) => {
+    const secret = newSecret()
+    // A slow receiver: attempts of both replicas overlap.
+    const receiver = await signedReceiver(secret)
+    const slow = (await import('node:http')).createServer((req, res) => {
+      req.resume()
+      req.on('end', () => setTimeout(() => res.writeHead(204).end(), 30))
+    })
+    const { listen } = await import('./helpers/durable_door.js')
+    const slowUrl = `http://127.0.0.1:${await listen(slow)}/hook`
+    const webhooks = {
+      ...FAST,
+      endpoints: [
+        { url: receiver.url, secret },
+        { url: slowUrl, secret },
+      ],
+    }
+    const one = await setupParking({ steps: [] }, { webhooks, replicaId: 'one' })
+    const { setupReplica } = await import('./helpers/parking.js')
+    const { scriptedAgent } = await import('../src/testing/scripted_agent.js')
+    const two = setupReplica(scriptedAgent({ steps: [] }), { webhooks, replicaId: 'two' })
+    const ids = Array.from({ length: 8 }, () => runId())
+    // One after the other (two SQLite connections of one process must not hold write
+    // transactions at once); then only the deliverers' single statements race.
+    for (const [i, id] of ids.entries()) {
+      const replica = i % 2 ? one : two
+      await (
+        await replica.driver.start({ runId: id })
+      ).done
+      await replica.driver.settled()
+    }
+    one.webhooks!.deliverer.start()
+    two.webhooks!.deliverer.start()
+    await receiver.wait(() => true, ids.length * 2)
+    await until(async () => {
+      const rows = await one.db.connection().from('agent_webhook_deliveries').select('status')
+      return rows.length === ids.length * 4 && rows.every((r: any) => r.status === 'delivered')
+    })
+    await sleep(200)
+    assert.lengthOf(receiver.received, ids.length * 2)
+    assert.lengthOf(new Set(receiver.received.map((r) => r.id)), ids.length * 2)
+    const attempts = await one.db.connection().from('agent_webhook_deliveries').select('attempts')
+    assert.isTrue(attempts.every((r: any) => Number(r.attempts) === 1))
+    await one.webhooks!.deliverer.stop()
+    await two.webhooks!.deliverer.stop()
+    slow.closeAllConnections()
+    slow.close()
+  })
 })
 
 test.group('Webhooks | a replica killed between its commit and the delivery', () => {
