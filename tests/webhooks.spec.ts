@@ -3,6 +3,7 @@ import type { Database } from '@adonisjs/lucid/database'
 import { DecisionConflictError, InvalidWebhookConfigError } from '../src/errors.js'
 import { resolveWebhooks, type WebhooksOptions } from '../src/telemetry/webhooks/index.js'
 import { createRuntime } from '../src/runtime.js'
+import { sinkInternals } from '../src/sink/lucid_sink.js'
 import { defineConfig } from '../src/define_config.js'
 import type { ScriptedAgentOptions } from '../src/testing/scripted_agent.js'
 import type { AgentRunner } from '../src/runner/contract.js'
@@ -264,6 +265,47 @@ test.group('Webhooks | emitted by the change they report, never by one rolled ba
     assert.isNull(await driver.resume(claimed!))
     const types = (await outbox(db, id)).map((r: any) => r.event_type)
     assert.deepEqual(types, ['run.started', 'run.parked', 'run.decided'])
+  })
+
+  test('a run lost to a database outage writes run.failed with its failure, once it is back', async ({
+    assert,
+  }) => {
+    const { sink, db } = await setupParking(
+      { steps: [] },
+      {
+        outageBoundMs: 300,
+        coalesceWindowMs: 10,
+        webhooks: { endpoints: [{ url: 'http://127.0.0.1:9/hook', secret: newSecret() }] },
+      }
+    )
+    const id = runId()
+    const writer = await sink.open(id)
+    await writer.write({ t: 'text', v: 'kept ' })
+    await writer.flush()
+    // The database away: every commit refused as a lost connection would be.
+    const { store } = sinkInternals(sink)
+    const commit = store.commit.bind(store)
+    let down = true
+    store.commit = async (...args: Parameters<typeof commit>) => {
+      if (down) {
+        throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), {
+          code: 'ECONNREFUSED',
+        })
+      }
+      return commit(...args)
+    }
+    const lost = new Promise<void>((resolve) => (writer.onLost = resolve))
+    await writer.write({ t: 'text', v: 'dropped' })
+    await lost
+    assert.lengthOf(await outbox(db, id), 0)
+    down = false
+    await until(async () => (await sink.head(id))?.status === 'failed')
+    const rows = await outbox(db, id)
+    assert.deepEqual(
+      rows.map((r: any) => r.event_type),
+      ['run.failed']
+    )
+    assert.deepInclude(JSON.parse(rows[0].payload).data, { code: 'run_failed', status: 'failed' })
   })
 
   test('a start whose own writes fail writes no run.started', async ({ assert }) => {

@@ -1,3 +1,4 @@
+import type { LifecycleRecorder } from '../core/lifecycle.js'
 import type { Tail } from '../follow/tail.js'
 import type { AppendPlan, CommitResult } from '../store/append_plan.js'
 import type { StreamStore } from '../store/stream_store.js'
@@ -9,6 +10,8 @@ export interface AppendContext {
   tail: Tail
   /** Cap on one frame's serialized size, in bytes. */
   maxFrameBytes: number
+  /** Where a lost run's failure is recorded as a lifecycle event (the webhook outbox). */
+  lifecycle?: LifecycleRecorder
 }
 
 /**

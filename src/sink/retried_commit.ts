@@ -5,6 +5,7 @@ import type { AppendPlan, CommitResult } from '../store/append_plan.js'
 import { isTransientError } from '../store/transient.js'
 import { appendFrames, type AppendContext } from './append.js'
 import type { Outage } from './outage.js'
+import { lifecycleIds, NO_LIFECYCLE } from '../core/lifecycle.js'
 
 /**
  * One writer's commits through the sink's one write path ({@link appendFrames}), made safe to
@@ -100,6 +101,15 @@ export class RetriedCommits {
           token,
           retried,
           sinceSeq: this.lastSeq,
+          // The run's end for other systems (the webhook outbox), in the same commit.
+          within: (trx) =>
+            (this.context.lifecycle ?? NO_LIFECYCLE).record(trx, {
+              type: 'run.failed',
+              data: {
+                ...lifecycleIds({ runId: this.runId, streamRunId: this.runId }, 'failed'),
+                code: 'run_failed',
+              },
+            }),
         })
         return true
       } catch (error) {

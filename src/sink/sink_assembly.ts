@@ -58,6 +58,11 @@ export function assembleSink(
       return store.client
     },
   }
-  const append: AppendContext = { store, tail, maxFrameBytes: resolved.maxFrameBytes }
+  const append: AppendContext = {
+    store,
+    tail,
+    maxFrameBytes: resolved.maxFrameBytes,
+    lifecycle: internals.lifecycle,
+  }
   return { resolved, tables, internals, append, closeNotifier: notifier.close }
 }
