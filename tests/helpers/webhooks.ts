@@ -2,7 +2,10 @@ import { createServer } from 'node:http'
 import { randomBytes } from 'node:crypto'
 import { getActiveTest } from '@japa/runner'
 import { Webhook } from 'standardwebhooks'
+import type { Database } from '@adonisjs/lucid/database'
+import type { WebhooksOptions } from '../../src/telemetry/webhooks/index.js'
 import { listen } from './durable_door.js'
+import { sleep } from './sink.js'
 
 /** A fresh Standard Webhooks secret (`whsec_` and the base64 of 32 random bytes). */
 export const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`
@@ -75,3 +78,28 @@ export async function signedReceiver(
 /** The event types received, in order, of the stream `streamRunId`. */
 export const typesOf = (received: Received[], streamRunId: string) =>
   received.filter((r) => r.event.data.streamRunId === streamRunId).map((r) => r.event.type)
+
+/** The outbox rows of a stream, oldest first. */
+export async function outbox(db: Database, streamRunId: string) {
+  return db
+    .connection()
+    .from('agent_webhook_deliveries')
+    .where('stream_run_id', streamRunId)
+    .orderBy('created_at', 'asc')
+}
+
+/** Wait until `check` is true, at most `ms`. */
+export async function until(check: () => Promise<boolean> | boolean, ms = 10_000) {
+  const deadline = Date.now() + ms
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time')
+    await sleep(20)
+  }
+}
+
+/** Fast retries and polls, for tests. */
+export const FAST: Partial<WebhooksOptions> = {
+  backoffMs: 20,
+  maxBackoffMs: 60,
+  pollIntervalMs: 20,
+}
