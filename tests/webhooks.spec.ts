@@ -85,6 +85,34 @@ test.group('Webhooks | lifecycle events, signed, from the outbox', () => {
     assert.isNotNull(webhooks)
   })
 
+  test('a rotating secret: every attempt signed with each, the old and the new verify', async ({
+    assert,
+  }) => {
+    const [previous, next] = [newSecret(), newSecret()]
+    // The receiver still has the old secret.
+    const receiver = await signedReceiver(previous)
+    const stack = await setupParking(
+      { steps: [] },
+      {
+        webhooks: {
+          ...FAST,
+          endpoints: [{ url: receiver.url, secret: [next, previous], events: ['run.finished'] }],
+        },
+      }
+    )
+    stack.webhooks!.deliverer.start()
+    const id = runId()
+    await (
+      await stack.driver.start({ runId: id })
+    ).done
+    const [got] = await receiver.wait((r) => r.event.data.runId === id)
+    assert.lengthOf(got.headers['webhook-signature'].split(' '), 2)
+    // And one with the new secret verifies the same request.
+    const { Webhook } = await import('standardwebhooks')
+    assert.deepEqual(new Webhook(next).verify(got.raw, got.headers), got.event)
+    assert.throws(() => new Webhook(newSecret()).verify(got.raw, got.headers))
+  })
+
   test('a receiver failing three times gets the event once more each time, then never again', async ({
     assert,
   }) => {

@@ -237,6 +237,26 @@ test.group('Webhooks | emitted by the change they report, never by one rolled ba
 })
 
 test.group('Webhooks | config refused at boot', () => {
+  test('refused: a rotation list empty, or with a bad secret (named by its index)', ({
+    assert,
+  }) => {
+    const url = 'https://example.com/x'
+    assert.throws(
+      () => resolveWebhooks({ endpoints: [{ url, secret: [] }] }),
+      /"endpoints.0.secret" must name at least one secret/
+    )
+    const bad = 'whsec_c2hvcnQ='
+    let thrown: any
+    try {
+      resolveWebhooks({ endpoints: [{ url, secret: [newSecret(), bad] }] })
+    } catch (error) {
+      thrown = error
+    }
+    assert.equal(thrown.code, 'invalid_webhook_config')
+    assert.include(thrown.message, '"endpoints.0.secret.1"')
+    assert.notInclude(thrown.message, bad)
+  })
+
   const refusals: [string, WebhooksOptions, string][] = [
     [
       'a URL that does not parse',

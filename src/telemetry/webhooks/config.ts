@@ -6,10 +6,12 @@ export interface WebhookEndpoint {
   /** Where events are POSTed: an `http://` or `https://` URL, no credentials in it. */
   url: string
   /**
-   * The Standard Webhooks signing secret: `whsec_` and the base64 of the key (at least 24
-   * bytes, as the receiver's `new Webhook(secret)` takes it).
+   * The Standard Webhooks signing secret: `whsec_` and the base64 of the key (24 to 64 bytes,
+   * as the receiver's `new Webhook(secret)` takes it). Several, to rotate it: every attempt is
+   * signed with each (one `v1,` signature per secret), so a receiver with the old or the new
+   * one accepts it while it moves on.
    */
-  secret: string
+  secret: string | string[]
   /** The events this endpoint wants (default: every one). */
   events?: LifecycleEventType[]
 }
@@ -38,7 +40,7 @@ export interface WebhooksOptions {
 
 /** {@link WebhooksOptions} checked, every default applied. */
 export interface ResolvedWebhooks {
-  endpoints: (WebhookEndpoint & { key: Buffer; host: string })[]
+  endpoints: (WebhookEndpoint & { keys: Buffer[]; host: string })[]
   maxAttempts: number
   timeoutMs: number
   backoffMs: number
@@ -83,14 +85,21 @@ export function resolveWebhooks(options: WebhooksOptions | undefined): ResolvedW
     if (url.username || url.password) {
       throw new InvalidWebhookConfigError(`${at}.url`, 'must not carry credentials')
     }
-    const secret = endpoint.secret
-    if (typeof secret !== 'string' || !SECRET.test(secret)) {
-      throw new InvalidWebhookConfigError(`${at}.secret`, 'must be "whsec_" and base64')
+    const secrets = Array.isArray(endpoint.secret) ? endpoint.secret : [endpoint.secret]
+    if (secrets.length === 0) {
+      throw new InvalidWebhookConfigError(`${at}.secret`, 'must name at least one secret')
     }
-    const key = Buffer.from(secret.slice('whsec_'.length), 'base64')
-    if (key.length < 24 || key.length > 64) {
-      throw new InvalidWebhookConfigError(`${at}.secret`, 'must hold a key of 24 to 64 bytes')
-    }
+    const keys = secrets.map((secret, i) => {
+      const field = Array.isArray(endpoint.secret) ? `${at}.secret.${i}` : `${at}.secret`
+      if (typeof secret !== 'string' || !SECRET.test(secret)) {
+        throw new InvalidWebhookConfigError(field, 'must be "whsec_" and base64')
+      }
+      const key = Buffer.from(secret.slice('whsec_'.length), 'base64')
+      if (key.length < 24 || key.length > 64) {
+        throw new InvalidWebhookConfigError(field, 'must hold a key of 24 to 64 bytes')
+      }
+      return key
+    })
     if (endpoint.events !== undefined) {
       if (!Array.isArray(endpoint.events) || endpoint.events.length === 0) {
         throw new InvalidWebhookConfigError(`${at}.events`, 'must be a non-empty array')
@@ -104,7 +113,7 @@ export function resolveWebhooks(options: WebhooksOptions | undefined): ResolvedW
         }
       })
     }
-    return { ...endpoint, key, host: url.host }
+    return { ...endpoint, keys, host: url.host }
   })
   if (new Set(endpoints.map((e) => e.url)).size !== endpoints.length) {
     throw new InvalidWebhookConfigError('endpoints', 'must not name one URL twice')

@@ -155,7 +155,7 @@ export class WebhookDeliverer {
         headers: {
           'content-type': 'application/json',
           'user-agent': 'adonis-agent-stream-webhooks',
-          ...signedHeaders(endpoint.key, row.id, row.payload, seconds),
+          ...signedHeaders(endpoint.keys, row.id, row.payload, seconds),
         },
         body: row.payload,
         redirect: 'manual',
