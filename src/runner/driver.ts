@@ -23,6 +23,8 @@ import { ReplicaShutdownError } from '../errors.js'
 import { Drain, SHUTDOWN_OUTCOME } from './drain.js'
 import { SegmentStop, STOPPED_OUTCOME } from './segment_stop.js'
 import type { StopMode } from '../store/stop_requests.js'
+import { nowMs } from '../store/clock.js'
+import { recordResumed, recordRunStarted, recordSegmentEnded } from '../telemetry/metrics/index.js'
 
 export interface DriverOptions {
   /** This replica's name in claims (default: a random id per process). */
@@ -108,6 +110,7 @@ export class RunDriver {
       run.within,
       segmentRecord(meta, run.input ?? null)
     )
+    recordRunStarted()
     const said = run.userMessage
     const done = this.#track(
       this.#segment(writer, meta, run.input ?? null, async (ctx) => {
@@ -158,6 +161,7 @@ export class RunDriver {
       if (error instanceof ClaimLapsed) return null
       throw error
     }
+    recordResumed(claimed.decidedAt, nowMs())
     // The top run may park again after a child's continuation: it parks under its own meta.
     writer.adopt({ ...meta, runId: claimed.streamRunId, parentRunId: null })
     return this.#segment(writer, meta, claimed.input, (ctx) =>
@@ -356,6 +360,7 @@ export class RunDriver {
         input,
         outcome
       )
+      recordSegmentEnded(outcome.status)
       const onEnd = outcome.status !== 'parked' && !writer.lost && this.options.onStreamEnd
       if (onEnd) void this.#track(onEnd(meta)).catch((e) => this.options.onError?.(e))
     } catch (error) {

@@ -31,6 +31,7 @@ import { UI_MESSAGE_STATE } from './state_codec.js'
 import { turnChunks, type TurnRead } from './turn.js'
 import { chatMessages } from './messages.js'
 import { enqueueTurn } from './queued.js'
+import { recordReattach } from '../../telemetry/metrics/index.js'
 
 /** The refusals of this door's protocol (besides the kernel's and parking's decision errors). */
 const REFUSED = {
@@ -214,6 +215,7 @@ export class UiMessageDoor extends DoorBase<UiMessageDoorOptions, string> {
     const stream = latest.streamRunId
     const checked = await checkedPosition(this.sink, stream, after, CURSORS)
     if ('kind' in checked) return checked
+    recordReattach('ui_message')
     const from = checked.position ?? START
     // A turn is active when it streams, is parked, or decided and about to go on: after its
     // newest segment end the stream goes on or waits (the kernel's one verdict, one snapshot).
