@@ -5,7 +5,8 @@ import { ATTRIBUTE, METRIC, instruments } from '../src/telemetry/metrics/index.j
 import { DecisionLapsedError } from '../src/errors.js'
 import { DIALECT } from './helpers/db.js'
 import { installMeterProvider } from './helpers/otel_metrics.js'
-import { setupRunner } from './helpers/parking.js'
+import { setupParking, setupRunner } from './helpers/parking.js'
+import { runInput } from './helpers/http.js'
 import { runId, setupSink, sleep } from './helpers/sink.js'
 
 const alice = { id: 'alice-principal-7' }
@@ -192,6 +193,43 @@ test.group('telemetry metrics', () => {
       [ATTRIBUTE.decidedVia]: 'expiry',
     })
     assert.equal(park.count, 1)
+  })
+
+  test('a cancelled park is timed as cancelled, and no expiry', async ({ assert }) => {
+    const meter = installMeterProvider()
+    const stack = await setupRunner(asking)
+    const id = runId('metrics')
+    await (
+      await stack.driver.start({ runId: id, principal: alice })
+    ).done
+    await stack.parking.decisions.cancel(id, { principal: alice })
+    const park = await meter.histogram(METRIC.parkDuration, {
+      [ATTRIBUTE.decision]: 'cancelled',
+      [ATTRIBUTE.decidedVia]: 'cancel',
+    })
+    assert.equal(park.count, 1)
+    assert.equal(await meter.value(METRIC.expiries), 0)
+  })
+
+  test('re-attaches are counted by door; a refused one is not', async ({ assert }) => {
+    const meter = installMeterProvider()
+    const stack = await setupParking()
+    const thread = runId('thread')
+    const run = runId('metrics')
+    const started = await stack.door.run(runInput(thread, run), alice)
+    assert.equal(started.kind, 'stream')
+    if (started.kind === 'stream') await Array.fromAsync(started.events)
+    assert.equal(await meter.value(METRIC.reattaches), 0)
+    const again = await stack.door.reattach(run, undefined, alice)
+    assert.equal(again.kind, 'stream')
+    if (again.kind === 'stream') await Array.fromAsync(again.events)
+    assert.equal((await stack.door.reattach(run, undefined, { id: 'mallory' })).kind, 'refused')
+    assert.equal(
+      await stack.door.reattach(run, 'not-a-cursor', alice).then((r) => r.kind),
+      'refused'
+    )
+    assert.equal(await meter.value(METRIC.reattaches, { [ATTRIBUTE.door]: 'agui' }), 1)
+    assert.equal(await meter.value(METRIC.reattaches), 1)
   })
 
   test('without an SDK nothing is made; a provider registered later is used', async ({

@@ -20,5 +20,10 @@ export {
   recordWakeUpHeard,
   type DoorName,
 } from './read.js'
-export { recordParksSettled, recordResumed, type SettledPark } from './parking.js'
+export {
+  recordParksSettled,
+  recordParksCancelled,
+  recordResumed,
+  type SettledPark,
+} from './parking.js'
 export { recordRunStarted, recordSegmentEnded } from './runs.js'

@@ -30,6 +30,16 @@ export function recordParksSettled(settled: readonly SettledPark[], at: number) 
   }
 }
 
+/** Pending items asked at `askedAt` (epoch ms each) cancelled at `at` (a stop, a cancel). */
+export function recordParksCancelled(askedAt: readonly number[], at: number) {
+  if (askedAt.length === 0) return
+  const via = 'cancel'
+  recordParksSettled(
+    askedAt.map((asked) => ({ askedAt: asked, decision: 'cancelled', via })),
+    at
+  )
+}
+
 /**
  * A decided segment was resumed at `at` (database time, epoch ms) on this replica: the time
  * since its last decision committed (`decidedAt`, as stored), whichever replica took it.

@@ -215,12 +215,12 @@ export class UiMessageDoor extends DoorBase<UiMessageDoorOptions, string> {
     const stream = latest.streamRunId
     const checked = await checkedPosition(this.sink, stream, after, CURSORS)
     if ('kind' in checked) return checked
-    recordReattach('ui_message')
     const from = checked.position ?? START
     // A turn is active when it streams, is parked, or decided and about to go on: after its
     // newest segment end the stream goes on or waits (the kernel's one verdict, one snapshot).
     const { verdict, after: now } = await readAfterSegmentEnd(this.deps, stream)
     if (!now || (verdict !== 'goes-on' && verdict !== 'waits')) return { kind: 'none' }
+    recordReattach('ui_message')
     return this.#serve(stream, from, signal, now.stream)
   }
 
