@@ -47,11 +47,18 @@ const buffers = new Set<WeakRef<HeldBytes>>()
 
 /**
  * Count `buffer` in `agent_stream.outage_buffer.usage` (the sum over this replica's writers) for
- * as long as it lives (held weakly: a released writer drops out when it is collected).
+ * as long as it lives (held weakly: a released writer drops out when it is collected). Without
+ * an SDK nothing is kept.
  */
 export function watchOutageBuffer(buffer: HeldBytes) {
+  if (!instruments()) return
   buffers.add(new WeakRef(buffer))
-  instruments()
+  // Collected writers leave their reference behind until the next observation: bounded here too.
+  if (buffers.size % 1024 === 0) prune()
+}
+
+function prune() {
+  for (const ref of buffers) if (!ref.deref()) buffers.delete(ref)
 }
 
 whenBuilt((made) =>
