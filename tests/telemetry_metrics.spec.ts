@@ -7,6 +7,7 @@ import { DIALECT } from './helpers/db.js'
 import { installMeterProvider } from './helpers/otel_metrics.js'
 import { setupParking, setupRunner } from './helpers/parking.js'
 import { runInput } from './helpers/http.js'
+import { redisChannel, redisNotifier, redisNotifierOf, until } from './helpers/redis.js'
 import { runId, setupSink, sleep } from './helpers/sink.js'
 
 const alice = { id: 'alice-principal-7' }
@@ -130,6 +131,32 @@ test.group('telemetry metrics', () => {
     for await (const item of sink.replay(id)) if (item) replayed++
     assert.isAtLeast(replayed, 5)
     assert.isAtLeast((await meter.value(METRIC.replayRows)) - before, replayed)
+  })
+
+  test('the Redis notifier: a commit to its wake-up heard back, as its lag', async ({ assert }) => {
+    const meter = installMeterProvider()
+    const { sink } = await setupSink({ notifier: redisNotifier({ channel: redisChannel() }) })
+    const id = runId('metrics')
+    const writer = await sink.open(id)
+    const reader = sink.subscribe(id)[Symbol.asyncIterator]()
+    await writer.write({ t: 'component', name: 'card', data: {} })
+    await reader.next()
+    await until(() => redisNotifierOf(sink).listening, 5000, 'subscription')
+    for (let i = 0; i < 4; i++) {
+      await writer.write({ t: 'component', name: 'card', data: { i } })
+      await reader.next()
+      await sleep(30)
+    }
+    await reader.return!()
+    await writer.end()
+    const lag = await meter.histogram(METRIC.notifierLag, { [ATTRIBUTE.notifier]: 'redis' })
+    assert.isAtLeast(lag.count, 1)
+    assert.isAbove(lag.sum, 0)
+    assert.isBelow(lag.sum / lag.count, 1)
+    assert.equal(
+      (await meter.histogram(METRIC.notifierLag, { [ATTRIBUTE.notifier]: 'pg' })).count,
+      0
+    )
   })
 
   test('a park decided after a known delay: its duration, the resume delay, the run counted', async ({
