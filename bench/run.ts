@@ -26,12 +26,14 @@ const QUICK = process.env.BENCH_QUICK === '1'
  * `BENCH_ONLY=<part>` runs one part alone: `db` (the sink, AG-UI and useChat rows per database),
  * `usechat` (the useChat rows alone), `viewers` (many talking runs, many viewers), `admin` (the
  * admin queue), `resumable` (the `resumable-stream` rows), `stop` (stop latency across processes,
- * bench/stop.ts), `ds` (Durable Streams beside the reference server, bench/ds_section.ts).
+ * bench/stop.ts), `ds` (Durable Streams beside the reference server, bench/ds_section.ts), `otel`
+ * (the cost of an OpenTelemetry SDK on the hot path, on the first of BENCH_DBS: bench/otel_section.ts).
  * Unset: every part.
  */
 const ONLY = process.env.BENCH_ONLY
-const wants = (part: 'db' | 'usechat' | 'viewers' | 'admin' | 'resumable' | 'stop' | 'ds') =>
-  !ONLY || ONLY === part
+const wants = (
+  part: 'db' | 'usechat' | 'viewers' | 'admin' | 'resumable' | 'stop' | 'ds' | 'otel'
+) => !ONLY || ONLY === part
 const DBS = (process.env.BENCH_DBS ?? 'pg,sqlite,mysql').split(',').map((s) => s.trim())
 /** A dialect's name in the table. */
 const labelOf = (dialect: string) =>
@@ -809,6 +811,13 @@ if (wants('ds')) {
     QUICK
   )
 }
+let printOtel: (() => void) | null = null
+if (wants('otel')) {
+  process.stderr.write(`bench: the cost of telemetry on ${DBS[0]}...\n`)
+  const { benchOtelSection } = await import('./otel_section.js')
+  const database = { create: createDatabase, reset: resetTables }
+  printOtel = await benchOtelSection(DBS[0], labelOf(DBS[0]), QUICK, database, seedStream)
+}
 rmSync(TMP, { recursive: true, force: true })
 
 const cpu = cpus()[0]?.model ?? 'unknown CPU'
@@ -825,4 +834,5 @@ for (const row of rows)
   console.log(`| ${row.metric} | ${row.db} | ${row.ours} | ${row.baseline} | ${row.target} |`)
 printSideBySide()
 printDurableStreams?.()
+printOtel?.()
 process.exit(0)

@@ -7,6 +7,8 @@ import type { ParkingQueries } from './queries.js'
 import type { ItemRow } from './store_rows.js'
 import { cancelFrames, deniedCalls } from './settlement_frames.js'
 import { refusal, seesItem, type Decider } from './policy.js'
+import { nowMs } from '../store/clock.js'
+import { recordParksCancelled } from '../telemetry/metrics/index.js'
 
 /** What a cancel reads and writes through (parking's decisions give theirs). */
 export interface CancelDeps {
@@ -96,5 +98,9 @@ export async function cancelOnce(
     if (changed) return 'changed' as const
     throw error
   }
+  recordParksCancelled(
+    pending.map((item) => Date.parse(item.createdAt)),
+    nowMs()
+  )
   return { status: 'cancelled' as const, streamRunId }
 }

@@ -26,6 +26,8 @@ import {
 import type { ApproverPolicy } from './types.js'
 import type { Principal } from '../core/run.js'
 import { defaultApproverPolicy, lapsed, refusal, type Decider } from './policy.js'
+import { nowMs } from '../store/clock.js'
+import { recordParksSettled } from '../telemetry/metrics/index.js'
 
 /** How many times a cancel reads again after a decision changed what it denies. */
 const CANCEL_ATTEMPTS = 5
@@ -373,6 +375,7 @@ export class ParkingDecisions {
         }
       },
     })
+    recordParksSettled(steps.map(settledPark), nowMs())
     const last = steps[steps.length - 1].item
     try {
       // Ready once nothing of its segment is pending (several runs may have parked in it): a
@@ -400,4 +403,10 @@ async function shapeOf(decision: ItemDecision): Promise<Shape> {
     throw new DecisionMismatchError('a decision')
   }
   return shape
+}
+
+/** What the park duration metric is told of a settled step. */
+function settledPark(step: Step) {
+  const { item, outcome, decider } = step
+  return { askedAt: item.createdAt, decision: outcome.status, via: decider.via ?? 'api' }
 }

@@ -104,7 +104,8 @@ export class SuspensionClaims {
         .where('status', 'claimed')
         .orderBy('created_at', 'asc')
         .orderBy('run_id', 'asc')
-      const items = await this.#settledItems(trx, members)
+      const decided = { at: 0 }
+      const items = await this.#settledItems(trx, members, decided)
       const target = await this.#target(trx, stream, members)
       await commitChecked(trx)
       const first = members[0]
@@ -118,6 +119,7 @@ export class SuspensionClaims {
         checkpoint: parse(first.checkpoint),
         input: parse(first.input),
         items,
+        decidedAt: decided.at || undefined,
       }
     } catch (error) {
       // Ended under the work (see endedUnder): its first error is the cause.
@@ -263,7 +265,9 @@ export class SuspensionClaims {
    */
   async #settledItems(
     trx: QueryClientContract | TransactionClientContract,
-    members: Record<string, any>[]
+    members: Record<string, any>[],
+    /** Set to the last decision's `decided_at` (database time, epoch ms). */
+    decided?: { at: number }
   ): Promise<SettledItem[]> {
     const items: SettledItem[] = []
     for (const kind of ITEM_KINDS) {
@@ -278,6 +282,7 @@ export class SuspensionClaims {
       }
       rows.sort((a, b) => Number(a.stream_seq) - Number(b.stream_seq))
       for (const row of rows) {
+        if (decided) decided.at = Math.max(decided.at, Number(row.decided_at ?? 0))
         const settled: SettledItem = {
           kind,
           id: row.item_id,

@@ -56,6 +56,8 @@ export interface ClaimedSuspension {
   /** The run's input as it was started. */
   input: unknown
   items: SettledItem[]
+  /** When the segment's last decision committed (database time, epoch ms): for its metrics. */
+  decidedAt?: number
 }
 
 /** JSON text for a column (`undefined` stores SQL null). */

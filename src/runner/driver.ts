@@ -24,6 +24,8 @@ import { Drain, SHUTDOWN_OUTCOME } from './drain.js'
 import { SegmentStop, STOPPED_OUTCOME } from './segment_stop.js'
 import type { StopMode } from '../store/stop_requests.js'
 import { lifecycleIds } from '../core/lifecycle.js'
+import { nowMs } from '../store/clock.js'
+import { recordResumed, recordRunStarted, recordSegmentEnded } from '../telemetry/metrics/index.js'
 
 export interface DriverOptions {
   /** This replica's name in claims (default: a random id per process). */
@@ -113,6 +115,7 @@ export class RunDriver {
       },
       segmentRecord(meta, run.input ?? null)
     )
+    recordRunStarted()
     const said = run.userMessage
     const done = this.#track(
       this.#segment(writer, meta, run.input ?? null, async (ctx) => {
@@ -167,6 +170,7 @@ export class RunDriver {
       if (error instanceof ClaimLapsed) return null
       throw error
     }
+    recordResumed(claimed.decidedAt, nowMs())
     // The top run may park again after a child's continuation: it parks under its own meta.
     writer.adopt({ ...meta, runId: claimed.streamRunId, parentRunId: null })
     return this.#segment(writer, meta, claimed.input, (ctx) =>
@@ -366,6 +370,7 @@ export class RunDriver {
         input,
         outcome
       )
+      recordSegmentEnded(outcome.status)
       const onEnd = outcome.status !== 'parked' && !writer.lost && this.options.onStreamEnd
       if (onEnd) void this.#track(onEnd(meta)).catch((e) => this.options.onError?.(e))
     } catch (error) {

@@ -3,6 +3,7 @@ import type { Tail } from '../follow/tail.js'
 import type { AppendPlan, CommitResult } from '../store/append_plan.js'
 import type { StreamStore } from '../store/stream_store.js'
 import { validateFrame } from './validate.js'
+import { recordCommit } from '../telemetry/metrics/index.js'
 
 /** What appending needs of the sink: its store, this replica's tail and the frame size cap. */
 export interface AppendContext {
@@ -48,5 +49,6 @@ export async function appendFrames(
     throw error
   }
   settle(result)
+  recordCommit(ctx.store.dialect, result)
   return result
 }

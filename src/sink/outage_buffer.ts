@@ -1,5 +1,6 @@
 import type { StreamFrame } from '../core/frames.js'
 import type { Outage } from './outage.js'
+import { watchOutageBuffer } from '../telemetry/metrics/index.js'
 
 /**
  * What one writer holds in memory while the database is unreachable, and how its callers are
@@ -17,7 +18,14 @@ export class OutageBuffer {
     /** The most bytes held before the run is lost. */
     readonly maxBytes: number,
     readonly outage: Outage
-  ) {}
+  ) {
+    watchOutageBuffer(this)
+  }
+
+  /** UTF-8 bytes held now: queued frames and held text (the outage buffer usage gauge). */
+  get heldBytes() {
+    return this.#queued + this.#held
+  }
 
   /** Whether, during an outage, more than `maxBytes` are held. */
   get over() {

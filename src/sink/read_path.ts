@@ -6,6 +6,7 @@ import { deliveryFrame, rowToDelivery, type Delivery } from '../follow/feed.js'
 import type { StoredRow, StreamHead } from '../store/rows.js'
 import type { StreamReads } from '../store/stream_reads.js'
 import { retryTransient } from './outage.js'
+import { recordReplayRows } from '../telemetry/metrics/index.js'
 
 /**
  * How a reader rides out the database going away: its store reads are retried with backoff for
@@ -48,6 +49,7 @@ export async function readPage(
   // short, which a replay took for the stream's end).
   const read = () => store.page(runId, Math.max(1, cursor.seq), limit, maxBytes)
   const page = retry ? await retryTransient(read, retry) : await read()
+  recordReplayRows(page.rows.length)
   const deliveries: Delivery[] = []
   for (const row of page.rows) {
     const delivery = rowToDelivery(row, cursor)

@@ -13,6 +13,7 @@ import {
   type SupersededFrame,
 } from './read_path.js'
 import { retryTransient } from './outage.js'
+import { recordLiveReader } from '../telemetry/metrics/index.js'
 
 export type { SegmentEnd } from './read_path.js'
 
@@ -76,6 +77,7 @@ export async function* follow(
   const { pageSize, pageBytes, signal } = reading
   const retry = { boundMs: reading.outageBoundMs, signal }
   const feed = await retryTransient(() => tail.follow(runId), retry)
+  recordLiveReader(1)
   try {
     if (feed.missing) return
     let cursor = start
@@ -141,6 +143,7 @@ export async function* follow(
       await changedOrAborted(feed.changed(), signal)
     }
   } finally {
+    recordLiveReader(-1)
     tail.unfollow(runId)
   }
 }

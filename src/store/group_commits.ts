@@ -2,6 +2,7 @@ import type { AppendPlan, CommitResult } from './append_plan.js'
 import type { NewRow } from './rows.js'
 import type { GroupMember, GroupOutcome } from './commit_group.js'
 import { isTransientError } from './transient.js'
+import { recordGroupCommit } from '../telemetry/metrics/index.js'
 
 interface Waiting extends GroupMember {
   resolve: (result: CommitResult | null) => void
@@ -84,6 +85,7 @@ export class GroupCommits {
   }
 
   async #commit(batch: Waiting[]) {
+    recordGroupCommit(batch.length)
     if (batch.length === 1) {
       const [only] = batch
       return this.alone(only.runId, only.plan, only.rows).then(only.resolve, only.reject)

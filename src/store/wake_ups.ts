@@ -1,6 +1,7 @@
 import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { isRunId, RUN_ID } from '../core/frames.js'
 import { inTransaction } from './sql.js'
+import { recordCommitted } from '../telemetry/metrics/index.js'
 
 /** One stream's wake-up: its run id, and its revision after the commit when known. */
 export type WakeUp = [runId: string, rev?: number]
@@ -82,15 +83,16 @@ export async function notifiedTransaction<T>(
         const bindings = commits.flatMap(([runId, rev]) => [channel, wakeUpPayload(runId, rev)])
         await trx.rawQuery(`select ${calls}`, bindings)
       }
-      if (committed) notified.push(...commits)
+      notified.push(...commits)
     }
     return work(trx, (runId: string, rev?: number) => notifyAll([[runId, rev]]), notifyAll)
   })
   for (const [runId, rev] of notified) {
     // The rows are committed: a failing wake-up must never make the write look failed (a
     // retry would duplicate it). The heads poll covers a lost wake-up.
+    recordCommitted(runId, rev)
     try {
-      committed!(runId, rev)
+      committed?.(runId, rev)
     } catch {}
   }
   return result

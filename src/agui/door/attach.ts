@@ -7,6 +7,7 @@ import { checkedPosition, notFound, ownedBy, streamGoesOn } from '../../door/ind
 import type { AgUiDeps, AgUiReply } from './reply.js'
 import { serveRun } from './serve.js'
 import { queuedEvents } from './queued.js'
+import { recordReattach } from '../../telemetry/metrics/index.js'
 
 /**
  * Re-attach to an AG-UI run after `after` (the SSE `Last-Event-ID` or `?after=`): the run from
@@ -33,6 +34,7 @@ export async function reattach(
   const checked = await checkedPosition(deps.sink, run.streamRunId, after, AGUI_POSITIONS, stream)
   if ('kind' in checked) return checked
   const { position } = checked
+  recordReattach('agui')
   // Without a cursor the client has nothing: the transcript before this run comes first.
   return serveRun(deps, run, position, signal, { prelude: position === undefined, stream })
 }

@@ -1,6 +1,7 @@
 import { wakeTail, type Notifier, type NotifierHandlers } from './notifier.js'
 import { DEFAULTS } from '../../defaults.js'
 import { parseWakeUp } from '../../store/wake_ups.js'
+import { recordWakeUpHeard } from '../../telemetry/metrics/index.js'
 import { ListenProbe, type ListenProbeOptions } from './listen_probe.js'
 
 /** A `pg.Client`-shaped connection: only what LISTEN needs. */
@@ -106,6 +107,7 @@ export class PgNotifier implements Notifier {
         if (this.#probe?.heard(message.payload)) return
         // A wake-up (`parseWakeUp`: a hint); anything else on the channel is ignored.
         const wakeUp = parseWakeUp(message.payload)
+        if (wakeUp) recordWakeUpHeard('pg', ...wakeUp)
         if (wakeUp) wakeTail(this.#handlers, wakeUp)
       })
       client.on('error', (error) => this.#dropped(client!, error))

@@ -1,5 +1,6 @@
 import { DEFAULTS } from '../../defaults.js'
 import { parseWakeUp } from '../../store/wake_ups.js'
+import { recordWakeUpHeard } from '../../telemetry/metrics/index.js'
 import { wakeTail, type Notifier, type NotifierHandlers } from './notifier.js'
 import type { RedisClient, RedisSubscriber } from './redis_client.js'
 import { REDIS_UNREACHABLE, RedisOutage } from './redis_outage.js'
@@ -124,6 +125,7 @@ export class RedisNotifier implements Notifier {
   /** A wake-up (`parseWakeUp`: a hint); anything else on the channel is ignored. */
   #message(message: string) {
     const wakeUp = parseWakeUp(message)
+    if (wakeUp) recordWakeUpHeard('redis', ...wakeUp)
     if (wakeUp) wakeTail(this.#handlers, wakeUp)
   }
 }

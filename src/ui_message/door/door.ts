@@ -31,6 +31,7 @@ import { UI_MESSAGE_STATE } from './state_codec.js'
 import { turnChunks, type TurnRead } from './turn.js'
 import { chatMessages } from './messages.js'
 import { enqueueTurn } from './queued.js'
+import { recordReattach } from '../../telemetry/metrics/index.js'
 
 /** The refusals of this door's protocol (besides the kernel's and parking's decision errors). */
 const REFUSED = {
@@ -219,6 +220,7 @@ export class UiMessageDoor extends DoorBase<UiMessageDoorOptions, string> {
     // newest segment end the stream goes on or waits (the kernel's one verdict, one snapshot).
     const { verdict, after: now } = await readAfterSegmentEnd(this.deps, stream)
     if (!now || (verdict !== 'goes-on' && verdict !== 'waits')) return { kind: 'none' }
+    recordReattach('ui_message')
     return this.#serve(stream, from, signal, now.stream)
   }
 
