@@ -1,4 +1,5 @@
 import { configProvider } from '@adonisjs/core'
+import type { TraceOptions } from './telemetry/traces/index.js'
 import type { ApplicationService, ConfigProvider } from '@adonisjs/core/types'
 import string from '@adonisjs/core/helpers/string'
 import { RuntimeException } from '@adonisjs/core/exceptions'
@@ -158,6 +159,12 @@ export interface AgentStreamConfig {
    * timeout, the catch-up chunk size, the SSE connection's length, the body cap.
    */
   durableStreams?: DurableStreamsOptions
+  /**
+   * OpenTelemetry (docs/observability.md): the agent's name in its spans (`agentName`; default
+   * the runner's `name`, else `'agent'`) and whether the run's principal id goes on its root
+   * span as `enduser.id` (`enduserId`; default false).
+   */
+  telemetry?: TraceOptions
 }
 
 /** Makes the host's agent from the booted app (`runner` in the config). */
@@ -180,6 +187,7 @@ export type ResolvedAgentStreamConfig = Omit<LucidSinkOptions, 'onError' | 'onIn
   maxQueuedRuns?: number
   agui: AgUiDoorOptions & { heartbeatMs: number }
   durableStreams?: DurableStreamsOptions
+  telemetry?: TraceOptions
 }
 
 function ms(name: string, value: Duration | undefined, min: number): number | undefined {
@@ -233,6 +241,7 @@ export function defineConfig(config: AgentStreamConfig): ConfigProvider<Resolved
     uiMessage: config.uiMessage,
     maxQueuedRuns: config.maxQueuedRuns,
     durableStreams: config.durableStreams,
+    telemetry: config.telemetry,
     agui: {
       ...config.agui,
       heartbeatMs: ms('agui.heartbeat', config.agui?.heartbeat, 10) ?? DEFAULTS.heartbeatMs,

@@ -14,6 +14,7 @@ import { ParkingSweeper } from './parking/sweeper.js'
 import { ReadyNotices } from './parking/ready.js'
 import type { ApproverPolicy } from './parking/types.js'
 import { RunDriver } from './runner/driver.js'
+import type { TraceOptions } from './telemetry/traces/index.js'
 import { RunControl } from './runner/run_control.js'
 import type { AgentRunner } from './runner/contract.js'
 import type { HistoryBounds } from './runner/conversation.js'
@@ -53,6 +54,8 @@ export interface RuntimeOptions extends LucidSinkOptions {
    * answers `stopping` (`waitMs`, default 5000).
    */
   stop?: { graceMs?: number; waitMs?: number }
+  /** The runs' spans (`telemetry` in the config): `agentName`, the `enduser.id` opt-in. */
+  telemetry?: TraceOptions
 }
 
 /**
@@ -104,6 +107,7 @@ export function createRuntime(db: Database, options: RuntimeOptions) {
     history: options.history,
     stopGraceMs: options.stop?.graceMs,
     onStreamEnd: (meta) => queue.startNext(meta.threadId),
+    telemetry: options.telemetry,
   })
   const runs = new DoorRunStore(() => sinkInternals(sink).client, sink.tables)
   const ready = new ReadyNotices()

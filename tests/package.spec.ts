@@ -63,6 +63,7 @@ const FACE: Record<string, { values: string[]; types: string[] }> = {
       'AgentRunner',
       'AgentStreamConfig',
       'AgentStreamErrorCode',
+      'TraceOptions',
       'AgentStreamEvent',
       'ApproverPolicy',
       'ContinueContext',
@@ -110,6 +111,7 @@ const FACE: Record<string, { values: string[]; types: string[] }> = {
     values: [
       'addQueueIndexes',
       'addStopColumns',
+      'addTraceColumns',
       'addThreadListIndex',
       'addWriterColumns',
       'createCheckpointsTable',
@@ -131,6 +133,7 @@ const FACE: Record<string, { values: string[]; types: string[] }> = {
       'dropParkingTables',
       'dropQueueIndexes',
       'dropStopColumns',
+      'dropTraceColumns',
       'dropRunQueueTable',
       'dropStreamTables',
       'dropThreadListIndex',

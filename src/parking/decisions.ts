@@ -25,6 +25,7 @@ import {
 import type { ApproverPolicy } from './types.js'
 import type { Principal } from '../core/run.js'
 import { defaultApproverPolicy, lapsed, refusal, type Decider } from './policy.js'
+import { traceSettled } from './decision_traces.js'
 
 /** How many times a cancel reads again after a decision changed what it denies. */
 const CANCEL_ATTEMPTS = 5
@@ -278,6 +279,7 @@ export class ParkingDecisions {
       )
       if (outcome !== 'changed') {
         const { streamRunId, ...answer } = outcome
+        await traceSettled(this.#store.rows, streamRunId, 'cancelled', this.#onError)
         this.#onCancelled?.(streamRunId).catch((error) => this.#onError?.(error))
         return answer
       }
@@ -383,6 +385,8 @@ export class ParkingDecisions {
       // The decision stands; the sweeper claims the suspension later.
       this.#onError?.(error)
     }
+    const settled = steps.map((step) => step.item)
+    await traceSettled(this.#store.rows, streamRunId, settled, this.#onError)
   }
 }
 

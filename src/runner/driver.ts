@@ -23,6 +23,9 @@ import { ReplicaShutdownError } from '../errors.js'
 import { Drain, SHUTDOWN_OUTCOME } from './drain.js'
 import { SegmentStop, STOPPED_OUTCOME } from './segment_stop.js'
 import type { StopMode } from '../store/stop_requests.js'
+import { TraceContexts } from '../store/trace_contexts.js'
+import type { TraceOptions } from '../telemetry/traces/index.js'
+import { RunTraces } from './run_traces.js'
 
 export interface DriverOptions {
   /** This replica's name in claims (default: a random id per process). */
@@ -40,6 +43,8 @@ export interface DriverOptions {
   stopGraceMs?: number
   /** Told once a segment ended its stream here (not parked): the thread's queue may go on. */
   onStreamEnd?: (meta: RunMeta) => Promise<unknown>
+  /** The run's spans (config `telemetry`): the agent's name, `enduser.id` opt-in. */
+  telemetry?: TraceOptions
 }
 
 /** Thrown inside a resume's reopen when its claim no longer holds: the reopen is undone. */
@@ -66,6 +71,8 @@ export class RunDriver {
   #drain = new Drain()
   /** The door runs of a thread: its turns, for `RunContext.conversation()`. */
   readonly #runs: DoorRunStore
+  /** The runs' spans (docs/observability.md). */
+  readonly #traces: RunTraces
 
   constructor(
     readonly sink: LucidTokenStreamSink,
@@ -76,6 +83,10 @@ export class RunDriver {
   ) {
     this.replicaId = options.replicaId ?? `replica-${randomUUID()}`
     this.#runs = new DoorRunStore(() => sinkInternals(sink).client, sink.tables)
+    this.#traces = new RunTraces(
+      new TraceContexts(() => sinkInternals(sink).client, sink.tables),
+      { ...options.telemetry, runnerName: runner.name }
+    )
   }
 
   /**
@@ -102,18 +113,22 @@ export class RunDriver {
       parentRunId: null,
       principal: run.principal ?? null,
     }
-    const writer = await this.sink.open(
-      run.runId,
-      meta,
-      run.within,
-      segmentRecord(meta, run.input ?? null)
-    )
+    // The run's root span, in the request's context; its W3C context is stored with the open.
+    const trace = this.#traces.first(meta)
+    const writer = await this.sink
+      .open(run.runId, meta, trace.within(run.within), segmentRecord(meta, run.input ?? null))
+      .catch((error) => {
+        trace.fail()
+        throw error
+      })
     const said = run.userMessage
     const done = this.#track(
-      this.#segment(writer, meta, run.input ?? null, async (ctx) => {
-        if (said) await writer.write(userMessageFrame(said))
-        return this.runner.start(ctx)
-      })
+      trace.run(() =>
+        this.#segment(writer, meta, run.input ?? null, async (ctx) => {
+          if (said) await writer.write(userMessageFrame(said))
+          return this.runner.start(ctx)
+        })
+      )
     )
     return { runId: run.runId, done }
   }
@@ -160,12 +175,15 @@ export class RunDriver {
     }
     // The top run may park again after a child's continuation: it parks under its own meta.
     writer.adopt({ ...meta, runId: claimed.streamRunId, parentRunId: null })
-    return this.#segment(writer, meta, claimed.input, (ctx) =>
-      this.runner.resume({
-        ...ctx,
-        checkpoint: claimed.checkpoint,
-        items: claimed.items,
-      } as ResumeContext)
+    const trace = await this.#traces.later(meta)
+    return trace.run(() =>
+      this.#segment(writer, meta, claimed.input, (ctx) =>
+        this.runner.resume({
+          ...ctx,
+          checkpoint: claimed.checkpoint,
+          items: claimed.items,
+        } as ResumeContext)
+      )
     )
   }
 
@@ -193,7 +211,8 @@ export class RunDriver {
     const meta: RunMeta = { ...record.meta, streamRunId }
     const writer = taken.writer
     writer.adopt({ ...meta, runId: streamRunId, parentRunId: null })
-    const run = async () => {
+    const run = async () => (await this.#traces.later(meta, true)).run(() => carryOn())
+    const carryOn = async () => {
       // Stopped while nobody ran it: the segment ends cancelled, its runner never called.
       const state = await sinkInternals(this.sink).stops.requests.state(streamRunId)
       if (state?.stopMode) {

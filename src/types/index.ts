@@ -15,6 +15,7 @@ export type {
   RunnerFactory,
 } from '../define_config.js'
 export type { HistoryBounds } from '../runner/conversation.js'
+export type { TraceOptions } from '../telemetry/traces/options.js'
 export type {
   LimitsConfig,
   RateLimitRule,
