@@ -57,7 +57,11 @@ export function contextOf(stored: string | null | undefined): Context | null {
     ...(carrier.tracestate ? { tracestate: carrier.tracestate } : {}),
   }
   const extracted = propagation.extract(ROOT_CONTEXT, headers)
-  if (isSpanContextValid(trace.getSpanContext(extracted) ?? { traceId: '', spanId: '', traceFlags: 0 })) {
+  if (
+    isSpanContextValid(
+      trace.getSpanContext(extracted) ?? { traceId: '', spanId: '', traceFlags: 0 }
+    )
+  ) {
     return extracted
   }
   const match = TRACEPARENT.exec(carrier.traceparent)

@@ -1,4 +1,11 @@
-import { context, SpanKind, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api'
+import {
+  context,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Context,
+  type Span,
+} from '@opentelemetry/api'
 import { tracer } from '../otel.js'
 import { ATTR } from './attributes.js'
 import { carrierOf, contextOf } from './carrier.js'
