@@ -4,6 +4,9 @@ import { setupParking, setupRunner } from './helpers/parking.js'
 import { Replica } from './helpers/replica.js'
 import { runId, sleep } from './helpers/sink.js'
 import { attributeText, installTracing, type PlainSpan } from './helpers/tracing.js'
+import { emailScenario } from './helpers/ai_sdk.js'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 
 /** Everything of the scripted agent's approval run a span must never carry. */
 const SECRETS = [
@@ -226,5 +229,53 @@ test.group('Traces: a run is a trace, a park is a span', () => {
     assert.equal((await (await driver.start({ runId: id })).done).status, 'parked')
     const row = await db.connection().from('agent_streams').where('run_id', id).first()
     assert.isNull(row.trace_context)
+  })
+
+  test('aiSdkAgent: the approved tool runs on resume as execute_tool, a child of the resumed segment', async ({
+    assert,
+    cleanup,
+  }) => {
+    const tracing = tracingFor(cleanup)
+    const { runner } = await emailScenario(join(tmpdir(), `traces-${process.pid}.log`))
+    const { driver, parking } = await setupRunner(runner)
+    const id = runId('tools')
+    assert.equal(
+      (await (await driver.start({ runId: id, input: 'Mail the team', principal: person })).done)
+        .status,
+      'parked'
+    )
+    await parking.decisions.approve(id, 'call_9', { principal: person, via: 'chat' })
+    await driver.settled()
+
+    const spans = tracing.spans()
+    const segments = spans.filter((span) => span.name === 'invoke_agent agent')
+    assert.lengthOf(segments, 2)
+    const [root, resumed] = segments.sort(
+      (a, b) =>
+        Number(a.attributes['agent_stream.segment']) - Number(b.attributes['agent_stream.segment'])
+    )
+    const tool = only(spans, 'execute_tool send_email')
+    assert.equal(tool.parentSpanId, resumed.spanId)
+    assert.equal(tool.traceId, root.traceId)
+    assert.deepInclude(tool.attributes, {
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': 'send_email',
+      'gen_ai.tool.call.id': 'call_9',
+    })
+    assert.notEqual(tool.status.code, SpanStatusCode.ERROR)
+    const park = only(spans, 'await_human send_email')
+    assert.equal(park.attributes['agent_stream.decided_via'], 'chat')
+    assert.equal(park.parentSpanId, root.spanId)
+    // The tool's input and output, the model's text: in no attribute.
+    const values = attributeText(spans).join('\n')
+    for (const secret of [
+      'team@example.com',
+      'Mail the team',
+      'I will send it',
+      'Sent.',
+      'secret-person',
+    ]) {
+      assert.notInclude(values, secret)
+    }
   })
 })
