@@ -2,6 +2,7 @@ import { test } from '@japa/runner'
 import { ROOT_CONTEXT, SpanKind, context, trace, type Span } from '@opentelemetry/api'
 import { createAgUiFetchHandler } from '../src/http/fetch_handler.js'
 import { createUiMessageFetchHandler } from '../src/http/ui_message_fetch_handler.js'
+import { createDurableStreamsFetchHandler } from '../src/http/durable_streams_fetch_handler.js'
 import { scriptedAgent } from '../src/testing/scripted_agent.js'
 import { toNode } from './helpers/fetch_node.js'
 import { createDatabase, resetTables } from './helpers/db.js'
@@ -31,12 +32,16 @@ async function tracedDoors(cleanup: (fn: () => Promise<void>) => void) {
   }
   const agui = toNode(createAgUiFetchHandler(runtime.door, { basePath: '/agui', principal }))
   const chat = toNode(createUiMessageFetchHandler(runtime.uiMessage, { principal }))
+  const doors = { agui: runtime.door, uiMessage: runtime.uiMessage, rules: {} }
+  const ds = toNode(
+    createDurableStreamsFetchHandler(runtime.sink, { basePath: '/ds', principal, dialects: doors })
+  )
   const server = createServer((req, res) => {
     const span = tracing.tracer.startSpan(`${req.method} ${req.url}`, { kind: SpanKind.SERVER })
     requests.push(span)
     res.on('close', () => span.end())
     context.with(trace.setSpan(ROOT_CONTEXT, span), () =>
-      (req.url!.startsWith('/agui') ? agui : chat)(req, res)
+      (req.url!.startsWith('/agui') ? agui : req.url!.startsWith('/ds/') ? ds : chat)(req, res)
     )
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -154,6 +159,39 @@ test.group('Traces over HTTP: the run under its request, re-attaches and replays
     const values = attributeText(spans).join('\n')
     for (const secret of ['numbers please', 'Revenue was', 'alice']) {
       assert.notInclude(values, secret)
+    }
+  })
+
+  test('Durable Streams: a catch-up read of a run in each dialect is a replay span of its GET', async ({
+    assert,
+    cleanup,
+  }) => {
+    const { url, runtime, requests, finished } = await tracedDoors(cleanup)
+    const run = runId('run')
+    const posted = await fetch(`${url}/agui`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-user': 'alice' },
+      body: JSON.stringify(runInput(runId('thread'), run)),
+    })
+    await posted.text()
+    await runtime.driver.settled()
+    for (const dialect of ['frames', 'agui', 'ui-message']) {
+      const read = await fetch(`${url}/ds/runs/${run}/${dialect}?offset=-1`, {
+        headers: { 'x-user': 'alice' },
+      })
+      assert.equal(read.status, 200, dialect)
+      await read.text()
+    }
+    const spans = await finished()
+    const gets = requests.slice(1).map((request) => request.spanContext().spanId)
+    assert.lengthOf(gets, 3)
+    for (const get of gets) {
+      const reads = spans.filter(
+        (span) => span.parentSpanId === get && span.name.startsWith('agent_stream.')
+      )
+      assert.isAtLeast(reads.length, 1)
+      for (const read of reads)
+        assert.isAbove(read.attributes['agent_stream.rows_read'] as number, 0)
     }
   })
 })

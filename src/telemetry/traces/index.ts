@@ -10,4 +10,4 @@ export {
 } from './run_spans.js'
 export { recordDecidedItems, type DecidedItem } from './park_spans.js'
 export { ToolSpans } from './tool_spans.js'
-export { ReadSpan, type TracedRead } from './read_spans.js'
+export { ReadSpan, tracedItems, type TracedRead } from './read_spans.js'

@@ -52,3 +52,25 @@ export class ReadSpan {
     this.#span.end()
   }
 }
+
+/**
+ * `items` read under a {@link ReadSpan} (made at the first item asked for, in the context
+ * active then; ended when the reading ends, however it ends), each item counted.
+ */
+export async function* tracedItems<T>(
+  items: AsyncIterable<T>,
+  read: TracedRead
+): AsyncGenerator<T> {
+  const span = new ReadSpan(read)
+  try {
+    for await (const item of items) {
+      span.row()
+      yield item
+    }
+  } catch (error) {
+    span.fail(error)
+    throw error
+  } finally {
+    span.end()
+  }
+}
