@@ -15,6 +15,7 @@ import { ReadyNotices } from './parking/ready.js'
 import type { ApproverPolicy } from './parking/types.js'
 import { RunDriver } from './runner/driver.js'
 import type { TraceOptions } from './telemetry/traces/index.js'
+import { context, ROOT_CONTEXT } from '@opentelemetry/api'
 import { RunControl } from './runner/run_control.js'
 import type { AgentRunner } from './runner/contract.js'
 import type { HistoryBounds } from './runner/conversation.js'
@@ -106,7 +107,8 @@ export function createRuntime(db: Database, options: RuntimeOptions) {
     onError: options.onError,
     history: options.history,
     stopGraceMs: options.stop?.graceMs,
-    onStreamEnd: (meta) => queue.startNext(meta.threadId),
+    // A queued message's run starts a trace of its own (not a child of the run that ended).
+    onStreamEnd: (meta) => context.with(ROOT_CONTEXT, () => queue.startNext(meta.threadId)),
     telemetry: options.telemetry,
   })
   const runs = new DoorRunStore(() => sinkInternals(sink).client, sink.tables)

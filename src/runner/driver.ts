@@ -83,10 +83,10 @@ export class RunDriver {
   ) {
     this.replicaId = options.replicaId ?? `replica-${randomUUID()}`
     this.#runs = new DoorRunStore(() => sinkInternals(sink).client, sink.tables)
-    this.#traces = new RunTraces(
-      new TraceContexts(() => sinkInternals(sink).client, sink.tables),
-      { ...options.telemetry, runnerName: runner.name }
-    )
+    this.#traces = new RunTraces(new TraceContexts(() => sinkInternals(sink).client, sink.tables), {
+      ...options.telemetry,
+      runnerName: runner.name,
+    })
   }
 
   /**
@@ -211,7 +211,10 @@ export class RunDriver {
     const meta: RunMeta = { ...record.meta, streamRunId }
     const writer = taken.writer
     writer.adopt({ ...meta, runId: streamRunId, parentRunId: null })
-    const run = async () => (await this.#traces.later(meta, true)).run(() => carryOn())
+    const run = async () => {
+      const trace = await this.#traces.later(meta, true)
+      return trace.run(() => carryOn())
+    }
     const carryOn = async () => {
       // Stopped while nobody ran it: the segment ends cancelled, its runner never called.
       const state = await sinkInternals(this.sink).stops.requests.state(streamRunId)
