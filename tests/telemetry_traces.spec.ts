@@ -4,7 +4,9 @@ import { setupParking, setupRunner } from './helpers/parking.js'
 import { Replica } from './helpers/replica.js'
 import { runId, sleep } from './helpers/sink.js'
 import { attributeText, installTracing, type PlainSpan } from './helpers/tracing.js'
-import { emailScenario } from './helpers/ai_sdk.js'
+import { emailScenario, finish, scriptedModel, text } from './helpers/ai_sdk.js'
+import { jsonSchema, tool } from 'ai'
+import { aiSdkAgent } from '../src/runners/ai_sdk/index.js'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -254,15 +256,15 @@ test.group('Traces: a run is a trace, a park is a span', () => {
       (a, b) =>
         Number(a.attributes['agent_stream.segment']) - Number(b.attributes['agent_stream.segment'])
     )
-    const tool = only(spans, 'execute_tool send_email')
-    assert.equal(tool.parentSpanId, resumed.spanId)
-    assert.equal(tool.traceId, root.traceId)
-    assert.deepInclude(tool.attributes, {
+    const executed = only(spans, 'execute_tool send_email')
+    assert.equal(executed.parentSpanId, resumed.spanId)
+    assert.equal(executed.traceId, root.traceId)
+    assert.deepInclude(executed.attributes, {
       'gen_ai.operation.name': 'execute_tool',
       'gen_ai.tool.name': 'send_email',
       'gen_ai.tool.call.id': 'call_9',
     })
-    assert.notEqual(tool.status.code, SpanStatusCode.ERROR)
+    assert.notEqual(executed.status.code, SpanStatusCode.ERROR)
     const park = only(spans, 'await_human send_email')
     assert.equal(park.attributes['agent_stream.decided_via'], 'chat')
     assert.equal(park.parentSpanId, root.spanId)
@@ -278,4 +280,62 @@ test.group('Traces: a run is a trace, a park is a span', () => {
       assert.notInclude(values, secret)
     }
   })
+
+  test('a replica killed mid-segment: its continuation is a segment span of the same trace', async ({
+    assert,
+    cleanup,
+  }) => {
+    const tracing = tracingFor(cleanup)
+    const log = join(tmpdir(), `traces-continued-${process.pid}.log`)
+    const lease = 1500
+    const sendEmail = tool({
+      inputSchema: jsonSchema<{ to: string }>({
+        type: 'object',
+        properties: { to: { type: 'string' } },
+      }),
+      needsApproval: true,
+      execute: async () => ({ sent: true }),
+    })
+    const model = scriptedModel([[...text('Done.'), ...finish()]])
+    const { sink, parking, driver, db } = await setupRunner(
+      aiSdkAgent({ model, tools: { send_email: sendEmail } }),
+      { leaseMs: lease }
+    )
+    const replica = await Replica.start({ leaseMs: lease } as any, {
+      script: 'continuation',
+      env: { TOOL_LOG: log, DIE_AT: 'mid-text', TRACES: '1' },
+    })
+    const id = runId('continued')
+    assert.equal(
+      (await replica.call({ op: 'start', runId: id, principal: person })).result,
+      'parked'
+    )
+    const dying = new Promise<void>((resolve) =>
+      replica.child.on('message', (message: any) => message.at === 'mid-text' && resolve())
+    )
+    const exited = new Promise((resolve) => replica.child.once('exit', resolve))
+    replica.child.send({ id: 50, op: 'approve', runId: id, itemId: 'call_9', principal: person })
+    await dying
+    replica.kill('SIGKILL')
+    await exited
+    const deadline = Date.now() + 20_000
+    while ((await sink.head(id))!.status === 'open' && Date.now() < deadline) {
+      await parking.sweeper.settleLapsed()
+      await sleep(200)
+    }
+    await driver.settled()
+    assert.equal((await sink.head(id))!.status, 'ended')
+
+    // The root span was made (and exported) by the dead replica: its context is stored.
+    const row = await db.connection().from('agent_streams').where('run_id', id).first()
+    const [, traceId, rootSpanId] = JSON.parse(row.trace_context).traceparent.split('-')
+    const continued = only(tracing.spans(), 'invoke_agent agent')
+    assert.equal(continued.traceId, traceId)
+    assert.equal(continued.parentSpanId, rootSpanId)
+    assert.deepInclude(continued.attributes, {
+      'agent_stream.segment': 2,
+      'agent_stream.continued': true,
+      'agent_stream.outcome': 'finished',
+    })
+  }).timeout(60_000)
 })
