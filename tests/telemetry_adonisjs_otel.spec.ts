@@ -62,7 +62,14 @@ test.group('Traces in an AdonisJS app with @adonisjs/otel', () => {
     cleanup(async () => void (await receiver.close()))
     const child = fork(APP, [], {
       execArgv: ['--import=@poppinss/ts-exec'],
-      env: { ...process.env, OTLP_ENDPOINT: receiver.url, APP_NAME: 'otel-fixture' },
+      env: {
+        ...process.env,
+        OTLP_ENDPOINT: receiver.url,
+        APP_NAME: 'otel-fixture',
+        // Traces only: no log or metric exporter left to wait for at shutdown.
+        OTEL_LOGS_EXPORTER: 'none',
+        OTEL_METRICS_EXPORTER: 'none',
+      },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     })
     cleanup(() => void child.kill('SIGKILL'))
