@@ -76,7 +76,8 @@ test.group('Traces over HTTP: the run under its request, re-attaches and replays
       headers: { 'content-type': 'application/json', 'x-user': 'alice' },
       body: JSON.stringify(runInput(thread, run)),
     })
-    const events = parseSse(await posted.text())
+    const body = await posted.text()
+    const events = parseSse(body)
     assert.equal(events.at(-1)!.event.type, 'RUN_FINISHED')
     await runtime.driver.settled()
     // Re-attach after the third event that carried an id.
@@ -84,7 +85,8 @@ test.group('Traces over HTTP: the run under its request, re-attaches and replays
     const again = await fetch(`${url}/agui/runs/${run}`, {
       headers: { 'x-user': 'alice', 'last-event-id': cursor },
     })
-    const rest = parseSse(await again.text())
+    const reattached = await again.text()
+    const rest = parseSse(reattached)
     assert.equal(rest.at(-1)!.event.type, 'RUN_FINISHED')
 
     const spans = await finished()
@@ -94,6 +96,11 @@ test.group('Traces over HTTP: the run under its request, re-attaches and replays
     assert.equal(root[0].traceId, post.spanContext().traceId)
     assert.equal(root[0].parentSpanId, post.spanContext().spanId)
     assert.equal(root[0].attributes['gen_ai.conversation.id'], thread)
+    // The stored trace context reaches no client: not in what either response carried.
+    for (const served of [body, reattached]) {
+      assert.notInclude(served, root[0].traceId)
+      assert.notInclude(served, 'traceparent')
+    }
     // The POST's own serving reads the stream live from its start.
     const reads = spans.filter((span) => span.name.startsWith('agent_stream.'))
     const ofPost = reads.find((span) => span.parentSpanId === post.spanContext().spanId)!
