@@ -11,6 +11,9 @@ import {
 /** A W3C `traceparent`: version 00, trace id, parent span id, flags. */
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/
 
+/** The longest `tracestate` stored (W3C Trace Context's minimum to propagate). */
+const MAX_TRACESTATE = 512
+
 /** What is stored of a span's context: the W3C Trace Context headers only (never baggage). */
 interface StoredCarrier {
   traceparent: string
@@ -32,7 +35,10 @@ export function carrierOf(span: Span): string | null {
   const traceparent = TRACEPARENT.test(injected.traceparent ?? '')
     ? injected.traceparent
     : `00-${spanContext.traceId}-${spanContext.spanId}-${flags}`
-  const tracestate = injected.tracestate ?? spanContext.traceState?.serialize()
+  const state = injected.tracestate ?? spanContext.traceState?.serialize()
+  // W3C Trace Context: 512 characters of `tracestate` are what every vendor keeps; a longer one
+  // is left out (the column holds 1024 characters), never cut mid-member.
+  const tracestate = state && state.length <= MAX_TRACESTATE ? state : undefined
   const carrier: StoredCarrier = { traceparent, ...(tracestate ? { tracestate } : {}) }
   return JSON.stringify(carrier)
 }
