@@ -32,8 +32,8 @@ export async function traceSettled(
 }
 
 async function record(rows: ParkingTables, streamRunId: string, keys: SettledKey[] | 'cancelled') {
-  const stored = await new TraceContexts(() => rows.client, rows.tables).read(streamRunId)
-  if (!stored?.carrier) return
+  const carrier = await new TraceContexts(() => rows.client, rows.tables).carrier(streamRunId)
+  if (!carrier) return
   const found: DecidedItem[] = []
   for (const kind of ['approval', 'elicitation'] as const) {
     const query = rows.client.from(rows.items(kind)).where('stream_run_id', streamRunId)
@@ -68,5 +68,5 @@ async function record(rows: ParkingTables, streamRunId: string, keys: SettledKey
       })
     }
   }
-  recordDecidedItems(stored.carrier, found)
+  recordDecidedItems(carrier, found)
 }

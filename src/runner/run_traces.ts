@@ -88,14 +88,14 @@ export class RunTraces {
    * stream is open here: its number counts the segment ends stored before it.
    */
   async later(meta: RunMeta, continued = false): Promise<SegmentTrace> {
-    const stored = await this.contexts.read(meta.streamRunId).catch(() => null)
-    const span = laterSegmentSpan(
-      this.agentName,
-      traced(meta),
-      stored?.carrier ?? null,
-      stored?.segment ?? 1,
-      continued
-    )
+    const id = meta.streamRunId
+    const carrier = await this.contexts.carrier(id).catch(() => null)
+    const span = laterSegmentSpan(this.agentName, traced(meta), carrier, continued)
+    // Its number costs a read: only for a span that records.
+    if (span.recording) {
+      const segment = await this.contexts.segment(id).catch(() => null)
+      if (segment !== null) span.segment(segment)
+    }
     return segmentTrace(span)
   }
 }

@@ -20,25 +20,28 @@ export class TraceContexts {
       .update({ trace_context: carrier })
   }
 
-  /**
-   * The stream's carrier and the number of the segment it runs now: one more than the segment
-   * ends stored (each park's end marker: `kind = 'end'` with an empty body), or `null`.
-   */
-  async read(streamRunId: string): Promise<{ carrier: string | null; segment: number } | null> {
-    const client = this.connect()
-    const row = await client
+  /** The stream's stored carrier (JSON text), or `null` (none stored, or no such stream). */
+  async carrier(streamRunId: string): Promise<string | null> {
+    const row = await this.connect()
       .from(this.tables.streams)
       .select('trace_context')
       .where('run_id', streamRunId)
       .first()
-    if (!row) return null
-    const ends = await client
+    return row?.trace_context ?? null
+  }
+
+  /**
+   * The number of the segment the stream runs now: one more than the segment ends stored (each
+   * park's end marker: `kind = 'end'` with an empty body). Read only for a span that records.
+   */
+  async segment(streamRunId: string): Promise<number> {
+    const ends = await this.connect()
       .from(this.tables.frames)
       .where('run_id', streamRunId)
       .where('kind', 'end')
       .where('body', '')
       .count('* as n')
       .first()
-    return { carrier: row.trace_context ?? null, segment: Number(ends?.n ?? 0) + 1 }
+    return Number(ends?.n ?? 0) + 1
   }
 }

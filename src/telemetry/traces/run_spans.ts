@@ -31,6 +31,10 @@ export interface SegmentSpan {
   readonly context: Context
   /** The stored form of the span's context (the root's: kept with the run), or `null`. */
   readonly carrier: string | null
+  /** Whether the span records (an SDK is registered and sampled it in). */
+  readonly recording: boolean
+  /** Set `agent_stream.segment` (a later segment's number, once read). */
+  segment(n: number): void
   /** End the span with the segment's outcome (once; later calls do nothing). */
   end(outcome: TracedOutcome): void
 }
@@ -50,6 +54,8 @@ function segmentSpan(span: Span, parent: Context): SegmentSpan {
   return {
     context: trace.setSpan(parent, span),
     carrier: carrierOf(span),
+    recording: span.isRecording(),
+    segment: (n) => span.setAttribute(ATTR.segment, n),
     end(outcome) {
       if (ended) return
       ended = true
@@ -89,14 +95,13 @@ export function rootRunSpan(agent: string, run: TracedRun, enduserId = false): S
 /**
  * A later segment of a run (a resume, or a dead writer's segment continued: `continued`), on
  * whichever replica runs it: `invoke_agent <agent>`, a child of the run's stored root context
- * (`carrier`), `agent_stream.segment` = `segment`. Without a carrier (the run started with no
- * tracer recording) it is a root of its own.
+ * (`carrier`); its number is set once read ({@link SegmentSpan.segment}). Without a carrier
+ * (the run started with no tracer recording) it is a root of its own.
  */
 export function laterSegmentSpan(
   agent: string,
   run: TracedRun,
   carrier: string | null,
-  segment: number,
   continued = false
 ): SegmentSpan {
   const parent = contextOf(carrier) ?? context.active()
@@ -106,7 +111,6 @@ export function laterSegmentSpan(
       kind: SpanKind.INTERNAL,
       attributes: {
         ...attributes(agent, run),
-        [ATTR.segment]: segment,
         ...(continued ? { [ATTR.continued]: true } : {}),
       },
     },
