@@ -246,7 +246,12 @@ test.group('Traces: a run is a trace, a park is a span', () => {
         .status,
       'parked'
     )
-    await parking.decisions.approve(id, 'call_9', { principal: person, via: 'chat' })
+    // Decided in a request of its own (a span of another trace): the park span links to it.
+    const deciding = tracing.tracer.startSpan('POST /agui', { kind: SpanKind.SERVER })
+    await context.with(trace.setSpan(context.active(), deciding), () =>
+      parking.decisions.approve(id, 'call_9', { principal: person, via: 'chat' })
+    )
+    deciding.end()
     await driver.settled()
 
     const spans = tracing.spans()
@@ -268,6 +273,7 @@ test.group('Traces: a run is a trace, a park is a span', () => {
     const park = only(spans, 'await_human send_email')
     assert.equal(park.attributes['agent_stream.decided_via'], 'chat')
     assert.equal(park.parentSpanId, root.spanId)
+    assert.deepEqual(park.links, [deciding.spanContext().spanId])
     // The tool's input and output, the model's text: in no attribute.
     const values = attributeText(spans).join('\n')
     for (const secret of [

@@ -16,6 +16,8 @@ export interface PlainSpan {
   endMs: number
   status: { code: number; message?: string }
   scope: string
+  /** The span ids this span links to. */
+  links: string[]
 }
 
 const ms = ([seconds, nanos]: [number, number]) => seconds * 1000 + nanos / 1e6
@@ -33,6 +35,7 @@ export function plain(span: ReadableSpan): PlainSpan {
     endMs: ms(span.endTime),
     status: { ...span.status },
     scope: span.instrumentationScope.name,
+    links: span.links.map((link) => link.context.spanId),
   }
 }
 

@@ -1,4 +1,4 @@
-import { SpanKind } from '@opentelemetry/api'
+import { context, isSpanContextValid, SpanKind, trace, type Link } from '@opentelemetry/api'
 import { tracer } from '../otel.js'
 import { ATTR } from './attributes.js'
 import { contextOf } from './carrier.js'
@@ -27,11 +27,15 @@ export interface DecidedItem {
  * The span of one park item (`await_human <tool>`, `await_human question_set` for a question
  * set), made when its decision has landed: started at the ask's time (`startTime`), ended at the
  * decision's, so no span is held open while a person takes hours. A child of the run's stored
- * root context (`carrier`); nothing when the run has none (no tracer recorded its start).
+ * root context (`carrier`), linked to the span active when the decision landed (the deciding
+ * request's); nothing when the run has none (no tracer recorded its start).
  */
 export function recordDecidedItems(carrier: string | null, items: DecidedItem[]) {
   const parent = contextOf(carrier)
   if (!parent) return
+  // The request that decided (the active span, if any) is linked: its own trace is another.
+  const decidedIn = trace.getSpanContext(context.active())
+  const links: Link[] = decidedIn && isSpanContextValid(decidedIn) ? [{ context: decidedIn }] : []
   for (const item of items) {
     const name = item.kind === 'approval' ? (item.toolName ?? 'tool') : 'question_set'
     const span = tracer().startSpan(
@@ -39,6 +43,7 @@ export function recordDecidedItems(carrier: string | null, items: DecidedItem[])
       {
         kind: SpanKind.INTERNAL,
         startTime: item.askedAt,
+        links,
         attributes: {
           [ATTR.operationName]: 'await_human',
           [ATTR.conversationId]: item.threadId,
