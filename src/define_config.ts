@@ -1,4 +1,5 @@
 import { configProvider } from '@adonisjs/core'
+import type { TraceOptions } from './telemetry/traces/index.js'
 import type { ApplicationService, ConfigProvider } from '@adonisjs/core/types'
 import string from '@adonisjs/core/helpers/string'
 import { RuntimeException } from '@adonisjs/core/exceptions'
@@ -164,6 +165,12 @@ export interface AgentStreamConfig {
    */
   durableStreams?: DurableStreamsOptions
   /**
+   * OpenTelemetry (docs/observability.md): the agent's name in its spans (`agentName`; default
+   * the runner's `name`, else `'agent'`) and whether the run's principal id goes on its root
+   * span as `enduser.id` (`enduserId`; default false).
+   */
+  telemetry?: TraceOptions
+  /**
    * Webhooks of the runs' lifecycle (`run.started`, `run.parked`, `run.decided`, ...; see
    * docs/webhooks.md), signed as Standard Webhooks: `endpoints` (`{ url, secret, events? }`,
    * the secret `whsec_...`), `maxAttempts` (default 8) before a delivery is dead, `timeout`
@@ -183,8 +190,6 @@ export interface WebhooksConfig {
   maxBackoff?: Duration
   pollInterval?: Duration
   retention?: Duration
-  /** The `agent` every payload names. Default `'agent'`. */
-  agent?: string
   /** The admin console's path, for the items' `consolePath` (default `/agent-stream/admin`). */
   consolePath?: string
 }
@@ -209,6 +214,7 @@ export type ResolvedAgentStreamConfig = Omit<LucidSinkOptions, 'onError' | 'onIn
   maxQueuedRuns?: number
   agui: AgUiDoorOptions & { heartbeatMs: number }
   durableStreams?: DurableStreamsOptions
+  telemetry?: TraceOptions
   webhooks?: WebhooksOptions
 }
 
@@ -226,7 +232,6 @@ function webhooksOf(config: WebhooksConfig | undefined): WebhooksOptions | undef
     maxBackoffMs: ms('webhooks.maxBackoff', config.maxBackoff, 1),
     pollIntervalMs: ms('webhooks.pollInterval', config.pollInterval, 10),
     retentionMs: ms('webhooks.retention', config.retention, 0),
-    agent: config.agent,
     consolePath: config.consolePath,
   }
   resolveWebhooks(options)
@@ -285,6 +290,7 @@ export function defineConfig(config: AgentStreamConfig): ConfigProvider<Resolved
     maxQueuedRuns: config.maxQueuedRuns,
     durableStreams: config.durableStreams,
     webhooks: webhooksOf(config.webhooks),
+    telemetry: config.telemetry,
     agui: {
       ...config.agui,
       heartbeatMs: ms('agui.heartbeat', config.agui?.heartbeat, 10) ?? DEFAULTS.heartbeatMs,

@@ -14,6 +14,8 @@ import { ParkingSweeper } from './parking/sweeper.js'
 import { ReadyNotices } from './parking/ready.js'
 import type { ApproverPolicy } from './parking/types.js'
 import { RunDriver } from './runner/driver.js'
+import { agentNameOf, type TraceOptions } from './telemetry/traces/index.js'
+import { context, ROOT_CONTEXT } from '@opentelemetry/api'
 import { RunControl } from './runner/run_control.js'
 import type { AgentRunner } from './runner/contract.js'
 import type { HistoryBounds } from './runner/conversation.js'
@@ -61,6 +63,8 @@ export interface RuntimeOptions extends LucidSinkOptions {
    * delivers (the provider starts it with the sweeper). Off without an endpoint.
    */
   webhooks?: WebhooksOptions
+  /** The runs' spans (`telemetry` in the config): `agentName`, the `enduser.id` opt-in. */
+  telemetry?: TraceOptions
 }
 
 /**
@@ -94,7 +98,8 @@ export function createRuntime(db: Database, options: RuntimeOptions) {
     options.webhooks,
     tableNames(options.tables),
     () => sinkInternals(sink).client,
-    { holder: options.replicaId, onError: options.onError }
+    { holder: options.replicaId, onError: options.onError },
+    agentNameOf(options.telemetry, options.runner.name)
   )
   const sink: LucidTokenStreamSink = new LucidTokenStreamSink(db, {
     ...options,
@@ -120,7 +125,9 @@ export function createRuntime(db: Database, options: RuntimeOptions) {
     onError: options.onError,
     history: options.history,
     stopGraceMs: options.stop?.graceMs,
-    onStreamEnd: (meta) => queue.startNext(meta.threadId),
+    // A queued message's run starts a trace of its own (not a child of the run that ended).
+    onStreamEnd: (meta) => context.with(ROOT_CONTEXT, () => queue.startNext(meta.threadId)),
+    telemetry: options.telemetry,
   })
   const runs = new DoorRunStore(() => sinkInternals(sink).client, sink.tables)
   const ready = new ReadyNotices()

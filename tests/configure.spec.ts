@@ -279,6 +279,8 @@ test.group('node ace configure adonis-agent-stream', (group) => {
     for (const table of Object.values(DEFAULT_TABLES)) {
       assert.isTrue(await db.connection().schema.hasTable(table), table)
     }
+    // The run's stored trace context (migration 0012's column), in the published migration too.
+    assert.isTrue(await db.connection().schema.hasColumn('agent_streams', 'trace_context'))
     assert.sameMembers(Object.values(DEFAULT_TABLES), [
       'agent_streams',
       'agent_stream_frames',

@@ -63,6 +63,7 @@ const FACE: Record<string, { values: string[]; types: string[] }> = {
       'AgentRunner',
       'AgentStreamConfig',
       'AgentStreamErrorCode',
+      'TraceOptions',
       'AgentStreamEvent',
       'ApproverPolicy',
       'ContinueContext',
@@ -113,6 +114,7 @@ const FACE: Record<string, { values: string[]; types: string[] }> = {
     values: [
       'addQueueIndexes',
       'addStopColumns',
+      'addTraceColumns',
       'addThreadListIndex',
       'addWriterColumns',
       'createCheckpointsTable',
@@ -135,6 +137,7 @@ const FACE: Record<string, { values: string[]; types: string[] }> = {
       'dropParkingTables',
       'dropQueueIndexes',
       'dropStopColumns',
+      'dropTraceColumns',
       'dropRunQueueTable',
       'dropStreamTables',
       'dropThreadListIndex',

@@ -32,6 +32,8 @@ export const SQLITE_ONLY: Record<string, string> = {
   'tests/sse_writer.spec.ts': 'serveChunks on node:http with chunks in memory: no store',
   'tests/sqlite_only.spec.ts': 'this list checked against the files: no store',
   'tests/suite_rejections.spec.ts': 'bin/test.ts on a fixture project with no database',
+  'tests/telemetry_carrier.spec.ts':
+    'the stored W3C trace context written and read from span contexts in memory: no store',
   'tests/timeline.spec.ts': 'the run timeline rendered from an inspection in memory: no store',
   'tests/web_kit_stop.spec.ts':
     "session auth and shield's CSRF around the stop routes; the stops themselves run on the three databases in run_control, stop_routes and stop_replicas.spec.ts",

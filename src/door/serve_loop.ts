@@ -3,6 +3,7 @@ import type { CheckpointTrail, ReplayItem } from '../checkpoints/index.js'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
 import { positionOf } from '../sink/read_path.js'
 import type { SentEvent } from './reply.js'
+import { ReadSpan, type TracedRead } from '../telemetry/traces/index.js'
 
 /** One item's events, and whether they end what is served. */
 export interface ServedStep<E> {
@@ -19,6 +20,8 @@ export interface ServeLoop<E> {
   step(item: ReplayItem, at: Cursor): ServedStep<E> | Promise<ServedStep<E>>
   /** An item's events with their SSE ids (`cursor`: the position after the item, formatted). */
   ids(events: E[], at: Cursor, cursor: string): SentEvent<E>[]
+  /** What is read, for its span (`agent_stream.reattach` / `agent_stream.replay`). */
+  read?: TracedRead
 }
 
 /**
@@ -29,14 +32,24 @@ export interface ServeLoop<E> {
  */
 export async function* serveLoop<E>(loop: ServeLoop<E>): AsyncGenerator<SentEvent<E>> {
   const { trail } = loop
-  for await (const item of loop.items) {
-    const at = positionOf(item)
-    trail?.before(at)
-    const stepped = loop.step(item, at)
-    const { events, ends } = stepped instanceof Promise ? await stepped : stepped
-    trail?.after(item, at)
-    yield* loop.ids(events, at, item.cursor)
-    if (ends) return
+  // A span of the request that serves the read (its active context), ended when the read does.
+  const span = loop.read ? new ReadSpan(loop.read) : null
+  try {
+    for await (const item of loop.items) {
+      span?.row()
+      const at = positionOf(item)
+      trail?.before(at)
+      const stepped = loop.step(item, at)
+      const { events, ends } = stepped instanceof Promise ? await stepped : stepped
+      trail?.after(item, at)
+      yield* loop.ids(events, at, item.cursor)
+      if (ends) return
+    }
+  } catch (error) {
+    span?.fail(error)
+    throw error
+  } finally {
+    span?.end()
   }
 }
 

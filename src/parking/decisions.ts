@@ -28,6 +28,7 @@ import type { Principal } from '../core/run.js'
 import { defaultApproverPolicy, lapsed, refusal, type Decider } from './policy.js'
 import { nowMs } from '../store/clock.js'
 import { recordParksSettled } from '../telemetry/metrics/index.js'
+import { traceSettled } from './decision_traces.js'
 
 /** How many times a cancel reads again after a decision changed what it denies. */
 const CANCEL_ATTEMPTS = 5
@@ -281,6 +282,7 @@ export class ParkingDecisions {
       )
       if (outcome !== 'changed') {
         const { streamRunId, ...answer } = outcome
+        await traceSettled(this.#store.rows, streamRunId, 'cancelled', this.#onError)
         this.#onCancelled?.(streamRunId).catch((error) => this.#onError?.(error))
         return answer
       }
@@ -389,6 +391,8 @@ export class ParkingDecisions {
       // The decision stands; the sweeper claims the suspension later.
       this.#onError?.(error)
     }
+    const settled = steps.map((step) => step.item)
+    await traceSettled(this.#store.rows, streamRunId, settled, this.#onError)
   }
 }
 

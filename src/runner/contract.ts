@@ -114,6 +114,8 @@ export type RunOutcome =
 
 /** The agent contract the host app implements. */
 export interface AgentRunner {
+  /** The agent's name in its spans (`gen_ai.agent.name`) unless config `telemetry.agentName` says. */
+  readonly name?: string
   start(ctx: RunContext): Promise<RunOutcome>
   resume(ctx: ResumeContext): Promise<RunOutcome>
   /**

@@ -26,6 +26,9 @@ import type { StopMode } from '../store/stop_requests.js'
 import { lifecycleIds } from '../core/lifecycle.js'
 import { nowMs } from '../store/clock.js'
 import { recordResumed, recordRunStarted, recordSegmentEnded } from '../telemetry/metrics/index.js'
+import { TraceContexts } from '../store/trace_contexts.js'
+import type { TraceOptions } from '../telemetry/traces/index.js'
+import { RunTraces } from './run_traces.js'
 
 export interface DriverOptions {
   /** This replica's name in claims (default: a random id per process). */
@@ -43,6 +46,8 @@ export interface DriverOptions {
   stopGraceMs?: number
   /** Told once a segment ended its stream here (not parked): the thread's queue may go on. */
   onStreamEnd?: (meta: RunMeta) => Promise<unknown>
+  /** The run's spans (config `telemetry`): the agent's name, `enduser.id` opt-in. */
+  telemetry?: TraceOptions
 }
 
 /** Thrown inside a resume's reopen when its claim no longer holds: the reopen is undone. */
@@ -69,6 +74,8 @@ export class RunDriver {
   #drain = new Drain()
   /** The door runs of a thread: its turns, for `RunContext.conversation()`. */
   readonly #runs: DoorRunStore
+  /** The runs' spans (docs/observability.md). */
+  readonly #traces: RunTraces
 
   constructor(
     readonly sink: LucidTokenStreamSink,
@@ -79,6 +86,10 @@ export class RunDriver {
   ) {
     this.replicaId = options.replicaId ?? `replica-${randomUUID()}`
     this.#runs = new DoorRunStore(() => sinkInternals(sink).client, sink.tables)
+    this.#traces = new RunTraces(new TraceContexts(() => sinkInternals(sink).client, sink.tables), {
+      ...options.telemetry,
+      runnerName: runner.name,
+    })
   }
 
   /**
@@ -106,22 +117,27 @@ export class RunDriver {
       principal: run.principal ?? null,
     }
     const lifecycle = sinkInternals(this.sink).lifecycle
-    const writer = await this.sink.open(
-      run.runId,
-      meta,
-      async (trx) => {
-        await run.within?.(trx)
-        await lifecycle.record(trx, { type: 'run.started', data: lifecycleIds(meta, 'running') })
-      },
-      segmentRecord(meta, run.input ?? null)
-    )
+    // The run's root span, in the request's context; its W3C context is stored with the open.
+    const trace = this.#traces.first(meta)
+    const within = trace.within(async (trx) => {
+      await run.within?.(trx)
+      await lifecycle.record(trx, { type: 'run.started', data: lifecycleIds(meta, 'running') })
+    })
+    const writer = await this.sink
+      .open(run.runId, meta, within, segmentRecord(meta, run.input ?? null))
+      .catch((error) => {
+        trace.fail()
+        throw error
+      })
     recordRunStarted()
     const said = run.userMessage
     const done = this.#track(
-      this.#segment(writer, meta, run.input ?? null, async (ctx) => {
-        if (said) await writer.write(userMessageFrame(said))
-        return this.runner.start(ctx)
-      })
+      trace.run(() =>
+        this.#segment(writer, meta, run.input ?? null, async (ctx) => {
+          if (said) await writer.write(userMessageFrame(said))
+          return this.runner.start(ctx)
+        })
+      )
     )
     return { runId: run.runId, done }
   }
@@ -173,12 +189,15 @@ export class RunDriver {
     recordResumed(claimed.decidedAt, nowMs())
     // The top run may park again after a child's continuation: it parks under its own meta.
     writer.adopt({ ...meta, runId: claimed.streamRunId, parentRunId: null })
-    return this.#segment(writer, meta, claimed.input, (ctx) =>
-      this.runner.resume({
-        ...ctx,
-        checkpoint: claimed.checkpoint,
-        items: claimed.items,
-      } as ResumeContext)
+    const trace = await this.#traces.later(meta)
+    return trace.run(() =>
+      this.#segment(writer, meta, claimed.input, (ctx) =>
+        this.runner.resume({
+          ...ctx,
+          checkpoint: claimed.checkpoint,
+          items: claimed.items,
+        } as ResumeContext)
+      )
     )
   }
 
@@ -207,6 +226,10 @@ export class RunDriver {
     const writer = taken.writer
     writer.adopt({ ...meta, runId: streamRunId, parentRunId: null })
     const run = async () => {
+      const trace = await this.#traces.later(meta, true)
+      return trace.run(() => carryOn())
+    }
+    const carryOn = async () => {
       // Stopped while nobody ran it: the segment ends cancelled, its runner never called.
       const state = await sinkInternals(this.sink).stops.requests.state(streamRunId)
       if (state?.stopMode) {

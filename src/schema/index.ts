@@ -28,6 +28,7 @@ export {
   tableNames,
 } from '../store/schema.js'
 export { addStopColumns, dropStopColumns } from '../store/stop_schema.js'
+export { addTraceColumns, dropTraceColumns } from '../store/trace_schema.js'
 export {
   createLangGraphTables,
   dropLangGraphTables,

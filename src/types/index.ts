@@ -18,6 +18,7 @@ export type {
 export type { WebhookEndpoint } from '../telemetry/webhooks/config.js'
 export type { LifecycleEventType } from '../core/lifecycle.js'
 export type { HistoryBounds } from '../runner/conversation.js'
+export type { TraceOptions } from '../telemetry/traces/options.js'
 export type {
   LimitsConfig,
   RateLimitRule,

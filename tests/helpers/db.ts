@@ -26,6 +26,7 @@ import {
   type TableNames,
 } from '../../src/store/schema.js'
 import { addStopColumns } from '../../src/store/stop_schema.js'
+import { addTraceColumns } from '../../src/store/trace_schema.js'
 import {
   createLangGraphTables,
   dropLangGraphTables,
@@ -137,6 +138,7 @@ export async function resetTables(db: Database, tables: TableNames = tableNames(
   await createStreamTables(client.schema, client.dialect.name, tables)
   await addWriterColumns(client.schema, client.dialect.name, tables)
   await addStopColumns(client.schema, tables)
+  await addTraceColumns(client.schema, tables)
   await createParkingTables(client.schema, client.dialect.name, tables)
   await addQueueIndexes(client.schema, tables)
   await createDoorTables(client.schema, client.dialect.name, tables)

@@ -13,6 +13,7 @@ const SCRIPTS = {
   queue: fileURLToPath(new URL('../fixtures/queue_replica.ts', import.meta.url)),
   stop: fileURLToPath(new URL('../fixtures/stop_replica.ts', import.meta.url)),
   runner: fileURLToPath(new URL('../fixtures/runner_replica.ts', import.meta.url)),
+  traces: fileURLToPath(new URL('../fixtures/traces_replica.ts', import.meta.url)),
 }
 
 /** Debian's libfaketime (package `faketime`): preloaded, it shifts the process's clock. */

@@ -100,6 +100,7 @@ async function* liveEvents(
     trail: servedTrail(deps, translation, run.streamRunId, joined.from, joined.stream, live),
     step: (item, at) => eventsOf(deps, run, translator, identity, item, at, joined.bounds),
     ids: (events, at, cursor) => framed(events, at.seq, cursor),
+    read: { streamRunId: run.streamRunId, cursor: formatCursor(joined.from), live },
   })
 }
 

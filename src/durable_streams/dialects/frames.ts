@@ -1,10 +1,11 @@
-import type { Cursor } from '../../core/cursor.js'
+import { formatCursor, type Cursor } from '../../core/cursor.js'
 import type { StreamFrame } from '../../core/frames.js'
 import { publicFrame, type ProjectionRules } from '../../core/projection.js'
 import { positionOf } from '../../sink/read_path.js'
 import type { SourceBatch } from '../source.js'
 import { runSource, type DialectReader } from './run_source.js'
 import { settledVerdict, type RunCore } from './run_state.js'
+import { tracedItems } from '../../telemetry/traces/index.js'
 
 /**
  * A run's stream as its stored frames, as the native stream route serves them: each frame
@@ -19,7 +20,7 @@ export function framesSource(core: RunCore, streamRunId: string, rules: Projecti
 
 function framesReader(core: RunCore, streamRunId: string, rules: ProjectionRules): DialectReader {
   return async function* (after: Cursor, read) {
-    const items = read.until
+    const stored = read.until
       ? core.sink.replay(streamRunId, {
           after,
           until: read.until,
@@ -27,6 +28,9 @@ function framesReader(core: RunCore, streamRunId: string, rules: ProjectionRules
           signal: read.signal,
         })
       : core.sink.segments(streamRunId, { after, signal: read.signal })
+    // A span of the request that reads (`agent_stream.replay` / `agent_stream.reattach`).
+    const live = !read.until
+    const items = tracedItems(stored, { streamRunId, cursor: formatCursor(after), live })
     for await (const item of items) {
       const at = positionOf(item)
       if (item.t !== 'end') {

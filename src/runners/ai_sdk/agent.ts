@@ -11,6 +11,7 @@ import { writeParts, type AiSdkCheckpoint, type ApprovalOptions } from './parts.
 import { invalidApprovedInputs } from './tool_input.js'
 import { editedSignedApprovals } from './signed_approval.js'
 import { staticToolKind, type ToolApprovalSetting } from './tool_approval.js'
+import { ToolSpans } from '../../telemetry/traces/index.js'
 
 /** `streamText`'s options, less what the runner supplies (the conversation and the signal). */
 export type StreamTextSettings<TOOLS extends ToolSet> = Omit<
@@ -66,13 +67,29 @@ export function aiSdkAgent<TOOLS extends ToolSet>(options: AiSdkAgentOptions<TOO
   type ExecutionStart = (event: {
     toolCall: { toolCallId: string; toolName: string; input: unknown }
   }) => Promise<void>
+  type ExecutionEnd = (event: {
+    toolCall: { toolCallId: string }
+    toolOutput?: { type?: string }
+  }) => Promise<void>
   const stream = async (
     messages: ModelMessage[],
     signal: AbortSignal,
-    onToolExecutionStart: ExecutionStart
+    onToolExecutionStart: ExecutionStart,
+    spans: ToolSpans
   ) => {
+    // Each execution is an `execute_tool` span, a child of the segment's (docs/observability.md).
+    const onToolExecutionEnd: ExecutionEnd = async ({ toolCall, toolOutput }) => {
+      spans.end(toolCall.toolCallId, toolOutput?.type === 'tool-error')
+      await ownEnd?.({ toolCall, toolOutput })
+    }
+    const ownEnd = (rest as { onToolExecutionEnd?: ExecutionEnd }).onToolExecutionEnd
     if ('agent' in rest) {
-      return rest.agent.stream({ messages, abortSignal: signal, onToolExecutionStart } as never)
+      return rest.agent.stream({
+        messages,
+        abortSignal: signal,
+        onToolExecutionStart,
+        onToolExecutionEnd,
+      } as never)
     }
     const own = (rest as { onToolExecutionStart?: (event: unknown) => unknown })
       .onToolExecutionStart
@@ -86,6 +103,7 @@ export function aiSdkAgent<TOOLS extends ToolSet>(options: AiSdkAgentOptions<TOO
         await onToolExecutionStart(event)
         await own?.(event)
       },
+      onToolExecutionEnd,
     } as Parameters<typeof streamText<TOOLS>>[0])
   }
 
@@ -96,8 +114,9 @@ export function aiSdkAgent<TOOLS extends ToolSet>(options: AiSdkAgentOptions<TOO
    * given an aborted signal.
    */
   const executionStart =
-    (ctx: RunContext, abort: AbortController): ExecutionStart =>
+    (ctx: RunContext, abort: AbortController, spans: ToolSpans): ExecutionStart =>
     async ({ toolCall }) => {
+      spans.start(toolCall.toolName, toolCall.toolCallId)
       try {
         await ctx.writer.write(
           executionStartFrame(toolCall.toolCallId, toolCall.toolName, toolCall.input)
@@ -155,8 +174,10 @@ export function aiSdkAgent<TOOLS extends ToolSet>(options: AiSdkAgentOptions<TOO
     const stop = () => abort.abort()
     if (ctx.signal.aborted) stop()
     ctx.signal.addEventListener('abort', stop, { once: true })
+    const spans = new ToolSpans()
     try {
-      const result = await stream(messages, abort.signal, executionStart(ctx, abort))
+      const start = executionStart(ctx, abort, spans)
+      const result = await stream(messages, abort.signal, start, spans)
       return await writeParts({ ...ctx, signal: abort.signal }, result.fullStream as never, {
         tools,
         toolApproval,
@@ -164,6 +185,7 @@ export function aiSdkAgent<TOOLS extends ToolSet>(options: AiSdkAgentOptions<TOO
         settled: new Set((settledIds ?? items).map((item) => item.id)),
       })
     } finally {
+      spans.endAll()
       ctx.signal.removeEventListener('abort', stop)
     }
   }

@@ -32,8 +32,6 @@ export interface WebhooksOptions {
   pollIntervalMs?: number
   /** Delivered rows are deleted after this long (or with their run). Default 604800000 (7 d). */
   retentionMs?: number
-  /** The `agent` every payload names (what the host calls its agent). Default `'agent'`. */
-  agent?: string
   /** The admin console's mount, for the `consolePath` of `run.parked` (default `/agent-stream/admin`). */
   consolePath?: string
 }
@@ -47,6 +45,7 @@ export interface ResolvedWebhooks {
   maxBackoffMs: number
   pollIntervalMs: number
   retentionMs: number
+  /** The agent's name every payload carries (`agentNameOf`: `telemetry.agentName` or the runner's). */
   agent: string
   consolePath: string
 }
@@ -66,7 +65,10 @@ function positive(field: string, value: number | undefined, fallback: number, mi
  * the defaults; `null` when there is no endpoint (webhooks off).
  * @throws InvalidWebhookConfigError naming the field and the rule, never the value
  */
-export function resolveWebhooks(options: WebhooksOptions | undefined): ResolvedWebhooks | null {
+export function resolveWebhooks(
+  options: WebhooksOptions | undefined,
+  agent = 'agent'
+): ResolvedWebhooks | null {
   if (options === undefined) return null
   if (!Array.isArray(options.endpoints)) {
     throw new InvalidWebhookConfigError('endpoints', 'must be an array')
@@ -128,7 +130,7 @@ export function resolveWebhooks(options: WebhooksOptions | undefined): ResolvedW
     maxBackoffMs: positive('maxBackoffMs', options.maxBackoffMs, 3_600_000, backoffMs),
     pollIntervalMs: positive('pollIntervalMs', options.pollIntervalMs, 2000, 10),
     retentionMs: positive('retentionMs', options.retentionMs, 604_800_000, 0),
-    agent: options.agent ?? 'agent',
+    agent,
     consolePath: options.consolePath ?? '/agent-stream/admin',
   }
 }

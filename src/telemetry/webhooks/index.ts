@@ -30,9 +30,11 @@ export function createWebhooks(
   options: WebhooksOptions | undefined,
   tables: TableNames,
   client: () => QueryClientContract,
-  deliverer: { holder?: string; onError?: (error: unknown) => void } = {}
+  deliverer: { holder?: string; onError?: (error: unknown) => void } = {},
+  /** The agent's name in every payload (`agentNameOf`). */
+  agent?: string
 ): Webhooks | null {
-  const config = resolveWebhooks(options)
+  const config = resolveWebhooks(options, agent)
   if (!config) return null
   const deliveries = new WebhookDeliveries(client, tables)
   const running = new WebhookDeliverer(deliveries, config, deliverer)

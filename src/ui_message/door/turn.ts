@@ -1,4 +1,4 @@
-import type { Cursor } from '../../core/cursor.js'
+import { formatCursor, type Cursor } from '../../core/cursor.js'
 import type { StreamFrame } from '../../core/frames.js'
 import {
   idOnLast,
@@ -79,6 +79,7 @@ export async function* turnChunks(
         ? turnEnd(deps, translator, streamRunId, at, read.settle)
         : { events: translator.push(item as StreamFrame, at), ends: false },
     ids: idOnLast,
+    read: { streamRunId, cursor: formatCursor(from), live },
   })
 }
 
