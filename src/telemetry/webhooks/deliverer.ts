@@ -10,6 +10,9 @@ const ROUND_ROWS = 16
 /** How often delivered rows past their retention are deleted. */
 const RETENTION_SWEEP_MS = 60_000
 
+/** Delivered rows one retention statement deletes at most. */
+const RETENTION_BATCH = 500
+
 /**
  * The delay before attempt `attempts + 1`: exponential (`backoffMs` doubled per attempt made),
  * capped at `maxBackoffMs`, with equal jitter (half fixed, half random) so retries of many rows
@@ -114,7 +117,10 @@ export class WebhookDeliverer {
     const now = nowMs()
     if (now - this.#lastRetentionSweep >= RETENTION_SWEEP_MS) {
       this.#lastRetentionSweep = now
-      await this.rows.purgeDelivered(now - this.config.retentionMs, 500)
+      // Batches of a bounded size, until none is left: an outbox writing more than one batch a
+      // sweep (500 a minute) must not grow without end.
+      const before = now - this.config.retentionMs
+      while ((await this.rows.purgeDelivered(before, RETENTION_BATCH)) >= RETENTION_BATCH) {}
     }
   }
 
@@ -142,11 +148,35 @@ export class WebhookDeliverer {
 
   async #attempt(row: DeliveryRow) {
     const endpoint = this.config.endpoints.find((candidate) => candidate.url === row.endpoint)
+    let error: string | null = null
     if (!endpoint) {
-      // Removed from the config since: nobody to deliver to.
-      await this.rows.failed(row.id, this.holder, 'endpoint_removed', null)
+      // Not in this replica's config: removed since, or added on replicas deployed after this
+      // one (a rolling deploy). A failed attempt like any other, so a replica that knows the
+      // endpoint delivers it on a retry; dead after `maxAttempts` when none does.
+      error = 'endpoint_removed'
+    } else {
+      error = await this.#post(endpoint, row)
+    }
+    if (error === null) {
+      await this.rows.delivered(row.id, this.holder)
       return
     }
+    if (error === 'replica_shutdown') {
+      // Not the receiver's fault: due again at once, for another replica.
+      await this.rows.failed(row.id, this.holder, error, 0)
+      return
+    }
+    const dead = row.attempts >= this.config.maxAttempts
+    await this.rows.failed(
+      row.id,
+      this.holder,
+      error,
+      dead ? null : backoffDelay(this.config, row.attempts)
+    )
+  }
+
+  /** POST `row` to `endpoint`: `null` on a 2xx, else the failure's stable code. */
+  async #post(endpoint: ResolvedWebhooks['endpoints'][number], row: DeliveryRow) {
     let error: string | null = null
     try {
       const seconds = Math.floor(nowMs() / 1000)
@@ -167,21 +197,6 @@ export class WebhookDeliverer {
     } catch (thrown) {
       error = failureCode(thrown)
     }
-    if (error === null) {
-      await this.rows.delivered(row.id, this.holder)
-      return
-    }
-    if (error === 'replica_shutdown') {
-      // Not the receiver's fault: due again at once, for another replica.
-      await this.rows.failed(row.id, this.holder, error, 0)
-      return
-    }
-    const dead = row.attempts >= this.config.maxAttempts
-    await this.rows.failed(
-      row.id,
-      this.holder,
-      error,
-      dead ? null : backoffDelay(this.config, row.attempts)
-    )
+    return error
   }
 }
