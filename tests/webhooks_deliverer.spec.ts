@@ -1,4 +1,6 @@
 import { test } from '@japa/runner'
+import { defineConfig } from '../src/define_config.js'
+import { InvalidWebhookConfigError } from '../src/errors.js'
 import { resolveWebhooks, WebhookDeliverer } from '../src/telemetry/webhooks/index.js'
 import { setupParking } from './helpers/parking.js'
 import { runId } from './helpers/sink.js'
@@ -112,5 +114,29 @@ test.group('Webhooks | retention under load', () => {
     // One round (its retention sweep runs with it, once a minute).
     await stack.webhooks!.deliverer.runOnce()
     assert.lengthOf(await outbox(stack.db, streamRunId), 0)
+  })
+})
+
+test.group('Webhooks | config errors name the field as the config spells it', () => {
+  test('defineConfig: maxBackoff under backoff names "maxBackoff" and a duration', ({ assert }) => {
+    const endpoints = [{ url: 'https://hooks.example.com/x', secret: newSecret() }]
+    let thrown: any
+    try {
+      defineConfig({ webhooks: { endpoints, backoff: '10s', maxBackoff: '5s' } })
+    } catch (error) {
+      thrown = error
+    }
+    assert.instanceOf(thrown, InvalidWebhookConfigError)
+    assert.equal(
+      thrown.message,
+      'Invalid "webhooks" config: "maxBackoff" must be a duration of at least 10000 ms'
+    )
+    // A fraction of a millisecond is not refused as "not an integer".
+    assert.doesNotThrow(() => defineConfig({ webhooks: { endpoints, timeout: '1.5ms' } }))
+    // createRuntime's options keep their own names.
+    assert.throws(
+      () => resolveWebhooks({ endpoints, backoffMs: 10_000, maxBackoffMs: 5000 }),
+      '"maxBackoffMs" must be a duration of at least 10000 ms'
+    )
   })
 })
