@@ -12,6 +12,7 @@ import { runInput } from './helpers/http.js'
 import { askApproval, setupParking } from './helpers/parking.js'
 import { runId, sleep, waitUntil } from './helpers/sink.js'
 import { installTracing } from './helpers/tracing.js'
+import { FAST, newSecret, signedReceiver, until } from './helpers/webhooks.js'
 
 /**
  * Issue 25, traces: what a segment's span is a child of when the run has no stored trace
@@ -144,5 +145,46 @@ test.group('Traces: a queued run is a trace of its own', () => {
       )!
     assert.notEqual(root.traceId, stop.spanContext().traceId)
     assert.isNull(root.parentSpanId)
+  })
+})
+
+test.group('Traces: the webhook deliverer runs in no request or run context', () => {
+  test("a round woken by a commit inside a run is not part of that run's trace", async ({
+    assert,
+    cleanup,
+  }) => {
+    const tracing = installTracing()
+    cleanup(() => tracing.uninstall())
+    const secret = newSecret()
+    const receiver = await signedReceiver(secret)
+    // A poll far away: only the commits' wake-ups start rounds here.
+    const stack = await setupParking(
+      { steps: [] },
+      { webhooks: { ...FAST, pollIntervalMs: 600_000, endpoints: [{ url: receiver.url, secret }] } }
+    )
+    // What each round's first read runs under (what the HTTP client spans of its POSTs, under
+    // `@adonisjs/otel`'s fetch instrumentation, would be children of).
+    const active: (string | null)[] = []
+    const rows = stack.webhooks!.deliverer.rows
+    const due = rows.due.bind(rows)
+    rows.due = (limit: number) => {
+      active.push(trace.getActiveSpan()?.spanContext().traceId ?? null)
+      return due(limit)
+    }
+    stack.webhooks!.deliverer.start()
+    await until(() => active.length > 0)
+    const request = tracing.tracer.startSpan('POST /agui')
+    const id = runId('woken')
+    await context.with(trace.setSpan(ROOT_CONTEXT, request), async () => {
+      await (
+        await stack.driver.start({ runId: id })
+      ).done
+    })
+    await stack.driver.settled()
+    request.end()
+    await receiver.wait((r) => r.event.type === 'run.finished')
+    await stack.webhooks!.deliverer.stop()
+    assert.isAbove(active.length, 1)
+    assert.deepEqual([...new Set(active)], [null])
   })
 })

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { context, ROOT_CONTEXT } from '@opentelemetry/api'
 import type { DeliveryRow, WebhookDeliveries } from '../../store/webhook_deliveries.js'
 import { nowMs } from '../../store/sql.js'
 import type { ResolvedWebhooks } from './config.js'
@@ -132,17 +133,23 @@ export class WebhookDeliverer {
   #schedule(delayMs: number) {
     if (this.#stopped) return
     if (this.#timer) clearTimeout(this.#timer)
-    this.#timer = setTimeout(() => {
-      this.#timer = null
-      this.#round = this.runOnce()
-        .catch((error) => this.options.onError?.(error))
-        .finally(() => {
-          this.#round = null
-          const again = this.#again
-          this.#again = false
-          this.#schedule(again ? 0 : this.config.pollIntervalMs)
-        })
-    }, delayMs)
+    // A round serves every run's rows: it runs in no request's or run's trace context (a wake
+    // comes from a commit inside one; its timer would carry that context on).
+    this.#timer = setTimeout(
+      () =>
+        context.with(ROOT_CONTEXT, () => {
+          this.#timer = null
+          this.#round = this.runOnce()
+            .catch((error) => this.options.onError?.(error))
+            .finally(() => {
+              this.#round = null
+              const again = this.#again
+              this.#again = false
+              this.#schedule(again ? 0 : this.config.pollIntervalMs)
+            })
+        }),
+      delayMs
+    )
     this.#timer.unref?.()
   }
 
