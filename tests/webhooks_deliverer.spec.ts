@@ -2,7 +2,7 @@ import { test } from '@japa/runner'
 import { defineConfig } from '../src/define_config.js'
 import { InvalidWebhookConfigError } from '../src/errors.js'
 import { resolveWebhooks, WebhookDeliverer } from '../src/telemetry/webhooks/index.js'
-import { setupParking } from './helpers/parking.js'
+import { setupParking, setupRunner } from './helpers/parking.js'
 import { runId } from './helpers/sink.js'
 import { FAST, newSecret, outbox, signedReceiver, until } from './helpers/webhooks.js'
 
@@ -138,5 +138,40 @@ test.group('Webhooks | config errors name the field as the config spells it', ()
       () => resolveWebhooks({ endpoints, backoffMs: 10_000, maxBackoffMs: 5000 }),
       '"maxBackoffMs" must be a duration of at least 10000 ms'
     )
+  })
+})
+
+test.group('Webhooks | a park of many items', () => {
+  test('a run.parked payload past 64 KB is stored whole (MariaDB TEXT would refuse the park)', async ({
+    assert,
+  }) => {
+    const secret = newSecret()
+    const receiver = await signedReceiver(secret)
+    const items = 300
+    const stack = await setupRunner(
+      {
+        async start(ctx) {
+          for (let i = 0; i < items; i++) {
+            await ctx.writer.write({
+              t: 'approval',
+              runId: ctx.runId,
+              id: `call_${i}_${'x'.repeat(120)}`,
+              toolName: `tool_${'y'.repeat(60)}`,
+              input: { n: i },
+            })
+          }
+          return { status: 'parked', checkpoint: {} }
+        },
+        resume: async () => ({ status: 'finished' }),
+      },
+      { webhooks: { ...FAST, endpoints: [{ url: receiver.url, secret, events: ['run.parked'] }] } }
+    )
+    const id = runId()
+    assert.equal((await (await stack.driver.start({ runId: id })).done).status, 'parked')
+    stack.webhooks!.deliverer.start()
+    const [parked] = await receiver.wait((r) => r.event.type === 'run.parked')
+    await stack.webhooks!.deliverer.stop()
+    assert.isAbove(parked.raw.length, 65_535)
+    assert.lengthOf(parked.event.data.items, items)
   })
 })
