@@ -116,12 +116,15 @@ export class WebhookDeliverer {
       if (ids.length < ROUND_ROWS || this.#stopped) break
     }
     const now = nowMs()
-    if (now - this.#lastRetentionSweep >= RETENTION_SWEEP_MS) {
+    const stopping = () => this.#abort.signal.aborted
+    if (!stopping() && now - this.#lastRetentionSweep >= RETENTION_SWEEP_MS) {
       this.#lastRetentionSweep = now
-      // Batches of a bounded size, until none is left: an outbox writing more than one batch a
-      // sweep (500 a minute) must not grow without end.
+      // Batches of a bounded size, until none is left (an outbox writing more than one batch a
+      // sweep, 500 a minute, must not grow without end), or the replica stops.
       const before = now - this.config.retentionMs
-      while ((await this.rows.purgeDelivered(before, RETENTION_BATCH)) >= RETENTION_BATCH) {}
+      while (!stopping()) {
+        if ((await this.rows.purgeDelivered(before, RETENTION_BATCH)) < RETENTION_BATCH) break
+      }
     }
   }
 
