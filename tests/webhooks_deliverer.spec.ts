@@ -175,3 +175,52 @@ test.group('Webhooks | a park of many items', () => {
     assert.lengthOf(parked.event.data.items, items)
   })
 })
+
+test.group('Webhooks | what a park pages for', () => {
+  test('run.parked names only the items still waiting (one decided before the park committed is not paged)', async ({
+    assert,
+  }) => {
+    const secret = newSecret()
+    const receiver = await signedReceiver(secret)
+    let asked!: () => void
+    const askedBoth = new Promise<void>((resolve) => (asked = resolve))
+    let go!: () => void
+    const gate = new Promise<void>((resolve) => (go = resolve))
+    const stack = await setupRunner(
+      {
+        async start(ctx) {
+          for (const id of ['call_a', 'call_b']) {
+            await ctx.writer.write({
+              t: 'approval',
+              runId: ctx.runId,
+              id,
+              toolName: 'pay',
+              input: { id },
+            })
+          }
+          await ctx.writer.flush?.()
+          asked()
+          await gate
+          return { status: 'parked', checkpoint: {} }
+        },
+        resume: async () => ({ status: 'finished' }),
+      },
+      { webhooks: { ...FAST, endpoints: [{ url: receiver.url, secret }] } }
+    )
+    const id = runId()
+    const principal = { id: 'payer' }
+    const { done } = await stack.driver.start({ runId: id, principal })
+    await askedBoth
+    // Decided while the segment still runs: before its park commits.
+    await stack.parking.decisions.approve(id, 'call_a', { principal, via: 'chat' })
+    go()
+    assert.equal((await done).status, 'parked')
+    stack.webhooks!.deliverer.start()
+    const [parked] = await receiver.wait((r) => r.event.type === 'run.parked')
+    await stack.webhooks!.deliverer.stop()
+    assert.deepEqual(
+      parked.event.data.items.map((item: { itemId: string }) => item.itemId),
+      ['call_b']
+    )
+  })
+})
