@@ -224,17 +224,26 @@ export type ResolvedAgentStreamConfig = Omit<LucidSinkOptions, 'onError' | 'onIn
  */
 function webhooksOf(config: WebhooksConfig | undefined): WebhooksOptions | undefined {
   if (config === undefined) return undefined
+  // Whole milliseconds, as the rule below takes them ('1.5ms' is 2).
+  const whole = (value: number | undefined) => (value === undefined ? value : Math.ceil(value))
   const options: WebhooksOptions = {
     endpoints: config.endpoints,
     maxAttempts: config.maxAttempts,
-    timeoutMs: ms('webhooks.timeout', config.timeout, 1),
-    backoffMs: ms('webhooks.backoff', config.backoff, 1),
-    maxBackoffMs: ms('webhooks.maxBackoff', config.maxBackoff, 1),
-    pollIntervalMs: ms('webhooks.pollInterval', config.pollInterval, 10),
-    retentionMs: ms('webhooks.retention', config.retention, 0),
+    timeoutMs: whole(ms('webhooks.timeout', config.timeout, 1)),
+    backoffMs: whole(ms('webhooks.backoff', config.backoff, 1)),
+    maxBackoffMs: whole(ms('webhooks.maxBackoff', config.maxBackoff, 1)),
+    pollIntervalMs: whole(ms('webhooks.pollInterval', config.pollInterval, 10)),
+    retentionMs: whole(ms('webhooks.retention', config.retention, 0)),
     consolePath: config.consolePath,
   }
-  resolveWebhooks(options)
+  // Refused under the names this config gives them (`maxBackoff`, not `maxBackoffMs`).
+  resolveWebhooks(options, undefined, {
+    timeoutMs: 'timeout',
+    backoffMs: 'backoff',
+    maxBackoffMs: 'maxBackoff',
+    pollIntervalMs: 'pollInterval',
+    retentionMs: 'retention',
+  })
   return options
 }
 

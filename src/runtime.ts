@@ -140,11 +140,13 @@ export function createRuntime(db: Database, options: RuntimeOptions) {
       queries,
       ready,
       onError,
-      // A cancelled parked run ended its thread's turn: its queued message starts now.
-      onCancelled: async (streamRunId) => {
-        const run = await runs.find(streamRunId)
-        if (run) await queue.startNext(run.threadId)
-      },
+      // A cancelled parked run ended its thread's turn: its queued message starts now, as a
+      // trace of its own (not a child of the request that cancelled).
+      onCancelled: (streamRunId) =>
+        context.with(ROOT_CONTEXT, async () => {
+          const run = await runs.find(streamRunId)
+          if (run) await queue.startNext(run.threadId)
+        }),
     },
     options.approverPolicy
   )

@@ -98,7 +98,11 @@ export async function streamThread(
   }
 }
 
-/** The items of the parks `parks` of stream `streamRunId`, read inside `trx`, in stream order. */
+/**
+ * The items still waiting of the parks `parks` of stream `streamRunId`, read inside `trx`, in
+ * stream order. One decided before its park committed (the segment was still running) is not
+ * named: its `run.decided` came first, and a pager must not open a page it already closed.
+ */
 export async function parkItems(
   trx: TransactionClientContract,
   tables: TableNames,
@@ -115,6 +119,7 @@ export async function parkItems(
       .from(table)
       .select(kind === 'approval' ? [...columns, 'tool_name'] : columns)
       .where('stream_run_id', streamRunId)
+      .where('status', 'pending')
       .whereIn(
         'park',
         parks.map((p) => p.park)

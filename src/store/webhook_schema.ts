@@ -26,8 +26,13 @@ export function createWebhookTables(
     table.text('endpoint').notNullable()
     table.string('stream_run_id', 191).notNullable()
     table.string('run_id', 191).notNullable()
-    /** The JSON body sent, byte for byte on every attempt. */
-    table.text('payload').notNullable()
+    /**
+     * The JSON body sent, byte for byte on every attempt. `mediumtext` on MySQL/MariaDB: a
+     * `run.parked` of a few hundred items passes TEXT's 64 KB, and a refused insert would undo
+     * the park it reports.
+     */
+    if (mysql) table.text('payload', 'mediumtext').notNullable()
+    else table.text('payload').notNullable()
     /** `pending`, `delivered` or `dead`. */
     table.string('status', 16).notNullable()
     table.integer('attempts').notNullable().defaultTo(0)

@@ -1,5 +1,6 @@
 import {
   context,
+  ROOT_CONTEXT,
   SpanKind,
   SpanStatusCode,
   trace,
@@ -104,7 +105,9 @@ export function laterSegmentSpan(
   carrier: string | null,
   continued = false
 ): SegmentSpan {
-  const parent = contextOf(carrier) ?? context.active()
+  // No carrier: a root of its own, never a child of what is active here (the deciding
+  // request's span, or another run's segment that claimed this one).
+  const parent = contextOf(carrier) ?? ROOT_CONTEXT
   const span = tracer().startSpan(
     `invoke_agent ${agent}`,
     {

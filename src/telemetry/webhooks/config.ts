@@ -52,10 +52,25 @@ export interface ResolvedWebhooks {
 
 const SECRET = /^whsec_[A-Za-z0-9+/]+={0,2}$/
 
-function positive(field: string, value: number | undefined, fallback: number, min: number) {
+/**
+ * How a field is named in the error: `config/agent_stream.ts` names the durations without their
+ * `Ms` (`maxBackoff: '5s'`), `createRuntime` with it (`maxBackoffMs: 5000`).
+ */
+export type WebhookFieldNames = Partial<Record<keyof WebhooksOptions, string>>
+
+function positive(
+  field: string,
+  value: number | undefined,
+  fallback: number,
+  min: number,
+  duration: boolean
+) {
   if (value === undefined) return fallback
   if (!Number.isSafeInteger(value) || value < min) {
-    throw new InvalidWebhookConfigError(field, `must be an integer >= ${min}`)
+    throw new InvalidWebhookConfigError(
+      field,
+      duration ? `must be a duration of at least ${min} ms` : `must be an integer >= ${min}`
+    )
   }
   return value
 }
@@ -67,8 +82,11 @@ function positive(field: string, value: number | undefined, fallback: number, mi
  */
 export function resolveWebhooks(
   options: WebhooksOptions | undefined,
-  agent = 'agent'
+  agent = 'agent',
+  /** The fields' names as the caller's config spells them (`defineConfig`'s durations). */
+  names: WebhookFieldNames = {}
 ): ResolvedWebhooks | null {
+  const name = (field: keyof WebhooksOptions) => names[field] ?? field
   if (options === undefined) return null
   if (!Array.isArray(options.endpoints)) {
     throw new InvalidWebhookConfigError('endpoints', 'must be an array')
@@ -121,15 +139,15 @@ export function resolveWebhooks(
     throw new InvalidWebhookConfigError('endpoints', 'must not name one URL twice')
   }
   if (endpoints.length === 0) return null
-  const backoffMs = positive('backoffMs', options.backoffMs, 5000, 1)
+  const backoffMs = positive(name('backoffMs'), options.backoffMs, 5000, 1, true)
   return {
     endpoints,
-    maxAttempts: positive('maxAttempts', options.maxAttempts, 8, 1),
-    timeoutMs: positive('timeoutMs', options.timeoutMs, 10_000, 1),
+    maxAttempts: positive(name('maxAttempts'), options.maxAttempts, 8, 1, false),
+    timeoutMs: positive(name('timeoutMs'), options.timeoutMs, 10_000, 1, true),
     backoffMs,
-    maxBackoffMs: positive('maxBackoffMs', options.maxBackoffMs, 3_600_000, backoffMs),
-    pollIntervalMs: positive('pollIntervalMs', options.pollIntervalMs, 2000, 10),
-    retentionMs: positive('retentionMs', options.retentionMs, 604_800_000, 0),
+    maxBackoffMs: positive(name('maxBackoffMs'), options.maxBackoffMs, 3_600_000, backoffMs, true),
+    pollIntervalMs: positive(name('pollIntervalMs'), options.pollIntervalMs, 2000, 10, true),
+    retentionMs: positive(name('retentionMs'), options.retentionMs, 604_800_000, 0, true),
     agent,
     consolePath: options.consolePath ?? '/agent-stream/admin',
   }

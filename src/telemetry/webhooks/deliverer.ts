@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { context, ROOT_CONTEXT } from '@opentelemetry/api'
 import type { DeliveryRow, WebhookDeliveries } from '../../store/webhook_deliveries.js'
 import { nowMs } from '../../store/sql.js'
 import type { ResolvedWebhooks } from './config.js'
@@ -9,6 +10,9 @@ const ROUND_ROWS = 16
 
 /** How often delivered rows past their retention are deleted. */
 const RETENTION_SWEEP_MS = 60_000
+
+/** Delivered rows one retention statement deletes at most. */
+const RETENTION_BATCH = 500
 
 /**
  * The delay before attempt `attempts + 1`: exponential (`backoffMs` doubled per attempt made),
@@ -112,9 +116,15 @@ export class WebhookDeliverer {
       if (ids.length < ROUND_ROWS || this.#stopped) break
     }
     const now = nowMs()
-    if (now - this.#lastRetentionSweep >= RETENTION_SWEEP_MS) {
+    const stopping = () => this.#abort.signal.aborted
+    if (!stopping() && now - this.#lastRetentionSweep >= RETENTION_SWEEP_MS) {
       this.#lastRetentionSweep = now
-      await this.rows.purgeDelivered(now - this.config.retentionMs, 500)
+      // Batches of a bounded size, until none is left (an outbox writing more than one batch a
+      // sweep, 500 a minute, must not grow without end), or the replica stops.
+      const before = now - this.config.retentionMs
+      while (!stopping()) {
+        if ((await this.rows.purgeDelivered(before, RETENTION_BATCH)) < RETENTION_BATCH) break
+      }
     }
   }
 
@@ -126,27 +136,57 @@ export class WebhookDeliverer {
   #schedule(delayMs: number) {
     if (this.#stopped) return
     if (this.#timer) clearTimeout(this.#timer)
-    this.#timer = setTimeout(() => {
-      this.#timer = null
-      this.#round = this.runOnce()
-        .catch((error) => this.options.onError?.(error))
-        .finally(() => {
-          this.#round = null
-          const again = this.#again
-          this.#again = false
-          this.#schedule(again ? 0 : this.config.pollIntervalMs)
-        })
-    }, delayMs)
+    // A round serves every run's rows: it runs in no request's or run's trace context (a wake
+    // comes from a commit inside one; its timer would carry that context on).
+    this.#timer = setTimeout(
+      () =>
+        context.with(ROOT_CONTEXT, () => {
+          this.#timer = null
+          this.#round = this.runOnce()
+            .catch((error) => this.options.onError?.(error))
+            .finally(() => {
+              this.#round = null
+              const again = this.#again
+              this.#again = false
+              this.#schedule(again ? 0 : this.config.pollIntervalMs)
+            })
+        }),
+      delayMs
+    )
     this.#timer.unref?.()
   }
 
   async #attempt(row: DeliveryRow) {
     const endpoint = this.config.endpoints.find((candidate) => candidate.url === row.endpoint)
+    let error: string | null = null
     if (!endpoint) {
-      // Removed from the config since: nobody to deliver to.
-      await this.rows.failed(row.id, this.holder, 'endpoint_removed', null)
+      // Not in this replica's config: removed since, or added on replicas deployed after this
+      // one (a rolling deploy). A failed attempt like any other, so a replica that knows the
+      // endpoint delivers it on a retry; dead after `maxAttempts` when none does.
+      error = 'endpoint_removed'
+    } else {
+      error = await this.#post(endpoint, row)
+    }
+    if (error === null) {
+      await this.rows.delivered(row.id, this.holder)
       return
     }
+    if (error === 'replica_shutdown') {
+      // Not the receiver's fault: due again at once, for another replica.
+      await this.rows.failed(row.id, this.holder, error, 0)
+      return
+    }
+    const dead = row.attempts >= this.config.maxAttempts
+    await this.rows.failed(
+      row.id,
+      this.holder,
+      error,
+      dead ? null : backoffDelay(this.config, row.attempts)
+    )
+  }
+
+  /** POST `row` to `endpoint`: `null` on a 2xx, else the failure's stable code. */
+  async #post(endpoint: ResolvedWebhooks['endpoints'][number], row: DeliveryRow) {
     let error: string | null = null
     try {
       const seconds = Math.floor(nowMs() / 1000)
@@ -167,21 +207,6 @@ export class WebhookDeliverer {
     } catch (thrown) {
       error = failureCode(thrown)
     }
-    if (error === null) {
-      await this.rows.delivered(row.id, this.holder)
-      return
-    }
-    if (error === 'replica_shutdown') {
-      // Not the receiver's fault: due again at once, for another replica.
-      await this.rows.failed(row.id, this.holder, error, 0)
-      return
-    }
-    const dead = row.attempts >= this.config.maxAttempts
-    await this.rows.failed(
-      row.id,
-      this.holder,
-      error,
-      dead ? null : backoffDelay(this.config, row.attempts)
-    )
+    return error
   }
 }
