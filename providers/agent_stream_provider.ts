@@ -59,7 +59,10 @@ export default class AgentStreamProvider {
   }
 
   /**
-   * The sweeper (expiry, resumes nobody claimed) runs only in a running app, never in warmup.
+   * The sweeper (expiry, resumes nobody claimed) and the webhook deliverer run only in a running
+   * web (or test) process: never in warmup, nor in an ace command or the REPL (a cron's
+   * `agent-stream:purge` starts the app too, and a run it resumed would be cut off when the
+   * command exits). A long-running worker command starts them with `agentStream.startSweeper()`.
    *
    * The graceful shutdown (`app.terminate()`, which the app's `bin/server.ts` calls on SIGTERM)
    * starts in a `terminating` hook registered here: registered after the HTTP server's own (core
@@ -70,7 +73,8 @@ export default class AgentStreamProvider {
   async ready() {
     if (this.app.getMode() === 'warmup') return
     const agentStream = await this.app.container.make('agentStream')
-    agentStream.startSweeper()
+    const environment = this.app.getEnvironment()
+    if (environment !== 'console' && environment !== 'repl') agentStream.startSweeper()
     this.app.terminating(() => agentStream.shutdown())
   }
 

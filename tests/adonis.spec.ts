@@ -122,10 +122,10 @@ test.group('In an AdonisJS app', (group) => {
     assert,
   }) => {
     const { scriptedAgent } = await import('../src/testing/scripted_agent.js')
-    const app = await setupApp({
-      runner: scriptedAgent({ steps: ['approval'] }),
-      sweepInterval: '50ms',
-    })
+    const app = await setupApp(
+      { runner: scriptedAgent({ steps: ['approval'] }), sweepInterval: '50ms' },
+      { environment: 'web' }
+    )
     await migrate(app, 'up')
     const agentStream = await app.container.make('agentStream')
     assert.isFalse(agentStream.sweeping)
@@ -138,6 +138,29 @@ test.group('In an AdonisJS app', (group) => {
     assert.equal(item.toolName, 'send_email')
     await agentStream.shutdown()
     assert.isFalse(agentStream.sweeping)
+    await migrate(app, 'down')
+  })
+
+  test('an ace command (console) starts no sweeper and no webhook deliverer: a cron purge resumes nothing', async ({
+    assert,
+  }) => {
+    const app = await setupApp({
+      sweepInterval: '50ms',
+      webhooks: {
+        endpoints: [
+          {
+            url: 'http://127.0.0.1:9/hooks',
+            secret: `whsec_${Buffer.alloc(32, 7).toString('base64')}`,
+          },
+        ],
+      },
+    })
+    await migrate(app, 'up')
+    const agentStream = await app.container.make('agentStream')
+    await app.start(() => {})
+    assert.isFalse(agentStream.sweeping)
+    assert.isFalse(agentStream.webhooks!.deliverer.running)
+    await agentStream.shutdown()
     await migrate(app, 'down')
   })
 

@@ -76,6 +76,11 @@ export class WebhookDeliverer {
     this.holder = options.holder ?? `replica-${randomUUID()}`
   }
 
+  /** Whether this deliverer runs (started, not stopped). */
+  get running() {
+    return !this.#stopped
+  }
+
   /** Start the timer (and a first round at once). Idempotent. */
   start() {
     if (!this.#stopped) return
