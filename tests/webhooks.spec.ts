@@ -3,7 +3,15 @@ import type { WebhooksOptions } from '../src/telemetry/webhooks/index.js'
 import type { ScriptedAgentOptions } from '../src/testing/scripted_agent.js'
 import { setupParking } from './helpers/parking.js'
 import { runId, sleep } from './helpers/sink.js'
-import { FAST, newSecret, outbox, signedReceiver, typesOf, until } from './helpers/webhooks.js'
+import {
+  FAST,
+  newSecret,
+  outbox,
+  signedReceiver,
+  typesOf,
+  until,
+  hookedStack,
+} from './helpers/webhooks.js'
 
 /**
  * Issue 25, webhooks from an outbox: delivery against real HTTP receivers on loopback, each
@@ -226,12 +234,7 @@ test.group('Webhooks | purged with their run, or after their retention', () => {
   test('a purge of the run removes its deliveries; delivered rows go after the retention', async ({
     assert,
   }) => {
-    const secret = newSecret()
-    const receiver = await signedReceiver(secret)
-    const stack = await setupParking(
-      { steps: [] },
-      { webhooks: { ...FAST, endpoints: [{ url: receiver.url, secret }] } }
-    )
+    const { stack } = await hookedStack()
     stack.webhooks!.deliverer.start()
     const [first, second] = [runId(), runId()]
     for (const id of [first, second]) await (await stack.driver.start({ runId: id })).done

@@ -4,7 +4,7 @@ import { InvalidWebhookConfigError } from '../src/errors.js'
 import { resolveWebhooks, WebhookDeliverer } from '../src/telemetry/webhooks/index.js'
 import { setupParking, setupRunner } from './helpers/parking.js'
 import { runId } from './helpers/sink.js'
-import { FAST, newSecret, outbox, signedReceiver, until } from './helpers/webhooks.js'
+import { FAST, newSecret, outbox, signedReceiver, until, hookedStack } from './helpers/webhooks.js'
 
 /**
  * Issue 25, the deliverer as an SRE runs it: a rolling deploy (replicas whose configs name
@@ -53,12 +53,7 @@ test.group('Webhooks | an endpoint this replica does not know', () => {
   test('an endpoint removed from every config: dead after maxAttempts, endpoint_removed', async ({
     assert,
   }) => {
-    const secret = newSecret()
-    const receiver = await signedReceiver(secret)
-    const stack = await setupParking(
-      { steps: [] },
-      { webhooks: { ...FAST, maxAttempts: 2, endpoints: [{ url: receiver.url, secret }] } }
-    )
+    const { receiver, stack } = await hookedStack({ maxAttempts: 2 })
     const id = runId()
     await (
       await stack.driver.start({ runId: id })
@@ -84,12 +79,7 @@ test.group('Webhooks | an endpoint this replica does not know', () => {
 
 test.group('Webhooks | retention under load', () => {
   test('every delivered row past the retention goes, not 500 a minute', async ({ assert }) => {
-    const secret = newSecret()
-    const receiver = await signedReceiver(secret)
-    const stack = await setupParking(
-      { steps: [] },
-      { webhooks: { ...FAST, retentionMs: 1000, endpoints: [{ url: receiver.url, secret }] } }
-    )
+    const { receiver, stack } = await hookedStack({ retentionMs: 1000 })
     const streamRunId = runId()
     const rows = Array.from({ length: 1200 }, (_, i) => ({
       id: `msg_${i.toString(16).padStart(32, '0')}`,

@@ -6,6 +6,7 @@ import type { Database } from '@adonisjs/lucid/database'
 import type { WebhooksOptions } from '../../src/telemetry/webhooks/index.js'
 import { listen } from './durable_door.js'
 import { sleep } from './sink.js'
+import { setupParking } from './parking.js'
 
 /** A fresh Standard Webhooks secret (`whsec_` and the base64 of 32 random bytes). */
 export const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`
@@ -102,4 +103,18 @@ export const FAST: Partial<WebhooksOptions> = {
   backoffMs: 20,
   maxBackoffMs: 60,
   pollIntervalMs: 20,
+}
+
+/**
+ * A parking stack (a scripted agent of no steps) whose webhooks go to a new signed receiver on
+ * loopback, with {@link FAST} retries and `webhooks`' other options.
+ */
+export async function hookedStack(webhooks: Partial<WebhooksOptions> = {}) {
+  const secret = newSecret()
+  const receiver = await signedReceiver(secret)
+  const stack = await setupParking(
+    { steps: [] },
+    { webhooks: { ...FAST, ...webhooks, endpoints: [{ url: receiver.url, secret }] } }
+  )
+  return { secret, receiver, stack }
 }
