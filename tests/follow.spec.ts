@@ -249,6 +249,28 @@ test.group('Live follow', () => {
     await db.manager.closeAll()
   })
 
+  test('shutdown() first reads what was committed elsewhere: a reader here gets it, then ends', async ({
+    assert,
+  }) => {
+    // Polls a minute apart and no LISTEN: only the shutdown's own last read can bring the frame.
+    const { sink, db } = await setupSink({ pollIntervalMs: 60_000, notifier: 'poll' })
+    const other = new LucidTokenStreamSink(db, { pollIntervalMs: 60_000 })
+    const id = runId()
+    const writer = await other.open(id)
+    await writer.write({ t: 'text', v: 'before' })
+    await writer.flush()
+    const reading = collect(sink.subscribe(id))
+    await sleep(50)
+    await writer.write({ t: 'error', code: 'replica_shutdown', message: 'bye' })
+    await writer.flush()
+    await sink.shutdown()
+    assert.deepEqual((await reading).map(strip), [
+      { t: 'text', v: 'before' },
+      { t: 'error', code: 'replica_shutdown', message: 'bye' },
+    ])
+    await other.shutdown()
+  })
+
   test('re-attaching after a reopen waits for the new segment instead of ending', async ({
     assert,
   }) => {

@@ -10,30 +10,9 @@ import { Feed } from './feed.js'
 import type { Notifier } from './notifiers/notifier.js'
 import { NotifierLifecycle } from './notifier_lifecycle.js'
 import { TailReads, type Woken } from './tail_reads.js'
+import type { TailObserver, TailOptions } from './tail_options.js'
 
-/** How a tail follows: its feeds' windows, its reads, and what it does with lapsed leases. */
-export interface TailOptions {
-  /** Deliveries kept per followed stream for readers that keep up. */
-  windowSize: number
-  /** UTF-8 bytes of deliveries kept per followed stream; also the most one store read brings. */
-  windowBytes: number
-  /** Rows per store read. */
-  pageSize: number
-  /** Called for each followed stream whose writer's lease lapsed: fail it (exactly once). */
-  onLapsed: (runId: string) => Promise<void>
-  /**
-   * A lease that lapsed while the database was unreachable or stalled says nothing of its writer
-   * (it could not renew): lapsed leases are acted on only once this replica's reads have been
-   * healthy (none failed, none slower than a third of this) for this long (the writer's lease
-   * length: live writers renew meanwhile; see `ReadHealth`). Default 0.
-   */
-  lapseGraceMs?: number
-  /**
-   * Resolves once the database's clock was read (leases are in its time; see `ClockWatch.ready`):
-   * awaited before leases are compared.
-   */
-  clock?: () => Promise<void>
-}
+export type { TailObserver, TailOptions } from './tail_options.js'
 
 /**
  * The ONE tail reader of a replica. It follows every stream that has a reader on this replica,
@@ -46,9 +25,6 @@ export interface TailOptions {
  * net, which also finds writers whose lease lapsed. No timer runs while nothing is followed
  * ({@link NotifierLifecycle}).
  */
-/** Told of a stream this replica heard about (see `Tail.observe`). */
-export type TailObserver = (runId: string, rev: number | undefined, local: boolean) => void
-
 export class Tail {
   #feeds = new Map<string, Feed>()
   #store: StreamReads
@@ -329,10 +305,23 @@ export class Tail {
 
   /** Read the heads of some followed streams; read the rows of those that changed. */
   async #check(which: string | string[]): Promise<void> {
-    const runIds = (Array.isArray(which) ? which : [which]).filter(
-      (id) => this.#feeds.has(id) && !this.#feeds.get(id)!.missing
-    )
-    if (runIds.length === 0) return
+    const heads = await this.#readChanged(Array.isArray(which) ? which : [which])
+    if (!heads) return
+    if (!this.#reads.health.healthyFor(this.options.lapseGraceMs ?? 0)) return
+    await this.options.clock?.()
+    for (const runId of lapsed(heads)) {
+      await this.options.onLapsed(runId).catch((error) => {
+        // Its failure cannot be stored (the database refuses it): its readers here are told
+        // from memory; a transient failure is tried again at the next poll.
+        if (!isTransientError(error)) this.#feeds.get(runId)?.markLost()
+      })
+    }
+  }
+
+  /** The heads of those of `runIds` followed here, and the rows of the streams that changed. */
+  async #readChanged(which: string[]): Promise<Map<string, StreamState> | null> {
+    const runIds = which.filter((id) => this.#feeds.has(id) && !this.#feeds.get(id)!.missing)
+    if (runIds.length === 0) return null
     const heads = await this.#reads.heads(runIds)
     const changed: Woken[] = []
     for (const runId of runIds) {
@@ -349,28 +338,42 @@ export class Tail {
       if (head.rev !== feed.rev) changed.push({ runId, feed, rev: head.rev })
     }
     await this.#reads.readMany(changed)
-    if (!this.#reads.health.healthyFor(this.options.lapseGraceMs ?? 0)) return
-    await this.options.clock?.()
-    for (const runId of lapsed(heads)) {
-      await this.options.onLapsed(runId).catch((error) => {
-        // Its failure cannot be stored (the database refuses it): its readers here are told
-        // from memory; a transient failure is tried again at the next poll.
-        if (!isTransientError(error)) this.#feeds.get(runId)?.markLost()
-      })
-    }
+    return heads
   }
 
   /**
-   * Stop timers and the notifiers. Readers end quietly (no error frame): the run may well go on
-   * elsewhere, and they resume from their cursor on another replica.
+   * Stop timers and the notifiers. First every followed stream is read once more (for at most
+   * `catchUpMs`), so a reader here gets what was committed before the shutdown (the drain's own
+   * `replica_shutdown` frames among it) however late its wake-up; then readers end quietly (no
+   * error frame): the run may well go on elsewhere, and they resume from their cursor on
+   * another replica.
    */
-  async close() {
-    this.#closed = true
+  async close(catchUpMs = CLOSE_CATCH_UP_MS) {
+    if (!this.#closed) {
+      this.#closed = true
+      await this.#catchUp(catchUpMs)
+    }
     for (const feed of this.#feeds.values()) feed.markClosed()
     this.#feeds.clear()
     await this.#notifiers.stop()
   }
+
+  /** One last read of every followed stream (no lapse settled), bounded by `ms`. */
+  async #catchUp(ms: number) {
+    const reading = (async () => {
+      await Promise.allSettled([this.#checking, this.#polling])
+      await Promise.allSettled([...this.#feeds.values()].map((feed) => feed.ready))
+      await this.#readChanged([...this.#feeds.keys()])
+    })().catch(() => {})
+    let timer: NodeJS.Timeout | undefined
+    const up = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))
+    await Promise.race([reading, up])
+    clearTimeout(timer)
+  }
 }
+
+/** How long a shutdown waits for the last read of the streams followed here. */
+const CLOSE_CATCH_UP_MS = 2_000
 
 /** The streams among `heads` that are open with a lapsed lease. */
 function lapsed(heads: Map<string, StreamState>, at = nowMs()): string[] {
