@@ -27,12 +27,13 @@ const QUICK = process.env.BENCH_QUICK === '1'
  * `usechat` (the useChat rows alone), `viewers` (many talking runs, many viewers), `admin` (the
  * admin queue), `resumable` (the `resumable-stream` rows), `stop` (stop latency across processes,
  * bench/stop.ts), `ds` (Durable Streams beside the reference server, bench/ds_section.ts), `otel`
- * (the cost of an OpenTelemetry SDK on the hot path, on the first of BENCH_DBS: bench/otel_section.ts).
- * Unset: every part.
+ * (the cost of an OpenTelemetry SDK on the hot path, on the first of BENCH_DBS: bench/otel_section.ts),
+ * `scale` (the curves at growing run lengths, runs and viewers, before and after in one run:
+ * bench/scale/compare.ts). Unset: every part.
  */
 const ONLY = process.env.BENCH_ONLY
 const wants = (
-  part: 'db' | 'usechat' | 'viewers' | 'admin' | 'resumable' | 'stop' | 'ds' | 'otel'
+  part: 'db' | 'usechat' | 'viewers' | 'admin' | 'resumable' | 'stop' | 'ds' | 'otel' | 'scale'
 ) => !ONLY || ONLY === part
 const DBS = (process.env.BENCH_DBS ?? 'pg,sqlite,mysql').split(',').map((s) => s.trim())
 /** A dialect's name in the table. */
@@ -818,6 +819,12 @@ if (wants('otel')) {
   const database = { create: createDatabase, reset: resetTables }
   printOtel = await benchOtelSection(DBS[0], labelOf(DBS[0]), QUICK, database, seedStream)
 }
+let printScale: (() => void) | null = null
+if (wants('scale')) {
+  const { benchScaleSection } = await import('./scale/compare.js')
+  // The quick pass (CI) measures the curves on SQLite alone, this tree only.
+  printScale = await benchScaleSection(QUICK ? ['sqlite'] : DBS, QUICK)
+}
 rmSync(TMP, { recursive: true, force: true })
 
 const cpu = cpus()[0]?.model ?? 'unknown CPU'
@@ -835,4 +842,5 @@ for (const row of rows)
 printSideBySide()
 printDurableStreams?.()
 printOtel?.()
+printScale?.()
 process.exit(0)
