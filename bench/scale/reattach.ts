@@ -7,7 +7,8 @@
  * 1k / 10k):
  * - `agui.first_replay_eps` / `agui.steady_replay_eps`: the whole run re-attached from its
  *   start over HTTP (the AG-UI Fetch handler), events/s: the first time on a replica (which
- *   leaves checkpoints, in memory and stored), then again on it (the best of two);
+ *   leaves checkpoints, in memory and stored), then again on it (the best of two); the same for
+ *   the useChat turn (`ui.first_replay_cps` / `ui.steady_replay_cps`, chunks/s);
  * - `agui.fresh_reattach_p50_ms` / `_p99_ms`: on a fresh replica each time (a new runtime, so
  *   only stored checkpoints help), a re-attach at a random cursor to its first event after it;
  * - `ui.fresh_resume_p50_ms` / `_p99_ms`: the same for the useChat resume
@@ -230,6 +231,15 @@ async function benchDb(dialect: string) {
       }
       emit('agui.first_replay_eps', dialect, frames, replays[0], 'events/s')
       emit('agui.steady_replay_eps', dialect, frames, Math.max(replays[1], replays[2]), 'events/s')
+      // The useChat turn served whole too (its door's checkpoints are its own).
+      const chunks: number[] = []
+      for (let i = 0; i < 3; i++) {
+        const start = performance.now()
+        const count = await read(await fetch(`${http.url}/ui/chat/${id}/stream?after=0`), ended)
+        chunks.push(count / ((performance.now() - start) / 1000))
+      }
+      emit('ui.first_replay_cps', dialect, frames, chunks[0], 'chunks/s')
+      emit('ui.steady_replay_cps', dialect, frames, Math.max(chunks[1], chunks[2]), 'chunks/s')
       // Its stored checkpoints are written in the background.
       await new Promise((resolve) => setTimeout(resolve, 500))
       await warm.runtime.sink.shutdown()
