@@ -40,6 +40,8 @@ const SIZES = QUICK
   : FULL
     ? [1_000, 10_000, 100_000, 1_000_000]
     : [1_000, 10_000, 100_000]
+/** `BENCH_STORED_EVERY=<rows>`: the AG-UI door's stored checkpoint spacing (default: the door's). */
+const STORED_EVERY = Number(process.env.BENCH_STORED_EVERY ?? 0)
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? (QUICK ? 15 : 30))
 
 const emit = (metric: string, db: string, x: number, value: number, unit: string) =>
@@ -163,7 +165,10 @@ async function serve() {
 
 /** A replica: a runtime with both Fetch handlers (AG-UI under /agui, useChat under /ui). */
 function replica(db: Database) {
-  const runtime = createRuntime(db, { runner })
+  const runtime = createRuntime(db, {
+    runner,
+    ...(STORED_EVERY ? { agui: { storedCheckpointEvery: STORED_EVERY } } : {}),
+  })
   const agui = createAgUiFetchHandler(runtime.door, { basePath: '/agui' })
   const ui = createUiMessageFetchHandler(runtime.uiMessage, { basePath: '/ui' })
   const handle = (request: Request) =>
