@@ -66,6 +66,10 @@ async function writeSome(writer: LucidSinkWriter, count: number) {
       },
     })
     await writer.write({ t: 'event', event: { kind: 'tool-output', id: `c${i}`, output: i } })
+    // One component replaced again and again (superseded rows), and one of its own.
+    await writer.write({ t: 'component', name: 'progress', id: 'progress', data: { i } })
+    if (i % 2 === 0)
+      await writer.write({ t: 'component', name: 'card', id: `card_${i}`, data: { i } })
   }
 }
 
