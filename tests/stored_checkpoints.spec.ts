@@ -110,7 +110,7 @@ test.group('Stored checkpoints: AG-UI door', () => {
     assert,
   }) => {
     const stack = await setup()
-    const { id, run, last } = await longRun(stack, 40)
+    const { id, run, last } = await longRun(stack, 26)
     const rows = await storedOf(stack, id)
     assert.isAbove(rows.length, 5)
     let read = 0
@@ -265,7 +265,7 @@ test.group('Stored checkpoints: useChat door', () => {
     })
     const id = runId('uc-stored')
     const writer = await stack.sink.open(id)
-    await writeSome(writer, 40)
+    await writeSome(writer, 26)
     await writer.end()
     const cursors: string[] = []
     for await (const item of stack.sink.replay(id)) cursors.push(item.cursor)
