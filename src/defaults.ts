@@ -136,7 +136,8 @@ export const DEFAULTS = Object.freeze({
   checkpointsPerStream: 256,
   /**
    * ...and this many bytes of translator state in all, per door (64 MiB; UTF-8 bytes of the
-   * states' JSON): a state grows with its run (a useChat turn keeps every tool call it saw).
+   * states' JSON). A state holds what is open in its run, not its history (docs/checkpoints.md);
+   * one over this is not kept, and the sink's `onError` is told (`checkpoint_oversize`).
    */
   checkpointBytes: 67_108_864,
   /**
@@ -146,7 +147,10 @@ export const DEFAULTS = Object.freeze({
    * A re-attach reads the stored nearest when its in-memory one is missing or this far back.
    */
   storedCheckpointEvery: 1024,
-  /** ...and a state above this many bytes (UTF-8 of its JSON; 256 KiB) is not stored. */
+  /**
+   * ...and a state above this many bytes (UTF-8 of its JSON; 256 KiB) is not stored (the sink's
+   * `onError` is told, once a stream: `checkpoint_oversize`).
+   */
   storedCheckpointBytes: 262_144,
   /**
    * What the AG-UI door's segment cache keeps per replica about streams it served (where a

@@ -1,5 +1,10 @@
 import { test } from '@japa/runner'
-import { TranslatorCheckpoints } from '../src/checkpoints/index.js'
+import {
+  StoredCheckpoints,
+  TranslatorCheckpoints,
+  checkpointKey,
+  type CheckpointRowStore,
+} from '../src/checkpoints/index.js'
 
 /** A translator whose state is a string of `size` bytes. */
 const weighing = (size: number) => ({ checkpoint: () => 'x'.repeat(size), restore: () => {} })
@@ -39,5 +44,40 @@ test.group('Translator checkpoints: bounded in bytes', () => {
     const calls = new Map(Array.from({ length: 50 }, (_, i) => [`call_${i}`, { name: 'search' }]))
     checkpoints.save('a', 1, 'r', { checkpoint: () => ({ calls }), restore: () => {} })
     assert.isAbove(checkpoints.bytes, 50 * 'call_0'.length)
+  })
+
+  test('a state over a bound is told through onError (once a stream), in memory and stored', ({
+    assert,
+  }) => {
+    const told: any[] = []
+    const saved: string[] = []
+    const rows: CheckpointRowStore = {
+      nearest: async () => null,
+      save: async (_run, _key, _incarnation, row) => void saved.push(row.state),
+      discard: async () => {},
+      isMissingTable: () => false,
+    }
+    const checkpoints = new TranslatorCheckpoints<string>(1, 10, 100, 1000)
+    checkpoints.onError = (error) => told.push(error)
+    checkpoints.stored = new StoredCheckpoints(rows, { encode: (s) => s, decode: (s) => s }, 'x', {
+      every: 1,
+      maxBytes: 500,
+      onError: (error) => told.push(error),
+    })
+    const key = checkpointKey('run_big', 1, {})
+    checkpoints.save(key, 1, 'r', weighing(2000))
+    checkpoints.save(key, 2, 'r', weighing(2000))
+    assert.lengthOf(told, 1)
+    assert.include(told[0], { code: 'checkpoint_oversize', streamRunId: 'run_big', bytes: 2000 })
+    assert.include(told[0].message, 'in memory')
+    // Kept in memory, over the stored bound: not stored, told once.
+    checkpoints.save(key, 3, 'r', weighing(600))
+    checkpoints.save(key, 4, 'r', weighing(600))
+    assert.lengthOf(told, 2)
+    assert.include(told[1], { code: 'checkpoint_oversize', maxBytes: 500 })
+    assert.include(told[1].message, 'stored')
+    checkpoints.save(key, 5, 'r', weighing(100))
+    assert.equal(checkpoints.nearest(key, 5)?.seq, 5)
+    assert.lengthOf(told, 2)
   })
 })

@@ -66,6 +66,10 @@ async function writeSome(writer: LucidSinkWriter, count: number) {
       },
     })
     await writer.write({ t: 'event', event: { kind: 'tool-output', id: `c${i}`, output: i } })
+    // One component replaced again and again (superseded rows), and one of its own.
+    await writer.write({ t: 'component', name: 'progress', id: 'progress', data: { i } })
+    if (i % 2 === 0)
+      await writer.write({ t: 'component', name: 'card', id: `card_${i}`, data: { i } })
   }
 }
 
@@ -106,7 +110,7 @@ test.group('Stored checkpoints: AG-UI door', () => {
     assert,
   }) => {
     const stack = await setup()
-    const { id, run, last } = await longRun(stack, 40)
+    const { id, run, last } = await longRun(stack, 26)
     const rows = await storedOf(stack, id)
     assert.isAbove(rows.length, 5)
     let read = 0
@@ -261,7 +265,7 @@ test.group('Stored checkpoints: useChat door', () => {
     })
     const id = runId('uc-stored')
     const writer = await stack.sink.open(id)
-    await writeSome(writer, 40)
+    await writeSome(writer, 26)
     await writer.end()
     const cursors: string[] = []
     for await (const item of stack.sink.replay(id)) cursors.push(item.cursor)

@@ -1,4 +1,5 @@
 import { DEFAULTS } from '../defaults.js'
+import { OversizeWarnings } from './oversize.js'
 import type { StoredCheckpoints } from './stored.js'
 
 /**
@@ -95,6 +96,12 @@ export class TranslatorCheckpoints<S> {
   #bytes = 0
   /** The door's stored checkpoints (`stored.ts`), when it keeps them. */
   stored: StoredCheckpoints<S> | null = null
+  /**
+   * Told when a state is over `maxBytes` (not kept): once per stream key, so a state past the
+   * bound is never dropped silently (the door sets the sink's `onError`).
+   */
+  onError: ((error: unknown) => void) | undefined = undefined
+  #warned = new OversizeWarnings()
 
   constructor(
     readonly every: number = DEFAULTS.checkpointEvery,
@@ -161,7 +168,10 @@ export class TranslatorCheckpoints<S> {
     let stream = this.#streams.get(key)
     if (stream?.seqs.includes(seq)) return false
     const size = stateBytes(state)
-    if (size > this.maxBytes) return false
+    if (size > this.maxBytes) {
+      this.#warned.warn(this.onError, key, 'in memory', size, this.maxBytes)
+      return false
+    }
     if (!stream) {
       if (this.#streams.size >= this.streams) this.discard(this.#streams.keys().next().value!)
       stream = { seqs: [], states: [], rows: [], sizes: [], bytes: 0 }

@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto'
 import { DEFAULTS } from '../defaults.js'
+import { OversizeWarnings } from './oversize.js'
 
 /**
  * The version of the translators' state shapes, in every stored checkpoint's key: bump it when
  * a door's translator state changes shape, and the checkpoints stored before are never read.
  */
-export const CHECKPOINT_FORMAT = 1
+export const CHECKPOINT_FORMAT = 2
 
 /** The parts of a `checkpointKey` (store.ts): the stream, its incarnation, the options' JSON. */
 export function parseCheckpointKey(key: string) {
@@ -61,9 +62,12 @@ export interface StateCodec<S> {
 export interface StoredCheckpointOptions {
   /** Store a checkpoint each time the in-memory ones cross a multiple of this many rows. */
   every?: number
-  /** States above this many UTF-8 bytes are not stored. */
+  /** States above this many UTF-8 bytes are not stored (told through `onError`, once a stream). */
   maxBytes?: number
-  /** Told once, when the table turns out not to exist (stored checkpoints then stay off). */
+  /**
+   * Told once when the table turns out not to exist (stored checkpoints then stay off), and
+   * once per stream whose state is over `maxBytes` (that checkpoint is not stored).
+   */
   onError?: (error: unknown) => void
 }
 
@@ -85,6 +89,7 @@ export class StoredCheckpoints<S> {
   #off = false
   #writes = new Map<string, { done: Promise<void>; waiting: number }>()
   #hashes = new Map<string, string>()
+  #warned = new OversizeWarnings()
 
   constructor(
     readonly rows: CheckpointRowStore,
@@ -134,7 +139,11 @@ export class StoredCheckpoints<S> {
     } catch {
       return
     }
-    if (Buffer.byteLength(text, 'utf8') > this.maxBytes) return
+    const size = Buffer.byteLength(text, 'utf8')
+    if (size > this.maxBytes) {
+      this.#warned.warn(this.options.onError, key, 'stored', size, this.maxBytes)
+      return
+    }
     this.#queue(key, () =>
       this.rows.save(ref.runId, ref.hash, ref.incarnation, { seq, row, state: text })
     )

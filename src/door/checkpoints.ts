@@ -35,6 +35,7 @@ export function doorCheckpoints<S>(
   settings: CheckpointSettings = {}
 ): TranslatorCheckpoints<S> {
   const checkpoints = new TranslatorCheckpoints<S>(settings.checkpointEvery)
+  checkpoints.onError = sink.onError
   if (settings.storedCheckpointEvery !== 0) {
     checkpoints.stored = new StoredCheckpoints(
       new CheckpointRows(() => sinkInternals(sink).client, sink.tables),

@@ -2,8 +2,8 @@ import type { DoorState } from '../../door/index.js'
 import type { TranslatorCheckpoint } from '../translate/index.js'
 
 /**
- * A {@link TranslatorCheckpoint} as JSON and back: its model's open calls (a Map) and sent
- * activities (a Set) as arrays; the rest is plain data already.
+ * A {@link TranslatorCheckpoint} as JSON and back: its model's open calls (a Map) as an
+ * array of entries; the rest is plain data already.
  */
 export const AGUI_STATE_CODEC: DoorState<TranslatorCheckpoint>['codec'] = {
   encode: (state) =>
@@ -12,13 +12,11 @@ export const AGUI_STATE_CODEC: DoorState<TranslatorCheckpoint>['codec'] = {
       model: {
         ...state.model,
         calls: [...state.model.calls],
-        activities: [...state.model.activities],
       },
     }),
   decode: (text) => {
     const state = JSON.parse(text)
     state.model.calls = new Map(state.model.calls)
-    state.model.activities = new Set(state.model.activities)
     return state as TranslatorCheckpoint
   },
 }

@@ -1,12 +1,7 @@
 import { EventType } from '@ag-ui/core'
 import type { Cursor } from '../../core/cursor.js'
 import { FAILURE_SENTENCES, type AgentStreamEvent, type StreamFrame } from '../../core/frames.js'
-import {
-  SUBAGENT_FAILED_SENTENCE,
-  TOOL_FAILED_SENTENCE,
-  customFields,
-  deniedSentence,
-} from '../../core/projection.js'
+import { TOOL_FAILED_SENTENCE, customFields, deniedSentence } from '../../core/projection.js'
 import { attributed, type Scope, type TranslatorModel } from './model.js'
 import { APPROVAL_RESPONSE_SCHEMA, questionSetSchema } from './schemas.js'
 import type { AgUiEvent } from './types.js'
@@ -144,9 +139,15 @@ export const HANDLERS: FrameHandlers = {
 
   event: {
     'step-start'(model, _event, at) {
+      const out: AgUiEvent[] = []
+      // One agent's steps follow each other: a step still open at the top ends here (else a
+      // run of unfinished steps would nest, and the state grow, for ever).
+      const top = model.scopes.at(-1)
+      if (top?.kind === 'step') out.push(model.stepFinished(model.scopes.pop() as typeof top))
       const scope: Scope = { kind: 'step', name: `step-${at.seq}`, owner: model.owner() }
       model.scopes.push(scope)
-      return [model.stepStarted(scope)]
+      out.push(model.stepStarted(scope))
+      return out
     },
 
     'step-finish'(model, event) {
@@ -173,6 +174,9 @@ export const HANDLERS: FrameHandlers = {
     },
 
     'subagent-start'(model, event, at) {
+      // A sub-agent run starts once: one still open under this run id ended without a word
+      // (it closes, with what it left open, before the new one; the state stays bounded).
+      const out = model.finishSub(event.runId, { type: 'success' })
       const scope: Scope = {
         kind: 'sub',
         id: model.id('sub', at.seq, [event.runId]),
@@ -184,31 +188,15 @@ export const HANDLERS: FrameHandlers = {
           : undefined,
       }
       model.scopes.push(scope)
-      return [model.subStarted(scope)]
+      out.push(model.subStarted(scope))
+      return out
     },
 
     'subagent-finish'(model, event) {
-      const index = model.scopes.findLastIndex((s) => s.kind === 'sub' && s.runId === event.runId)
-      if (index === -1) return []
-      const out: AgUiEvent[] = []
-      // Whatever the sub-agent left open inside its scope closes with it.
-      while (model.scopes.length > index + 1) out.push(model.closeScope(model.scopes.pop()!))
-      const scope = model.scopes.pop() as Extract<Scope, { kind: 'sub' }>
-      out.push(
-        event.status === 'failed'
-          ? {
-              type: EventType.SUBAGENT_ERROR,
-              subagentRunId: scope.id,
-              code: 'subagent_failed',
-              message: SUBAGENT_FAILED_SENTENCE,
-            }
-          : {
-              type: EventType.SUBAGENT_FINISHED,
-              subagentRunId: scope.id,
-              outcome: { type: 'success' },
-            }
+      return model.finishSub(
+        event.runId,
+        event.status === 'failed' ? 'failed' : { type: 'success' }
       )
-      return out
     },
 
     // Only here when the app opted in: the projection drops reasoning otherwise.
@@ -227,11 +215,16 @@ export const HANDLERS: FrameHandlers = {
 
     'ui'(model, event) {
       return [
-        model.activity(model.id('act', 0, [event.id]), event.component, {
-          props: event.props ?? null,
-          ...(event.fallbackText ? { fallbackText: event.fallbackText } : {}),
-          ...(event.version !== undefined ? { version: event.version } : {}),
-        }),
+        model.activity(
+          model.id('act', 0, [event.id]),
+          event.component,
+          {
+            props: event.props ?? null,
+            ...(event.fallbackText ? { fallbackText: event.fallbackText } : {}),
+            ...(event.version !== undefined ? { version: event.version } : {}),
+          },
+          event.id
+        ),
       ]
     },
 

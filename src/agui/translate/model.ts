@@ -1,6 +1,7 @@
 import { EventType } from '@ag-ui/core'
 import type { JsonPatch } from '@ag-ui/core'
 import fastJsonPatch from 'fast-json-patch'
+import { SUBAGENT_FAILED_SENTENCE } from '../../core/projection.js'
 import { encodeAgUiId, type AgUiIdKind } from '../ids.js'
 import type { AgentStreamState, AgUiEvent, AgUiInterrupt, TranslatorOptions } from './types.js'
 
@@ -27,6 +28,15 @@ export interface Call {
   ended: boolean
 }
 
+/**
+ * How many component ids a translator remembers (the most recently sent): a `superseded`
+ * component whose id is among them is not sent again (see `FrameTranslator.push`). A bound, so
+ * the state (and every checkpoint of it) does not grow with the run: a replaced component whose
+ * id was forgotten is sent once more on replay, which replaces the same activity message with
+ * the same content the latest version then replaces again.
+ */
+export const REMEMBERED_COMPONENTS = 256
+
 /** A {@link TranslatorModel}'s data, without its methods and options. */
 export type ModelState = Pick<
   TranslatorModel,
@@ -35,7 +45,7 @@ export type ModelState = Pick<
   | 'scopes'
   | 'calls'
   | 'interrupts'
-  | 'activities'
+  | 'components'
   | 'cancelled'
   | 'failed'
   | 'state'
@@ -58,8 +68,13 @@ export class TranslatorModel {
   /** Tool calls without a result yet, by provider call id (reused ids get a fresh entry). */
   calls = new Map<string, Call>()
   interrupts: AgUiInterrupt[] = []
-  /** The activity messages sent so far, by AG-UI id (a replaced component's first one is sent). */
-  activities = new Set<string>()
+  /**
+   * The ids of the components (and `ui` events) met most recently, oldest first, at most
+   * {@link REMEMBERED_COMPONENTS}: a replaced component's first one is sent, not its repeats.
+   * Touched by every component with an id, sent or not, so every reader of the same rows has
+   * the same list (live, replayed, restored from a checkpoint).
+   */
+  components: string[] = []
   cancelled = false
   /** The `RUN_ERROR` an `error` frame gave, once one did. */
   failed: Extract<AgUiEvent, { type: EventType.RUN_ERROR }> | null = null
@@ -77,7 +92,7 @@ export class TranslatorModel {
       scopes: this.scopes,
       calls: this.calls,
       interrupts: this.interrupts,
-      activities: this.activities,
+      components: this.components,
       cancelled: this.cancelled,
       failed: this.failed,
       state: this.state,
@@ -120,6 +135,30 @@ export class TranslatorModel {
     return false
   }
 
+  /**
+   * End the open sub-agent running as `runId` (nothing when none is): whatever it left open
+   * inside its scope closes first, then `SUBAGENT_FINISHED` with `outcome`, or `SUBAGENT_ERROR`
+   * (a fixed sentence) when it `failed`.
+   */
+  finishSub(runId: string, outcome: 'failed' | { type: 'success' }): AgUiEvent[] {
+    const index = this.scopes.findLastIndex((s) => s.kind === 'sub' && s.runId === runId)
+    if (index === -1) return []
+    const out: AgUiEvent[] = []
+    while (this.scopes.length > index + 1) out.push(this.closeScope(this.scopes.pop()!))
+    const scope = this.scopes.pop() as Extract<Scope, { kind: 'sub' }>
+    out.push(
+      outcome === 'failed'
+        ? {
+            type: EventType.SUBAGENT_ERROR,
+            subagentRunId: scope.id,
+            code: 'subagent_failed',
+            message: SUBAGENT_FAILED_SENTENCE,
+          }
+        : { type: EventType.SUBAGENT_FINISHED, subagentRunId: scope.id, outcome }
+    )
+    return out
+  }
+
   /** A copy of the state (the client's copy must not follow later changes). */
   snapshot(): AgentStreamState {
     return structuredClone(this.state)
@@ -152,8 +191,27 @@ export class TranslatorModel {
     }
   }
 
-  activity(messageId: string, activityType: string, content: Record<string, unknown>): AgUiEvent {
-    this.activities.add(messageId)
+  /** Whether the component `id` was met lately (among {@link components}). */
+  metComponent(id: string) {
+    return this.components.includes(id)
+  }
+
+  /** The component `id` was met (sent or not): it is the most recent, the oldest past the bound goes. */
+  touchComponent(id: string) {
+    const at = this.components.indexOf(id)
+    if (at !== -1) this.components.splice(at, 1)
+    else if (this.components.length >= REMEMBERED_COMPONENTS) this.components.shift()
+    this.components.push(id)
+  }
+
+  /** The activity message of a component (`id`: its own id, when it has one: it may be replaced). */
+  activity(
+    messageId: string,
+    activityType: string,
+    content: Record<string, unknown>,
+    id?: string
+  ): AgUiEvent {
+    if (id !== undefined) this.touchComponent(id)
     return {
       type: EventType.ACTIVITY_SNAPSHOT,
       messageId,

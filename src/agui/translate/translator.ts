@@ -100,6 +100,12 @@ export class FrameTranslator {
    * later superseded one changes the model as it did live (it closes open text) and is not
    * sent. Whether a reader met a component before or after it was replaced, the ids and the
    * order of what follows are the same.
+   *
+   * "The first of its id" as the model remembers: the last `REMEMBERED_COMPONENTS` ids
+   * met, not the run's history (the state stays bounded). A repeat of an id met longer ago is
+   * sent once more: the same activity message, replaced with what the latest version replaces
+   * it with again. Every reader of the same rows decides it the same way (the list depends on
+   * the rows met, not on whether they were superseded when met).
    */
   push(frame: StreamFrame, at: Cursor, superseded = false): AgUiEvent[] {
     // What the person said is no event of the agent's: only the transcript has it.
@@ -115,7 +121,8 @@ export class FrameTranslator {
       projected.t === 'component' &&
       !projected.partial &&
       projected.id !== undefined &&
-      this.#model.activities.has(this.#model.id('act', 0, [projected.id]))
+      this.#model.metComponent(projected.id)
+    if (skip) this.#model.touchComponent(projected.id!)
     const out = skip ? this.#model.closeText() : this.#translate(projected, at)
     if (this.#transcript) for (const event of out) this.#transcript.record(event)
     return out

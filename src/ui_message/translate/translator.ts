@@ -19,8 +19,10 @@ interface State {
   text: string | null
   reasoning: string | null
   /**
-   * Tool calls the client has a part for, by call id: their approval id once asked; `awaiting`
-   * once approved, until their result comes.
+   * Tool calls the client has a part for and that have no result yet, by call id: their
+   * approval id once asked; `awaiting` once approved. A call's entry goes with its result (or
+   * the `tool-output-error` a turn's end gives an approved call without one): the state holds
+   * the calls still open, not every call of the run.
    */
   calls: Record<string, { approval?: string; awaiting?: true }>
   /** Calls whose input is streaming (a `tool-input-start` was sent, no `available` yet). */
@@ -79,9 +81,10 @@ export class UiMessageTranslator {
   /**
    * What this translator knows after the frames pushed so far, as JSON a translator with the
    * same rules can resume from ({@link restore}): the useChat door's re-attach checkpoints
-   * (`src/checkpoints`). Small: the open parts and flags, plus one entry per tool call the
-   * client has a part for (kept for the run's life: a result or an approval's answer may come
-   * any time later, and a result for a call it has no part of would break the client's message).
+   * (`src/checkpoints`). Small, whatever the run's length: the open parts and flags, plus one
+   * entry per tool call the client has a part for that has no result yet (its result or an
+   * approval's answer may come any time later; a result for a call it has no part of would
+   * break the client's message, so a second result of a call is not sent either).
    */
   checkpoint(): string {
     return JSON.stringify(this.#s)
@@ -169,13 +172,15 @@ export class UiMessageTranslator {
     // SDK's `finish-step`, sibling calls), never by another segment's.
     const parked = s.parked
     s.parked = false
+    // A segment's end ends the inputs it was streaming (none goes on in another segment).
+    s.streaming = {}
     if (!finish) return out
     // The turn is over (not parked again): an approved call that never got its result would
     // stay `approval-responded` on the client, which `useChat` sends back to be run, for ever.
     if (!parked) {
       for (const [id, call] of Object.entries(s.calls)) {
         if (!call.awaiting) continue
-        delete call.awaiting
+        delete s.calls[id]
         out.push({ type: 'tool-output-error', toolCallId: id, errorText: NO_RESULT })
       }
     }
@@ -265,14 +270,14 @@ export class UiMessageTranslator {
         ]
       case 'tool-output':
         if (!this.#known(event.id)) return []
-        delete s.calls[event.id].awaiting
+        delete s.calls[event.id]
         return [
           ...this.#close(),
           { type: 'tool-output-available', toolCallId: event.id, output: event.output },
         ]
       case 'tool-output-error':
         if (!this.#known(event.id)) return []
-        delete s.calls[event.id].awaiting
+        delete s.calls[event.id]
         return [
           ...this.#close(),
           {
@@ -283,7 +288,7 @@ export class UiMessageTranslator {
         ]
       case 'tool-output-denied':
         if (!this.#known(event.id)) return []
-        delete s.calls[event.id].awaiting
+        delete s.calls[event.id]
         return [...this.#close(), { type: 'tool-output-denied', toolCallId: event.id }]
       case 'approval-settled': {
         const id = s.calls[event.id]?.approval
