@@ -121,7 +121,8 @@ export class LucidTokenStreamSink implements TokenStreamSink {
     within?: (trx: TransactionClientContract) => Promise<void>,
     segment?: unknown
   ): Promise<LucidSinkWriter> {
-    return (await this.openWithState(runId, meta, within, segment)).writer
+    const opened = await this.openWithState(runId, meta, within, segment)
+    return opened.writer
   }
 
   /** {@link open}, with the stream's row as the open left it (a reader given it needs not read it). */
@@ -170,7 +171,10 @@ export class LucidTokenStreamSink implements TokenStreamSink {
     const recorded = segment === undefined ? undefined : JSON.stringify(segment)
     const leaseMs = this.options.leaseMs
     const opened = await this.#store.open(runId, leaseMs, within, recorded, only)
-    return { writer: this.#writer(runId, meta, opened.lastSeq, opened.epoch), stream: opened.stream }
+    return {
+      writer: this.#writer(runId, meta, opened.lastSeq, opened.epoch),
+      stream: opened.stream,
+    }
   }
 
   /**

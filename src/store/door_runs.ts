@@ -129,8 +129,8 @@ export class DoorRunStore {
   /**
    * Record a new run as its thread's next turn, inside the transaction that opens its stream.
    * The thread is claimed for the run's owner and its row locked in one statement where the
-   * dialect can (an upsert that returns the owner of record; MySQL: `INSERT IGNORE`, then a
-   * locking read): every start of the thread waits for the one before it, and two first
+   * dialect can (an upsert that returns the owner of record; MySQL: the upsert, then a locking
+   * read): every start of the thread waits for the one before it, and two first
    * messages of one thread at once, on any replicas, make exactly one claim. Another owner's
    * thread: {@link ThreadTakenError}. Then the newest run must still be `after` (the run its door
    * judged the thread idle after; `null`: none), else {@link TurnTakenError}. Either undoes the
@@ -158,7 +158,14 @@ export class DoorRunStore {
     await trx.table(this.tables.aguiRuns).insert(record)
   }
 
-  /** Claim the thread unless claimed, lock its row, and return its owner of record. */
+  /**
+   * Claim the thread unless claimed, lock its row, and return its owner of record: an upsert
+   * that changes nothing, which takes the row's exclusive lock either way (inserted, or found),
+   * and returns the row (PostgreSQL, SQLite). MySQL returns nothing from it: a locking read of
+   * the owner follows, under the lock already held. (`INSERT IGNORE` would take a shared lock on
+   * a row found: two starts waiting on a third's claim would then both hold it, and deadlock
+   * asking for the exclusive one.)
+   */
   async #claimLocked(trx: TransactionClientContract, threadId: string, ownerId: string | null) {
     const threads = this.tables.threads
     const claim = trx
@@ -166,17 +173,19 @@ export class DoorRunStore {
       .table(threads)
       .insert({ thread_id: threadId, owner_id: ownerId, created_at: nowMs() })
       .onConflict('thread_id')
+      .merge({ owner_id: trx.knexRawQuery('??', [`${threads}.owner_id`]) as any })
     if (trx.dialect.name !== 'mysql') {
-      // An upsert that changes nothing locks the row (PostgreSQL) and returns it: one statement.
-      const rows = await claim
-        .merge({ owner_id: trx.knexRawQuery('??', [`${threads}.owner_id`]) as any })
-        .returning('owner_id')
-      return ((rows[0] as { owner_id?: string | null } | undefined)?.owner_id ?? null) as
-        | string
-        | null
+      const rows = await claim.returning('owner_id')
+      const row = rows[0] as { owner_id?: string | null } | undefined
+      return row?.owner_id ?? null
     }
-    await claim.ignore()
-    const row = await trx.from(threads).select('owner_id').where('thread_id', threadId).forUpdate().first()
+    await claim
+    const row = await trx
+      .from(threads)
+      .select('owner_id')
+      .where('thread_id', threadId)
+      .forUpdate()
+      .first()
     return (row?.owner_id ?? null) as string | null
   }
 
@@ -214,7 +223,10 @@ export class DoorRunStore {
       .select(newest.clone().as('newest_run_id'))
       .where('run_id', runId)
       .orWhere('run_id', newest)
-    const found = rows.map((row: Record<string, any>) => ({ run: toRun(row), newest: row.newest_run_id }))
+    const found = rows.map((row: Record<string, any>) => ({
+      run: toRun(row),
+      newest: row.newest_run_id,
+    }))
     const used = found.find((item) => item.run.runId === runId)?.run ?? null
     const latest = found.find((item) => item.run.runId === item.newest)?.run ?? null
     return { latest, used }

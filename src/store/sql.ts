@@ -79,7 +79,10 @@ export async function commitChecked(trx: TransactionClientContract): Promise<voi
  */
 export async function insertedIgnoring(
   trx: TransactionClientContract,
-  query: { returning(column: string): unknown; toSQL(): { toNative(): { sql: string; bindings: readonly unknown[] } } },
+  query: {
+    returning(column: string): unknown
+    toSQL(): { toNative(): { sql: string; bindings: readonly unknown[] } }
+  },
   key: string
 ): Promise<boolean> {
   if (trx.dialect.name === 'mysql') {
