@@ -1,6 +1,7 @@
 import { test } from '@japa/runner'
 import type { Database } from '@adonisjs/lucid/database'
-import { collect, runId, setupSink, textOf } from './helpers/sink.js'
+import { sinkInternals, type LucidTokenStreamSink } from '../src/sink/lucid_sink.js'
+import { collect, runId, setupSink, sleep, textOf } from './helpers/sink.js'
 
 /**
  * Issue 26, the leading edge of a message: its first text is committed at once in a transaction
@@ -32,25 +33,64 @@ function streamsOf(log: Statement[], tx: string, ids: string[]) {
   return touched
 }
 
-test.group('Leading edge: a message first text commits alone, at once', () => {
-  test('the first text does not ride in the group of commits due with it', async ({ assert }) => {
+/** Hold the next transaction's COMMIT until the returned function is called. */
+function holdNextCommit(sink: LucidTokenStreamSink) {
+  const client = sinkInternals(sink).store.client
+  const transaction = client.transaction.bind(client)
+  let release!: () => void
+  let held: Promise<void> | null = new Promise<void>((resolve) => (release = resolve))
+  client.transaction = (async (...args: any[]) => {
+    const trx = await (transaction as any)(...args)
+    if (held) {
+      const gate = held
+      held = null
+      const commit = trx.commit.bind(trx)
+      trx.commit = async () => {
+        await gate
+        return commit()
+      }
+    }
+    return trx
+  }) as any
+  return () => {
+    client.transaction = transaction
+    release()
+  }
+}
+
+test.group('Leading edge: a message first text never waits for a group in flight', () => {
+  test('the first text goes alone while a group commits; the others wait for it', async ({
+    assert,
+  }) => {
     const { sink, db } = await setupSink({ coalesceWindowMs: 50 })
-    // Streams with an event each stored: their next events are plain appends, grouped.
-    const others = Array.from({ length: 6 }, () => runId('busy'))
-    const writers = await Promise.all(others.map((id) => sink.open(id)))
+    const open = (n: number, name: string) =>
+      Promise.all(Array.from({ length: n }, () => sink.open(runId(name))))
+    const [inFlight, waiting] = [await open(6, 'flight'), await open(6, 'waiting')]
     const fresh = runId('fresh')
     const first = await sink.open(fresh)
     const reader = collect(sink.subscribe(fresh))
     const recorder = recordStatements(db)
-    // All due in the same turn: without the leading edge they go in one group.
-    await Promise.all([
-      ...writers.map((writer, i) =>
-        writer.write({ t: 'event', event: { kind: 'title', title: `${i}` } })
-      ),
+    const event = (title: string) => ({
+      t: 'event' as const,
+      event: { kind: 'title' as const, title },
+    })
+    // A group in flight, its COMMIT held back until the test lets it go...
+    const release = holdNextCommit(sink)
+    const flying = inFlight.map((writer, i) => writer.write(event(`a${i}`)))
+    while (!recorder.log.some((s) => /^(begin|start transaction)/i.test(s.sql))) {
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    // ...then other streams' appends and a message's first text, due together: the appends
+    // wait for the group in flight and go in the next one; the first text does not wait.
+    const due = [
+      ...waiting.map((writer, i) => writer.write(event(`b${i}`))),
       first.write({ t: 'text', v: 'Hello' }),
-    ])
+    ]
+    await sleep(50)
+    release()
+    await Promise.all([...flying, ...due])
     recorder.stop()
-    const ids = [...others, fresh]
+    const ids = [...inFlight, ...waiting].map((writer) => writer.runId).concat(fresh)
     const carrying = recorder.log.find(
       (s) => s.tx && /insert into .agent_stream_frames./i.test(s.sql) && s.bindings.includes(fresh)
     )
@@ -64,12 +104,13 @@ test.group('Leading edge: a message first text commits alone, at once', () => {
         )
         .map((s) => s.tx)
     )
-    assert.isBelow(theirs.size, others.length)
+    assert.isBelow(theirs.size, 12)
     // What follows is coalesced into the first text's row.
-    for (const word of [' there', ',', ' how', ' are', ' you'])
+    for (const word of [' there', ',', ' how', ' are', ' you']) {
       await first.write({ t: 'text', v: word })
+    }
     await first.end()
-    await Promise.all(writers.map((writer) => writer.end()))
+    await Promise.all([...inFlight, ...waiting].map((writer) => writer.end()))
     assert.equal(textOf(await reader), 'Hello there, how are you')
     const rows = []
     for await (const page of sink.storedRows(fresh)) rows.push(...page)

@@ -64,9 +64,9 @@ export interface AppendPlan {
   /** The frames were validated when written (a writer must, to coalesce text). */
   validated?: boolean
   /**
-   * The leading edge of a message: its first text, committed at once in a transaction of its
-   * own, never waiting for a group of commits in flight (time to first token is what a person
-   * feels; what follows is coalesced and grouped).
+   * The leading edge of a message: its first text, committed at once, never waiting for a group
+   * of commits in flight (alone then; else in the next turn's group): time to first token is
+   * what a person feels; what follows is coalesced and grouped.
    */
   leading?: boolean
   /**

@@ -33,8 +33,7 @@ export type GroupOutcome = { result: CommitResult } | { error: Error }
 
 /**
  * Whether a plan, with its `rows`, can ride in a group: a plain append (held text, rows, an end
- * marker, a lease renewal). A message's first text (`leading`) goes alone, at once. Plans that
- * need the stream to themselves go alone too: code inside the
+ * marker, a lease renewal). Plans that need the stream to themselves go alone: code inside the
  * transaction (`stamp`, `within`), a retry's look-up of an earlier attempt, a lease check, an
  * append to a closed stream, and components (their supersede pass).
  */
@@ -42,7 +41,6 @@ export function groupable(plan: AppendPlan, rows: NewRow[]): boolean {
   return (
     !plan.stamp &&
     !plan.within &&
-    !plan.leading &&
     !plan.retried &&
     !plan.onlyIfLeaseLapsed &&
     !plan.takeOver &&
