@@ -88,6 +88,7 @@ export class StreamStore {
     only?: 'new'
   ): Promise<{ lastSeq: number; epoch: number; stream: StreamState }> {
     const at = now()
+    if (this.dialect === 'mysql') return this.#openMysql(runId, leaseMs, at, within, segment, only)
     return this.#transaction(async (trx, notify) => {
       const insert = trx
         .knexQuery()
@@ -120,6 +121,69 @@ export class StreamStore {
       }
       if (only === 'new') throw new StreamExistsError(runId)
       return this.#reopen(trx, notify, runId, leaseMs, at, within, segment)
+    })
+  }
+
+  /**
+   * MySQL's open: `INSERT ... ON DUPLICATE KEY UPDATE` with the reopen's values, which takes the
+   * row's exclusive lock at once whether it inserts or finds it (`INSERT IGNORE` takes a shared
+   * one on a row found: two opens of one stream would both hold it and deadlock on the UPDATE).
+   * `affectedRows` tells which: 1 inserted, 2 reopened (the revision always changes).
+   */
+  #openMysql(
+    runId: string,
+    leaseMs: number,
+    at: number,
+    within: ((trx: TransactionClientContract) => Promise<void>) | undefined,
+    segment: string | null | undefined,
+    only: 'new' | undefined
+  ): Promise<{ lastSeq: number; epoch: number; stream: StreamState }> {
+    return this.#transaction(async (trx, notify) => {
+      const reopened = {
+        status: 'open',
+        rev: trx.knexRawQuery('rev + 1'),
+        lease_expires_at: at + leaseMs,
+        updated_at: at,
+        ended_at: null,
+        ...(segment !== undefined ? { segment } : {}),
+      }
+      const { sql, bindings } = trx
+        .knexQuery()
+        .table(this.tables.streams)
+        .insert({
+          run_id: runId,
+          last_seq: 0,
+          rev: 1,
+          status: 'open',
+          lease_expires_at: at + leaseMs,
+          created_at: at,
+          updated_at: at,
+          ...(segment !== undefined ? { segment } : {}),
+        })
+        .onConflict('run_id')
+        .merge(reopened as any)
+        .toSQL()
+        .toNative()
+      const result = await trx.rawQuery(sql, bindings as any[])
+      if (Number(result?.[0]?.affectedRows ?? 0) === 1) {
+        if (within) await within(trx)
+        // No NOTIFY on MySQL: the wake-up is told once committed (Redis).
+        await notify(runId, 1)
+        const stream: StreamState = {
+          lastSeq: 0,
+          rev: 1,
+          status: 'open',
+          leaseExpiresAt: at + leaseMs,
+          createdAt: at,
+        }
+        return { lastSeq: 0, epoch: 0, stream }
+      }
+      if (only === 'new') throw new StreamExistsError(runId)
+      if (within) await within(trx)
+      const row = await trx.from(this.tables.streams).where('run_id', runId).first()
+      const head = toStreamState(row)
+      await notify(runId, head.rev)
+      return { lastSeq: head.lastSeq, epoch: int(row.writer_epoch), stream: head }
     })
   }
 
