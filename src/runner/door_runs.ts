@@ -1,5 +1,12 @@
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
-import { TurnTakenError, type DoorRun, type DoorRunStore } from '../store/door_runs.js'
+import {
+  ThreadTakenError,
+  TurnTakenError,
+  type DoorRun,
+  type DoorRunStore,
+} from '../store/door_runs.js'
+import { StreamExistsError } from '../store/stream_store.js'
+import type { StreamState } from '../store/rows.js'
 import type { Principal } from '../core/run.js'
 import type { UserMessage } from '../core/user_message.js'
 import type { RunDriver } from './driver.js'
@@ -22,15 +29,20 @@ export const THREAD_TAKEN = 'thread_taken'
  */
 export const TURN_TAKEN = 'turn_taken'
 
+/** A run {@link startRun} recorded, and its stream's row as the start created it. */
+export type StartedRun = Omit<DoorRun, 'createdAt'> & { stream: StreamState }
+
 /**
  * Record a new run (its own stream) and start it, `said` (what the person said, checked) its
- * first frame. The thread is claimed for the run's owner first (`DoorRunStore.claimThread`, one
- * atomic statement): {@link THREAD_TAKEN}, changing nothing, when another principal's claim
- * landed first (answer it like another's thread). The run is recorded in the transaction that
- * opens its stream, as the thread's turn after `after` (the thread's newest run its door judged
- * it by; `DoorRunStore.insertTurn`): {@link TURN_TAKEN}, changing nothing, when another run was
- * recorded first. Returns the recorded run, or `null`, changing nothing, when the run id is
- * taken, by a run or by a stream the host opened itself (not a client's to take over).
+ * first frame, in ONE transaction (`RunDriver.start` with `fresh`): the stream is created (never
+ * an existing one reopened), the thread claimed for the run's owner and locked, and the run
+ * recorded as the thread's turn after `after` (the thread's newest run its door judged it by;
+ * `DoorRunStore.insertTurn`), with the `run.started` outbox row and the trace context. Answers,
+ * changing nothing: {@link THREAD_TAKEN} when another principal's claim on the thread landed
+ * first (answer it like another's thread); {@link TURN_TAKEN} when another run was recorded
+ * first; `null` when the run id is taken, by a run or by a stream the host opened itself (not a
+ * client's to take over). Else the recorded run, with its stream's row (`stream`: what the
+ * door serves it from, unread).
  */
 export async function startRun(
   deps: { sink: LucidTokenStreamSink; runs: DoorRunStore; driver: RunDriver },
@@ -39,9 +51,7 @@ export async function startRun(
   principal: Principal | null,
   said: UserMessage | null,
   after: string | null
-) {
-  if (await deps.sink.has(run.runId)) return null
-  if (!(await deps.runs.claimThread(run.threadId, run.ownerId))) return THREAD_TAKEN
+): Promise<StartedRun | typeof THREAD_TAKEN | typeof TURN_TAKEN | null> {
   const recorded = {
     ...run,
     streamRunId: run.runId,
@@ -49,20 +59,27 @@ export async function startRun(
     kind: 'start' as const,
     resumeHash: null,
   }
-  try {
-    await deps.driver.start({
-      runId: run.runId,
-      threadId: run.threadId,
-      input,
-      principal,
-      userMessage: said,
-      within: (trx) => deps.runs.insertTurn(trx, recorded, after),
-    })
-  } catch (error) {
-    if (error instanceof TurnTakenError) return TURN_TAKEN
-    // The same run id recorded meanwhile (a repeat, or a race lost): nothing of this one stays.
-    if (await deps.runs.find(run.runId)) return null
-    throw error
+  for (;;) {
+    try {
+      const started = await deps.driver.start({
+        runId: run.runId,
+        threadId: run.threadId,
+        input,
+        principal,
+        userMessage: said,
+        fresh: true,
+        within: (trx) => deps.runs.insertTurn(trx, recorded, after),
+      })
+      return { ...recorded, stream: started.stream }
+    } catch (error) {
+      if (error instanceof TurnTakenError) return TURN_TAKEN
+      if (error instanceof ThreadTakenError) return THREAD_TAKEN
+      if (error instanceof StreamExistsError) return null
+      // A schema without the threads table: tried again without the claim (once).
+      if (deps.runs.threadsMissing(error)) continue
+      // The same run id recorded meanwhile (a repeat, or a race lost): nothing of this one stays.
+      if (await deps.runs.find(run.runId)) return null
+      throw error
+    }
   }
-  return recorded
 }

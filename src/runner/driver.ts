@@ -7,6 +7,8 @@ import type { Principal, RunMeta } from '../core/run.js'
 import type { DeliveredFrame } from '../core/frames.js'
 import { userMessageFrame, type UserMessage } from '../core/user_message.js'
 import { DoorRunStore } from '../store/door_runs.js'
+import { StreamExistsError } from '../store/stream_store.js'
+import type { StreamState } from '../store/rows.js'
 import { earlierTurns, type HistoryBounds } from './conversation.js'
 import { runContext, type RunContextReads } from './run_context.js'
 import {
@@ -107,7 +109,12 @@ export class RunDriver {
     userMessage?: UserMessage | null
     /** Writes committed with the stream's open (a door's run record); what it throws undoes it. */
     within?: (trx: TransactionClientContract) => Promise<void>
-  }): Promise<{ runId: string; done: Promise<RunOutcome> }> {
+    /**
+     * A new stream only (a door's client run): never reopen one the run id has already;
+     * `StreamExistsError` then, nothing changed.
+     */
+    fresh?: boolean
+  }): Promise<{ runId: string; done: Promise<RunOutcome>; stream: StreamState }> {
     if (this.#drain.draining) throw new ReplicaShutdownError()
     const meta: RunMeta = {
       runId: run.runId,
@@ -123,12 +130,20 @@ export class RunDriver {
       await run.within?.(trx)
       await lifecycle.record(trx, { type: 'run.started', data: lifecycleIds(meta, 'running') })
     })
-    const writer = await this.sink
-      .open(run.runId, meta, within, segmentRecord(meta, run.input ?? null))
-      .catch((error) => {
-        trace.fail()
-        throw error
-      })
+    // ONE transaction: the stream, the caller's writes, the outbox row and the trace context.
+    const record = segmentRecord(meta, run.input ?? null)
+    const opened = await (
+      run.fresh
+        ? this.sink.create(run.runId, meta, within, record).then((created) => {
+            if (!created) throw new StreamExistsError(run.runId)
+            return created
+          })
+        : this.sink.openWithState(run.runId, meta, within, record)
+    ).catch((error) => {
+      trace.fail()
+      throw error
+    })
+    const writer = opened.writer
     recordRunStarted()
     const said = run.userMessage
     const done = this.#track(
@@ -139,7 +154,7 @@ export class RunDriver {
         })
       )
     )
-    return { runId: run.runId, done }
+    return { runId: run.runId, done, stream: opened.stream }
   }
 
   /**

@@ -4,9 +4,9 @@ import { InvalidRunIdError } from '../errors.js'
 import type { Tail } from '../follow/tail.js'
 import type { TableNames } from '../store/schema.js'
 import type { AppendPlan, CommitResult } from '../store/append_plan.js'
-import type { StoredRow, StreamHead } from '../store/rows.js'
+import type { StoredRow, StreamHead, StreamState } from '../store/rows.js'
 import type { StreamReads } from '../store/stream_reads.js'
-import type { StreamStore } from '../store/stream_store.js'
+import { StreamExistsError, type StreamStore } from '../store/stream_store.js'
 import { parseCursor, type Cursor } from '../core/cursor.js'
 import { RUN_ID, type DeliveredFrame, type StreamFrame } from '../core/frames.js'
 import { DEFAULTS } from '../defaults.js'
@@ -121,12 +121,60 @@ export class LucidTokenStreamSink implements TokenStreamSink {
     within?: (trx: TransactionClientContract) => Promise<void>,
     segment?: unknown
   ): Promise<LucidSinkWriter> {
+    const opened = await this.openWithState(runId, meta, within, segment)
+    return opened.writer
+  }
+
+  /** {@link open}, with the stream's row as the open left it (a reader given it needs not read it). */
+  openWithState(
+    runId: string,
+    meta: Partial<Omit<RunMeta, 'streamRunId'>> = {},
+    within?: (trx: TransactionClientContract) => Promise<void>,
+    segment?: unknown
+  ): Promise<{ writer: LucidSinkWriter; stream: StreamState }> {
+    return this.#open(runId, meta, within, segment)
+  }
+
+  /**
+   * Create a new stream and its writer, as {@link open} does, but never reopen one: `null`,
+   * nothing changed, when the run id has a stream already (open, ended or failed). What a door
+   * starts a client's run with: one transaction, that creates the stream, runs `within` (the
+   * door's run record) and wakes other replicas. `stream` is the stream's row as created (a
+   * reader given it needs not read it).
+   *
+   * @throws InvalidRunIdError, or what `within` throws (nothing stays)
+   */
+  async create(
+    runId: string,
+    meta: Partial<Omit<RunMeta, 'streamRunId'>> = {},
+    within?: (trx: TransactionClientContract) => Promise<void>,
+    segment?: unknown
+  ): Promise<{ writer: LucidSinkWriter; stream: StreamState } | null> {
+    try {
+      return await this.#open(runId, meta, within, segment, 'new')
+    } catch (error) {
+      if (error instanceof StreamExistsError) return null
+      throw error
+    }
+  }
+
+  async #open(
+    runId: string,
+    meta: Partial<Omit<RunMeta, 'streamRunId'>>,
+    within: ((trx: TransactionClientContract) => Promise<void>) | undefined,
+    segment: unknown,
+    only?: 'new'
+  ): Promise<{ writer: LucidSinkWriter; stream: StreamState }> {
     assertRunId(runId)
     // The lease is in the database's time: its clock is read before the first one is written.
     await this.#clock.ready()
     const recorded = segment === undefined ? undefined : JSON.stringify(segment)
-    const { lastSeq, epoch } = await this.#store.open(runId, this.options.leaseMs, within, recorded)
-    return this.#writer(runId, meta, lastSeq, epoch)
+    const leaseMs = this.options.leaseMs
+    const opened = await this.#store.open(runId, leaseMs, within, recorded, only)
+    return {
+      writer: this.#writer(runId, meta, opened.lastSeq, opened.epoch),
+      stream: opened.stream,
+    }
   }
 
   /**

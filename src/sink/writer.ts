@@ -339,7 +339,8 @@ export class LucidSinkWriter implements SinkWriter {
       this.#buffer.hold(frame.v)
       if (decision.write === 'now') {
         if (decision.newRow) this.#row = null
-        return this.#commit()
+        // A message's first text (no row grown yet): its own transaction, at once.
+        return this.#commit(this.#row === null ? { frames: [], leading: true } : undefined)
       }
       if (!this.#timer) {
         this.#timer = setTimeout(() => {

@@ -64,6 +64,12 @@ export interface AppendPlan {
   /** The frames were validated when written (a writer must, to coalesce text). */
   validated?: boolean
   /**
+   * The leading edge of a message: its first text, committed at once, never waiting for a group
+   * of commits in flight (alone then; else in the next turn's group): time to first token is
+   * what a person feels; what follows is coalesced and grouped.
+   */
+  leading?: boolean
+  /**
    * The writer's name for this append (at most 64 characters, unique per append), stored on every
    * row it writes. The same token on every attempt of one append.
    */

@@ -43,27 +43,42 @@ export async function commitInTransaction(
       return landed
     }
   }
-  const lock = trx.from(ctx.tables.streams).where('run_id', runId)
+  const lock = trx.knexQuery().table(ctx.tables.streams).where('run_id', runId)
   if (!plan.evenIfClosed) lock.where('status', 'open')
   if (plan.onlyIfLeaseLapsed) lock.where('lease_expires_at', '<', at)
   // A writer's append only while it holds the stream (fencing); a takeover only of a segment
   // recorded as running, and it moves the epoch on: the first claimer wins.
   if (plan.epoch !== undefined) lock.where('writer_epoch', plan.epoch)
   if (plan.takeOver) lock.whereNotNull('segment')
-  const touched = await lock.update({
-    rev: trx.raw('rev + 1'),
+  // How many rows this commit inserts when that is known before the head is read: their seqs
+  // are then allocated by the locking UPDATE itself (no second UPDATE of the head).
+  const counted = rowsKnown(plan, rows)
+  const raw = (sql: string, bindings: unknown[] = []) => trx.knexRawQuery(sql, bindings as any[])
+  const values = {
+    rev: raw('rev + 1'),
     updated_at: at,
     ...(plan.leaseMs && !plan.end ? { lease_expires_at: at + plan.leaseMs } : {}),
-    ...(plan.takeOver ? { writer_epoch: trx.raw('writer_epoch + 1') } : {}),
-  })
-  if (affected(touched) === 0) {
+    ...(plan.takeOver ? { writer_epoch: raw('writer_epoch + 1') } : {}),
+    ...(counted ? { last_seq: raw('last_seq + ?', [counted]) } : {}),
+  }
+  let streamRow: Record<string, unknown> | undefined
+  if (ctx.dialect === 'mysql') {
+    const touched = await lock.update(values)
+    if (affected(touched) > 0) {
+      streamRow = await trx.from(ctx.tables.streams).where('run_id', runId).first()
+    }
+  } else {
+    // PostgreSQL and SQLite return the locked row from the UPDATE: no read after it.
+    const updated = await lock.update(values, ['*'])
+    streamRow = (updated as Record<string, unknown>[])[0]
+  }
+  if (!streamRow) {
     if (plan.onlyIfLeaseLapsed) return null
     if (plan.epoch !== undefined) await assertEpoch(trx, ctx.tables, runId, plan.epoch)
     throw new StreamClosedError(runId)
   }
-  const streamRow = await trx.from(ctx.tables.streams).where('run_id', runId).first()
   const head = toStreamState(streamRow)
-  const before = head.lastSeq
+  const before = head.lastSeq - counted
   let next = before
   const result: CommitResult = { before, rev: head.rev, rows: [] }
   if (plan.takeOver) result.epoch = int(streamRow.writer_epoch)
@@ -112,7 +127,7 @@ export async function commitInTransaction(
   await plan.within?.(trx, stored)
 
   const update: Record<string, unknown> = {}
-  if (next !== before) update.last_seq = next
+  if (next !== head.lastSeq) update.last_seq = next
   if (closed && next !== before) update.ended_at = at
   if (plan.end) {
     update.status = plan.end
@@ -133,6 +148,19 @@ export async function commitInTransaction(
     if (row.componentId && lastOf.get(row.componentId) !== row.seq) row.superseded = true
   }
   return result
+}
+
+/**
+ * The rows a commit inserts, when known before its stream's head is read (0 when not, or none):
+ * held text that starts a new row (a message's first text, a full row's successor) and the
+ * plan's rows, on a stream that must be open (no end marker after them). Text that may grow the
+ * last row depends on the head: not known.
+ */
+function rowsKnown(plan: AppendPlan, rows: NewRow[]): number {
+  if (plan.evenIfClosed) return 0
+  const text = plan.text && plan.text.text.length > 0 ? plan.text : null
+  if (text && text.seq !== null) return 0
+  return (text ? 1 : 0) + rows.length
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { QueryClientContract } from '@adonisjs/lucid/types/database'
+import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type { TableNames } from './schema.js'
 import { nowMs } from './sql.js'
 import { toStreamState, type StreamState } from './rows.js'
@@ -44,6 +44,16 @@ const toRun = (row: Record<string, any>): DoorRun => ({
 export class TurnTakenError extends Error {
   constructor() {
     super('Another run of this thread started first')
+  }
+}
+
+/**
+ * Thrown inside a new run's open when its thread is another owner's (another principal's claim
+ * landed first): the open is undone.
+ */
+export class ThreadTakenError extends Error {
+  constructor() {
+    super('This thread is claimed by another owner')
   }
 }
 
@@ -117,23 +127,25 @@ export class DoorRunStore {
   }
 
   /**
-   * Record a new run as its thread's next turn, inside the transaction that opens its stream:
-   * the thread's row is locked (every start of the thread waits for the one before it), then
-   * the newest run must still be `after` (the run its door judged the thread idle after;
-   * `null`: none), else {@link TurnTakenError} undoes the open. Two messages at once on one
-   * thread, on any replicas: one starts, the other is judged again (busy now: refused, queued,
-   * or it stops the first). The run and its stream appear together.
+   * Record a new run as its thread's next turn, inside the transaction that opens its stream.
+   * The thread is claimed for the run's owner and its row locked in one statement where the
+   * dialect can (an upsert that returns the owner of record; MySQL: the upsert, then a locking
+   * read): every start of the thread waits for the one before it, and two first
+   * messages of one thread at once, on any replicas, make exactly one claim. Another owner's
+   * thread: {@link ThreadTakenError}. Then the newest run must still be `after` (the run its door
+   * judged the thread idle after; `null`: none), else {@link TurnTakenError}. Either undoes the
+   * open. Two messages at once on one thread, on any replicas: one starts, the other is judged
+   * again (busy now: refused, queued, or it stops the first). The run and its stream appear
+   * together, with the thread's claim.
    */
   async insertTurn(
-    trx: QueryClientContract,
+    trx: TransactionClientContract,
     run: Omit<DoorRun, 'createdAt'>,
     after: string | null
   ): Promise<void> {
     if (!this.#noThreads) {
-      await trx
-        .from(this.tables.threads)
-        .where('thread_id', run.threadId)
-        .update({ owner_id: trx.raw('owner_id') })
+      const owner = await this.#claimLocked(trx, run.threadId, run.ownerId)
+      if (owner !== run.ownerId) throw new ThreadTakenError()
     }
     // Read after the lock (on MySQL the transaction's first plain read: its snapshot is taken
     // now, with the run of whoever held the lock committed).
@@ -144,6 +156,80 @@ export class DoorRunStore {
     const record = runRecord(run)
     if (newest && record.created_at <= newest.createdAt) record.created_at = newest.createdAt + 1
     await trx.table(this.tables.aguiRuns).insert(record)
+  }
+
+  /**
+   * Claim the thread unless claimed, lock its row, and return its owner of record: an upsert
+   * that changes nothing, which takes the row's exclusive lock either way (inserted, or found),
+   * and returns the row (PostgreSQL, SQLite). MySQL returns nothing from it: a locking read of
+   * the owner follows, under the lock already held. (`INSERT IGNORE` would take a shared lock on
+   * a row found: two starts waiting on a third's claim would then both hold it, and deadlock
+   * asking for the exclusive one.)
+   */
+  async #claimLocked(trx: TransactionClientContract, threadId: string, ownerId: string | null) {
+    const threads = this.tables.threads
+    const claim = trx
+      .knexQuery()
+      .table(threads)
+      .insert({ thread_id: threadId, owner_id: ownerId, created_at: nowMs() })
+      .onConflict('thread_id')
+      .merge({ owner_id: trx.knexRawQuery('??', [`${threads}.owner_id`]) as any })
+    if (trx.dialect.name !== 'mysql') {
+      const rows = await claim.returning('owner_id')
+      const row = rows[0] as { owner_id?: string | null } | undefined
+      return row?.owner_id ?? null
+    }
+    await claim
+    const row = await trx
+      .from(threads)
+      .select('owner_id')
+      .where('thread_id', threadId)
+      .forUpdate()
+      .first()
+    return (row?.owner_id ?? null) as string | null
+  }
+
+  /**
+   * Whether `error` (a start's) says the threads table is missing (a schema migrated before
+   * `createThreadsTable`): from then on a thread is owned by its runs' owner, as before (the
+   * door checked it), and the start may be tried again. Told once.
+   */
+  threadsMissing(error: unknown): boolean {
+    if (this.#noThreads || !isMissingTable(error)) return false
+    this.#noThreads = true
+    return true
+  }
+
+  /**
+   * The thread's newest run and the run of id `runId` (`null` each when there is none), in ONE
+   * read: what a door judges a new input by.
+   */
+  async latestWith(
+    threadId: string,
+    runId: string
+  ): Promise<{ latest: DoorRun | null; used: DoorRun | null }> {
+    const runs = this.tables.aguiRuns
+    const client = this.connect()
+    const newest = client
+      .from(runs)
+      .select('run_id')
+      .where('thread_id', threadId)
+      .orderBy('created_at', 'desc')
+      .orderBy('after_seq', 'desc')
+      .limit(1)
+    const rows = await client
+      .from(runs)
+      .select(`${runs}.*`)
+      .select(newest.clone().as('newest_run_id'))
+      .where('run_id', runId)
+      .orWhere('run_id', newest)
+    const found = rows.map((row: Record<string, any>) => ({
+      run: toRun(row),
+      newest: row.newest_run_id,
+    }))
+    const used = found.find((item) => item.run.runId === runId)?.run ?? null
+    const latest = found.find((item) => item.run.runId === item.newest)?.run ?? null
+    return { latest, used }
   }
 
   /** The thread's run a resume with this hash recorded (`resumeHash`), or `null`. */
@@ -186,36 +272,6 @@ export class DoorRunStore {
     } catch (error) {
       if (await this.find(run.runId)) return false
       throw error
-    }
-  }
-
-  /**
-   * Claim `threadId` for `ownerId` (a principal's id, `null` for anonymous callers) unless it is
-   * claimed: ONE statement, an insert that does nothing when the thread has a row already
-   * (`ON CONFLICT DO NOTHING`, MySQL's `INSERT IGNORE`), then the owner of record is read. Two
-   * first messages of one thread at once, on any replicas: exactly one claim lands. Returns
-   * whether `ownerId` owns the thread. A thread of a schema migrated before the table
-   * (`createThreadsTable`) is owned by its runs' owner, as before (the door checked it).
-   */
-  async claimThread(threadId: string, ownerId: string | null): Promise<boolean> {
-    const client = this.connect()
-    try {
-      await client
-        .knexQuery()
-        .table(this.tables.threads)
-        .insert({ thread_id: threadId, owner_id: ownerId, created_at: nowMs() })
-        .onConflict('thread_id')
-        .ignore()
-      const row = await client
-        .from(this.tables.threads)
-        .select('owner_id')
-        .where('thread_id', threadId)
-        .first()
-      return row !== null && (row.owner_id ?? null) === ownerId
-    } catch (error) {
-      if (!isMissingTable(error)) throw error
-      this.#noThreads = true
-      return true
     }
   }
 

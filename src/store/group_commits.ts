@@ -14,7 +14,9 @@ interface Waiting extends GroupMember {
  * time. A commit asked while no group is in flight goes at the next turn of the event loop (with
  * whatever else was asked in that turn); commits asked while a group is in flight wait for it and
  * then go together, up to `maxMembers` streams per group, one commit per stream per group (a
- * second one for the same stream waits for the next group, in order). Under load, transactions
+ * second one for the same stream waits for the next group, in order). A message's first text
+ * (`AppendPlan.leading`) asked while a group is in flight goes alone at once instead: time to
+ * first token never waits for other streams' commits. Under load, transactions
  * per second thus follow the database's speed, not the number of talking runs.
  *
  * Each member keeps its own outcome: a member whose stream is not open fails alone (see
@@ -45,6 +47,12 @@ export class GroupCommits {
 
   /** Commit `plan` (its `rows`) to `runId` in the next group. Resolves once that group committed. */
   commit(runId: string, plan: AppendPlan, rows: NewRow[]): Promise<CommitResult | null> {
+    // The leading edge of a message (its first text) never waits for a group in flight: it
+    // goes alone at once (time to first token); with none in flight it joins the next group.
+    if (plan.leading && this.#inFlight) {
+      recordGroupCommit(1)
+      return this.alone(runId, plan, rows)
+    }
     return new Promise((resolve, reject) => {
       this.#waiting.push({ runId, plan, rows, resolve, reject })
       this.#schedule()

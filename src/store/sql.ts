@@ -70,3 +70,26 @@ export async function commitChecked(trx: TransactionClientContract): Promise<voi
   await trx.commit()
   await (trx.knexClient as { executionPromise?: Promise<unknown> }).executionPromise
 }
+
+/**
+ * Run an `INSERT ... ON CONFLICT DO NOTHING` (MySQL's `INSERT IGNORE`) built with `.onConflict(key)
+ * .ignore()` on `trx`, and tell whether it inserted its row: the drivers report it in different
+ * shapes (PostgreSQL and SQLite through `RETURNING`, MySQL through `affectedRows`), and knex's own
+ * result says nothing reliable (SQLite's last row id, MySQL's insert id).
+ */
+export async function insertedIgnoring(
+  trx: TransactionClientContract,
+  query: {
+    returning(column: string): unknown
+    toSQL(): { toNative(): { sql: string; bindings: readonly unknown[] } }
+  },
+  key: string
+): Promise<boolean> {
+  if (trx.dialect.name === 'mysql') {
+    const { sql, bindings } = query.toSQL().toNative()
+    const result = await trx.rawQuery(sql, bindings as any[])
+    return Number(result?.[0]?.affectedRows ?? 0) > 0
+  }
+  const rows = (await query.returning(key)) as unknown[]
+  return rows.length > 0
+}

@@ -91,13 +91,15 @@ export class AgUiDoor extends DoorBase<AgUiDoorOptions, TranslatorCheckpoint, Ag
     if (fresh.toolResults.length > 0 && !this.options.frontendTools) {
       throw new InvalidAgUiInputError('Frontend tools are off')
     }
-    const thread = await this.thread(input.threadId, principal)
+    // The thread's newest run and the run of this id, in one read.
+    const { latest, used } = await this.runs.latestWith(input.threadId, input.runId)
     // A resume names interrupts of a thread that exists: on none, the same 404 as on another
     // person's thread (deciding must not tell whose threads exist).
-    if (!thread || (!thread.latest && input.resume?.length)) return notFound()
-    const { latest, pending } = thread
+    if (latest && !ownedBy(latest, principal)) return notFound()
+    if (!latest && input.resume?.length) return notFound()
+    // Every pending item: a resume must answer all of them (never a page of them).
+    const pending = latest ? await openItems(this.deps, latest.streamRunId) : []
     const hash = input.resume?.length ? resumeHash(input.threadId, input.resume) : null
-    const used = await this.runs.find(input.runId)
     // A resume under the id of a run of the thread's current stream: the id CopilotKit's
     // `useInterrupt` resolve() sends (the input runId of the run that ended with the interrupt,
     // so after one resume, still the first run's). Same rules; the resume is recorded under an

@@ -23,6 +23,8 @@ export async function segmentBounds(
 ): Promise<SegmentBounds> {
   if (stream === undefined) stream = await deps.sink.head(streamRunId)
   if (!stream) return { end: await deps.sink.segmentEnd(streamRunId, afterSeq) }
+  // Nothing stored after `afterSeq` as of the row (a run just started): no end yet, none read.
+  if (stream.lastSeq <= afterSeq) return { end: null }
   const cache = deps.segments
   const known = cache?.bounds(streamRunId, stream, afterSeq)
   if (known) return known

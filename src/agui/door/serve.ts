@@ -180,7 +180,10 @@ async function join(
     const closing = await closingEvents(deps, run, translator, identity)
     return { items: [...bare(opening), ...framed(closing, end, String(end))], from: null, bounds }
   }
-  await replayInto(deps, translator, streamRunId, cursor, stream)
+  // Nothing before the stream's start to replay (a new run): the translator is as it starts.
+  if (cursor.seq > 0 || cursor.offset !== undefined) {
+    await replayInto(deps, translator, streamRunId, cursor, stream)
+  }
   // The client had the run's error: it gets its start and the error again.
   if (translator.failure) return failed(translator, identity, formatCursor(cursor), bounds)
   const opening = translator.open(identity)

@@ -108,7 +108,9 @@ export async function startPrepared(
   // Another principal's claim on the thread landed first: answered like another's thread.
   if (started === THREAD_TAKEN) return notFound()
   if (!started) return refusal('run_id_used')
-  return serveRun(deps, { ...started, createdAt: 0 }, undefined, signal)
+  // Served from the stream's row as the start created it: nothing is read before RUN_STARTED.
+  const { stream, ...recorded } = started
+  return serveRun(deps, { ...recorded, createdAt: 0 }, undefined, signal, { stream })
 }
 
 /**

@@ -169,7 +169,8 @@ export class UiMessageDoor extends DoorBase<UiMessageDoorOptions, string> {
     // A fresh UUID is never taken: `null` would mean a host stream of that id. THREAD_TAKEN:
     // another principal's first message of this chat id landed first.
     if (!started || started === THREAD_TAKEN) return noChat()
-    return this.#serve(runId, START, signal)
+    // Served from the stream's row as the start created it: nothing is read before `start`.
+    return this.#serve(runId, START, signal, started.stream)
   }
 
   /**
