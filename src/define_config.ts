@@ -13,6 +13,7 @@ import { isMultitaskStrategy, MULTITASK_STRATEGIES } from './door/multitask.js'
 import type { AdminAuthorizer, DisplayName, PrincipalResolver } from './http/principal.js'
 import { DEFAULTS } from './defaults.js'
 import type { HistoryBounds } from './runner/conversation.js'
+import type { PurgeScheduleOptions } from './sink/purge_schedule.js'
 import {
   resolveWebhooks,
   type WebhookEndpoint,
@@ -64,6 +65,12 @@ export interface AgentStreamConfig {
   pollInterval?: Duration
   /** How long an ended stream is kept before `agent-stream:purge` removes it. Default `24h`. */
   ttl?: Duration
+  /**
+   * The background purge (docs/operations.md): every replica's web process removes the streams
+   * `ttl` made due `every` (a duration, at least `1s`), `batchSize` streams per transaction
+   * (1 to 10000, default 100). Unset: no background purge (`agent-stream:purge` from cron).
+   */
+  purge?: { every: Duration; batchSize?: number }
   /** Cap on one frame's serialized size, in bytes. Default 262144 (256 KiB). */
   maxFrameBytes?: number
   /**
@@ -216,6 +223,31 @@ export type ResolvedAgentStreamConfig = Omit<LucidSinkOptions, 'onError' | 'onIn
   durableStreams?: DurableStreamsOptions
   telemetry?: TraceOptions
   webhooks?: WebhooksOptions
+  purge?: PurgeScheduleOptions
+}
+
+/**
+ * The `purge` config in milliseconds, checked now (boot).
+ * @throws RuntimeException naming the field
+ */
+function purgeOf(config: AgentStreamConfig['purge']): PurgeScheduleOptions | undefined {
+  if (config === undefined) return undefined
+  const everyMs = config === null || typeof config !== 'object' ? undefined : config.every
+  if (everyMs === undefined) {
+    throw new RuntimeException(
+      'Invalid "config/agent_stream.ts": "purge.every" is required (a duration such as "10m")'
+    )
+  }
+  const batchSize = config.batchSize
+  if (
+    batchSize !== undefined &&
+    (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000)
+  ) {
+    throw new RuntimeException(
+      'Invalid "config/agent_stream.ts": "purge.batchSize" must be an integer from 1 to 10000'
+    )
+  }
+  return { everyMs: ms('purge.every', config.every, 1000)!, batchSize }
 }
 
 /**
@@ -299,6 +331,7 @@ export function defineConfig(config: AgentStreamConfig): ConfigProvider<Resolved
     maxQueuedRuns: config.maxQueuedRuns,
     durableStreams: config.durableStreams,
     webhooks: webhooksOf(config.webhooks),
+    purge: purgeOf(config.purge),
     telemetry: config.telemetry,
     agui: {
       ...config.agui,

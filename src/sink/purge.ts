@@ -36,13 +36,13 @@ export async function purgeEnded(
   const batch = Math.max(1, Math.floor(options.batchSize ?? DEFAULTS.purgeBatch))
   // Durable Streams past their expiry end now, so this purge (or a later one) removes them.
   if (!options.dryRun) await store.settleDurable(now)
-  if (options.dryRun) {
-    const due = await store.purgeable(endedBefore, Number.MAX_SAFE_INTEGER)
-    return due.length
-  }
+  // A count, not the ids: a dry run over 100k due streams holds none of them in memory.
+  if (options.dryRun) return (await store.purgeableCount(endedBefore)).due
   let removed = 0
   while (true) {
     const runIds = await store.purgeable(endedBefore, batch)
+    // None left: no empty transaction.
+    if (runIds.length === 0) break
     const gone = await store.purge(runIds, endedBefore)
     removed += gone
     // A short batch was the last; a full one that removed nothing (all reopened) stops too.

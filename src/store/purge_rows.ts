@@ -2,6 +2,7 @@ import type { Knex } from 'knex'
 import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type { TableNames } from './schema.js'
 import { deleteStreamCheckpoints } from './checkpoint_rows.js'
+import { affectedRows } from './sql.js'
 
 /**
  * What a purge removes, and how (the one place that knows which tables a stream owns).
@@ -57,6 +58,27 @@ export async function purgeableStreams(
 }
 
 /**
+ * How many streams a purge with this cutoff would remove now (see {@link duePurge}), and the
+ * oldest one's end (epoch ms; null when none): one aggregate, no ids in memory.
+ */
+export async function countPurgeable(
+  client: QueryClientContract,
+  tables: TableNames,
+  endedBefore: number
+): Promise<{ due: number; oldestEndedAt: number | null }> {
+  const query = client
+    .knexQuery()
+    .from(tables.streams)
+    .count({ due: '*' })
+    .min({ oldest: `${tables.streams}.ended_at` })
+  const row = (await duePurge(query, tables, endedBefore).first()) as
+    | { due: unknown; oldest: unknown }
+    | undefined
+  const oldest = row?.oldest
+  return { due: Number(row?.due ?? 0), oldestEndedAt: oldest == null ? null : Number(oldest) }
+}
+
+/**
  * Remove the streams among `runIds` that are still due (checked again in the delete: one
  * reopened meanwhile is kept) and everything they own, inside `trx`: a handful of statements
  * for the whole batch, whatever its size. No row of an owned table is written for a stream that
@@ -64,7 +86,9 @@ export async function purgeableStreams(
  * the stream's row stays locked until the commit. `checkpoints: false` skips the checkpoints
  * table (a schema migrated before it).
  *
- * @returns the streams removed, and whether the checkpoints table exists
+ * @returns the streams gone (removed here, or by a concurrent purge or close: their rows go
+ *   too), how many of them THIS delete removed (what the purge counts, so two replicas purging
+ *   at once never count a stream twice), and whether the checkpoints table exists
  */
 export async function purgeStreams(
   trx: TransactionClientContract,
@@ -72,10 +96,10 @@ export async function purgeStreams(
   runIds: string[],
   endedBefore: number,
   checkpoints: boolean
-): Promise<{ removed: string[]; checkpoints: boolean }> {
-  if (runIds.length === 0) return { removed: [], checkpoints }
+): Promise<{ removed: string[]; deleted: number; checkpoints: boolean }> {
+  if (runIds.length === 0) return { removed: [], deleted: 0, checkpoints }
   const stream = trx.knexQuery().from(tables.streams).whereIn('run_id', runIds)
-  await duePurge(stream, tables, endedBefore).delete()
+  const deleted = affectedRows(await duePurge(stream, tables, endedBefore).delete())
   const left: { run_id: string }[] = await trx
     .from(tables.streams)
     .select('run_id')
@@ -83,13 +107,13 @@ export async function purgeStreams(
   const kept = new Set(left.map((row) => row.run_id))
   // Gone now: removed here, or by another purge or a close meanwhile (their rows go too).
   const removed = runIds.filter((runId) => !kept.has(runId))
-  if (removed.length === 0) return { removed, checkpoints }
+  if (removed.length === 0) return { removed, deleted, checkpoints }
   await trx.from(tables.frames).whereIn('run_id', removed).delete()
   for (const table of streamOwnedTables(tables)) {
     await trx.from(table).whereIn('stream_run_id', removed).delete()
   }
   const stored = checkpoints && (await deleteStreamCheckpoints(trx, tables, removed))
-  return { removed, checkpoints: stored }
+  return { removed, deleted, checkpoints: stored }
 }
 
 /**

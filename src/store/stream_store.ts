@@ -3,7 +3,7 @@ import { affectedRows as affected, nowMs as now } from './sql.js'
 import type { TableNames } from './schema.js'
 import { DEFAULTS } from '../defaults.js'
 import { deleteOrphanCheckpoints, deleteStreamCheckpoints } from './checkpoint_rows.js'
-import { deleteOrphanRows, purgeableStreams, purgeStreams } from './purge_rows.js'
+import { countPurgeable, deleteOrphanRows, purgeableStreams, purgeStreams } from './purge_rows.js'
 import { deleteDurableOrphans, settleDurableStreams } from './durable_purge.js'
 import { commitInTransaction } from './commit.js'
 import { commitGroupInTransaction, groupable, type GroupMember } from './commit_group.js'
@@ -275,17 +275,22 @@ export class StreamStore {
     return purgeableStreams(this.client, this.tables, endedBefore, limit)
   }
 
+  /** How many streams a purge would remove now, and the oldest one's end; see `countPurgeable`. */
+  purgeableCount(endedBefore: number) {
+    return countPurgeable(this.client, this.tables, endedBefore)
+  }
+
   /**
    * Remove the streams among `runIds` still due (ended before `endedBefore`, no live park) and
    * everything they own, in ONE transaction (see `purgeStreams`); their readers are woken.
-   * Returns how many streams went.
+   * Returns how many streams this purge removed (not those a concurrent one removed first).
    */
   async purge(runIds: string[], endedBefore: number): Promise<number> {
     return this.#transaction(async (trx, _notify, notifyAll) => {
       const done = await purgeStreams(trx, this.tables, runIds, endedBefore, !this.#noCheckpoints)
       this.#noCheckpoints = !done.checkpoints
       await notifyAll(done.removed.map((runId) => [runId]))
-      return done.removed.length
+      return done.deleted
     })
   }
 
