@@ -166,9 +166,11 @@ export class AgentStream {
     this.#shutdown ??= (async () => {
       this.#stopSweeper?.()
       this.#stopSweeper = null
+      // Its batch in flight ends first (the sink's client must outlive it).
+      const purgeStopped = this.purgeSchedule?.stop()
       await this.#drain()
       await this.webhooks?.deliverer.stop()
-      await this.purgeSchedule?.stop()
+      await purgeStopped
       await this.sink.shutdown()
       this.http.closeAll()
       this.#closing.abort()

@@ -228,6 +228,29 @@ test.group('purge, scheduled', () => {
     assert.lengthOf(await db.from(T.streams), 2)
   })
 
+  test('stop: a purge in flight ends after its batch, the rest is the next run\'s', async ({
+    assert,
+  }) => {
+    const stack = await setupParking()
+    await seed(stack.db, ids('due', 30), true)
+    const { PurgeSchedule } = await import('../src/sink/purge_schedule.js')
+    const schedule = new PurgeSchedule({ everyMs: 60_000, batchSize: 10 }, (options) =>
+      stack.sink.purge({ ...options, olderThanMs: DAY })
+    )
+    schedule.start()
+    const run = schedule.runNow()
+    // Aborted before its first batch (the run is at its first await).
+    await schedule.stop()
+    await run
+    assert.equal(schedule.status().lastPurged, 0)
+    assert.isNull(schedule.status().nextDueAt)
+    assert.lengthOf(await stack.db.from(T.streams), 30)
+    schedule.start()
+    await schedule.runNow()
+    assert.equal(schedule.status().totalPurged, 30)
+    await schedule.stop()
+  })
+
   test('an invalid purge config is refused at boot, naming the field', ({ assert }) => {
     const cases: [unknown, string][] = [
       [{}, '"purge.every" is required'],

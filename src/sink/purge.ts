@@ -11,6 +11,8 @@ export interface PurgeOptions {
   dryRun?: boolean
   /** Streams per transaction. Default `DEFAULTS.purgeBatch`. */
   batchSize?: number
+  /** Stop after the batch in flight (a shutdown): what went stays gone, the rest is the next run's. */
+  signal?: AbortSignal
 }
 
 /**
@@ -39,7 +41,7 @@ export async function purgeEnded(
   // A count, not the ids: a dry run over 100k due streams holds none of them in memory.
   if (options.dryRun) return (await store.purgeableCount(endedBefore)).due
   let removed = 0
-  while (true) {
+  while (!options.signal?.aborted) {
     const runIds = await store.purgeable(endedBefore, batch)
     // None left: no empty transaction.
     if (runIds.length === 0) break
@@ -47,6 +49,10 @@ export async function purgeEnded(
     removed += gone
     // A short batch was the last; a full one that removed nothing (all reopened) stops too.
     if (runIds.length < batch || gone === 0) break
+  }
+  if (options.signal?.aborted) {
+    if (removed > 0 && tail.followed > 0) await tail.poll()
+    return removed
   }
   await store.removeOrphanRows(Math.min(endedBefore, now - DEFAULTS.orphanGraceMs), batch)
   // Checkpoints a write stored while their stream was being removed (never served).

@@ -38,6 +38,8 @@ export class PurgeSchedule {
   #timer: NodeJS.Timeout | null = null
   #running: Promise<void> | null = null
   #stopped = true
+  /** Aborted by `stop`: a purge in flight ends after its current batch. */
+  #abort = new AbortController()
   #status: PurgeScheduleStatus
 
   constructor(
@@ -62,12 +64,14 @@ export class PurgeSchedule {
   start() {
     if (!this.#stopped) return
     this.#stopped = false
+    this.#abort = new AbortController()
     this.#schedule()
   }
 
-  /** Stop scheduling; resolves once a purge in flight finished. Idempotent. */
+  /** Stop scheduling; a purge in flight ends after its batch, and this resolves then. Idempotent. */
   async stop() {
     this.#stopped = true
+    this.#abort.abort()
     if (this.#timer) clearTimeout(this.#timer)
     this.#timer = null
     this.#status.nextDueAt = null
@@ -99,7 +103,10 @@ export class PurgeSchedule {
     this.#status.running = true
     this.#status.lastRunAt = started
     try {
-      const purged = await this.purge({ batchSize: this.options.batchSize })
+      const purged = await this.purge({
+        batchSize: this.options.batchSize,
+        signal: this.#abort.signal,
+      })
       this.#status.lastPurged = purged
       this.#status.totalPurged += purged
       this.#status.lastError = null
