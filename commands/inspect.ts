@@ -124,7 +124,10 @@ export default class AgentStreamInspect extends BaseCommand {
       table.row(['Running', String(status.running)])
       table.row(['Last run', shown.schedule.status?.lastRunAt ?? '-'])
       table.row(['Last purged', String(status.lastPurged ?? '-')])
-      table.row(['Last duration', status.lastDurationMs === null ? '-' : `${status.lastDurationMs} ms`])
+      table.row([
+        'Last duration',
+        status.lastDurationMs === null ? '-' : `${status.lastDurationMs} ms`,
+      ])
       table.row(['Last error', status.lastError ?? '-'])
       table.row(['Purged since start', String(status.totalPurged)])
       table.row(['Next due', shown.schedule.status?.nextDueAt ?? '-'])

@@ -98,8 +98,10 @@ export class AgentStream {
     this.#drain = stack.drain
     this.webhooks = stack.webhooks
     this.purgeSchedule = config.purge
-      ? new PurgeSchedule(config.purge, (options) => this.sink.purge(options), (error) =>
-          logBackground(logger, error)
+      ? new PurgeSchedule(
+          config.purge,
+          (options) => this.sink.purge(options),
+          (error) => logBackground(logger, error)
         )
       : null
   }

@@ -14,6 +14,7 @@ import type { AdminAuthorizer, DisplayName, PrincipalResolver } from './http/pri
 import { DEFAULTS } from './defaults.js'
 import type { HistoryBounds } from './runner/conversation.js'
 import type { PurgeScheduleOptions } from './sink/purge_schedule.js'
+import { purgeOf, type PurgeConfig } from './purge_config.js'
 import {
   resolveWebhooks,
   type WebhookEndpoint,
@@ -70,7 +71,7 @@ export interface AgentStreamConfig {
    * `ttl` made due `every` (a duration, at least `1s`), `batchSize` streams per transaction
    * (1 to 10000, default 100). Unset: no background purge (`agent-stream:purge` from cron).
    */
-  purge?: { every: Duration; batchSize?: number }
+  purge?: PurgeConfig
   /** Cap on one frame's serialized size, in bytes. Default 262144 (256 KiB). */
   maxFrameBytes?: number
   /**
@@ -227,30 +228,6 @@ export type ResolvedAgentStreamConfig = Omit<LucidSinkOptions, 'onError' | 'onIn
 }
 
 /**
- * The `purge` config in milliseconds, checked now (boot).
- * @throws RuntimeException naming the field
- */
-function purgeOf(config: AgentStreamConfig['purge']): PurgeScheduleOptions | undefined {
-  if (config === undefined) return undefined
-  const everyMs = config === null || typeof config !== 'object' ? undefined : config.every
-  if (everyMs === undefined) {
-    throw new RuntimeException(
-      'Invalid "config/agent_stream.ts": "purge.every" is required (a duration such as "10m")'
-    )
-  }
-  const batchSize = config.batchSize
-  if (
-    batchSize !== undefined &&
-    (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000)
-  ) {
-    throw new RuntimeException(
-      'Invalid "config/agent_stream.ts": "purge.batchSize" must be an integer from 1 to 10000'
-    )
-  }
-  return { everyMs: ms('purge.every', config.every, 1000)!, batchSize }
-}
-
-/**
  * The `webhooks` config in milliseconds, checked now (boot) by the runtime's own rule.
  * @throws InvalidWebhookConfigError naming the field
  */
@@ -331,7 +308,7 @@ export function defineConfig(config: AgentStreamConfig): ConfigProvider<Resolved
     maxQueuedRuns: config.maxQueuedRuns,
     durableStreams: config.durableStreams,
     webhooks: webhooksOf(config.webhooks),
-    purge: purgeOf(config.purge),
+    purge: purgeOf(config.purge, ms),
     telemetry: config.telemetry,
     agui: {
       ...config.agui,

@@ -44,7 +44,15 @@ function streamRows(runId: string, due: boolean) {
       created_at: at,
     })),
     [T.checkpoints]: [
-      { run_id: runId, key: 'agui', seq: 1, incarnation: at, row: 'r', state: '{}', created_at: at },
+      {
+        run_id: runId,
+        key: 'agui',
+        seq: 1,
+        incarnation: at,
+        row: 'r',
+        state: '{}',
+        created_at: at,
+      },
     ],
     [T.suspensions]: [{ ...park, status: 'resumed', created_at: at, updated_at: at }],
     [T.approvals]: [{ ...item, item_id: `${runId}.a`, tool_name: 'tool' }],
@@ -93,7 +101,11 @@ async function seed(db: Database, runIds: string[], due: boolean) {
   }
   for (const [table, rows] of Object.entries(byTable)) {
     for (let i = 0; i < rows.length; i += 200) {
-      await db.connection().knexQuery().table(table).insert(rows.slice(i, i + 200))
+      await db
+        .connection()
+        .knexQuery()
+        .table(table)
+        .insert(rows.slice(i, i + 200))
     }
   }
 }
@@ -145,7 +157,10 @@ test.group('purge, batched', () => {
     const batch = await store.purgeable(endedBefore, 10)
     assert.lengthOf(batch, 4)
     // A resume reopens it now, between the select and the delete.
-    await stack.db.from(T.streams).where('run_id', 'due-2').update({ status: 'open', ended_at: null })
+    await stack.db
+      .from(T.streams)
+      .where('run_id', 'due-2')
+      .update({ status: 'open', ended_at: null })
     assert.equal(await store.purge(batch, endedBefore), 3)
     const left = await stack.db.from(T.frames).select('run_id').distinct('run_id')
     assert.deepEqual(
@@ -224,11 +239,14 @@ test.group('purge, scheduled', () => {
     assert.equal(shown.schedule.status.totalPurged, 20)
     assert.isNull(shown.schedule.status.lastError)
     assert.isAtLeast(shown.schedule.status.lastDurationMs, 0)
-    assert.isAbove(Date.parse(shown.schedule.status.nextDueAt), Date.parse(shown.schedule.status.lastRunAt))
+    assert.isAbove(
+      Date.parse(shown.schedule.status.nextDueAt),
+      Date.parse(shown.schedule.status.lastRunAt)
+    )
     assert.lengthOf(await db.from(T.streams), 2)
   })
 
-  test('stop: a purge in flight ends after its batch, the rest is the next run\'s', async ({
+  test("stop: a purge in flight ends after its batch, the rest is the next run's", async ({
     assert,
   }) => {
     const stack = await setupParking()

@@ -31,7 +31,11 @@ async function bulk(db: Database, table: string, rows: Record<string, unknown>[]
   const sqlite = db.connection().dialect.name.includes('sqlite')
   const chunk = Math.max(1, Math.min(sqlite ? 500 : 5_000, Math.floor(30_000 / columns)))
   for (let i = 0; i < rows.length; i += chunk) {
-    await db.connection().knexQuery().table(table).insert(rows.slice(i, i + chunk))
+    await db
+      .connection()
+      .knexQuery()
+      .table(table)
+      .insert(rows.slice(i, i + chunk))
   }
 }
 
@@ -120,7 +124,10 @@ for (const dialect of DBS) {
     await seed(db, n)
     log(`${dialect} ${n}: seeded in ${Math.round(performance.now() - seeding)} ms`)
     const runtime = createRuntime(db, {
-      runner: { start: async () => ({ status: 'finished' }), resume: async () => ({ status: 'finished' }) },
+      runner: {
+        start: async () => ({ status: 'finished' }),
+        resume: async () => ({ status: 'finished' }),
+      },
     })
     const load = loadavg()[0]
     const started = performance.now()
@@ -129,12 +136,23 @@ for (const dialect of DBS) {
     const left = await count(db, TABLES.streams)
     const frames = await count(db, TABLES.frames)
     if (removed !== n || left !== KEPT || frames !== KEPT * FRAMES) {
-      throw new Error(`${dialect} ${n}: removed ${removed}, ${left} streams and ${frames} frames left`)
+      throw new Error(
+        `${dialect} ${n}: removed ${removed}, ${left} streams and ${frames} frames left`
+      )
     }
     log(`${dialect} ${n}: purged in ${Math.round(ms)} ms`)
     const line = { db: dialect, x: n, xLabel: 'due streams', load }
-    console.log(JSON.stringify({ metric: 'purge streams/s', ...line, value: Math.round((n / ms) * 1000), unit: 'streams/s' }))
-    console.log(JSON.stringify({ metric: 'purge time', ...line, value: Math.round(ms), unit: 'ms' }))
+    console.log(
+      JSON.stringify({
+        metric: 'purge streams/s',
+        ...line,
+        value: Math.round((n / ms) * 1000),
+        unit: 'streams/s',
+      })
+    )
+    console.log(
+      JSON.stringify({ metric: 'purge time', ...line, value: Math.round(ms), unit: 'ms' })
+    )
     await runtime.close()
   }
   await db.manager.closeAll()

@@ -39,7 +39,10 @@ export async function purgeEnded(
   // Durable Streams past their expiry end now, so this purge (or a later one) removes them.
   if (!options.dryRun) await store.settleDurable(now)
   // A count, not the ids: a dry run over 100k due streams holds none of them in memory.
-  if (options.dryRun) return (await store.purgeableCount(endedBefore)).due
+  if (options.dryRun) {
+    const { due } = await store.purgeableCount(endedBefore)
+    return due
+  }
   let removed = 0
   while (!options.signal?.aborted) {
     const runIds = await store.purgeable(endedBefore, batch)

@@ -72,10 +72,12 @@ export async function countPurgeable(
     .count({ due: '*' })
     .min({ oldest: `${tables.streams}.ended_at` })
   const row = (await duePurge(query, tables, endedBefore).first()) as
-    | { due: unknown; oldest: unknown }
-    | undefined
+    { due: unknown; oldest: unknown } | undefined
   const oldest = row?.oldest
-  return { due: Number(row?.due ?? 0), oldestEndedAt: oldest == null ? null : Number(oldest) }
+  return {
+    due: Number(row?.due ?? 0),
+    oldestEndedAt: oldest === null || oldest === undefined ? null : Number(oldest),
+  }
 }
 
 /**
