@@ -19,9 +19,12 @@ import { setupParking } from './helpers/parking.js'
 const T = tableNames()
 const DAY = 86_400_000
 
-/** One stream with a row in every table it can own; `due`: ended two days ago, else open. */
-function streamRows(runId: string, due: boolean) {
-  const at = Date.now() - 2 * DAY
+/**
+ * One stream with a row in every table it can own; `due`: ended two days ago (`endedAt`
+ * instead), else open. `parked`: its park still waits (status `parked`): never purged.
+ */
+function streamRows(runId: string, due: boolean, endedAt?: number, parked = false) {
+  const at = endedAt ?? Date.now() - 2 * DAY
   const park = { run_id: runId, park: 1, stream_run_id: runId, thread_id: `t-${runId}` }
   const item = { ...park, stream_seq: 1, approver: 'requester', status: 'approved', created_at: at }
   return {
@@ -54,7 +57,9 @@ function streamRows(runId: string, due: boolean) {
         created_at: at,
       },
     ],
-    [T.suspensions]: [{ ...park, status: 'resumed', created_at: at, updated_at: at }],
+    [T.suspensions]: [
+      { ...park, status: parked ? 'parked' : 'resumed', created_at: at, updated_at: at },
+    ],
     [T.approvals]: [{ ...item, item_id: `${runId}.a`, tool_name: 'tool' }],
     [T.elicitations]: [{ ...item, item_id: `${runId}.q` }],
     [T.aguiRuns]: [
@@ -92,10 +97,17 @@ function streamRows(runId: string, due: boolean) {
 }
 
 /** Insert `runIds`' rows, table by table, in chunks (SQLite takes 500 rows a statement). */
-async function seed(db: Database, runIds: string[], due: boolean) {
+async function seed(
+  db: Database,
+  runIds: string[],
+  due: boolean,
+  endedAt?: (index: number) => number,
+  parked = false
+) {
   const byTable: Record<string, Record<string, unknown>[]> = {}
-  for (const runId of runIds) {
-    for (const [table, rows] of Object.entries(streamRows(runId, due))) {
+  for (const [index, runId] of runIds.entries()) {
+    const rowsOf = streamRows(runId, due, endedAt?.(index), parked)
+    for (const [table, rows] of Object.entries(rowsOf)) {
       ;(byTable[table] ??= []).push(...rows)
     }
   }
@@ -140,9 +152,16 @@ test.group('purge, batched', () => {
     assert,
   }) => {
     const stack = await setupParking()
+    const old = Date.now() - 30 * DAY
     await seed(stack.db, ids('keep', 5), false)
+    // Parked runs' ended streams, among the due ones and at their very ends: never purged.
+    await seed(stack.db, ids('parked', 45), true, (i) => old + (i % 3) * 1000, true)
     const before = await snapshotTables(stack.db)
-    await seed(stack.db, ids('due', 250), true)
+    // Clustered ends: 100 in one millisecond (ties across batches), 100 a second apart, a
+    // ten-day gap, then 50 spread over hours: the walk's windows widen and narrow across them.
+    await seed(stack.db, ids('tie', 100), true, () => old)
+    await seed(stack.db, ids('second', 100), true, (i) => old + i * 1000)
+    await seed(stack.db, ids('late', 50), true, (i) => old + 10 * DAY + i * 3_600_000)
     assert.equal(await stack.sink.purge({ olderThanMs: DAY, batchSize: 40 }), 250)
     assert.equal(await snapshotTables(stack.db), before)
   })
@@ -154,14 +173,16 @@ test.group('purge, batched', () => {
     await seed(stack.db, ids('due', 4), true)
     const store = sinkInternals(stack.sink).store
     const endedBefore = Date.now() - DAY
-    const batch = await store.purgeable(endedBefore, 10)
+    const batch = (await store.purgeWalk(endedBefore, 10).next())!.map((c) => c.runId)
     assert.lengthOf(batch, 4)
     // A resume reopens it now, between the select and the delete.
     await stack.db
       .from(T.streams)
       .where('run_id', 'due-2')
       .update({ status: 'open', ended_at: null })
-    assert.equal(await store.purge(batch, endedBefore), 3)
+    const { deleted, kept } = await store.purge(batch, endedBefore)
+    assert.equal(deleted, 3)
+    assert.deepEqual([...kept], ['due-2'])
     const left = await stack.db.from(T.frames).select('run_id').distinct('run_id')
     assert.deepEqual(
       left.map((row) => row.run_id),
