@@ -9,6 +9,7 @@ import { RUN_STATUSES, RunList, type RunSummary } from '../src/store/run_list.js
 import type { StoredRow } from '../src/store/rows.js'
 import { sinkInternals } from '../src/sink/lucid_sink.js'
 import {
+  inspectPurge,
   inspectRun,
   runDeliveries,
   summarizeRow,
@@ -65,7 +66,11 @@ export default class AgentStreamInspect extends BaseCommand {
   @flags.boolean({ description: 'Print one JSON object instead of tables' })
   declare json: boolean
 
+  @flags.boolean({ description: 'Show the purge: streams due now, the schedule, its last run' })
+  declare purge: boolean
+
   async run() {
+    if (this.purge) return this.#purge()
     const listing = [this.thread, this.chat, this.status, this.limit].some((f) => f !== undefined)
     if (this.runId === undefined || listing) return this.#list()
     const agentStream = await this.app.container.make('agentStream')
@@ -83,6 +88,53 @@ export default class AgentStreamInspect extends BaseCommand {
       this.#printTables(head, rows, parked)
       this.#printDeliveries(deliveries)
     }
+  }
+
+  /** `--purge`: what is due now (any process), the schedule and, where it runs, its last run. */
+  async #purge() {
+    const agentStream = await this.app.container.make('agentStream')
+    const schedule = agentStream.purgeSchedule
+    const purge = await inspectPurge(agentStream.sink, {
+      options: agentStream.config.purge,
+      status: schedule?.started ? schedule.status() : null,
+    })
+    const status = purge.schedule.status
+    const shown = {
+      ttlMs: purge.ttlMs,
+      due: purge.due,
+      oldestDueEndedAt: iso(purge.oldestDueEndedAt),
+      schedule: {
+        ...purge.schedule,
+        status: status && {
+          ...status,
+          lastRunAt: iso(status.lastRunAt),
+          nextDueAt: iso(status.nextDueAt),
+        },
+      },
+    }
+    if (this.json) return this.logger.log(JSON.stringify({ purge: shown }, null, 2))
+    const every = purge.schedule.everyMs
+    const table = this.ui.table().head(['Purge', ''])
+    table.row(['TTL', `${purge.ttlMs} ms`])
+    table.row(['Due now', `${purge.due} stream(s)`])
+    table.row(['Oldest due ended', shown.oldestDueEndedAt ?? '-'])
+    table.row(['Schedule', every === null ? 'none (config purge.every)' : `every ${every} ms`])
+    table.row(['Batch size', String(purge.schedule.batchSize ?? 'default')])
+    if (status) {
+      table.row(['Running', String(status.running)])
+      table.row(['Last run', shown.schedule.status?.lastRunAt ?? '-'])
+      table.row(['Last purged', String(status.lastPurged ?? '-')])
+      table.row([
+        'Last duration',
+        status.lastDurationMs === null ? '-' : `${status.lastDurationMs} ms`,
+      ])
+      table.row(['Last error', status.lastError ?? '-'])
+      table.row(['Purged since start', String(status.totalPurged)])
+      table.row(['Next due', shown.schedule.status?.nextDueAt ?? '-'])
+    } else if (every !== null) {
+      table.row(['Last run', 'runs in the web processes, not this command'])
+    }
+    table.render()
   }
 
   /** Fail with one line, exit code 1. */

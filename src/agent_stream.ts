@@ -16,6 +16,7 @@ import type { Router, RouteGroup } from '@adonisjs/core/http'
 import { DEFAULTS } from './defaults.js'
 import { isLockConflict } from './store/transient.js'
 import { ClockSkewError, StoreUnavailableError } from './errors.js'
+import { PurgeSchedule } from './sink/purge_schedule.js'
 
 /**
  * What the package tells the app's logger from the background: a clock skew as a warning with
@@ -96,7 +97,17 @@ export class AgentStream {
     })
     this.#drain = stack.drain
     this.webhooks = stack.webhooks
+    this.purgeSchedule = config.purge
+      ? new PurgeSchedule(
+          config.purge,
+          (options) => this.sink.purge(options),
+          (error) => logBackground(logger, error)
+        )
+      : null
   }
+
+  /** The background purge (config `purge`), started with the sweeper; `null` when not configured. */
+  readonly purgeSchedule: PurgeSchedule | null
 
   /**
    * Mount the package's routes (`start/routes.ts`): AG-UI, native stream, decisions and the admin
@@ -117,6 +128,8 @@ export class AgentStream {
     )
     // The webhook deliverer runs where the sweeper does (a running app, never warmup).
     this.webhooks?.deliverer.start()
+    // And the background purge, when configured (a cron's agent-stream:purge needs no app running).
+    this.purgeSchedule?.start()
   }
 
   /** Whether the sweeper runs. */
@@ -155,8 +168,11 @@ export class AgentStream {
     this.#shutdown ??= (async () => {
       this.#stopSweeper?.()
       this.#stopSweeper = null
+      // Its batch in flight ends first (the sink's client must outlive it).
+      const purgeStopped = this.purgeSchedule?.stop()
       await this.#drain()
       await this.webhooks?.deliverer.stop()
+      await purgeStopped
       await this.sink.shutdown()
       this.http.closeAll()
       this.#closing.abort()

@@ -13,6 +13,8 @@ import { isMultitaskStrategy, MULTITASK_STRATEGIES } from './door/multitask.js'
 import type { AdminAuthorizer, DisplayName, PrincipalResolver } from './http/principal.js'
 import { DEFAULTS } from './defaults.js'
 import type { HistoryBounds } from './runner/conversation.js'
+import type { PurgeScheduleOptions } from './sink/purge_schedule.js'
+import { purgeOf, type PurgeConfig } from './purge_config.js'
 import {
   resolveWebhooks,
   type WebhookEndpoint,
@@ -64,6 +66,12 @@ export interface AgentStreamConfig {
   pollInterval?: Duration
   /** How long an ended stream is kept before `agent-stream:purge` removes it. Default `24h`. */
   ttl?: Duration
+  /**
+   * The background purge (docs/operations.md): every replica's web process removes the streams
+   * `ttl` made due `every` (a duration, at least `1s`), `batchSize` streams per transaction
+   * (1 to 10000, default 100). Unset: no background purge (`agent-stream:purge` from cron).
+   */
+  purge?: PurgeConfig
   /** Cap on one frame's serialized size, in bytes. Default 262144 (256 KiB). */
   maxFrameBytes?: number
   /**
@@ -216,6 +224,7 @@ export type ResolvedAgentStreamConfig = Omit<LucidSinkOptions, 'onError' | 'onIn
   durableStreams?: DurableStreamsOptions
   telemetry?: TraceOptions
   webhooks?: WebhooksOptions
+  purge?: PurgeScheduleOptions
 }
 
 /**
@@ -299,6 +308,7 @@ export function defineConfig(config: AgentStreamConfig): ConfigProvider<Resolved
     maxQueuedRuns: config.maxQueuedRuns,
     durableStreams: config.durableStreams,
     webhooks: webhooksOf(config.webhooks),
+    purge: purgeOf(config.purge, ms),
     telemetry: config.telemetry,
     agui: {
       ...config.agui,

@@ -11,6 +11,8 @@ export interface PurgeOptions {
   dryRun?: boolean
   /** Streams per transaction. Default `DEFAULTS.purgeBatch`. */
   batchSize?: number
+  /** Stop after the batch in flight (a shutdown): what went stays gone, the rest is the next run's. */
+  signal?: AbortSignal
 }
 
 /**
@@ -33,24 +35,34 @@ export async function purgeEnded(
 ): Promise<number> {
   const now = nowMs()
   const endedBefore = now - (options.olderThanMs ?? ttlMs)
-  const batch = Math.max(1, Math.floor(options.batchSize ?? DEFAULTS.purgeBatch))
+  const size = Math.max(1, Math.floor(options.batchSize ?? DEFAULTS.purgeBatch))
   // Durable Streams past their expiry end now, so this purge (or a later one) removes them.
   if (!options.dryRun) await store.settleDurable(now)
+  // A count, not the ids: a dry run over 100k due streams holds none of them in memory.
   if (options.dryRun) {
-    const due = await store.purgeable(endedBefore, Number.MAX_SAFE_INTEGER)
-    return due.length
+    const { due } = await store.purgeableCount(endedBefore)
+    return due
   }
   let removed = 0
-  while (true) {
-    const runIds = await store.purgeable(endedBefore, batch)
-    const gone = await store.purge(runIds, endedBefore)
-    removed += gone
-    // A short batch was the last; a full one that removed nothing (all reopened) stops too.
-    if (runIds.length < batch || gone === 0) break
+  // One walk along `ended_at`: each batch starts where the last one stopped.
+  const walk = store.purgeWalk(endedBefore, size)
+  while (!options.signal?.aborted) {
+    const batch = await walk.next()
+    if (!batch) break
+    const { deleted, kept } = await store.purge(
+      batch.map((candidate) => candidate.runId),
+      endedBefore
+    )
+    removed += deleted
+    walk.settled(kept)
   }
-  await store.removeOrphanRows(Math.min(endedBefore, now - DEFAULTS.orphanGraceMs), batch)
+  if (options.signal?.aborted) {
+    if (removed > 0 && tail.followed > 0) await tail.poll()
+    return removed
+  }
+  await store.removeOrphanRows(Math.min(endedBefore, now - DEFAULTS.orphanGraceMs), size)
   // Checkpoints a write stored while their stream was being removed (never served).
-  await store.removeOrphanCheckpoints(batch)
+  await store.removeOrphanCheckpoints(size)
   // The metadata of Durable Streams the purge removed.
   await store.removeDurableOrphans()
   if (removed > 0 && tail.followed > 0) await tail.poll()

@@ -2,6 +2,8 @@ import type { Knex } from 'knex'
 import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type { TableNames } from './schema.js'
 import { deleteStreamCheckpoints } from './checkpoint_rows.js'
+import { affectedRows } from './sql.js'
+import type { Candidate } from './purge_walk.js'
 
 /**
  * What a purge removes, and how (the one place that knows which tables a stream owns).
@@ -40,31 +42,90 @@ function duePurge(query: Knex.QueryBuilder, tables: TableNames, endedBefore: num
 }
 
 /**
- * Up to `limit` streams a purge may remove (see {@link duePurge}), oldest end first. Open
- * streams, and the ended stream of a parked run (it still waits for a person), are never listed.
+ * The earliest end of a stream ended before `endedBefore` (epoch ms), or null: where a purge's
+ * walk starts (`PurgeWalk`). A `MIN` of the `ended_at` index.
  */
-export async function purgeableStreams(
+export async function firstEnded(
   client: QueryClientContract,
   tables: TableNames,
-  endedBefore: number,
-  limit: number
-): Promise<string[]> {
-  const query = client.knexQuery().from(tables.streams).select(`${tables.streams}.run_id`)
-  const rows = await duePurge(query, tables, endedBefore)
-    .orderBy(`${tables.streams}.ended_at`, 'asc')
-    .limit(limit)
-  return rows.map((row: { run_id: string }) => row.run_id)
+  endedBefore: number
+): Promise<number | null> {
+  const row = (await client
+    .knexQuery()
+    .from(tables.streams)
+    .min({ first: 'ended_at' })
+    .where('ended_at', '<', endedBefore)
+    .first()) as { first: unknown } | undefined
+  return row?.first === null || row?.first === undefined ? null : Number(row.first)
 }
 
 /**
- * Remove the streams among `runIds` that are still due (checked again in the delete: one
- * reopened meanwhile is kept) and everything they own, inside `trx`: a handful of statements
- * for the whole batch, whatever its size. No row of an owned table is written for a stream that
- * is not open (a park, a resume and a door run all need it open, or absent for a new run), and
- * the stream's row stays locked until the commit. `checkpoints: false` skips the checkpoints
- * table (a schema migrated before it).
+ * The streams with `lo <= ended_at < hi` (except those of `skip` ended at `lo`), in `ended_at`
+ * order, up to `limit`: the candidates of one batch of a purge's walk (`PurgeWalk`, which keeps
+ * the window to about two batches, so this reads that many rows whatever the plan). The due
+ * rule (ended or failed, no live park: {@link duePurge}) is the DELETE's, checked in the
+ * statement that removes them; an open stream has no `ended_at` (a reopen clears it).
+ */
+export async function purgeWindow(
+  client: QueryClientContract,
+  tables: TableNames,
+  window: { lo: number; hi: number; skip: string[] },
+  limit: number
+): Promise<Candidate[]> {
+  const { lo, hi, skip } = window
+  const query = client
+    .knexQuery()
+    .from(tables.streams)
+    .select('run_id', 'ended_at')
+    .where('ended_at', '>=', lo)
+    .where('ended_at', '<', hi)
+  if (skip.length > 0) {
+    query.whereNot((q) => q.where('ended_at', lo).whereIn('run_id', skip))
+  }
+  const rows: { run_id: string; ended_at: unknown }[] = await query
+    .orderBy('ended_at', 'asc')
+    .limit(limit)
+  return rows.map((row) => ({ runId: row.run_id, endedAt: Number(row.ended_at) }))
+}
+
+/**
+ * How many streams a purge with this cutoff would remove now (see {@link duePurge}), and the
+ * oldest one's end (epoch ms; null when none): one aggregate, no ids in memory.
+ */
+export async function countPurgeable(
+  client: QueryClientContract,
+  tables: TableNames,
+  endedBefore: number
+): Promise<{ due: number; oldestEndedAt: number | null }> {
+  const query = client
+    .knexQuery()
+    .from(tables.streams)
+    .count({ due: '*' })
+    .min({ oldest: `${tables.streams}.ended_at` })
+  const row = (await duePurge(query, tables, endedBefore).first()) as
+    { due: unknown; oldest: unknown } | undefined
+  const oldest = row?.oldest
+  return {
+    due: Number(row?.due ?? 0),
+    oldestEndedAt: oldest === null || oldest === undefined ? null : Number(oldest),
+  }
+}
+
+/**
+ * Remove the streams among `runIds` that are still due and everything they own, inside `trx`:
+ * the same few statements for the whole batch, whatever its size. The batch's stream rows are
+ * locked first (`FOR UPDATE`, by primary key; SQLite's write transactions are one at a time
+ * already) and the due rule checked on what they hold (ended or failed before `endedBefore`, no
+ * live park, as {@link duePurge}): a reopen, a resume or a park needs that row, so none can
+ * slip between the check and the delete, and one that came first is seen (kept). Every
+ * statement finds its rows by the batch's ids alone (a primary key, an index), so no planner,
+ * however stale its statistics, scans a table per batch. No row of an owned table is written
+ * for a stream that is not open (a park, a resume and a door run all need it open, or absent
+ * for a new run). `checkpoints: false` skips the checkpoints table (a schema before it).
  *
- * @returns the streams removed, and whether the checkpoints table exists
+ * @returns the streams gone (removed here, or by a concurrent purge or close: their rows go
+ *   too), those kept (not due after all), how many THIS purge removed (what it counts, so two
+ *   replicas purging at once never count a stream twice), whether the checkpoints table exists
  */
 export async function purgeStreams(
   trx: TransactionClientContract,
@@ -72,24 +133,48 @@ export async function purgeStreams(
   runIds: string[],
   endedBefore: number,
   checkpoints: boolean
-): Promise<{ removed: string[]; checkpoints: boolean }> {
-  if (runIds.length === 0) return { removed: [], checkpoints }
-  const stream = trx.knexQuery().from(tables.streams).whereIn('run_id', runIds)
-  await duePurge(stream, tables, endedBefore).delete()
-  const left: { run_id: string }[] = await trx
+): Promise<{ removed: string[]; kept: Set<string>; deleted: number; checkpoints: boolean }> {
+  if (runIds.length === 0) return { removed: [], kept: new Set(), deleted: 0, checkpoints }
+  // PostgreSQL: each table's rows by its index, never a scan of the whole table per batch (what
+  // a planner whose statistics predate a bulk change picks: 100k due streams then took minutes).
+  // SET LOCAL ends with this transaction (safe behind PgBouncer in transaction mode); with
+  // current statistics it changes no plan, and a table without the index is still scanned.
+  if (trx.dialect.name === 'postgres') await trx.rawQuery('set local enable_seqscan = off')
+  const lock = trx
     .from(tables.streams)
-    .select('run_id')
+    .select('run_id', 'status', 'ended_at')
     .whereIn('run_id', runIds)
-  const kept = new Set(left.map((row) => row.run_id))
+  if (!trx.dialect.name.includes('sqlite')) lock.forUpdate()
+  const rows: { run_id: string; status: string; ended_at: unknown }[] = await lock
+  const ended = rows
+    .filter((row) => ['ended', 'failed'].includes(row.status))
+    .filter((row) => row.ended_at !== null && Number(row.ended_at) < endedBefore)
+    .map((row) => row.run_id)
+  const parked = new Set<string>()
+  if (ended.length > 0) {
+    const live: { stream_run_id: string }[] = await trx
+      .from(tables.suspensions)
+      .distinct('stream_run_id')
+      .whereIn('stream_run_id', ended)
+      .whereIn('status', LIVE_SUSPENSIONS)
+    for (const row of live) parked.add(row.stream_run_id)
+  }
+  const due = ended.filter((runId) => !parked.has(runId))
+  const dueSet = new Set(due)
+  const kept = new Set(rows.map((row) => row.run_id).filter((runId) => !dueSet.has(runId)))
+  const deleted =
+    due.length === 0
+      ? 0
+      : affectedRows(await trx.from(tables.streams).whereIn('run_id', due).delete())
   // Gone now: removed here, or by another purge or a close meanwhile (their rows go too).
   const removed = runIds.filter((runId) => !kept.has(runId))
-  if (removed.length === 0) return { removed, checkpoints }
+  if (removed.length === 0) return { removed, kept, deleted, checkpoints }
   await trx.from(tables.frames).whereIn('run_id', removed).delete()
   for (const table of streamOwnedTables(tables)) {
     await trx.from(table).whereIn('stream_run_id', removed).delete()
   }
   const stored = checkpoints && (await deleteStreamCheckpoints(trx, tables, removed))
-  return { removed, checkpoints: stored }
+  return { removed, kept, deleted, checkpoints: stored }
 }
 
 /**

@@ -3,7 +3,14 @@ import { affectedRows as affected, insertedIgnoring, nowMs as now } from './sql.
 import type { TableNames } from './schema.js'
 import { DEFAULTS } from '../defaults.js'
 import { deleteOrphanCheckpoints, deleteStreamCheckpoints } from './checkpoint_rows.js'
-import { deleteOrphanRows, purgeableStreams, purgeStreams } from './purge_rows.js'
+import {
+  countPurgeable,
+  deleteOrphanRows,
+  firstEnded,
+  purgeStreams,
+  purgeWindow,
+} from './purge_rows.js'
+import { PurgeWalk } from './purge_walk.js'
 import { deleteDurableOrphans, settleDurableStreams } from './durable_purge.js'
 import { commitInTransaction } from './commit.js'
 import { commitGroupInTransaction, groupable, type GroupMember } from './commit_group.js'
@@ -353,22 +360,36 @@ export class StreamStore {
     return deleteOrphanCheckpoints(this.client, this.tables, limit)
   }
 
-  /** Up to `limit` streams a purge may remove, oldest end first; see `purgeableStreams`. */
-  purgeable(endedBefore: number, limit: number): Promise<string[]> {
-    return purgeableStreams(this.client, this.tables, endedBefore, limit)
+  /** A walk over the streams ended before `endedBefore`, `size` at a time; see `PurgeWalk`. */
+  purgeWalk(endedBefore: number, size: number): PurgeWalk {
+    return new PurgeWalk(
+      endedBefore,
+      size,
+      () => firstEnded(this.client, this.tables, endedBefore),
+      (lo, hi, skip, limit) => purgeWindow(this.client, this.tables, { lo, hi, skip }, limit)
+    )
+  }
+
+  /** How many streams a purge would remove now, and the oldest one's end; see `countPurgeable`. */
+  purgeableCount(endedBefore: number) {
+    return countPurgeable(this.client, this.tables, endedBefore)
   }
 
   /**
    * Remove the streams among `runIds` still due (ended before `endedBefore`, no live park) and
    * everything they own, in ONE transaction (see `purgeStreams`); their readers are woken.
-   * Returns how many streams went.
+   * Returns how many streams this purge removed (not those a concurrent one removed first), and
+   * those kept (not due after all).
    */
-  async purge(runIds: string[], endedBefore: number): Promise<number> {
+  async purge(
+    runIds: string[],
+    endedBefore: number
+  ): Promise<{ deleted: number; kept: Set<string> }> {
     return this.#transaction(async (trx, _notify, notifyAll) => {
       const done = await purgeStreams(trx, this.tables, runIds, endedBefore, !this.#noCheckpoints)
       this.#noCheckpoints = !done.checkpoints
       await notifyAll(done.removed.map((runId) => [runId]))
-      return done.removed.length
+      return { deleted: done.deleted, kept: done.kept }
     })
   }
 
