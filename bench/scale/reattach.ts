@@ -12,7 +12,10 @@
  * - `agui.fresh_reattach_p50_ms` / `_p99_ms`: on a fresh replica each time (a new runtime, so
  *   only stored checkpoints help), a re-attach at a random cursor to its first event after it;
  * - `ui.fresh_resume_p50_ms` / `_p99_ms`: the same for the useChat resume
- *   (`GET /chat/:chatId/stream?after=`).
+ *   (`GET /chat/:chatId/stream?after=`);
+ * - `agui.unserved_reattach_*` / `ui.unserved_resume_*`: the same on a replica warmed first on
+ *   another run (the issue's "a replica that never served it", without the process's first
+ *   request in the time).
  *
  *   BENCH_DBS=sqlite,pg,mysql node --expose-gc --import=@poppinss/ts-exec bench/scale/reattach.ts
  *
@@ -215,6 +218,9 @@ async function benchDb(dialect: string) {
   const db = createDatabase(connectionConfig(dialect as never))
   await resetTables(db)
   const http = await serve()
+  // A short run of its own, which warms a replica before it re-attaches to the long one.
+  const warmId = `bench-scale-${dialect}-warm-${Date.now()}`
+  await seed(db, warmId, 20)
   try {
     for (const frames of SIZES) {
       const id = `bench-scale-${dialect}-${frames}-${Date.now()}`
@@ -250,9 +256,21 @@ async function benchDb(dialect: string) {
       await warm.runtime.sink.shutdown()
 
       // (a), (b) Fresh replicas, random cursors (a whole row: not text, whose cursors have offsets).
-      for (const [metric, path] of [
-        ['agui.fresh_reattach', (after: number) => `/agui/runs/${id}?after=${after}`],
-        ['ui.fresh_resume', (after: number) => `/ui/chat/${id}/stream?after=${after}`],
+      // `fresh_*`: the replica's first request; `unserved_*`: a replica warmed on another run
+      // first (its pools, clock and code warm), which never served this one.
+      for (const [metric, path, warmPath] of [
+        ['agui.fresh_reattach', (after: number) => `/agui/runs/${id}?after=${after}`, null],
+        ['ui.fresh_resume', (after: number) => `/ui/chat/${id}/stream?after=${after}`, null],
+        [
+          'agui.unserved_reattach',
+          (after: number) => `/agui/runs/${id}?after=${after}`,
+          `/agui/runs/${warmId}?after=3`,
+        ],
+        [
+          'ui.unserved_resume',
+          (after: number) => `/ui/chat/${id}/stream?after=${after}`,
+          `/ui/chat/${warmId}/stream?after=3`,
+        ],
       ] as const) {
         const times: number[] = []
         for (let i = 0; i < SAMPLES; i++) {
@@ -260,6 +278,9 @@ async function benchDb(dialect: string) {
           if (after % 5 === 1) after++
           const fresh = replica(db)
           http.use(fresh.handle)
+          if (warmPath) {
+            for (let k = 0; k < 3; k++) await read(await fetch(`${http.url}${warmPath}`), hasId)
+          }
           const start = performance.now()
           const response = await fetch(`${http.url}${path(after)}`)
           if (response.status !== 200)
