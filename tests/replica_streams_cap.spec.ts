@@ -30,7 +30,11 @@ const CAP: LimitsConfig = { replicaStreams: 2, runStarts: false, streams: false,
 
 async function serve(transport: 'AdonisJS' | 'Fetch', cleanup: (fn: () => any) => void) {
   if (transport === 'AdonisJS') {
-    const { url, app } = await serveApp({ runner: held, limits: CAP, agui: { abortOnDisconnect: true } } as any)
+    const { url, app } = await serveApp({
+      runner: held,
+      limits: CAP,
+      agui: { abortOnDisconnect: true },
+    } as any)
     const db: Database = await app.container.make('lucid.db')
     await resetTables(db)
     return { url, db }
@@ -123,7 +127,10 @@ for (const transport of ['AdonisJS', 'Fetch'] as const) {
 test.group("The replica's stream cap: config", () => {
   test('a bad cap is refused at config time, naming the field', async ({ assert }) => {
     for (const bad of [0, -1, 1.5]) {
-      await assert.rejects(() => createRequestLimits({ replicaStreams: bad }), /limits\.replicaStreams/)
+      await assert.rejects(
+        () => createRequestLimits({ replicaStreams: bad }),
+        /limits\.replicaStreams/
+      )
     }
   })
 })

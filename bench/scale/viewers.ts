@@ -47,7 +47,10 @@ async function replica() {
   const { sink, door } = runtime as any
   let reads = 0
   const tally = new Map<string, number>()
-  for (const client of new Set([db.connection().getReadClient(), db.connection().getWriteClient()])) {
+  for (const client of new Set([
+    db.connection().getReadClient(),
+    db.connection().getWriteClient(),
+  ])) {
     client.on('query', (q: { sql: string }) => {
       if (/^\s*select/i.test(q.sql) && !/^\s*select pg_notify/i.test(q.sql)) {
         reads++
@@ -203,7 +206,13 @@ async function scenario(dialect: string, runs: number, viewersPerRun: number, ta
   }
   await db.manager.closeAll()
   const child = fork(fileURLToPath(import.meta.url), ['replica'], {
-    execArgv: ['--import=@poppinss/ts-exec'],
+    execArgv: [
+      '--import=@poppinss/ts-exec',
+      // BENCH_PROFILE=<dir>: a V8 CPU profile of the replica, written there when it exits.
+      ...(process.env.BENCH_PROFILE
+        ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
+        : []),
+    ],
     env: { ...process.env, DB: dialect },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   })

@@ -160,7 +160,8 @@ const REFUSALS: Record<LimitName, { code: string; message: string }> = {
   },
   replicaStreams: {
     code: 'too_many_viewers',
-    message: 'This replica serves as many streams as it may: try again later (limits.replicaStreams)',
+    message:
+      'This replica serves as many streams as it may: try again later (limits.replicaStreams)',
   },
 }
 

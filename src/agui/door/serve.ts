@@ -1,25 +1,22 @@
 import { compareCursors, formatCursor, type Cursor } from '../../core/cursor.js'
-import type { StreamFrame } from '../../core/frames.js'
-import type { ReplayItem } from '../../checkpoints/index.js'
 import {
   invalidCursor,
   segmentItems,
   servedTrail,
   serveLoop,
   withoutIds,
-  type ServedStep,
 } from '../../door/index.js'
 import { positionOf } from '../../sink/read_path.js'
-import { FrameTranslator, preludeAfter, type AgUiEvent } from '../translate/index.js'
+import { preludeAfter, type AgUiEvent, type FrameTranslator } from '../translate/index.js'
 import type { DoorRun } from '../../store/door_runs.js'
-import { withinFrameId, type DoorPosition } from './position.js'
+import type { DoorPosition } from './position.js'
 import { aguiTranslation, replayInto } from './translation.js'
-import { sendsSnapshot, type AgUiDeps, type AgUiReply, type SseItem } from './reply.js'
+import type { AgUiDeps, AgUiReply, SseItem } from './reply.js'
 import { segmentBounds, type SegmentBounds } from './segment.js'
 import type { StreamState } from './segment_cache.js'
 import { closingEvents, transcriptPrelude } from './transcript.js'
-
-type Identity = { threadId: string; runId: string }
+import { eventsOf, framed, runTranslator, type Identity } from './run_events.js'
+import { handOffTo, type HubJoin } from './live_hub.js'
 
 /** How a connection starts: its first events, then the live stream from `from` (none: done). */
 interface Joined {
@@ -55,12 +52,7 @@ export async function serveRun(
     until,
   }: { prelude?: boolean; stream?: StreamState | null; until?: Cursor } = {}
 ): Promise<AgUiReply> {
-  const translator = new FrameTranslator({
-    ...deps.options,
-    messagesSnapshot: sendsSnapshot(deps.options, run),
-    streamRunId: run.streamRunId,
-    clientTools: run.clientTools,
-  })
+  const translator = runTranslator(deps, run)
   const identity = { threadId: run.threadId, runId: run.runId }
   const joined = await join(deps, run, translator, identity, at, prelude, stream)
   if (!joined) return invalidCursor()
@@ -94,52 +86,46 @@ async function* liveEvents(
     signal,
   })
   // What is served leaves checkpoints too: a later re-attach on this replica starts near.
-  const translation = aguiTranslation(translator)
-  yield* serveLoop<AgUiEvent>({
-    items,
-    trail: servedTrail(deps, translation, run.streamRunId, joined.from, joined.stream, live),
-    step: (item, at) => eventsOf(deps, run, translator, identity, item, at, joined.bounds),
-    ids: (events, at, cursor) => framed(events, at.seq, cursor),
-    read: { streamRunId: run.streamRunId, cursor: formatCursor(joined.from), live },
-  })
-}
-
-/**
- * One delivered item's events, and whether the AG-UI run ends with them (its error ends it
- * too). A segment end ends the AG-UI run (closing events, then `RUN_FINISHED`), except the end
- * of a park that was cancelled afterwards: the run goes on to the cancellation's end, and that
- * park's end only closes what its segment had open. Synchronous but for the closing (its
- * transcript may be read).
- */
-function eventsOf(
-  deps: AgUiDeps,
-  run: DoorRun,
-  translator: FrameTranslator,
-  identity: Identity,
-  item: ReplayItem,
-  at: Cursor,
-  bounds: SegmentBounds
-): ServedStep<AgUiEvent> | Promise<ServedStep<AgUiEvent>> {
-  if (item.t !== 'end') {
-    const events = translator.push(item as StreamFrame, at, 'superseded' in item)
-    return { events, ends: translator.terminal === 'failed' }
+  if (!live) {
+    const translation = aguiTranslation(translator)
+    yield* serveLoop<AgUiEvent>({
+      items,
+      trail: servedTrail(deps, translation, run.streamRunId, joined.from, joined.stream, live),
+      step: (item, at) => eventsOf(deps, run, translator, identity, item, at, joined.bounds),
+      ids: (events, at, cursor) => framed(events, at.seq, cursor),
+      read: { streamRunId: run.streamRunId, cursor: formatCursor(joined.from), live },
+    })
+    return
   }
-  if (bounds.parkedAt === undefined || at.seq >= bounds.end!) {
-    return closingEvents(deps, run, translator, identity).then((events) => ({ events, ends: true }))
+  // Live: its own loop until it catches up with the door's shared fan-out of the run
+  // (`live_hub.ts`), then the hub's events; behind the hub again (a slow client), its own loop
+  // from where it is, with a translator replayed to there (as a re-attach's).
+  const fanOut = handOffTo(deps, run, identity, joined.bounds, joined.stream)
+  let from = joined.from
+  let own = translator
+  let reading = items
+  for (;;) {
+    const translation = aguiTranslation(own)
+    const serving = own
+    fanOut.state.join = null
+    yield* serveLoop<AgUiEvent>({
+      items: reading,
+      trail: servedTrail(deps, translation, run.streamRunId, from, joined.stream, true),
+      step: (item, at) => eventsOf(deps, run, serving, identity, item, at, joined.bounds),
+      ids: (events, at, cursor) => framed(events, at.seq, cursor),
+      read: { streamRunId: run.streamRunId, cursor: formatCursor(from), live },
+      handOff: fanOut.handOff,
+    })
+    const joining = fanOut.state.join as HubJoin | null
+    if (!joining || signal?.aborted) return
+    const fell = yield* joining.hub.serve(joining.n, joining.at, signal)
+    if (fell === null || signal?.aborted) return
+    own = runTranslator(deps, run)
+    await replayInto(deps, own, run.streamRunId, fell, joined.stream)
+    own.open(identity)
+    from = fell
+    reading = segmentItems(deps.sink, run.streamRunId, from, { signal }).items
   }
-  return { events: translator.endSegment(), ends: translator.terminal === 'failed' }
-}
-
-/**
- * A frame's events from the `skip`-th on, with their SSE ids: the frame's cursor on its last
- * event, `"<seq>:<k>"` on the others (`position.ts`).
- */
-function framed(events: AgUiEvent[], seq: number, cursor: string, skip = 0): SseItem[] {
-  const out: SseItem[] = []
-  for (let i = skip; i < events.length; i++) {
-    out.push({ event: events[i], id: i === events.length - 1 ? cursor : withinFrameId(seq, i + 1) })
-  }
-  return out
 }
 
 const bare = (events: AgUiEvent[]): SseItem[] => withoutIds(events)
