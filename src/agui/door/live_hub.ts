@@ -23,14 +23,20 @@ import { aguiTranslation, replayInto } from './translation.js'
  * stops when its last viewer goes, or its segment ends.
  */
 
-/** Steps a hub keeps for viewers a little behind it (a viewer further behind reads on its own). */
+/**
+ * Steps a hub keeps for viewers a little behind it, at most this many and this many bytes of
+ * events (JSON; the newest step whatever its size): a viewer further behind reads on its own.
+ */
 export const WINDOW = 512
+export const WINDOW_BYTES = 1_048_576
 
 /** One item's events as every viewer gets them, and the position after the item. */
 interface Step {
   at: Cursor
   items: readonly SseItem[]
   ends: boolean
+  /** The events' JSON length, what the window's byte bound counts. */
+  bytes?: number
 }
 
 /** How long a hub with no viewer lives on (one opened for a viewer that then left). */
@@ -48,6 +54,7 @@ export class LiveHub {
   /** Number of `#steps[0]`. */
   #first = 0
   #steps: Step[] = []
+  #bytes = 0
   #waiters: (() => void)[] = []
   readonly #abort = new AbortController()
 
@@ -139,10 +146,13 @@ export class LiveHub {
   }
 
   #push(step: Step) {
+    step.bytes = 0
+    for (const item of step.items) step.bytes += JSON.stringify(item.event).length
     this.#steps.push(step)
+    this.#bytes += step.bytes
     this.position = step.at
-    if (this.#steps.length > WINDOW) {
-      this.#steps.shift()
+    while (this.#steps.length > WINDOW || (this.#steps.length > 1 && this.#bytes > WINDOW_BYTES)) {
+      this.#bytes -= this.#steps.shift()!.bytes!
       this.#first++
     }
     this.#wake()
