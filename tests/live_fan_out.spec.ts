@@ -169,7 +169,14 @@ test.group('AG-UI live fan-out: many viewers of one run', () => {
     assert.include(lone.live[0], 'id: ')
     assert.include(lone.live[0], 'RUN_FINISHED')
     for (const body of many.live) assert.equal(body, lone.live[0])
-    for (const body of many.late) assert.equal(body, lone.late[0])
+    // A viewer joining mid-run catches up by reading the feed's window or the store (what it
+    // gets before the live tail depends on which: timing, not the fan-out): every one of them
+    // gets the same bytes, and from the live tail on the lone one's.
+    const tail = (body: string) => body.slice(body.indexOf(`delta":"${marker(7)}`))
+    for (const body of many.late) {
+      assert.equal(body, many.late[0])
+      assert.equal(tail(body), tail(lone.late[0]))
+    }
   }).timeout(120_000)
 
   test('a viewer that stops reading delays no one and, read again, catches up exactly', async ({
@@ -203,7 +210,8 @@ test.group('AG-UI live fan-out: many viewers of one run', () => {
     const served = await serveDoor(runner, cleanup)
     const one = await lockstepRun(served, step, steps, { live: 1, late: 0, joinAt: -1 })
     const many = await lockstepRun(served, step, steps, { live: 100, late: 0, joinAt: -1 })
-    // A few reads either way (the writer's, the tail's polls), never a read per viewer.
-    assert.isAtMost(many.liveReads, one.liveReads + 10, `${one.liveReads} -> ${many.liveReads}`)
+    // A few reads either way (the writer's, the tail's polls, the fan-out's one replay), never
+    // a read per viewer.
+    assert.isAtMost(many.liveReads, one.liveReads + 25, `${one.liveReads} -> ${many.liveReads}`)
   }).timeout(120_000)
 })
