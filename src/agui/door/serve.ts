@@ -4,6 +4,8 @@ import {
   segmentItems,
   servedTrail,
   serveLoop,
+  servedLive,
+  type LiveSource,
   withoutIds,
 } from '../../door/index.js'
 import { positionOf } from '../../sink/read_path.js'
@@ -16,7 +18,6 @@ import { segmentBounds, type SegmentBounds } from './segment.js'
 import type { StreamState } from './segment_cache.js'
 import { closingEvents, transcriptPrelude } from './transcript.js'
 import { eventsOf, framed, runTranslator, type Identity } from './run_events.js'
-import { handOffTo, type HubJoin } from './live_hub.js'
 
 /** How a connection starts: its first events, then the live stream from `from` (none: done). */
 interface Joined {
@@ -98,34 +99,47 @@ async function* liveEvents(
     return
   }
   // Live: its own loop until it catches up with the door's shared fan-out of the run
-  // (`live_hub.ts`), then the hub's events; behind the hub again (a slow client), its own loop
-  // from where it is, with a translator replayed to there (as a re-attach's).
-  const fanOut = handOffTo(deps, run, identity, joined.bounds, joined.stream)
-  let from = joined.from
-  let own = translator
-  let reading = items
-  for (;;) {
-    const translation = aguiTranslation(own)
-    const serving = own
-    fanOut.state.join = null
-    yield* serveLoop<AgUiEvent>({
-      items: reading,
-      trail: servedTrail(deps, translation, run.streamRunId, from, joined.stream, true),
+  // (`src/door/live_hub.ts`), then the hub's events; behind the hub again (a slow client), its
+  // own loop from where it is, with a translator replayed to there (as a re-attach's).
+  const source: LiveSource<AgUiEvent> = async (from, reading, handOff) => {
+    const own = runTranslator(deps, run)
+    await replayInto(deps, own, run.streamRunId, from, joined.stream)
+    if (own.failure) return null
+    // As a joining viewer's translator: opened for the run (its prelude is not sent).
+    own.open(identity)
+    const followed = segmentItems(deps.sink, run.streamRunId, from, { signal: reading })
+    return servedFrom(own, from, followed.items, handOff)
+  }
+  const servedFrom = (
+    serving: FrameTranslator,
+    from: Cursor,
+    read: typeof items,
+    handOff: (at: Cursor) => boolean | Promise<boolean>
+  ) =>
+    serveLoop<AgUiEvent>({
+      items: read,
+      trail: servedTrail(
+        deps,
+        aguiTranslation(serving),
+        run.streamRunId,
+        from,
+        joined.stream,
+        true
+      ),
       step: (item, at) => eventsOf(deps, run, serving, identity, item, at, joined.bounds),
       ids: (events, at, cursor) => framed(events, at.seq, cursor),
       read: { streamRunId: run.streamRunId, cursor: formatCursor(from), live },
-      handOff: fanOut.handOff,
+      handOff,
     })
-    const joining = fanOut.state.join as HubJoin | null
-    if (!joining || signal?.aborted) return
-    const fell = yield* joining.hub.serve(joining.n, joining.at, signal)
-    if (fell === null || signal?.aborted) return
-    own = runTranslator(deps, run)
-    await replayInto(deps, own, run.streamRunId, fell, joined.stream)
-    own.open(identity)
-    from = fell
-    reading = segmentItems(deps.sink, run.streamRunId, from, { signal }).items
-  }
+  const key = `${run.runId}\u0000${run.streamRunId}\u0000${run.afterSeq}`
+  const from = joined.from
+  yield* servedLive(
+    deps,
+    key,
+    source,
+    (handOff) => servedFrom(translator, from, items, handOff),
+    signal
+  )
 }
 
 const bare = (events: AgUiEvent[]): SseItem[] => withoutIds(events)
