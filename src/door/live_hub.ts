@@ -22,8 +22,6 @@ import type { SentEvent } from './reply.js'
  */
 export const WINDOW = 512
 export const WINDOW_BYTES = 1_048_576
-/** How long a hub with no viewer lives on (one opened for a viewer that then left). */
-const IDLE_MS = 5000
 /** How long a viewer a step ahead of its hub waits for it (both read the same feed). */
 const CATCH_UP_MS = 250
 
@@ -64,7 +62,9 @@ export class LiveHub<E> {
   private constructor(
     readonly key: string,
     from: Cursor,
-    private readonly hubs: Map<string, LiveHub<E>>
+    private readonly hubs: Map<string, LiveHub<E>>,
+    /** Viewers of the stream on this door now, on the hub or on loops of their own. */
+    private readonly interest: () => number
   ) {
     this.position = from
   }
@@ -74,9 +74,10 @@ export class LiveHub<E> {
     source: LiveSource<E>,
     from: Cursor,
     hubs: Map<string, LiveHub<E>>,
-    key: string
+    key: string,
+    interest: () => number
   ): Promise<LiveHub<E> | null> {
-    const hub = new LiveHub<E>(key, from, hubs)
+    const hub = new LiveHub<E>(key, from, hubs, interest)
     const pending: SentEvent<E>[] = []
     const events = await source(from, hub.#abort.signal, (at) => {
       hub.#push(at, pending.splice(0), false)
@@ -84,8 +85,8 @@ export class LiveHub<E> {
     })
     if (!events) return null
     void hub.#run(events, pending)
-    // A hub no viewer came to (they left, or never caught up) stops.
-    setTimeout(() => hub.#idle(), IDLE_MS).unref()
+    // Its viewers may all have gone while it opened.
+    hub.idle()
     return hub
   }
 
@@ -140,8 +141,9 @@ export class LiveHub<E> {
     })
   }
 
-  #idle() {
-    if (this.viewers > 0 || this.done) return
+  /** With no viewer of its stream left on this door, the hub's reader stops. */
+  idle() {
+    if (this.viewers > 0 || this.interest() > 0 || this.done) return
     this.#forget()
     this.#abort.abort()
   }
@@ -164,12 +166,18 @@ export class LiveHub<E> {
       }
       if (this.done) return null
     }
-    for (let i = this.#steps.length - 1; i >= 0; i--) {
-      const order = compareCursors(this.#steps[i].at, at)
-      if (order === 0) return this.#first + i + 1
-      if (order < 0) return null
+    // The last step at `at` (partials share a position): a binary search of the window, so a
+    // viewer replaying far behind pays one comparison per item.
+    const steps = this.#steps
+    if (steps.length === 0 || compareCursors(at, steps[0].at) < 0) return null
+    let low = 0
+    let high = steps.length - 1
+    while (low < high) {
+      const middle = (low + high + 1) >> 1
+      if (compareCursors(steps[middle].at, at) <= 0) low = middle
+      else high = middle - 1
     }
-    return null
+    return compareCursors(steps[low].at, at) === 0 ? this.#first + low + 1 : null
   }
 
   /**
@@ -202,7 +210,7 @@ export class LiveHub<E> {
     } finally {
       this.viewers--
       // The last viewer gone: the hub's reader stops (a later viewer opens another).
-      if (this.viewers === 0) this.#idle()
+      if (this.viewers === 0) this.idle()
     }
   }
 }
@@ -211,6 +219,8 @@ export class LiveHub<E> {
 const HUBS = new WeakMap<object, Map<string, LiveHub<any>>>()
 /** Hubs being opened (their replay under way), so a storm of viewers opens one. */
 const OPENING = new WeakMap<object, Set<string>>()
+/** Live viewers of each door's streams now, by key: a hub none of them needs stops. */
+const VIEWING = new WeakMap<object, Map<string, number>>()
 
 /**
  * A live viewer's events from `from` on: its own loop (`own`, the door's serve loop with the
@@ -230,8 +240,12 @@ export async function* servedLive<E>(
   if (!hubs) HUBS.set(door, (hubs = new Map()))
   let opening = OPENING.get(door)
   if (!opening) OPENING.set(door, (opening = new Set()))
+  let viewing = VIEWING.get(door)
+  if (!viewing) VIEWING.set(door, (viewing = new Map()))
   const known = hubs
   const pending = opening
+  const counts = viewing
+  const interest = () => counts.get(key) ?? 0
   let joining: { hub: LiveHub<E>; n: number; at: Cursor } | null = null
   const handOff = async (at: Cursor): Promise<boolean> => {
     const hub = known.get(key)
@@ -243,7 +257,7 @@ export async function* servedLive<E>(
     }
     if (!pending.has(key)) {
       pending.add(key)
-      LiveHub.open(source, at, known, key)
+      LiveHub.open(source, at, known, key, interest)
         .then((opened) => {
           if (opened && !known.has(key)) known.set(key, opened)
         })
@@ -252,14 +266,22 @@ export async function* servedLive<E>(
     }
     return false
   }
-  let events: AsyncIterable<SentEvent<E>> | null = own(handOff)
-  while (events) {
-    joining = null
-    yield* events
-    const joined = joining as { hub: LiveHub<E>; n: number; at: Cursor } | null
-    if (!joined || signal?.aborted) return
-    const fell = yield* joined.hub.serve(joined.n, joined.at, signal)
-    if (fell === null || signal?.aborted) return
-    events = await source(fell, signal, handOff)
+  counts.set(key, interest() + 1)
+  try {
+    let events: AsyncIterable<SentEvent<E>> | null = own(handOff)
+    while (events) {
+      joining = null
+      yield* events
+      const joined = joining as { hub: LiveHub<E>; n: number; at: Cursor } | null
+      if (!joined || signal?.aborted) return
+      const fell = yield* joined.hub.serve(joined.n, joined.at, signal)
+      if (fell === null || signal?.aborted) return
+      events = await source(fell, signal, handOff)
+    }
+  } finally {
+    const left = interest() - 1
+    if (left > 0) counts.set(key, left)
+    else counts.delete(key)
+    known.get(key)?.idle()
   }
 }
