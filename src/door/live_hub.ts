@@ -26,14 +26,17 @@ export const WINDOW_BYTES = 1_048_576
 const CATCH_UP_MS = 250
 
 /**
- * How a door serves a stream from a position: its serve loop (a translator replayed to `from`,
- * as a re-attach's; the loop's `handOff` hook is `handOff`), or `null` when it cannot start
- * there (the stream failed before: the viewer's own loop serves that).
+ * How a door serves a stream from a position: its serve loop (the loop's `handOff` hook is
+ * `handOff`) with a translator in the state `seed` (a hub opened from a viewer's translator at
+ * `from`: no read), or, without a seed, replayed to `from` as a re-attach's (a viewer's own
+ * loop again, after it fell behind its hub); `null` when it cannot start there (the stream
+ * failed before: the viewer's own loop serves that).
  */
 export type LiveSource<E> = (
   from: Cursor,
   signal: AbortSignal | undefined,
-  handOff: (at: Cursor) => boolean | Promise<boolean>
+  handOff: (at: Cursor) => boolean | Promise<boolean>,
+  seed?: unknown
 ) => Promise<AsyncIterable<SentEvent<E>> | null>
 
 /** One item's events as every viewer gets them, and the position after the item. */
@@ -73,16 +76,18 @@ export class LiveHub<E> {
   static async open<E>(
     source: LiveSource<E>,
     from: Cursor,
+    seed: unknown,
     hubs: Map<string, LiveHub<E>>,
     key: string,
     interest: () => number
   ): Promise<LiveHub<E> | null> {
     const hub = new LiveHub<E>(key, from, hubs, interest)
     const pending: SentEvent<E>[] = []
-    const events = await source(from, hub.#abort.signal, (at) => {
+    const handOff = (at: Cursor) => {
       hub.#push(at, pending.splice(0), false)
       return false
-    })
+    }
+    const events = await source(from, hub.#abort.signal, handOff, seed)
     if (!events) return null
     void hub.#run(events, pending)
     // Its viewers may all have gone while it opened.
@@ -227,13 +232,15 @@ const VIEWING = new WeakMap<object, Map<string, number>>()
  * hand-off hook given) until it reaches a position its door's hub for `key` holds, then the
  * hub's; fallen behind the hub, a loop of its own again from where it is (`source`, a
  * translator replayed there), and so on. The first viewer to ask opens the hub (in the
- * background) at its position.
+ * background) at its position, its translator a copy of the viewer's (`snapshot`: the state
+ * of the translator its loop serves from now).
  */
 export async function* servedLive<E>(
   door: object,
   key: string,
   source: LiveSource<E>,
   own: (handOff: (at: Cursor) => Promise<boolean>) => AsyncIterable<SentEvent<E>>,
+  snapshot: () => unknown,
   signal?: AbortSignal
 ): AsyncGenerator<SentEvent<E>> {
   let hubs = HUBS.get(door) as Map<string, LiveHub<E>> | undefined
@@ -257,7 +264,7 @@ export async function* servedLive<E>(
     }
     if (!pending.has(key)) {
       pending.add(key)
-      LiveHub.open(source, at, known, key, interest)
+      LiveHub.open(source, at, snapshot(), known, key, interest)
         .then((opened) => {
           if (opened && !known.has(key)) known.set(key, opened)
         })

@@ -9,7 +9,12 @@ import {
   withoutIds,
 } from '../../door/index.js'
 import { positionOf } from '../../sink/read_path.js'
-import { preludeAfter, type AgUiEvent, type FrameTranslator } from '../translate/index.js'
+import {
+  preludeAfter,
+  type AgUiEvent,
+  type FrameTranslator,
+  type TranslatorCheckpoint,
+} from '../translate/index.js'
 import type { DoorRun } from '../../store/door_runs.js'
 import type { DoorPosition } from './position.js'
 import { aguiTranslation, replayInto } from './translation.js'
@@ -101,12 +106,16 @@ async function* liveEvents(
   // Live: its own loop until it catches up with the door's shared fan-out of the run
   // (`src/door/live_hub.ts`), then the hub's events; behind the hub again (a slow client), its
   // own loop from where it is, with a translator replayed to there (as a re-attach's).
-  const source: LiveSource<AgUiEvent> = async (from, reading, handOff) => {
+  let current = translator
+  const source: LiveSource<AgUiEvent> = async (from, reading, handOff, seed) => {
     const own = runTranslator(deps, run)
-    await replayInto(deps, own, run.streamRunId, from, joined.stream)
-    if (own.failure) return null
-    // As a joining viewer's translator: opened for the run (its prelude is not sent).
-    own.open(identity)
+    if (seed === undefined) {
+      await replayInto(deps, own, run.streamRunId, from, joined.stream)
+      if (own.failure) return null
+      // As a joining viewer's translator: opened for the run (its prelude is not sent).
+      own.open(identity)
+      current = own
+    } else own.restore(seed as TranslatorCheckpoint)
     const followed = segmentItems(deps.sink, run.streamRunId, from, { signal: reading })
     return servedFrom(own, from, followed.items, handOff)
   }
@@ -138,6 +147,7 @@ async function* liveEvents(
     key,
     source,
     (handOff) => servedFrom(translator, from, items, handOff),
+    () => current.checkpoint(),
     signal
   )
 }

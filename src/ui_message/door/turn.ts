@@ -96,9 +96,13 @@ export async function* turnChunks(
     yield* served(translator, from, items)
     return
   }
-  const source: LiveSource<UiChunk> = async (at, reading, handOff) => {
+  let current = translator
+  const source: LiveSource<UiChunk> = async (at, reading, handOff, seed) => {
     const own = new UiMessageTranslator(deps.options)
-    await replaySilently(deps, uiMessageTranslation(own), streamRunId, at, stream)
+    if (seed === undefined) {
+      await replaySilently(deps, uiMessageTranslation(own), streamRunId, at, stream)
+      current = own
+    } else own.restore(seed as string)
     const followed = segmentItems(deps.sink, streamRunId, at, { signal: reading })
     return served(own, at, followed.items, handOff)
   }
@@ -107,6 +111,7 @@ export async function* turnChunks(
     streamRunId,
     source,
     (handOff) => served(translator, from, items, handOff),
+    () => current.checkpoint(),
     signal
   )
 }
