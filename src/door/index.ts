@@ -62,3 +62,4 @@ export {
   type MultitaskStrategy,
   type QueuedState,
 } from './multitask.js'
+export { LiveHub, servedLive, type LiveSource } from './live_hub.js'

@@ -22,6 +22,12 @@ export interface ServeLoop<E> {
   ids(events: E[], at: Cursor, cursor: string): SentEvent<E>[]
   /** What is read, for its span (`agent_stream.reattach` / `agent_stream.replay`). */
   read?: TracedRead
+  /**
+   * Asked after each item's events were handed on (`at`: the position after it): `true` ends
+   * this loop there, its reader let go (a live viewer that caught up with its door's shared
+   * live fan-out goes on from it).
+   */
+  handOff?(at: Cursor): boolean | Promise<boolean>
 }
 
 /**
@@ -44,6 +50,10 @@ export async function* serveLoop<E>(loop: ServeLoop<E>): AsyncGenerator<SentEven
       trail?.after(item, at)
       yield* loop.ids(events, at, item.cursor)
       if (ends) return
+      if (loop.handOff) {
+        const handed = loop.handOff(at)
+        if (handed === true || (handed !== false && (await handed))) return
+      }
     }
   } catch (error) {
     span?.fail(error)

@@ -18,6 +18,12 @@ export function agUiContentType(protobuf: boolean) {
 }
 
 /**
+ * The SSE bytes of items the door shares between viewers (frozen: its live fan-out's,
+ * `src/agui/door/live_hub.ts`), written once for all of them.
+ */
+const SHARED_SSE = new WeakMap<SseItem, string>()
+
+/**
  * AG-UI events as wire chunks, for any transport: SSE (LF framing; the door's `id:` on every
  * event after the join prelude) or, when the client asked for exactly
  * `application/vnd.ag-ui.event+proto`, AG-UI's length-prefixed protobuf (`@ag-ui/encoder`).
@@ -30,6 +36,14 @@ export async function* agUiChunks(
   for await (const item of events) {
     if (protobuf) yield encoder.encodeBinary(item.event)
     // The encoder writes `data: <json>\n\n` (optional nulls dropped); the id goes first.
-    else yield (item.id ? `id: ${item.id}\n` : '') + encoder.encodeSSE(item.event)
+    else if (Object.isFrozen(item)) {
+      let chunk = SHARED_SSE.get(item)
+      if (chunk === undefined) SHARED_SSE.set(item, (chunk = sseChunk(encoder, item)))
+      yield chunk
+    } else yield sseChunk(encoder, item)
   }
+}
+
+function sseChunk(encoder: EventEncoder, item: SseItem) {
+  return (item.id ? `id: ${item.id}\n` : '') + encoder.encodeSSE(item.event)
 }

@@ -18,7 +18,10 @@ import type { Refusal } from './refusal.js'
  *   and resumes, the native `runs.stream`); a slot is given back when its response ends, the
  *   client's going away included;
  * - `decisions`: the decision routes (`items.approve|reject|answer`, `runs.cancel`), `requests`
- *   per `duration`.
+ *   per `duration`;
+ * - `replicaStreams`: the streamed responses (live viewers) this replica serves at once, every
+ *   principal together, counted in this process's memory: past it 503 `too_many_viewers` with
+ *   `Retry-After` (a load balancer sends the viewer to another replica). Off unless set.
  *
  * Anonymous callers (no principal) share one count, as they share their runs.
  */
@@ -49,6 +52,8 @@ export interface LimitsConfig {
   runStarts?: RateLimitRule | false
   streams?: StreamLimitRule | false
   decisions?: RateLimitRule | false
+  /** The most streamed responses this replica serves at once (all principals); off unless set. */
+  replicaStreams?: number | false
   store?: string
 }
 
@@ -63,11 +68,12 @@ export interface ResolvedLimits {
   runStarts: ResolvedRule | null
   streams: ResolvedRule | null
   decisions: ResolvedRule | null
+  replicaStreams?: number | null
   store?: string
 }
 
 /** The rules a limit names. */
-export type LimitName = 'runStarts' | 'streams' | 'decisions'
+export type LimitName = 'runStarts' | 'streams' | 'decisions' | 'replicaStreams'
 
 function invalid(field: string, rule: string): never {
   throw new RuntimeException(`Invalid "config/agent_stream.ts": "limits.${field}" must be ${rule}`)
@@ -118,6 +124,10 @@ export function resolveLimits(config: LimitsConfig): ResolvedLimits {
             requests: count('streams.concurrent', config.streams?.concurrent, streams.concurrent),
             seconds: seconds('streams.window', config.streams?.window, streams.window),
           },
+    replicaStreams:
+      config.replicaStreams === undefined || config.replicaStreams === false
+        ? null
+        : count('replicaStreams', config.replicaStreams, 1),
     store: config.store,
   }
 }
@@ -148,12 +158,20 @@ const REFUSALS: Record<LimitName, { code: string; message: string }> = {
     code: 'too_many_decisions',
     message: 'Too many decisions: try again later (limits.decisions)',
   },
+  replicaStreams: {
+    code: 'too_many_viewers',
+    message:
+      'This replica serves as many streams as it may: try again later (limits.replicaStreams)',
+  },
 }
 
-/** The 429 refusal of `rule`, `Retry-After` in `retryAfterSeconds` (at least 1). */
+/**
+ * The refusal of `rule`, `Retry-After` in `retryAfterSeconds` (at least 1): 429 for a
+ * principal's rule, 503 for the replica's cap (the replica is full, not the caller's fault).
+ */
 export function limitRefusal(rule: LimitName, retryAfterSeconds: number): Refusal {
   return {
-    status: 429,
+    status: rule === 'replicaStreams' ? 503 : 429,
     ...REFUSALS[rule],
     retryAfterSeconds: Math.max(1, Math.ceil(retryAfterSeconds)),
   }
@@ -193,6 +211,8 @@ const ADMITTED: Admission = Object.freeze({ release() {} })
 export class RequestLimits {
   readonly #limiters: Partial<Record<LimitName, LimiterLike>> = {}
   #failing = false
+  /** Streamed responses this replica serves now (`replicaStreams`). */
+  #replicaStreams = 0
 
   constructor(
     readonly rules: ResolvedLimits,
@@ -262,6 +282,48 @@ export class RequestLimits {
    * serve (its body read), and before anything is written.
    */
   async admit(
+    principal: Principal | null,
+    needs: LimitNeeds
+  ): Promise<{ admitted: Admission } | { refused: Refusal }> {
+    // The replica's own cap first: counted in memory, so a storm of viewers is refused (or
+    // admitted) without a round trip to the limiter's store.
+    const cap = this.rules.replicaStreams
+    let replicaSlot = false
+    if (needs.stream && cap) {
+      if (this.#replicaStreams >= cap) {
+        return { refused: limitRefusal('replicaStreams', DEFAULTS.streamRetryAfterSeconds) }
+      }
+      this.#replicaStreams++
+      replicaSlot = true
+    }
+    const admitted = await this.#admit(principal, needs).catch((error) => {
+      if (replicaSlot) this.#replicaStreams--
+      throw error
+    })
+    if (!replicaSlot) return admitted
+    if ('refused' in admitted) {
+      this.#replicaStreams--
+      return admitted
+    }
+    let held = true
+    return {
+      admitted: {
+        release: () => {
+          if (!held) return
+          held = false
+          this.#replicaStreams--
+          admitted.admitted.release()
+        },
+      },
+    }
+  }
+
+  /** Streamed responses this replica serves now, under `replicaStreams` (0 when it is off). */
+  get replicaStreams() {
+    return this.#replicaStreams
+  }
+
+  async #admit(
     principal: Principal | null,
     needs: LimitNeeds
   ): Promise<{ admitted: Admission } | { refused: Refusal }> {

@@ -52,37 +52,49 @@ export async function serveChunks(
   })
   // The client may have gone while the request was being checked: no 'close' will come.
   if (res.destroyed || req.socket.destroyed) onClose()
-  // Writes within one turn of the event loop go out together (one syscall, not one per event).
-  // Corked writes still count toward the response's buffer: once it passes its high-water mark
-  // `write` says so, and the batch is flushed and waited for, so a batch holds at most the
-  // high-water mark plus the chunk that passed it, never a growing number of chunks.
-  let corked = false
-  const uncork = () => {
-    if (!corked) return
-    corked = false
-    res.uncork()
+  // Chunks within one turn of the event loop go out together as ONE chunk (a concatenated
+  // string or buffer): one `write` and one syscall per viewer per batch, not one per event nor a
+  // `writev` of many pieces (issue 26: socket writes were a quarter of a busy replica's time).
+  // What is held counts toward the response's high-water mark: past it, the batch is flushed and
+  // waited for, so a batch holds at most the high-water mark plus the chunk that passed it.
+  let pending: Chunk[] = []
+  let pendingBytes = 0
+  let flushQueued = false
+  const highWater = res.writableHighWaterMark
+  const flush = () => {
+    flushQueued = false
+    if (pending.length === 0 || closed) {
+      pending = []
+      pendingBytes = 0
+      return true
+    }
+    const batch = pending
+    pending = []
+    pendingBytes = 0
+    return res.write(joinChunks(batch))
   }
   const write = async (chunk: Chunk) => {
     if (closed) return
-    if (!corked) {
-      corked = true
-      res.cork()
-      setImmediate(uncork)
+    pending.push(chunk)
+    pendingBytes += chunk.length
+    if (pendingBytes + res.writableLength < highWater) {
+      if (!flushQueued) {
+        flushQueued = true
+        setImmediate(flush)
+      }
+      return
     }
-    if (!res.write(chunk)) {
-      // A slow client: flush what is held and wait for it, never buffer without bound.
-      uncork()
-      if (!res.writableNeedDrain) return
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          res.off('drain', done)
-          res.off('close', done)
-          resolve()
-        }
-        res.on('drain', done)
-        res.on('close', done)
-      })
-    }
+    // A slow client: flush what is pending and wait for it, never buffer without bound.
+    if (flush() || !res.writableNeedDrain) return
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        res.off('drain', done)
+        res.off('close', done)
+        resolve()
+      }
+      res.on('drain', done)
+      res.on('close', done)
+    })
   }
   let lastWrite = Date.now()
   const heartbeatMs = options.heartbeatMs ?? DEFAULTS.heartbeatMs
@@ -90,7 +102,12 @@ export async function serveChunks(
     ? setInterval(
         () => {
           // A client that does not read gets no ping: it would only queue behind the frames.
-          if (!closed && !res.writableNeedDrain && Date.now() - lastWrite >= heartbeatMs) {
+          if (
+            !closed &&
+            pending.length === 0 &&
+            !res.writableNeedDrain &&
+            Date.now() - lastWrite >= heartbeatMs
+          ) {
             lastWrite = Date.now()
             res.write(': ping\n\n')
           }
@@ -107,9 +124,18 @@ export async function serveChunks(
     }
   } finally {
     if (heartbeat) clearInterval(heartbeat)
-    uncork()
+    flush()
     if (!closed) res.end()
   }
+}
+
+/** Chunks as one: strings joined, bytes concatenated (a protobuf stream's are all bytes). */
+function joinChunks(chunks: Chunk[]): Chunk {
+  if (chunks.length === 1) return chunks[0]
+  if (chunks.every((chunk) => typeof chunk === 'string')) return chunks.join('')
+  return Buffer.concat(
+    chunks.map((chunk) => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk))
+  )
 }
 
 /** AG-UI events over one HTTP response: SSE, or protobuf when the client asked for exactly it. */

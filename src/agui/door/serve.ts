@@ -1,25 +1,28 @@
 import { compareCursors, formatCursor, type Cursor } from '../../core/cursor.js'
-import type { StreamFrame } from '../../core/frames.js'
-import type { ReplayItem } from '../../checkpoints/index.js'
 import {
   invalidCursor,
   segmentItems,
   servedTrail,
   serveLoop,
+  servedLive,
+  type LiveSource,
   withoutIds,
-  type ServedStep,
 } from '../../door/index.js'
 import { positionOf } from '../../sink/read_path.js'
-import { FrameTranslator, preludeAfter, type AgUiEvent } from '../translate/index.js'
+import {
+  preludeAfter,
+  type AgUiEvent,
+  type FrameTranslator,
+  type TranslatorCheckpoint,
+} from '../translate/index.js'
 import type { DoorRun } from '../../store/door_runs.js'
-import { withinFrameId, type DoorPosition } from './position.js'
+import type { DoorPosition } from './position.js'
 import { aguiTranslation, replayInto } from './translation.js'
-import { sendsSnapshot, type AgUiDeps, type AgUiReply, type SseItem } from './reply.js'
+import type { AgUiDeps, AgUiReply, SseItem } from './reply.js'
 import { segmentBounds, type SegmentBounds } from './segment.js'
 import type { StreamState } from './segment_cache.js'
 import { closingEvents, transcriptPrelude } from './transcript.js'
-
-type Identity = { threadId: string; runId: string }
+import { eventsOf, framed, runTranslator, type Identity } from './run_events.js'
 
 /** How a connection starts: its first events, then the live stream from `from` (none: done). */
 interface Joined {
@@ -55,12 +58,7 @@ export async function serveRun(
     until,
   }: { prelude?: boolean; stream?: StreamState | null; until?: Cursor } = {}
 ): Promise<AgUiReply> {
-  const translator = new FrameTranslator({
-    ...deps.options,
-    messagesSnapshot: sendsSnapshot(deps.options, run),
-    streamRunId: run.streamRunId,
-    clientTools: run.clientTools,
-  })
+  const translator = runTranslator(deps, run)
   const identity = { threadId: run.threadId, runId: run.runId }
   const joined = await join(deps, run, translator, identity, at, prelude, stream)
   if (!joined) return invalidCursor()
@@ -94,52 +92,64 @@ async function* liveEvents(
     signal,
   })
   // What is served leaves checkpoints too: a later re-attach on this replica starts near.
-  const translation = aguiTranslation(translator)
-  yield* serveLoop<AgUiEvent>({
-    items,
-    trail: servedTrail(deps, translation, run.streamRunId, joined.from, joined.stream, live),
-    step: (item, at) => eventsOf(deps, run, translator, identity, item, at, joined.bounds),
-    ids: (events, at, cursor) => framed(events, at.seq, cursor),
-    read: { streamRunId: run.streamRunId, cursor: formatCursor(joined.from), live },
-  })
-}
-
-/**
- * One delivered item's events, and whether the AG-UI run ends with them (its error ends it
- * too). A segment end ends the AG-UI run (closing events, then `RUN_FINISHED`), except the end
- * of a park that was cancelled afterwards: the run goes on to the cancellation's end, and that
- * park's end only closes what its segment had open. Synchronous but for the closing (its
- * transcript may be read).
- */
-function eventsOf(
-  deps: AgUiDeps,
-  run: DoorRun,
-  translator: FrameTranslator,
-  identity: Identity,
-  item: ReplayItem,
-  at: Cursor,
-  bounds: SegmentBounds
-): ServedStep<AgUiEvent> | Promise<ServedStep<AgUiEvent>> {
-  if (item.t !== 'end') {
-    const events = translator.push(item as StreamFrame, at, 'superseded' in item)
-    return { events, ends: translator.terminal === 'failed' }
+  if (!live) {
+    const translation = aguiTranslation(translator)
+    yield* serveLoop<AgUiEvent>({
+      items,
+      trail: servedTrail(deps, translation, run.streamRunId, joined.from, joined.stream, live),
+      step: (item, at) => eventsOf(deps, run, translator, identity, item, at, joined.bounds),
+      ids: (events, at, cursor) => framed(events, at.seq, cursor),
+      read: { streamRunId: run.streamRunId, cursor: formatCursor(joined.from), live },
+    })
+    return
   }
-  if (bounds.parkedAt === undefined || at.seq >= bounds.end!) {
-    return closingEvents(deps, run, translator, identity).then((events) => ({ events, ends: true }))
+  // Live: its own loop until it catches up with the door's shared fan-out of the run
+  // (`src/door/live_hub.ts`), then the hub's events; behind the hub again (a slow client), its
+  // own loop from where it is, with a translator replayed to there (as a re-attach's).
+  let current = translator
+  const source: LiveSource<AgUiEvent> = async (from, reading, handOff, seed) => {
+    const own = runTranslator(deps, run)
+    if (seed === undefined) {
+      await replayInto(deps, own, run.streamRunId, from, joined.stream)
+      if (own.failure) return null
+      // As a joining viewer's translator: opened for the run (its prelude is not sent).
+      own.open(identity)
+      current = own
+    } else own.restore(seed as TranslatorCheckpoint)
+    const followed = segmentItems(deps.sink, run.streamRunId, from, { signal: reading })
+    return servedFrom(own, from, followed.items, handOff)
   }
-  return { events: translator.endSegment(), ends: translator.terminal === 'failed' }
-}
-
-/**
- * A frame's events from the `skip`-th on, with their SSE ids: the frame's cursor on its last
- * event, `"<seq>:<k>"` on the others (`position.ts`).
- */
-function framed(events: AgUiEvent[], seq: number, cursor: string, skip = 0): SseItem[] {
-  const out: SseItem[] = []
-  for (let i = skip; i < events.length; i++) {
-    out.push({ event: events[i], id: i === events.length - 1 ? cursor : withinFrameId(seq, i + 1) })
-  }
-  return out
+  const servedFrom = (
+    serving: FrameTranslator,
+    from: Cursor,
+    read: typeof items,
+    handOff: (at: Cursor) => boolean | Promise<boolean>
+  ) =>
+    serveLoop<AgUiEvent>({
+      items: read,
+      trail: servedTrail(
+        deps,
+        aguiTranslation(serving),
+        run.streamRunId,
+        from,
+        joined.stream,
+        true
+      ),
+      step: (item, at) => eventsOf(deps, run, serving, identity, item, at, joined.bounds),
+      ids: (events, at, cursor) => framed(events, at.seq, cursor),
+      read: { streamRunId: run.streamRunId, cursor: formatCursor(from), live },
+      handOff,
+    })
+  const key = `${run.runId}\u0000${run.streamRunId}\u0000${run.afterSeq}`
+  const from = joined.from
+  yield* servedLive(
+    deps,
+    key,
+    source,
+    (handOff) => servedFrom(translator, from, items, handOff),
+    () => current.checkpoint(),
+    signal
+  )
 }
 
 const bare = (events: AgUiEvent[]): SseItem[] => withoutIds(events)

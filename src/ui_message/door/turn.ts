@@ -6,6 +6,8 @@ import {
   segmentItems,
   servedTrail,
   serveLoop,
+  servedLive,
+  type LiveSource,
   streamGoesOn,
   type ServedStep,
   type Translation,
@@ -70,17 +72,48 @@ export async function* turnChunks(
   }
   yield { event: { type: 'start', messageId: streamRunId } }
   const { items, live } = segmentItems(deps.sink, streamRunId, from, { signal, until: read.until })
-  yield* serveLoop<UiChunk>({
-    items,
-    // Read stored then live: a text item may be a piece of a row that grew (`live`).
-    trail: servedTrail(deps, translation, streamRunId, from, stream, live),
-    step: (item, at) =>
-      item.t === 'end'
-        ? turnEnd(deps, translator, streamRunId, at, read.settle)
-        : { events: translator.push(item as StreamFrame, at), ends: false },
-    ids: idOnLast,
-    read: { streamRunId, cursor: formatCursor(from), live },
-  })
+  const served = (
+    serving: UiMessageTranslator,
+    start: Cursor,
+    reading: typeof items,
+    handOff?: (at: Cursor) => boolean | Promise<boolean>
+  ) =>
+    serveLoop<UiChunk>({
+      items: reading,
+      // Read stored then live: a text item may be a piece of a row that grew (`live`).
+      trail: servedTrail(deps, uiMessageTranslation(serving), streamRunId, start, stream, live),
+      step: (item, at) =>
+        item.t === 'end'
+          ? turnEnd(deps, serving, streamRunId, at, read.settle)
+          : { events: serving.push(item as StreamFrame, at), ends: false },
+      ids: idOnLast,
+      read: { streamRunId, cursor: formatCursor(start), live },
+      handOff,
+    })
+  // A Durable Streams read (up to `until`, or settled at each end) is its own; a live turn is
+  // served from the door's shared fan-out once it caught up (`src/door/live_hub.ts`).
+  if (!live || read.settle) {
+    yield* served(translator, from, items)
+    return
+  }
+  let current = translator
+  const source: LiveSource<UiChunk> = async (at, reading, handOff, seed) => {
+    const own = new UiMessageTranslator(deps.options)
+    if (seed === undefined) {
+      await replaySilently(deps, uiMessageTranslation(own), streamRunId, at, stream)
+      current = own
+    } else own.restore(seed as string)
+    const followed = segmentItems(deps.sink, streamRunId, at, { signal: reading })
+    return served(own, at, followed.items, handOff)
+  }
+  yield* servedLive(
+    deps,
+    streamRunId,
+    source,
+    (handOff) => served(translator, from, items, handOff),
+    () => current.checkpoint(),
+    signal
+  )
 }
 
 /** How a Durable Streams read takes a turn (see {@link turnChunks}). */
