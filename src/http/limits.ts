@@ -4,6 +4,7 @@ import type { Principal } from '../core/run.js'
 import { ownerOf } from '../core/owner.js'
 import { DEFAULTS } from '../defaults.js'
 import type { Refusal } from './refusal.js'
+import { ReplicaCap } from './replica_cap.js'
 
 /**
  * Per-principal limits on the package's routes (config `limits`), kept by `@adonisjs/limiter`:
@@ -212,7 +213,7 @@ export class RequestLimits {
   readonly #limiters: Partial<Record<LimitName, LimiterLike>> = {}
   #failing = false
   /** Streamed responses this replica serves now (`replicaStreams`). */
-  #replicaStreams = 0
+  readonly #replica: ReplicaCap
 
   constructor(
     readonly rules: ResolvedLimits,
@@ -223,6 +224,9 @@ export class RequestLimits {
     if (typeof store !== 'string' || !Object.hasOwn(manager.config.stores, store)) {
       invalid('store', 'a store name of config/limiter.ts')
     }
+    this.#replica = new ReplicaCap(rules.replicaStreams, () =>
+      limitRefusal('replicaStreams', DEFAULTS.streamRetryAfterSeconds)
+    )
     for (const name of ['runStarts', 'streams', 'decisions'] as const) {
       const rule = rules[name]
       if (rule) this.#limiters[name] = manager.use(store, { ...rule, duration: rule.seconds })
@@ -287,40 +291,12 @@ export class RequestLimits {
   ): Promise<{ admitted: Admission } | { refused: Refusal }> {
     // The replica's own cap first: counted in memory, so a storm of viewers is refused (or
     // admitted) without a round trip to the limiter's store.
-    const cap = this.rules.replicaStreams
-    let replicaSlot = false
-    if (needs.stream && cap) {
-      if (this.#replicaStreams >= cap) {
-        return { refused: limitRefusal('replicaStreams', DEFAULTS.streamRetryAfterSeconds) }
-      }
-      this.#replicaStreams++
-      replicaSlot = true
-    }
-    const admitted = await this.#admit(principal, needs).catch((error) => {
-      if (replicaSlot) this.#replicaStreams--
-      throw error
-    })
-    if (!replicaSlot) return admitted
-    if ('refused' in admitted) {
-      this.#replicaStreams--
-      return admitted
-    }
-    let held = true
-    return {
-      admitted: {
-        release: () => {
-          if (!held) return
-          held = false
-          this.#replicaStreams--
-          admitted.admitted.release()
-        },
-      },
-    }
+    return this.#replica.admit(needs.stream === true, () => this.#admit(principal, needs))
   }
 
   /** Streamed responses this replica serves now, under `replicaStreams` (0 when it is off). */
   get replicaStreams() {
-    return this.#replicaStreams
+    return this.#replica.held
   }
 
   async #admit(

@@ -1,5 +1,5 @@
 import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
-import { affectedRows as affected, insertedIgnoring, nowMs as now } from './sql.js'
+import { affectedRows as affected, nowMs as now } from './sql.js'
 import type { TableNames } from './schema.js'
 import { DEFAULTS } from '../defaults.js'
 import { deleteOrphanCheckpoints, deleteStreamCheckpoints } from './checkpoint_rows.js'
@@ -16,15 +16,11 @@ import { commitInTransaction } from './commit.js'
 import { commitGroupInTransaction, groupable, type GroupMember } from './commit_group.js'
 import { GroupCommits } from './group_commits.js'
 import { planRows, type AppendPlan, type CommitResult } from './append_plan.js'
-import { int, toStreamState, type NewRow, type StreamState } from './rows.js'
+import { int, type NewRow } from './rows.js'
 import { notifiedTransaction, type NotifiedWork, type WakeUps } from './wake_ups.js'
+import { openStream, type OpenedStream } from './stream_open.js'
 
-/** What `StreamStore.open` throws for `only: 'new'` when the stream exists (nothing changed). */
-export class StreamExistsError extends Error {
-  constructor(readonly runId: string) {
-    super('A stream of this run id exists')
-  }
-}
+export { StreamExistsError } from './stream_open.js'
 
 /**
  * The writes of streams, through Lucid, and the connection they share with the reads
@@ -75,152 +71,21 @@ export class StreamStore {
   }
 
   /**
-   * Create the stream, or reopen an ended or failed one (its sequence continues), in ONE
-   * transaction: the row is inserted unless it exists (then it is reopened), `within` runs in
-   * that transaction (a throw undoes the open, a new row too, and is rethrown), and other
-   * replicas are woken. `segment` (JSON) records the segment that starts (what another replica
-   * needs to continue it if this writer dies; `undefined` leaves the record as it is: a
-   * delegated child's writer). `only: 'new'` creates a stream and never reopens one:
-   * {@link StreamExistsError} (nothing changed) when it exists. Returns the last seq, the writer
-   * epoch the writer holds the stream under, and the stream's row as the open left it.
-   *
-   * A new stream costs its INSERT, what `within` writes, and PostgreSQL's NOTIFY: no read (its
-   * row is what was inserted), no second write of its row.
+   * Create the stream, or reopen an ended or failed one, in ONE transaction; see
+   * {@link openStream} (`within`, `segment`, `only: 'new'`).
    */
-  async open(
+  open(
     runId: string,
     leaseMs: number,
     within?: (trx: TransactionClientContract) => Promise<void>,
     segment?: string | null,
     only?: 'new'
-  ): Promise<{ lastSeq: number; epoch: number; stream: StreamState }> {
-    const at = now()
-    if (this.dialect === 'mysql') return this.#openMysql(runId, leaseMs, at, within, segment, only)
-    return this.#transaction(async (trx, notify) => {
-      const insert = trx
-        .knexQuery()
-        .table(this.tables.streams)
-        .insert({
-          run_id: runId,
-          last_seq: 0,
-          // As the first open always left it (each open moves the revision on).
-          rev: 1,
-          status: 'open',
-          lease_expires_at: at + leaseMs,
-          created_at: at,
-          updated_at: at,
-          ...(segment !== undefined ? { segment } : {}),
-        })
-        .onConflict('run_id')
-        .ignore()
-      if (await insertedIgnoring(trx, insert, 'run_id')) {
-        if (within) await within(trx)
-        await notify(runId, 1)
-        const stream: StreamState = {
-          lastSeq: 0,
-          rev: 1,
-          status: 'open',
-          leaseExpiresAt: at + leaseMs,
-          createdAt: at,
-        }
-        // The column's default: no replica took this stream over yet.
-        return { lastSeq: 0, epoch: 0, stream }
-      }
-      if (only === 'new') throw new StreamExistsError(runId)
-      return this.#reopen(trx, notify, runId, leaseMs, at, within, segment)
-    })
-  }
-
-  /**
-   * MySQL's open: `INSERT ... ON DUPLICATE KEY UPDATE` with the reopen's values, which takes the
-   * row's exclusive lock at once whether it inserts or finds it (`INSERT IGNORE` takes a shared
-   * one on a row found: two opens of one stream would both hold it and deadlock on the UPDATE).
-   * `affectedRows` tells which: 1 inserted, 2 reopened (the revision always changes).
-   */
-  #openMysql(
-    runId: string,
-    leaseMs: number,
-    at: number,
-    within: ((trx: TransactionClientContract) => Promise<void>) | undefined,
-    segment: string | null | undefined,
-    only: 'new' | undefined
-  ): Promise<{ lastSeq: number; epoch: number; stream: StreamState }> {
-    return this.#transaction(async (trx, notify) => {
-      const reopened = {
-        status: 'open',
-        rev: trx.knexRawQuery('rev + 1'),
-        lease_expires_at: at + leaseMs,
-        updated_at: at,
-        ended_at: null,
-        ...(segment !== undefined ? { segment } : {}),
-      }
-      const { sql, bindings } = trx
-        .knexQuery()
-        .table(this.tables.streams)
-        .insert({
-          run_id: runId,
-          last_seq: 0,
-          rev: 1,
-          status: 'open',
-          lease_expires_at: at + leaseMs,
-          created_at: at,
-          updated_at: at,
-          ...(segment !== undefined ? { segment } : {}),
-        })
-        .onConflict('run_id')
-        .merge(reopened as any)
-        .toSQL()
-        .toNative()
-      const result = await trx.rawQuery(sql, bindings as any[])
-      if (Number(result?.[0]?.affectedRows ?? 0) === 1) {
-        if (within) await within(trx)
-        // No NOTIFY on MySQL: the wake-up is told once committed (Redis).
-        await notify(runId, 1)
-        const stream: StreamState = {
-          lastSeq: 0,
-          rev: 1,
-          status: 'open',
-          leaseExpiresAt: at + leaseMs,
-          createdAt: at,
-        }
-        return { lastSeq: 0, epoch: 0, stream }
-      }
-      if (only === 'new') throw new StreamExistsError(runId)
-      if (within) await within(trx)
-      const row = await trx.from(this.tables.streams).where('run_id', runId).first()
-      const head = toStreamState(row)
-      await notify(runId, head.rev)
-      return { lastSeq: head.lastSeq, epoch: int(row.writer_epoch), stream: head }
-    })
-  }
-
-  async #reopen(
-    trx: TransactionClientContract,
-    notify: (runId: string, rev?: number) => Promise<void>,
-    runId: string,
-    leaseMs: number,
-    at: number,
-    within: ((trx: TransactionClientContract) => Promise<void>) | undefined,
-    segment: string | null | undefined
-  ): Promise<{ lastSeq: number; epoch: number; stream: StreamState }> {
-    await trx
-      .from(this.tables.streams)
-      .where('run_id', runId)
-      .update({
-        status: 'open',
-        rev: trx.raw('rev + 1'),
-        lease_expires_at: at + leaseMs,
-        updated_at: at,
-        ended_at: null,
-        ...(segment !== undefined ? { segment } : {}),
-      })
-    // The caller's own writes (a resume marking its suspension resumed): all or nothing with
-    // the reopen, which a throw here undoes.
-    if (within) await within(trx)
-    const row = await trx.from(this.tables.streams).where('run_id', runId).first()
-    const head = toStreamState(row)
-    await notify(runId, head.rev)
-    return { lastSeq: head.lastSeq, epoch: int(row.writer_epoch), stream: head }
+  ): Promise<OpenedStream> {
+    const deps = {
+      tables: this.tables,
+      transaction: <T>(work: NotifiedWork<T>) => this.#transaction(work),
+    }
+    return openStream(deps, this.dialect === 'mysql', { runId, leaseMs, within, segment, only })
   }
 
   /**
