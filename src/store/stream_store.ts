@@ -97,37 +97,42 @@ export class StreamStore {
     const at = now()
     if (this.dialect === 'mysql') return this.#openMysql(runId, leaseMs, at, within, segment, only)
     return this.#transaction(async (trx, notify) => {
-      const insert = trx
-        .knexQuery()
-        .table(this.tables.streams)
-        .insert({
-          run_id: runId,
-          last_seq: 0,
-          // As the first open always left it (each open moves the revision on).
-          rev: 1,
-          status: 'open',
-          lease_expires_at: at + leaseMs,
-          created_at: at,
-          updated_at: at,
-          ...(segment !== undefined ? { segment } : {}),
-        })
-        .onConflict('run_id')
-        .ignore()
-      if (await insertedIgnoring(trx, insert, 'run_id')) {
-        if (within) await within(trx)
-        await notify(runId, 1)
-        const stream: StreamState = {
-          lastSeq: 0,
-          rev: 1,
-          status: 'open',
-          leaseExpiresAt: at + leaseMs,
-          createdAt: at,
+      // Tried again when the row the insert found is gone before the reopen could lock it (a
+      // purge held it and removed it): the stream is then a new one.
+      for (;;) {
+        const insert = trx
+          .knexQuery()
+          .table(this.tables.streams)
+          .insert({
+            run_id: runId,
+            last_seq: 0,
+            // As the first open always left it (each open moves the revision on).
+            rev: 1,
+            status: 'open',
+            lease_expires_at: at + leaseMs,
+            created_at: at,
+            updated_at: at,
+            ...(segment !== undefined ? { segment } : {}),
+          })
+          .onConflict('run_id')
+          .ignore()
+        if (await insertedIgnoring(trx, insert, 'run_id')) {
+          if (within) await within(trx)
+          await notify(runId, 1)
+          const stream: StreamState = {
+            lastSeq: 0,
+            rev: 1,
+            status: 'open',
+            leaseExpiresAt: at + leaseMs,
+            createdAt: at,
+          }
+          // The column's default: no replica took this stream over yet.
+          return { lastSeq: 0, epoch: 0, stream }
         }
-        // The column's default: no replica took this stream over yet.
-        return { lastSeq: 0, epoch: 0, stream }
+        if (only === 'new') throw new StreamExistsError(runId)
+        const reopened = await this.#reopen(trx, notify, runId, leaseMs, at, within, segment)
+        if (reopened) return reopened
       }
-      if (only === 'new') throw new StreamExistsError(runId)
-      return this.#reopen(trx, notify, runId, leaseMs, at, within, segment)
     })
   }
 
@@ -202,8 +207,8 @@ export class StreamStore {
     at: number,
     within: ((trx: TransactionClientContract) => Promise<void>) | undefined,
     segment: string | null | undefined
-  ): Promise<{ lastSeq: number; epoch: number; stream: StreamState }> {
-    await trx
+  ): Promise<{ lastSeq: number; epoch: number; stream: StreamState } | null> {
+    const touched = await trx
       .from(this.tables.streams)
       .where('run_id', runId)
       .update({
@@ -214,6 +219,8 @@ export class StreamStore {
         ended_at: null,
         ...(segment !== undefined ? { segment } : {}),
       })
+    // Gone since the insert found it (a purge removed it while this waited on its lock).
+    if (affected(touched) === 0) return null
     // The caller's own writes (a resume marking its suspension resumed): all or nothing with
     // the reopen, which a throw here undoes.
     if (within) await within(trx)
