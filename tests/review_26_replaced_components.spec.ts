@@ -11,7 +11,12 @@ import type { StreamFrame } from '../src/core/frames.js'
 test.group('Review 26: replaced components on replay', () => {
   test('a superseded component met before is not sent again', ({ assert }) => {
     const translator = new FrameTranslator({ streamRunId: 'run_review_sup' })
-    const version = (n: number): StreamFrame => ({ t: 'component', name: 'card', id: 'k', data: { n } })
+    const version = (n: number): StreamFrame => ({
+      t: 'component',
+      name: 'card',
+      id: 'k',
+      data: { n },
+    })
     const sent = [
       translator.push(version(1), { seq: 1 }, true),
       translator.push(version(2), { seq: 2 }, true),
