@@ -1,5 +1,8 @@
 import type { PurgeOptions } from './purge.js'
 
+/** The longest delay `setTimeout` takes (2^31 - 1 ms, about 24.8 days). */
+const MAX_TIMER_MS = 2_147_483_647
+
 /** `purge` in the config, resolved: how often this replica purges, and how. */
 export interface PurgeScheduleOptions {
   /** Milliseconds between the end of one purge and the start of the next. */
@@ -124,8 +127,18 @@ export class PurgeSchedule {
 
   #schedule() {
     if (this.#stopped) return
-    this.#status.nextDueAt = Date.now() + this.options.everyMs
-    this.#timer = setTimeout(() => void this.runNow(), this.options.everyMs)
+    const due = Date.now() + this.options.everyMs
+    this.#status.nextDueAt = due
+    this.#arm(due)
+  }
+
+  /** A timer for `due`, in steps Node can time (a longer delay fires after 1 ms). */
+  #arm(due: number) {
+    const left = due - Date.now()
+    this.#timer =
+      left > MAX_TIMER_MS
+        ? setTimeout(() => this.#arm(due), MAX_TIMER_MS)
+        : setTimeout(() => void this.runNow(), Math.max(0, left))
     this.#timer.unref()
   }
 }

@@ -196,6 +196,10 @@ export class DoorRunStore {
    */
   threadsMissing(error: unknown): boolean {
     if (this.#noThreads || !isMissingTable(error)) return false
+    // Another table missing (the webhook outbox's, in the same transaction) is no reason to
+    // stop claiming threads: only the threads table's own absence is.
+    const message = (error as { message?: unknown }).message
+    if (typeof message !== 'string' || !message.includes(this.tables.threads)) return false
     this.#noThreads = true
     return true
   }

@@ -123,8 +123,8 @@ export async function countPurgeable(
  * for a stream that is not open (a park, a resume and a door run all need it open, or absent
  * for a new run). `checkpoints: false` skips the checkpoints table (a schema before it).
  *
- * @returns the streams gone (removed here, or by a concurrent purge or close: their rows go
- *   too), those kept (not due after all), how many THIS purge removed (what it counts, so two
+ * @returns the streams gone (removed here with their rows, or by a concurrent purge or close
+ *   before the lock: their rows are not touched here), those kept (not due after all), how many THIS purge removed (what it counts, so two
  *   replicas purging at once never count a stream twice), whether the checkpoints table exists
  */
 export async function purgeStreams(
@@ -166,14 +166,17 @@ export async function purgeStreams(
     due.length === 0
       ? 0
       : affectedRows(await trx.from(tables.streams).whereIn('run_id', due).delete())
-  // Gone now: removed here, or by another purge or a close meanwhile (their rows go too).
+  // Gone now: removed here, or by another purge or a close meanwhile.
   const removed = runIds.filter((runId) => !kept.has(runId))
-  if (removed.length === 0) return { removed, kept, deleted, checkpoints }
-  await trx.from(tables.frames).whereIn('run_id', removed).delete()
+  if (due.length === 0) return { removed, kept, deleted, checkpoints }
+  // Only the rows of the streams removed HERE: one gone before the lock was removed with its
+  // rows by whoever removed it (a close's leftovers are orphans, `deleteOrphanRows`), and may
+  // be open again by now, with rows of its own the lock's snapshot did not show (PostgreSQL).
+  await trx.from(tables.frames).whereIn('run_id', due).delete()
   for (const table of streamOwnedTables(tables)) {
-    await trx.from(table).whereIn('stream_run_id', removed).delete()
+    await trx.from(table).whereIn('stream_run_id', due).delete()
   }
-  const stored = checkpoints && (await deleteStreamCheckpoints(trx, tables, removed))
+  const stored = checkpoints && (await deleteStreamCheckpoints(trx, tables, due))
   return { removed, kept, deleted, checkpoints: stored }
 }
 

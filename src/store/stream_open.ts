@@ -1,5 +1,5 @@
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
-import { insertedIgnoring, nowMs as now } from './sql.js'
+import { affectedRows, insertedIgnoring, nowMs as now } from './sql.js'
 import type { TableNames } from './schema.js'
 import { int, toStreamState, type StreamState } from './rows.js'
 import type { NotifiedWork } from './wake_ups.js'
@@ -84,19 +84,24 @@ export function openStream(
   const { runId, leaseMs, within, segment, only } = request
   if (mysql) return openMysql(deps, at, request)
   return deps.transaction(async (trx, notify) => {
-    const insert = trx
-      .knexQuery()
-      .table(deps.tables.streams)
-      .insert(newRow(runId, at, leaseMs, segment))
-      .onConflict('run_id')
-      .ignore()
-    if (await insertedIgnoring(trx, insert, 'run_id')) {
-      if (within) await within(trx)
-      await notify(runId, 1)
-      return inserted(at, leaseMs)
+    // Tried again when the row the insert found is gone before the reopen could lock it (a
+    // purge held it and removed it): the stream is then a new one.
+    for (;;) {
+      const insert = trx
+        .knexQuery()
+        .table(deps.tables.streams)
+        .insert(newRow(runId, at, leaseMs, segment))
+        .onConflict('run_id')
+        .ignore()
+      if (await insertedIgnoring(trx, insert, 'run_id')) {
+        if (within) await within(trx)
+        await notify(runId, 1)
+        return inserted(at, leaseMs)
+      }
+      if (only === 'new') throw new StreamExistsError(runId)
+      const reopened = await reopen(deps, trx, notify, at, request)
+      if (reopened) return reopened
     }
-    if (only === 'new') throw new StreamExistsError(runId)
-    return reopen(deps, trx, notify, at, request)
   })
 }
 
@@ -138,16 +143,19 @@ function openMysql(deps: OpenDeps, at: number, request: OpenRequest): Promise<Op
   })
 }
 
-/** Reopen an ended or failed stream (its sequence continues), then the caller's own writes. */
+/**
+ * Reopen an ended or failed stream (its sequence continues), then the caller's own writes;
+ * `null` when the row is gone (a purge removed it while this waited on its lock).
+ */
 async function reopen(
   deps: OpenDeps,
   trx: TransactionClientContract,
   notify: Notify,
   at: number,
   request: OpenRequest
-): Promise<OpenedStream> {
+): Promise<OpenedStream | null> {
   const { runId, leaseMs, within, segment } = request
-  await trx
+  const touched = await trx
     .from(deps.tables.streams)
     .where('run_id', runId)
     .update({
@@ -158,6 +166,7 @@ async function reopen(
       ended_at: null,
       ...(segment !== undefined ? { segment } : {}),
     })
+  if (affectedRows(touched) === 0) return null
   // The caller's own writes (a resume marking its suspension resumed): all or nothing with
   // the reopen, which a throw here undoes.
   if (within) await within(trx)

@@ -91,11 +91,17 @@ export const HANDLERS: FrameHandlers = {
   component(model, frame, at) {
     const id = frame.id ? model.id('act', 0, [frame.id]) : model.id('act', at.seq)
     return [
-      model.activity(id, frame.name, {
-        props: frame.data ?? null,
-        ...(frame.fallbackText ? { fallbackText: frame.fallbackText } : {}),
-        ...(frame.version !== undefined ? { version: frame.version } : {}),
-      }),
+      // Its own id is remembered: a replay then skips the versions a later one replaced.
+      model.activity(
+        id,
+        frame.name,
+        {
+          props: frame.data ?? null,
+          ...(frame.fallbackText ? { fallbackText: frame.fallbackText } : {}),
+          ...(frame.version !== undefined ? { version: frame.version } : {}),
+        },
+        frame.id
+      ),
     ]
   },
 
