@@ -19,30 +19,19 @@
 import { randomUUID } from 'node:crypto'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { loadavg } from 'node:os'
 import { createRuntime } from '../../src/runtime.js'
 import { createAgUiFetchHandler } from '../../src/http/fetch_handler.js'
 import { createUiMessageFetchHandler } from '../../src/http/ui_message_fetch_handler.js'
 import { connectionConfig, createDatabase, resetTables } from '../../tests/helpers/db.js'
 import { toNode } from '../../tests/helpers/fetch_node.js'
+import { DBS, emit as emitRow, percentile, QUICK } from './common.js'
 
-const QUICK = process.env.BENCH_QUICK === '1'
-const DBS = (process.env.BENCH_DBS ?? 'sqlite').split(',').map((s) => s.trim())
 const BACKGROUND = QUICK ? [0, 20] : [0, 20, 100]
 const STARTS = process.env.BENCH_STARTS ? Number(process.env.BENCH_STARTS) : QUICK ? 40 : 150
 const TOKENS_PER_SECOND = 30
 
-function percentile(values: number[], p: number) {
-  if (values.length === 0) return Number.NaN
-  const sorted = [...values].sort((a, b) => a - b)
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))
-  return sorted[rank]
-}
-
 const emit = (metric: string, db: string, x: number, value: number, unit: string) =>
-  process.stdout.write(
-    `${JSON.stringify({ metric, db, x, xLabel: 'background runs', value, unit, load: loadavg()[0] })}\n`
-  )
+  emitRow({ metric, db, x, xLabel: 'background runs', value, unit })
 
 /**
  * The statements of one start among those sent between its POST and its first event: its

@@ -14,15 +14,15 @@ import type { Database } from '@adonisjs/lucid/database'
 import { createRuntime } from '../../src/runtime.js'
 import { tableNames } from '../../src/store/schema.js'
 import { connectionConfig, createDatabase, resetTables } from '../../tests/helpers/db.js'
+import { DBS as SCALE_DBS, QUICK } from './common.js'
 
 const TABLES = tableNames()
-const QUICK = process.env.BENCH_QUICK === '1'
 const SIZES = process.env.BENCH_SIZES
   ? process.env.BENCH_SIZES.split(',').map(Number)
   : QUICK
     ? [1_000, 10_000]
     : [1_000, 10_000, 100_000]
-const DBS = (process.env.BENCH_DBS ?? 'sqlite').split(',') as ('sqlite' | 'pg' | 'mysql')[]
+const DBS = SCALE_DBS as ('sqlite' | 'pg' | 'mysql')[]
 const FRAMES = 3
 const KEPT = 10
 

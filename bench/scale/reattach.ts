@@ -24,7 +24,6 @@
  */
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { loadavg } from 'node:os'
 import type { Database } from '@adonisjs/lucid/database'
 import { createRuntime } from '../../src/runtime.js'
 import { createAgUiFetchHandler } from '../../src/http/fetch_handler.js'
@@ -34,10 +33,8 @@ import { DoorRunStore } from '../../src/store/door_runs.js'
 import { tableNames } from '../../src/store/schema.js'
 import { connectionConfig, createDatabase, resetTables } from '../../tests/helpers/db.js'
 import { toNode } from '../../tests/helpers/fetch_node.js'
+import { DBS, emit as emitRow, FULL, percentile, QUICK } from './common.js'
 
-const QUICK = process.env.BENCH_QUICK === '1'
-const FULL = process.env.BENCH_FULL === '1'
-const DBS = (process.env.BENCH_DBS ?? 'sqlite,pg,mysql').split(',').map((s) => s.trim())
 const SIZES = QUICK
   ? [1_000, 10_000]
   : FULL
@@ -48,13 +45,8 @@ const STORED_EVERY = Number(process.env.BENCH_STORED_EVERY ?? 0)
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? (QUICK ? 15 : 30))
 
 const emit = (metric: string, db: string, x: number, value: number, unit: string) =>
-  console.log(JSON.stringify({ metric, db, x, xLabel: 'frames', value, unit, load: loadavg()[0] }))
+  emitRow({ metric, db, x, xLabel: 'frames', value, unit })
 const log = (...args: unknown[]) => console.error('[reattach]', ...args)
-
-function percentile(values: number[], p: number) {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
-}
 
 /** Row `seq` of the run: text, a tool call and its output, an event, then a component. */
 function row(

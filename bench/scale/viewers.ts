@@ -15,22 +15,13 @@
  */
 import { fork, type ChildProcess } from 'node:child_process'
 import http from 'node:http'
-import { loadavg } from 'node:os'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
+import { DBS, emit as emitRow, percentile, QUICK } from './common.js'
 
-const QUICK = process.env.BENCH_QUICK === '1'
-const DBS = (process.env.BENCH_DBS ?? 'sqlite').split(',').map((s) => s.trim())
 const at = () => performance.timeOrigin + performance.now()
 const SECONDS = QUICK ? 3 : 6
 const TOKENS_PER_SECOND = 30
-
-function percentile(values: number[], p: number) {
-  if (values.length === 0) return Number.NaN
-  const sorted = Float64Array.from(values).sort()
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))
-  return sorted[rank]
-}
 
 // ---------------------------------------------------------------- the replica (child process)
 async function replica() {
@@ -266,8 +257,7 @@ async function scenario(dialect: string, runs: number, viewersPerRun: number, ta
 }
 
 function emit(db: string, metric: string, x: number, xLabel: string, value: number, unit: string) {
-  const load = loadavg()[0]
-  console.log(JSON.stringify({ metric, db, x, xLabel, value, unit, load }))
+  emitRow({ metric, db, x, xLabel, value, unit })
 }
 
 async function main() {
