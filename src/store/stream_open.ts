@@ -63,6 +63,23 @@ function newRow(runId: string, at: number, leaseMs: number, segment: string | nu
   }
 }
 
+/** What a reopen sets on the stream's row (its revision moves on; its sequence continues). */
+function reopenedRow(
+  trx: TransactionClientContract,
+  at: number,
+  leaseMs: number,
+  segment: string | null | undefined
+) {
+  return {
+    status: 'open',
+    rev: trx.knexRawQuery('rev + 1'),
+    lease_expires_at: at + leaseMs,
+    updated_at: at,
+    ended_at: null,
+    ...(segment !== undefined ? { segment } : {}),
+  }
+}
+
 /**
  * Create the stream, or reopen an ended or failed one (its sequence continues), in ONE
  * transaction: the row is inserted unless it exists (then it is reopened), `within` runs in
@@ -114,20 +131,12 @@ export function openStream(
 function openMysql(deps: OpenDeps, at: number, request: OpenRequest): Promise<OpenedStream> {
   const { runId, leaseMs, within, segment, only } = request
   return deps.transaction(async (trx, notify) => {
-    const reopened = {
-      status: 'open',
-      rev: trx.knexRawQuery('rev + 1'),
-      lease_expires_at: at + leaseMs,
-      updated_at: at,
-      ended_at: null,
-      ...(segment !== undefined ? { segment } : {}),
-    }
     const { sql, bindings } = trx
       .knexQuery()
       .table(deps.tables.streams)
       .insert(newRow(runId, at, leaseMs, segment))
       .onConflict('run_id')
-      .merge(reopened as any)
+      .merge(reopenedRow(trx, at, leaseMs, segment) as any)
       .toSQL()
       .toNative()
     const result = await trx.rawQuery(sql, bindings as any[])
@@ -158,14 +167,7 @@ async function reopen(
   const touched = await trx
     .from(deps.tables.streams)
     .where('run_id', runId)
-    .update({
-      status: 'open',
-      rev: trx.raw('rev + 1'),
-      lease_expires_at: at + leaseMs,
-      updated_at: at,
-      ended_at: null,
-      ...(segment !== undefined ? { segment } : {}),
-    })
+    .update(reopenedRow(trx, at, leaseMs, segment))
   if (affectedRows(touched) === 0) return null
   // The caller's own writes (a resume marking its suspension resumed): all or nothing with
   // the reopen, which a throw here undoes.
