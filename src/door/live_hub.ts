@@ -1,5 +1,6 @@
 import { compareCursors, type Cursor } from '../core/cursor.js'
 import type { SentEvent } from './reply.js'
+import { ReadSpan, type TracedRead } from '../telemetry/traces/index.js'
 
 /**
  * A door's shared live fan-out of one stream (issue 26): ONE reader and ONE translator at the
@@ -36,7 +37,9 @@ export type LiveSource<E> = (
   from: Cursor,
   signal: AbortSignal | undefined,
   handOff: (at: Cursor) => boolean | Promise<boolean>,
-  seed?: unknown
+  seed: unknown,
+  /** The viewer's read span the loop counts into (`null`: the hub's own reading, untraced). */
+  span: ReadSpan | null
 ) => Promise<AsyncIterable<SentEvent<E>> | null>
 
 /** One item's events as every viewer gets them, and the position after the item. */
@@ -87,7 +90,7 @@ export class LiveHub<E> {
       hub.#push(at, pending.splice(0), false)
       return false
     }
-    const events = await source(from, hub.#abort.signal, handOff, seed)
+    const events = await source(from, hub.#abort.signal, handOff, seed, null)
     if (!events) return null
     void hub.#run(events, pending)
     // Its viewers may all have gone while it opened.
@@ -193,7 +196,8 @@ export class LiveHub<E> {
   async *serve(
     n: number,
     from: Cursor,
-    signal?: AbortSignal
+    signal?: AbortSignal,
+    span?: ReadSpan | null
   ): AsyncGenerator<SentEvent<E>, Cursor | null> {
     this.viewers++
     let position = from
@@ -203,6 +207,8 @@ export class LiveHub<E> {
         const step = this.#steps[n - this.#first]
         if (step) {
           n++
+          // One item read, for the viewer's span (as its own loop counts).
+          span?.row()
           for (const item of step.items) yield item
           position = step.at
           if (step.ends) return null
@@ -239,9 +245,14 @@ export async function* servedLive<E>(
   door: object,
   key: string,
   source: LiveSource<E>,
-  own: (handOff: (at: Cursor) => Promise<boolean>) => AsyncIterable<SentEvent<E>>,
+  own: (
+    handOff: (at: Cursor) => Promise<boolean>,
+    span: ReadSpan | null
+  ) => AsyncIterable<SentEvent<E>>,
   snapshot: () => unknown,
-  signal?: AbortSignal
+  signal?: AbortSignal,
+  /** What the viewer reads: its one span, over its own loops and the hub's steps alike. */
+  read?: TracedRead
 ): AsyncGenerator<SentEvent<E>> {
   let hubs = HUBS.get(door) as Map<string, LiveHub<E>> | undefined
   if (!hubs) HUBS.set(door, (hubs = new Map()))
@@ -274,18 +285,20 @@ export async function* servedLive<E>(
     return false
   }
   counts.set(key, interest() + 1)
+  const span = read ? new ReadSpan(read) : null
   try {
-    let events: AsyncIterable<SentEvent<E>> | null = own(handOff)
+    let events: AsyncIterable<SentEvent<E>> | null = own(handOff, span)
     while (events) {
       joining = null
       yield* events
       const joined = joining as { hub: LiveHub<E>; n: number; at: Cursor } | null
       if (!joined || signal?.aborted) return
-      const fell = yield* joined.hub.serve(joined.n, joined.at, signal)
+      const fell = yield* joined.hub.serve(joined.n, joined.at, signal, span)
       if (fell === null || signal?.aborted) return
-      events = await source(fell, signal, handOff)
+      events = await source(fell, signal, handOff, undefined, span)
     }
   } finally {
+    span?.end()
     const left = interest() - 1
     if (left > 0) counts.set(key, left)
     else counts.delete(key)

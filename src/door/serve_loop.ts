@@ -23,6 +23,11 @@ export interface ServeLoop<E> {
   /** What is read, for its span (`agent_stream.reattach` / `agent_stream.replay`). */
   read?: TracedRead
   /**
+   * The span to count the items into instead (a live viewer's, which outlives this loop: its
+   * door's fan-out serves it too; `null`: none, the fan-out's own reading), left open here.
+   */
+  span?: ReadSpan | null
+  /**
    * Asked after each item's events were handed on (`at`: the position after it): `true` ends
    * this loop there, its reader let go (a live viewer that caught up with its door's shared
    * live fan-out goes on from it).
@@ -38,8 +43,10 @@ export interface ServeLoop<E> {
  */
 export async function* serveLoop<E>(loop: ServeLoop<E>): AsyncGenerator<SentEvent<E>> {
   const { trail } = loop
-  // A span of the request that serves the read (its active context), ended when the read does.
-  const span = loop.read ? new ReadSpan(loop.read) : null
+  // A span of the request that serves the read (its active context), ended when the read does
+  // (unless it is a viewer's own, given: that viewer ends it).
+  const owned = loop.span === undefined
+  const span = owned ? (loop.read ? new ReadSpan(loop.read) : null) : loop.span
   try {
     for await (const item of loop.items) {
       span?.row()
@@ -59,7 +66,7 @@ export async function* serveLoop<E>(loop: ServeLoop<E>): AsyncGenerator<SentEven
     span?.fail(error)
     throw error
   } finally {
-    span?.end()
+    if (owned) span?.end()
   }
 }
 

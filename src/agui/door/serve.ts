@@ -16,6 +16,7 @@ import {
   type TranslatorCheckpoint,
 } from '../translate/index.js'
 import type { DoorRun } from '../../store/door_runs.js'
+import type { ReadSpan } from '../../telemetry/traces/index.js'
 import type { DoorPosition } from './position.js'
 import { aguiTranslation, replayInto } from './translation.js'
 import type { AgUiDeps, AgUiReply, SseItem } from './reply.js'
@@ -107,7 +108,7 @@ async function* liveEvents(
   // (`src/door/live_hub.ts`), then the hub's events; behind the hub again (a slow client), its
   // own loop from where it is, with a translator replayed to there (as a re-attach's).
   let current = translator
-  const source: LiveSource<AgUiEvent> = async (from, reading, handOff, seed) => {
+  const source: LiveSource<AgUiEvent> = async (from, reading, handOff, seed, span) => {
     const own = runTranslator(deps, run)
     if (seed === undefined) {
       await replayInto(deps, own, run.streamRunId, from, joined.stream)
@@ -117,13 +118,14 @@ async function* liveEvents(
       current = own
     } else own.restore(seed as TranslatorCheckpoint)
     const followed = segmentItems(deps.sink, run.streamRunId, from, { signal: reading })
-    return servedFrom(own, from, followed.items, handOff)
+    return servedFrom(own, from, followed.items, handOff, span)
   }
   const servedFrom = (
     serving: FrameTranslator,
     from: Cursor,
     read: typeof items,
-    handOff: (at: Cursor) => boolean | Promise<boolean>
+    handOff: (at: Cursor) => boolean | Promise<boolean>,
+    span: ReadSpan | null
   ) =>
     serveLoop<AgUiEvent>({
       items: read,
@@ -137,7 +139,7 @@ async function* liveEvents(
       ),
       step: (item, at) => eventsOf(deps, run, serving, identity, item, at, joined.bounds),
       ids: (events, at, cursor) => framed(events, at.seq, cursor),
-      read: { streamRunId: run.streamRunId, cursor: formatCursor(from), live },
+      span,
       handOff,
     })
   const key = `${run.runId}\u0000${run.streamRunId}\u0000${run.afterSeq}`
@@ -146,9 +148,10 @@ async function* liveEvents(
     deps,
     key,
     source,
-    (handOff) => servedFrom(translator, from, items, handOff),
+    (handOff, span) => servedFrom(translator, from, items, handOff, span),
     () => current.checkpoint(),
-    signal
+    signal,
+    { streamRunId: run.streamRunId, cursor: formatCursor(from), live }
   )
 }
 

@@ -13,6 +13,7 @@ import {
   type Translation,
 } from '../../door/index.js'
 import type { StreamState } from '../../store/rows.js'
+import type { ReadSpan } from '../../telemetry/traces/index.js'
 import { UiMessageTranslator, type UiChunk } from '../translate/index.js'
 import type { UiChunkItem, UiDoorDeps } from './reply.js'
 
@@ -76,7 +77,8 @@ export async function* turnChunks(
     serving: UiMessageTranslator,
     start: Cursor,
     reading: typeof items,
-    handOff?: (at: Cursor) => boolean | Promise<boolean>
+    handOff?: (at: Cursor) => boolean | Promise<boolean>,
+    span?: ReadSpan | null
   ) =>
     serveLoop<UiChunk>({
       items: reading,
@@ -88,6 +90,7 @@ export async function* turnChunks(
           : { events: serving.push(item as StreamFrame, at), ends: false },
       ids: idOnLast,
       read: { streamRunId, cursor: formatCursor(start), live },
+      span,
       handOff,
     })
   // A Durable Streams read (up to `until`, or settled at each end) is its own; a live turn is
@@ -97,22 +100,23 @@ export async function* turnChunks(
     return
   }
   let current = translator
-  const source: LiveSource<UiChunk> = async (at, reading, handOff, seed) => {
+  const source: LiveSource<UiChunk> = async (at, reading, handOff, seed, span) => {
     const own = new UiMessageTranslator(deps.options)
     if (seed === undefined) {
       await replaySilently(deps, uiMessageTranslation(own), streamRunId, at, stream)
       current = own
     } else own.restore(seed as string)
     const followed = segmentItems(deps.sink, streamRunId, at, { signal: reading })
-    return served(own, at, followed.items, handOff)
+    return served(own, at, followed.items, handOff, span)
   }
   yield* servedLive(
     deps,
     streamRunId,
     source,
-    (handOff) => served(translator, from, items, handOff),
+    (handOff, span) => served(translator, from, items, handOff, span),
     () => current.checkpoint(),
-    signal
+    signal,
+    { streamRunId, cursor: formatCursor(from), live }
   )
 }
 
