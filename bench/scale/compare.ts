@@ -95,7 +95,7 @@ const keyOf = (row: ScaleRow) => `${row.metric}\u0000${row.db}\u0000${row.x}`
 const shown = (row: ScaleRow | undefined) =>
   !row || row.value === null
     ? 'n/a'
-    : `${Number.isInteger(row.value) ? row.value : row.value.toPrecision(3)} ${row.unit}${row.load === undefined ? '' : ` (load ${row.load.toFixed(1)})`}`
+    : `${Number.isInteger(row.value) || Math.abs(row.value) >= 1000 ? Math.round(row.value) : row.value.toPrecision(3)} ${row.unit}${row.load === undefined ? '' : ` (load ${row.load.toFixed(1)})`}`
 
 /**
  * Measure every topic on every database, before and after; returns the table's printer.
