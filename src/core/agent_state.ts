@@ -97,3 +97,20 @@ export function isStateFrame(
   const f = frame as { t?: unknown; event?: { kind?: unknown } } | null
   return f?.t === 'event' && f.event?.kind === 'state'
 }
+
+/**
+ * The page's state a request carries (AG-UI `RunAgentInput.state`, useChat's body `state`), as
+ * the runner's `ctx.input.state`: `undefined` when absent, `null` or an empty object (what
+ * `HttpAgent` sends when the page set none); else a JSON object of at most `maxBytes` of JSON.
+ * Returns the rule it breaks instead: `object` (not a JSON object), `maxBytes`.
+ */
+export function pageStateOf(
+  value: unknown,
+  maxBytes: number
+): { state: AgentState | undefined } | { rule: 'object' | 'maxBytes' } {
+  if (value === undefined || value === null) return { state: undefined }
+  if (!isObject(value)) return { rule: 'object' }
+  if (Object.keys(value).length === 0) return { state: undefined }
+  if (jsonBytes(value) > maxBytes) return { rule: 'maxBytes' }
+  return { state: value }
+}
