@@ -180,8 +180,7 @@ export class FrameTranslator {
    * message and open tool calls) without re-sending anything the client has. First a
    * `STATE_SNAPSHOT` of the agent's state as of here, when its `state` frames set one (none: no
    * snapshot, the page's own state stands), so the `STATE_DELTA`s that follow apply to what a
-   * client that never left holds; with `stateDeltas` on, the door's projection as last sent
-   * (`agent_stream.run_state` CUSTOM).
+   * client that never left holds.
    */
   open(run: { threadId: string; runId: string }): AgUiEvent[] {
     const model = this.#model
@@ -192,7 +191,7 @@ export class FrameTranslator {
     if (model.agentState !== null) {
       out.push({ type: EventType.STATE_SNAPSHOT, snapshot: structuredClone(model.agentState) })
     }
-    if (this.options.stateDeltas) out.push(runStateEvent(structuredClone(model.sentState)))
+
     for (const scope of model.scopes) {
       out.push(scope.kind === 'step' ? model.stepStarted(scope) : model.subStarted(scope))
     }

@@ -75,8 +75,8 @@ export interface TranslatorOptions extends ProjectionRules {
    */
   stateSnapshot?: boolean
   /**
-   * Send the projection again (`agent_stream.run_state`) after every step that changed it, and
-   * in a re-attach's join prelude. Default false.
+   * Send the projection again (`agent_stream.run_state`, the whole of it) after every step that
+   * changed it. Default false.
    */
   stateDeltas?: boolean
   /**
