@@ -463,10 +463,7 @@ test.group('AG-UI translator: reasoning, activity, sub-agents, state, segments',
     // The whole projection after each step that changed it.
     assert.deepEqual(
       runState(deltas).map((e) => e.value),
-      [
-        { title: 'Weekly', steps: 1, usage: { inputTokens: 3 } },
-        expected,
-      ]
+      [{ title: 'Weekly', steps: 1, usage: { inputTokens: 3 } }, expected]
     )
   })
 })

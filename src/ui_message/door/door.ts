@@ -25,7 +25,14 @@ import { startRun, THREAD_TAKEN, TURN_TAKEN } from '../../runner/door_runs.js'
 import type { DoorRun } from '../../store/door_runs.js'
 import type { StreamState } from '../../store/rows.js'
 import { applyPlan, planDecisions } from './decide.js'
-import { bodyFields, chatPageState, userMessage, userText, validateChatInput, type ChatInput } from './input.js'
+import {
+  bodyFields,
+  chatPageState,
+  userMessage,
+  userText,
+  validateChatInput,
+  type ChatInput,
+} from './input.js'
 import type { UiChunkItem, UiDoorReply, UiMessageDoorOptions } from './reply.js'
 import { UI_MESSAGE_STATE } from './state_codec.js'
 import { turnChunks, type TurnRead } from './turn.js'
