@@ -268,8 +268,8 @@ export async function validateFrame(input: unknown, maxBytes: number): Promise<S
     if (!isWellFormedDeep(output.frame)) {
       throw new InvalidFrameError([{ field: '', rule: 'wellFormedUnicode' }])
     }
-    const event = (output.frame as { event?: Record<string, unknown> }).event
-    const stateIssue = event?.kind === 'state' ? stateShapeIssue(event) : null
+    const written = (output.frame as { event?: Record<string, unknown> }).event
+    const stateIssue = written?.kind === 'state' ? stateShapeIssue(written) : null
     if (stateIssue) throw new InvalidFrameError([{ field: 'event', rule: stateIssue }])
     return output.frame as StreamFrame
   } catch (error) {
