@@ -13,6 +13,11 @@ export const DEFAULTS = Object.freeze({
   maxTextRowChars: 16_384,
   /** Cap on one frame's serialized size, in bytes (256 KiB). */
   maxFrameBytes: 262_144,
+  /**
+   * Cap on the agent's state (`state` event frames, the page's `RunAgentInput.state` / useChat
+   * body `state`), in bytes of JSON (64 KiB): a snapshot, or the state a delta leaves.
+   */
+  maxStateBytes: 65_536,
   /** A writer silent this long (crashed, killed) has its stream failed. */
   leaseMs: 15_000,
   /**

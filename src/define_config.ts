@@ -75,6 +75,11 @@ export interface AgentStreamConfig {
   /** Cap on one frame's serialized size, in bytes. Default 262144 (256 KiB). */
   maxFrameBytes?: number
   /**
+   * Cap on the agent's state (`state` event frames) and on the page's state a door takes
+   * (`RunAgentInput.state`, useChat's body `state`), in bytes of JSON. Default 65536 (64 KiB).
+   */
+  maxStateBytes?: number
+  /**
    * UTF-8 bytes of frames held in memory for one reader and not yet sent on (one frame when a
    * frame is larger): what a client that stops reading can pin. Default 1048576 (1 MiB).
    */
@@ -289,6 +294,7 @@ export function defineConfig(config: AgentStreamConfig): ConfigProvider<Resolved
     pollIntervalMs: ms('pollInterval', config.pollInterval, 10),
     ttlMs: ms('ttl', config.ttl, 0),
     maxFrameBytes: config.maxFrameBytes,
+    maxStateBytes: config.maxStateBytes,
     readerBytes: config.readerBytes,
     windowBytes: config.windowBytes,
     groupCommit: config.groupCommit,
@@ -317,6 +323,7 @@ export function defineConfig(config: AgentStreamConfig): ConfigProvider<Resolved
   }
   for (const [name, min] of [
     ['maxFrameBytes', 64],
+    ['maxStateBytes', 2],
     ['readerBytes', 1024],
     ['windowBytes', 1024],
   ] as const) {

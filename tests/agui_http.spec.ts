@@ -366,7 +366,7 @@ test.group('AG-UI over HTTP: MESSAGES_SNAPSHOT', () => {
     const snapshot = first.find((e) => e.type === 'MESSAGES_SNAPSHOT')!
     assert.deepEqual(
       first.slice(-3).map((e) => e.type),
-      ['STATE_SNAPSHOT', 'MESSAGES_SNAPSHOT', 'RUN_FINISHED']
+      ['CUSTOM', 'MESSAGES_SNAPSHOT', 'RUN_FINISHED']
     )
     assert.deepEqual(
       snapshot.messages.map((m: any) => m.role),

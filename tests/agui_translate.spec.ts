@@ -1,5 +1,4 @@
 import { test } from '@japa/runner'
-import fastJsonPatch from 'fast-json-patch'
 import { EventSchema } from '@ag-ui/core/schemas'
 import { verifyEvents } from '@ag-ui/client'
 import { from, lastValueFrom, toArray } from 'rxjs'
@@ -132,7 +131,7 @@ test.group('AG-UI translator (pure)', () => {
         'TEXT_MESSAGE_CONTENT',
         'TEXT_MESSAGE_END',
         'STEP_FINISHED',
-        'STATE_SNAPSHOT',
+        'CUSTOM',
         'RUN_FINISHED',
       ]
     )
@@ -430,7 +429,7 @@ test.group('AG-UI translator: reasoning, activity, sub-agents, state, segments',
     assert.deepEqual(events.at(-1)!.outcome, { type: 'success' })
   })
 
-  test('state: a snapshot at the end by default, RFC 6902 deltas per step when configured', async ({
+  test('the projection: agent_stream.run_state at the end by default, after each step when configured, never STATE_*', async ({
     assert,
   }) => {
     const frames = stored([
@@ -440,19 +439,31 @@ test.group('AG-UI translator: reasoning, activity, sub-agents, state, segments',
       { t: 'event', event: { kind: 'step-start' } },
       { t: 'event', event: { kind: 'step-finish', usage: { inputTokens: 4 } } },
     ])
+    const runState = (events: AgUiEvent[]) =>
+      events.filter((e) => e.type === 'CUSTOM' && e.name === 'agent_stream.run_state')
     const plain = translate(frames)
+    // The agent wrote no state: its state is the page's own, never overwritten.
+    assert.notInclude(
+      plain.map((e) => e.type),
+      'STATE_SNAPSHOT'
+    )
     assert.notInclude(
       plain.map((e) => e.type),
       'STATE_DELTA'
     )
     const expected = { title: 'Weekly', steps: 2, usage: { inputTokens: 7 } }
-    assert.deepEqual(plain.find((e) => e.type === 'STATE_SNAPSHOT')!.snapshot, expected)
+    assert.deepEqual(runState(plain).at(-1)!.value, expected)
+    assert.equal(plain.at(-2)!.name, 'agent_stream.run_state')
     const deltas = translate(frames, { stateDeltas: true, stateSnapshot: false })
     await assertConforms(assert, deltas)
-    let state: any = deltas[1].snapshot
-    for (const event of deltas.filter((e) => e.type === 'STATE_DELTA')) {
-      state = fastJsonPatch.applyPatch(state, event.delta as any, true, false).newDocument
-    }
-    assert.deepEqual(state, expected)
+    assert.notInclude(
+      deltas.map((e) => e.type),
+      'STATE_SNAPSHOT'
+    )
+    // The whole projection after each step that changed it.
+    assert.deepEqual(
+      runState(deltas).map((e) => e.value),
+      [{ title: 'Weekly', steps: 1, usage: { inputTokens: 3 } }, expected]
+    )
   })
 })

@@ -6,6 +6,8 @@
  * do not know: fields are only ever added, and new ones are optional.
  */
 
+import type { StateEvent } from './agent_state.js'
+
 /**
  * The run id grammar (streams, threads, AG-UI runs): visible ASCII without `/`, at most 191
  * characters, so an id keys a row and mints door ids without escaping.
@@ -202,6 +204,14 @@ export type AgentStreamEvent =
    */
   | { kind: 'user-message'; id: string; parts: UserPart[] }
   | { kind: 'queue'; queue: unknown; started?: { messageId: string; runId: string } }
+  /**
+   * The agent's own state (AG-UI shared state), exactly one of: `snapshot`, a JSON object that
+   * replaces it, or `delta`, RFC 6902 operations on it (a snapshot must come first). Checked when
+   * written: the shape, a delta that applies to the stream's state, the state at most
+   * `maxStateBytes` (64 KiB by default); a refusal stores nothing. Served as AG-UI
+   * `STATE_SNAPSHOT` / `STATE_DELTA` and as the useChat `data-state` part (src/core/agent_state.ts).
+   */
+  | StateEvent
 
 /** One frame of a run's stream, discriminated on `t` (docs/design.md, "Frames"). */
 export type StreamFrame =

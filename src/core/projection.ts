@@ -85,6 +85,7 @@ const EVENT_FIELDS = {
   'cancelled': [],
   'user-message': ['id', 'parts'],
   'queue': ['queue', 'started'],
+  'state': ['snapshot', 'delta'],
 } as const satisfies { [K in EventKind]: readonly FieldsOf<K>[] }
 
 const isKnown = (kind: string): kind is EventKind => Object.hasOwn(EVENT_FIELDS, kind)

@@ -21,7 +21,9 @@ export interface RunContext {
    * The run's input as the app gave it (JSON). The doors give `{ message, context }` (the
    * newest user message's text, AG-UI `context`), plus `body` (useChat: the request's own
    * fields, `DefaultChatTransport({ body })`) or `forwardedProps` (AG-UI) when the client sent
-   * any, and the frontend tools' `tools` / `toolResults` when those are on.
+   * any, `state` (the page's state: AG-UI `RunAgentInput.state`, useChat's body `state`; a JSON
+   * object within `maxStateBytes`) when it sent a non-empty one, and the frontend tools'
+   * `tools` / `toolResults` when those are on.
    */
   input: unknown
   writer: SinkWriter

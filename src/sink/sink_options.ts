@@ -19,6 +19,12 @@ export interface LucidSinkOptions {
   /** Cap on one frame's serialized size, in bytes. Default 262144 (256 KiB). */
   maxFrameBytes?: number
   /**
+   * Cap on the agent's state (`state` event frames: a snapshot, or the state a delta leaves) and
+   * on the page's state a door takes (`RunAgentInput.state`, useChat's body `state`), in bytes of
+   * JSON. Default 65536 (64 KiB).
+   */
+  maxStateBytes?: number
+  /**
    * A writer's lease: a writer silent this long (crashed, killed) has its segment continued by
    * another replica (`continueLapsed`) or its stream failed. Default 15000.
    */
@@ -129,6 +135,7 @@ export function resolveSinkOptions(
     coalesceWindowMs: options.coalesceWindowMs ?? DEFAULTS.coalesceWindowMs,
     maxTextRowChars: options.maxTextRowChars ?? DEFAULTS.maxTextRowChars,
     maxFrameBytes: options.maxFrameBytes ?? DEFAULTS.maxFrameBytes,
+    maxStateBytes: options.maxStateBytes ?? DEFAULTS.maxStateBytes,
     leaseMs: options.leaseMs ?? DEFAULTS.leaseMs,
     outageBoundMs: options.outageBoundMs ?? DEFAULTS.outageBoundMs,
     outageBufferBytes: options.outageBufferBytes ?? DEFAULTS.outageBufferBytes,

@@ -5,6 +5,7 @@ import { InvalidFrameError } from '../errors.js'
 import { AGENT_STREAM_ERROR_CODES, type StreamFrame } from '../core/frames.js'
 import { DEFAULTS } from '../defaults.js'
 import { isWellFormedDeep } from '../core/text.js'
+import { stateShapeIssue } from '../core/agent_state.js'
 
 /**
  * Text that every SQL dialect stores and returns unchanged, so cursor offsets (UTF-16 code units)
@@ -155,6 +156,8 @@ const eventKinds = {
       ])
     ),
   },
+  // Its rules (exactly one of the two, an object, a JSON Patch) are `stateShapeIssue`'s.
+  'state': { snapshot: vine.any().optional(), delta: vine.any().optional() },
   'queue': {
     queue: vine.any().optional(),
     started: vine.object({ messageId: id(), runId: id() }).optional(),
@@ -265,6 +268,9 @@ export async function validateFrame(input: unknown, maxBytes: number): Promise<S
     if (!isWellFormedDeep(output.frame)) {
       throw new InvalidFrameError([{ field: '', rule: 'wellFormedUnicode' }])
     }
+    const written = (output.frame as { event?: Record<string, unknown> }).event
+    const stateIssue = written?.kind === 'state' ? stateShapeIssue(written) : null
+    if (stateIssue) throw new InvalidFrameError([{ field: 'event', rule: stateIssue }])
     return output.frame as StreamFrame
   } catch (error) {
     if (error instanceof errors.E_VALIDATION_ERROR) {

@@ -12,6 +12,8 @@ import { RetriedCommits } from './retried_commit.js'
 import { LeaseRenewal } from './lease.js'
 import { OutageBuffer } from './outage_buffer.js'
 import { SplitPair } from './split_pair.js'
+import { AgentStateCheck, storedAgentState } from './agent_state_check.js'
+import { DEFAULTS } from '../defaults.js'
 import type { WriterOptions } from './writer_options.js'
 
 export type { ParkHook, WriterOptions } from './writer_options.js'
@@ -81,6 +83,8 @@ export class LucidSinkWriter implements SinkWriter {
   #commits: RetriedCommits
   /** A high surrogate held for its low half (text at code-point granularity). */
   #pair: SplitPair
+  /** The agent's state as this writer knows it: a `state` delta is checked against it. */
+  #agentState: AgentStateCheck
   /** The lost run's failure being written, and its retries (stopped by `shutdown()`). */
   #recording: Promise<void> | null = null
   #failureRetry: Outage | null = null
@@ -96,6 +100,11 @@ export class LucidSinkWriter implements SinkWriter {
     this.#context = context
     this.#commits = new RetriedCommits(context, runId, options.openedAtSeq, options.epoch)
     this.#pair = new SplitPair(options.maxFrameBytes)
+    const upto = options.openedAtSeq ?? 0
+    this.#agentState = new AgentStateCheck(
+      options.maxStateBytes ?? DEFAULTS.maxStateBytes,
+      upto > 0 ? () => storedAgentState(context.store, runId, upto) : undefined
+    )
     this.#outage = new Outage(options.outageBoundMs, {
       // Callers waiting for a commit go on: their frames are held.
       began: () => this.#buffer.releaseWaiting(),
@@ -202,7 +211,8 @@ export class LucidSinkWriter implements SinkWriter {
     // Validation starts now and is awaited in the queue: frames of different kinds take
     // different numbers of ticks to validate, and writes must keep the order they were made in.
     // A text write is joined with a half held before it there, in write order (split_pair.ts).
-    const valid = this.#pair.check(frame)
+    // A `state` frame is checked against the agent's state after the writes before it.
+    const valid = this.#agentState.check(frame, this.#pair.check(frame))
     valid.catch(() => {})
     const bytes = this.#buffer.queued(frame)
     const done = this.#enqueue(async () => {
@@ -246,7 +256,7 @@ export class LucidSinkWriter implements SinkWriter {
     if (this.#ended && !this.#failure) return
     this.#assertWritable()
     const last = options.last
-    const valid = last ? this.#pair.check(last) : null
+    const valid = last ? this.#agentState.check(last, this.#pair.check(last)) : null
     valid?.catch(() => {})
     // Refuse new writes at once; the writer only counts as ended once the end marker committed,
     // so a failed end() can be retried (and the lease keeps the stream alive meanwhile).

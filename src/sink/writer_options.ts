@@ -22,6 +22,8 @@ export interface WriterOptions {
   maxTextRowChars: number
   /** Cap on one frame's serialized size, in bytes. */
   maxFrameBytes: number
+  /** Cap on the agent's state (`state` frames), in bytes of JSON. Default 64 KiB. */
+  maxStateBytes?: number
   /** The writer's lease, in milliseconds: renewed while it is open, lapses if the process dies. */
   leaseMs: number
   /** The run writing (a delegated run's own id, parent, thread, principal). */
@@ -54,6 +56,7 @@ export function writerOptionsFor(
     | 'coalesceWindowMs'
     | 'maxTextRowChars'
     | 'maxFrameBytes'
+    | 'maxStateBytes'
     | 'leaseMs'
     | 'outageBoundMs'
     | 'outageBufferBytes'
@@ -68,6 +71,7 @@ export function writerOptionsFor(
     coalesceWindowMs: sink.coalesceWindowMs,
     maxTextRowChars: sink.maxTextRowChars,
     maxFrameBytes: sink.maxFrameBytes,
+    maxStateBytes: sink.maxStateBytes,
     leaseMs: sink.leaseMs,
     outageBoundMs: sink.outageBoundMs,
     outageBufferBytes: sink.outageBufferBytes,

@@ -187,6 +187,61 @@ const cancelled = segmentsAgent([
 ])
 
 /**
+ * The agent's state (`state` frames) through two segments: a snapshot, deltas between text, a
+ * step and a tool call, a park; after the resume (a new writer, which rebuilds the state from the
+ * stored rows) more deltas, then a second snapshot and a delta on it.
+ */
+const sharedState = segmentsAgent([
+  async (ctx) => {
+    const id = (n: string) => `${ctx.runId}.${n}`
+    await write(
+      ctx,
+      event({ kind: 'state', snapshot: { recipe: { title: 'Soup', steps: [] }, servings: 2 } }),
+      { t: 'text', v: 'Planning. ' },
+      event({ kind: 'state', delta: [{ op: 'add', path: '/recipe/steps/-', value: 'chop' }] }),
+      event({ kind: 'step-start' }),
+      event({
+        kind: 'state',
+        delta: [
+          { op: 'test', path: '/servings', value: 2 },
+          { op: 'replace', path: '/servings', value: 4 },
+        ],
+      }),
+      event({
+        kind: 'tool-input-available',
+        id: id('c'),
+        name: 'cook',
+        input: { minutes: 20 },
+        toolKind: 'action',
+      }),
+      {
+        t: 'approval',
+        runId: ctx.runId,
+        id: id('c'),
+        toolName: 'cook',
+        input: { minutes: 20 },
+        approver: 'requester',
+      } as StreamFrame
+    )
+    return { status: 'parked', checkpoint: null }
+  },
+  async (ctx) => {
+    await write(
+      ctx,
+      event({ kind: 'tool-output', id: `${ctx.runId}.c`, output: { done: true } }),
+      event({ kind: 'state', delta: [{ op: 'add', path: '/recipe/steps/-', value: 'simmer' }] }),
+      { t: 'text', v: 'Cooking. ' },
+      event({ kind: 'step-finish' }),
+      event({ kind: 'state', delta: [{ op: 'remove', path: '/recipe/steps/0' }] }),
+      event({ kind: 'state', snapshot: { done: true, notes: ['ok'] } }),
+      event({ kind: 'state', delta: [{ op: 'add', path: '/notes/1', value: 'served' }] }),
+      { t: 'text', v: 'Done.' }
+    )
+    return { status: 'finished' }
+  },
+])
+
+/**
  * The stored-run scenarios of the re-attach tests: each runner and the answers its parks get
  * (`approve` an approval, `answer` a question set), in order.
  */
@@ -194,6 +249,7 @@ export const SCENARIOS = {
   everything: { runner: everything, answers: ['approve', 'answer'] },
   failing: { runner: failing, answers: [] },
   cancelled: { runner: cancelled, answers: [] },
+  sharedState: { runner: sharedState, answers: ['approve'] },
   // A grandchild parks with steps and two sub-agents open; the resume re-opens them.
   nested: {
     runner: scriptedAgent({ steps: ['reasoning', 'child'], childDepth: 2 }),

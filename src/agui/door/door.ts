@@ -8,6 +8,7 @@ import {
   resumeHash,
   userMessageOf,
   validateAgUiInput,
+  agUiPageState,
   type AgUiInput,
 } from './input.js'
 import type { DoorRun } from '../../store/door_runs.js'
@@ -82,6 +83,7 @@ export class AgUiDoor extends DoorBase<AgUiDoorOptions, TranslatorCheckpoint, Ag
   ): Promise<AgUiReply | typeof TURN_TAKEN> {
     // Checked before anything is written; a refused input is the guard's refusal.
     const input: AgUiInput = await validateAgUiInput(body)
+    agUiPageState(input, this.sink.options.maxStateBytes)
     const strategy = strategyOf(this.#strategy(input))
     let fresh: ReturnType<typeof newInput> = { text: null, toolResults: [], user: null }
     if (!input.resume?.length) fresh = newInput(input)

@@ -2,7 +2,7 @@ import type { Principal } from '../../core/run.js'
 import { notFound, ownerOf } from '../../door/index.js'
 import { FrameTranslator } from '../translate/index.js'
 import type { UserMessage } from '../../core/user_message.js'
-import { forwardedPropsOf, type AgUiInput, type ToolResultMessage } from './input.js'
+import { agUiPageState, forwardedPropsOf, type AgUiInput, type ToolResultMessage } from './input.js'
 import { refusal } from './refusals.js'
 import { replayInto, WHOLE } from './translation.js'
 import type { AgUiDeps, AgUiReply } from './reply.js'
@@ -37,8 +37,8 @@ export interface PreparedStart {
 
 /**
  * What a new AG-UI run starts with: its own stream, what the person said (`said`) its first
- * frame. The runner's input is `{ message, context }`, plus `forwardedProps` when the client sent
- * any, and, with frontend tools on, `tools` (what the client offers) and `toolResults` (`{ id,
+ * frame. The runner's input is `{ message, context }`, plus `forwardedProps` and `state` (the
+ * page's state, `RunAgentInput.state`) when the client sent any, and, with frontend tools on, `tools` (what the client offers) and `toolResults` (`{ id,
  * name, content }`, `id` being the provider's call id the agent wrote). A tool result answers
  * only a call to a client tool that the server recorded as pending (`unknown_tool_call`
  * otherwise: the refusal is returned).
@@ -66,6 +66,8 @@ export async function prepareStart(
   const tools = frontendTools ? (input.tools ?? []) : []
   const message = fresh.text
   const forwarded = forwardedPropsOf(input)
+  // Checked by the door before anything was written.
+  const state = agUiPageState(input, deps.sink.options.maxStateBytes)
   const run = {
     runId: input.runId,
     threadId: input.threadId,
@@ -77,6 +79,7 @@ export async function prepareStart(
     message,
     context: input.context ?? [],
     ...(forwarded !== undefined ? { forwardedProps: forwarded } : {}),
+    ...(state !== undefined ? { state } : {}),
     ...(frontendTools
       ? {
           tools: tools.map(({ name, description, parameters }) => ({

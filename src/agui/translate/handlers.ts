@@ -4,6 +4,7 @@ import { FAILURE_SENTENCES, type AgentStreamEvent, type StreamFrame } from '../.
 import { TOOL_FAILED_SENTENCE, customFields, deniedSentence } from '../../core/projection.js'
 import { attributed, type Scope, type TranslatorModel } from './model.js'
 import { APPROVAL_RESPONSE_SCHEMA, questionSetSchema } from './schemas.js'
+import { agentStateEvents } from './agent_state.js'
 import type { AgUiEvent } from './types.js'
 
 /**
@@ -296,5 +297,7 @@ export const HANDLERS: FrameHandlers = {
     // What the person said: the projection drops it (never the agent's output, nor a CUSTOM);
     // `MESSAGES_SNAPSHOT` gives it as the user's message (`FrameTranslator.push`).
     'user-message': () => [],
+    // The agent's state: STATE_SNAPSHOT / STATE_DELTA (./agent_state.ts).
+    'state': agentStateEvents,
   },
 }

@@ -4,6 +4,7 @@
  */
 export { FrameTranslator, type TranslatorCheckpoint } from './translator.js'
 export { preludeAfter } from './prelude.js'
+export { RUN_STATE_EVENT } from './agent_state.js'
 export type {
   AgentStreamState,
   AgUiEvent,

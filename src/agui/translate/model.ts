@@ -1,8 +1,9 @@
 import { EventType } from '@ag-ui/core'
-import type { JsonPatch } from '@ag-ui/core'
 import fastJsonPatch from 'fast-json-patch'
 import { SUBAGENT_FAILED_SENTENCE } from '../../core/projection.js'
 import { encodeAgUiId, type AgUiIdKind } from '../ids.js'
+import type { AgentState } from '../../core/agent_state.js'
+import { runStateEvent } from './agent_state.js'
 import type { AgentStreamState, AgUiEvent, AgUiInterrupt, TranslatorOptions } from './types.js'
 
 /** An open step or sub-agent; `owner` is the sub-agent (AG-UI id) that opened it. */
@@ -50,6 +51,7 @@ export type ModelState = Pick<
   | 'failed'
   | 'state'
   | 'sentState'
+  | 'agentState'
 >
 
 /** `{ subagentRunId }` when a sub-agent owns the event, else nothing. */
@@ -78,9 +80,15 @@ export class TranslatorModel {
   cancelled = false
   /** The `RUN_ERROR` an `error` frame gave, once one did. */
   failed: Extract<AgUiEvent, { type: EventType.RUN_ERROR }> | null = null
+  /** The door's projection of the run (sent as the `agent_stream.run_state` CUSTOM event). */
   state: AgentStreamState = { title: null, steps: 0, usage: {} }
-  /** The state as the client last got it (for deltas). */
+  /** The projection as the client last got it (`stateDeltas`: sent again only when changed). */
   sentState: AgentStreamState = { title: null, steps: 0, usage: {} }
+  /**
+   * The agent's own state as its `state` frames left it (`null`: none written yet): what a
+   * re-attach's join prelude sends as `STATE_SNAPSHOT`. Bounded by the writer's `maxStateBytes`.
+   */
+  agentState: AgentState | null = null
 
   constructor(readonly options: TranslatorOptions) {}
 
@@ -97,6 +105,7 @@ export class TranslatorModel {
       failed: this.failed,
       state: this.state,
       sentState: this.sentState,
+      agentState: this.agentState,
     })
   }
 
@@ -222,12 +231,11 @@ export class TranslatorModel {
     }
   }
 
-  /** A `STATE_DELTA` from what the client holds to the state now, when they differ. */
+  /** The projection again (`agent_stream.run_state` CUSTOM) when it changed since last sent. */
   stateDelta(): AgUiEvent[] {
-    const delta = fastJsonPatch.compare(this.sentState, this.state) as JsonPatch
-    if (delta.length === 0) return []
+    if (fastJsonPatch.compare(this.sentState, this.state).length === 0) return []
     this.sentState = this.snapshot()
-    return [{ type: EventType.STATE_DELTA, delta }]
+    return [runStateEvent(this.snapshot())]
   }
 
   startCall(callId: string, name: string, seq: number): AgUiEvent[] {

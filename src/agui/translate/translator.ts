@@ -6,6 +6,7 @@ import { userMessageOf } from '../../core/user_message.js'
 import { HANDLERS, customEvent } from './handlers.js'
 import { TranslatorModel, type ModelState } from './model.js'
 import { Transcript } from './transcript.js'
+import { runStateEvent } from './agent_state.js'
 import type {
   AgentStreamState,
   AgUiEvent,
@@ -83,7 +84,7 @@ export class FrameTranslator {
     return this.#model.failed
   }
 
-  /** The state projected from the frames so far. */
+  /** The door's projection of the run from the frames so far (not the agent's state). */
   get state(): AgentStreamState {
     return this.#model.snapshot()
   }
@@ -176,18 +177,21 @@ export class FrameTranslator {
   /**
    * The start of an AG-UI run at the current position: `RUN_STARTED`, then the join prelude that
    * re-opens every construct open here (sub-agents and steps under their ids, then an open text
-   * message and open tool calls) without re-sending anything the client has; with state deltas
-   * on, a `STATE_SNAPSHOT` first of the state as the client holds it here (as of the last delta
-   * it was sent), so the deltas that follow are the ones a client that never left got.
+   * message and open tool calls) without re-sending anything the client has. First a
+   * `STATE_SNAPSHOT` of the agent's state as of here, when its `state` frames set one (none: no
+   * snapshot, the page's own state stands), so the `STATE_DELTA`s that follow apply to what a
+   * client that never left holds.
    */
   open(run: { threadId: string; runId: string }): AgUiEvent[] {
     const model = this.#model
     const out: AgUiEvent[] = [
       { type: EventType.RUN_STARTED, threadId: run.threadId, runId: run.runId },
     ]
-    if (this.options.stateDeltas) {
-      out.push({ type: EventType.STATE_SNAPSHOT, snapshot: structuredClone(model.sentState) })
+    // The agent's state as of here (none written yet: nothing, the page's own state stands).
+    if (model.agentState !== null) {
+      out.push({ type: EventType.STATE_SNAPSHOT, snapshot: structuredClone(model.agentState) })
     }
+
     for (const scope of model.scopes) {
       out.push(scope.kind === 'step' ? model.stepStarted(scope) : model.subStarted(scope))
     }
@@ -199,8 +203,8 @@ export class FrameTranslator {
   }
 
   /**
-   * The end of an AG-UI run: close every open construct on the wire, the state snapshot (when
-   * configured), then `RUN_FINISHED` with the outcome: the segment's interrupts, `cancelled`, or
+   * The end of an AG-UI run: close every open construct on the wire, the door's projection of
+   * the run (`agent_stream.run_state` CUSTOM, when `stateSnapshot`), then `RUN_FINISHED` with the outcome: the segment's interrupts, `cancelled`, or
    * success. After an `error` frame there is nothing to close: `RUN_ERROR` ended the run.
    */
   close(run: { threadId: string; runId: string }): AgUiEvent[] {
@@ -225,7 +229,7 @@ export class FrameTranslator {
       })
     }
     if (this.options.stateSnapshot ?? true) {
-      out.push({ type: EventType.STATE_SNAPSHOT, snapshot: model.snapshot() })
+      out.push(runStateEvent(model.snapshot()))
       model.sentState = model.snapshot()
     }
     out.push({

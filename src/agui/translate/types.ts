@@ -68,9 +68,16 @@ export type AgUiEventRecord = { type: string } & Record<string, unknown>
 export interface TranslatorOptions extends ProjectionRules {
   /** The stream's run id: every id is minted under it, so ids survive replays and replicas. */
   streamRunId: string
-  /** Send `STATE_SNAPSHOT` before every `RUN_FINISHED`. Default true. */
+  /**
+   * Send the door's projection of the run ({@link AgentStreamState}) as the
+   * `agent_stream.run_state` CUSTOM event before every `RUN_FINISHED`. Default true. (The
+   * agent's own state is `STATE_SNAPSHOT` / `STATE_DELTA`, from its `state` frames.)
+   */
   stateSnapshot?: boolean
-  /** Send a `STATE_DELTA` (RFC 6902) after every step that changed the state. Default false. */
+  /**
+   * Send the projection again (`agent_stream.run_state`, the whole of it) after every step that
+   * changed it. Default false.
+   */
   stateDeltas?: boolean
   /**
    * Tools the client offered (frontend tools): a call to one that has no result when the run
@@ -96,8 +103,9 @@ export interface AgUiInterrupt {
 }
 
 /**
- * The state the door shares with a frontend (`STATE_SNAPSHOT` / `STATE_DELTA`), projected from
- * the stored frames: the run's title, how many steps finished, summed numeric token usage.
+ * The door's projection of a run, from the stored frames: its title, how many steps finished,
+ * summed numeric token usage. Sent as the `agent_stream.run_state` CUSTOM event's `value`, never
+ * as the agent's state (`STATE_SNAPSHOT` / `STATE_DELTA` carry only what `state` frames set).
  */
 export interface AgentStreamState {
   title: string | null

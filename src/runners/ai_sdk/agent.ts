@@ -11,6 +11,7 @@ import { writeParts, type AiSdkCheckpoint, type ApprovalOptions } from './parts.
 import { invalidApprovedInputs } from './tool_input.js'
 import { editedSignedApprovals } from './signed_approval.js'
 import { staticToolKind, type ToolApprovalSetting } from './tool_approval.js'
+import { sharedStateOf, type SharedState } from './shared_state.js'
 import { ToolSpans } from '../../telemetry/traces/index.js'
 
 /** `streamText`'s options, less what the runner supplies (the conversation and the signal). */
@@ -25,6 +26,13 @@ export interface AiSdkRunnerOptions {
   approval?: ApprovalOptions
   /** Told about every error the AI SDK reports (readers only get a fixed sentence). */
   onError?: (error: unknown) => void
+  /**
+   * The tools' context (`streamText`'s `toolsContext`, by tool name) made per segment from the
+   * run's shared state: the page's state and a writer of the agent's (docs/ai-sdk.md, "Shared
+   * state"). A tool reads it as `execute(input, { context })`. Takes the place of
+   * `toolsContext`; not for `{ agent }` (an `Agent` keeps its own settings).
+   */
+  toolsContextOf?: (state: SharedState) => Record<string, unknown>
 }
 
 /**
@@ -52,7 +60,7 @@ export type AiSdkAgentOptions<TOOLS extends ToolSet> = AiSdkRunnerOptions &
  * said, and an approved tool runs once, on the replica that resumes.
  */
 export function aiSdkAgent<TOOLS extends ToolSet>(options: AiSdkAgentOptions<TOOLS>): AgentRunner {
-  const { approval = {}, onError, ...rest } = options
+  const { approval = {}, onError, toolsContextOf, ...rest } = options
   const tools: ToolSet =
     'agent' in rest ? rest.agent.tools : ((rest as { tools?: ToolSet }).tools ?? {})
 
@@ -75,7 +83,8 @@ export function aiSdkAgent<TOOLS extends ToolSet>(options: AiSdkAgentOptions<TOO
     messages: ModelMessage[],
     signal: AbortSignal,
     onToolExecutionStart: ExecutionStart,
-    spans: ToolSpans
+    spans: ToolSpans,
+    ctx: RunContext
   ) => {
     // Each execution is an `execute_tool` span, a child of the segment's (docs/observability.md).
     const onToolExecutionEnd: ExecutionEnd = async ({ toolCall, toolOutput }) => {
@@ -104,6 +113,7 @@ export function aiSdkAgent<TOOLS extends ToolSet>(options: AiSdkAgentOptions<TOO
         await own?.(event)
       },
       onToolExecutionEnd,
+      ...(toolsContextOf ? { toolsContext: toolsContextOf(sharedStateOf(ctx)) } : {}),
     } as Parameters<typeof streamText<TOOLS>>[0])
   }
 
@@ -177,7 +187,7 @@ export function aiSdkAgent<TOOLS extends ToolSet>(options: AiSdkAgentOptions<TOO
     const spans = new ToolSpans()
     try {
       const start = executionStart(ctx, abort, spans)
-      const result = await stream(messages, abort.signal, start, spans)
+      const result = await stream(messages, abort.signal, start, spans, ctx)
       return await writeParts({ ...ctx, signal: abort.signal }, result.fullStream as never, {
         tools,
         toolApproval,

@@ -25,7 +25,14 @@ import { startRun, THREAD_TAKEN, TURN_TAKEN } from '../../runner/door_runs.js'
 import type { DoorRun } from '../../store/door_runs.js'
 import type { StreamState } from '../../store/rows.js'
 import { applyPlan, planDecisions } from './decide.js'
-import { bodyFields, userMessage, userText, validateChatInput, type ChatInput } from './input.js'
+import {
+  bodyFields,
+  chatPageState,
+  userMessage,
+  userText,
+  validateChatInput,
+  type ChatInput,
+} from './input.js'
 import type { UiChunkItem, UiDoorReply, UiMessageDoorOptions } from './reply.js'
 import { UI_MESSAGE_STATE } from './state_codec.js'
 import { turnChunks, type TurnRead } from './turn.js'
@@ -130,6 +137,7 @@ export class UiMessageDoor extends DoorBase<UiMessageDoorOptions, string> {
     const message = userText(last)
     const said = userMessage(last, this.sink.options.maxFrameBytes)
     const extras = bodyFields(input)
+    const state = chatPageState(input, this.sink.options.maxStateBytes)
     const open = latest ? await openItems(this.deps, latest.streamRunId) : []
     const admitted = await admitMessage(
       this.deps,
@@ -153,7 +161,12 @@ export class UiMessageDoor extends DoorBase<UiMessageDoorOptions, string> {
       // What the person said (the chat list's title, AG-UI's `MESSAGES_SNAPSHOT` of the thread).
       inputMessage: message === '' ? null : { id: last.id, content: message },
     }
-    const runnerInput = { message, context: [], ...(extras ? { body: extras } : {}) }
+    const runnerInput = {
+      message,
+      context: [],
+      ...(extras ? { body: extras } : {}),
+      ...(state !== undefined ? { state } : {}),
+    }
     if (busy && strategy === 'enqueue') {
       return enqueueTurn(this.deps, { run, input: runnerInput, said }, busy, principal, signal)
     }

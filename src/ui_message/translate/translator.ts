@@ -3,6 +3,10 @@ import type { Cursor } from '../../core/cursor.js'
 import type { AgentStreamEvent, StreamFrame } from '../../core/frames.js'
 import { publicFrame, type ProjectionRules } from '../../core/projection.js'
 import { approvalId, reasoningPartId, textPartId } from './ids.js'
+import { applyStateEvent, type AgentState } from '../../core/agent_state.js'
+
+/** The type and id of the data part that carries the agent's state (`state` frames). */
+export const STATE_PART = { type: 'data-state', id: 'state' } as const
 
 /** A chunk of the AI SDK's UI message stream (`ai`'s `UIMessageChunk`, a type only). */
 export type UiChunk = UIMessageChunk
@@ -31,6 +35,8 @@ interface State {
   cancelled: boolean
   /** The segment being read asked for an approval or answers (reset at each segment end). */
   parked: boolean
+  /** The agent's state as its `state` frames left it (absent: none yet; at most `maxStateBytes`). */
+  agentState?: AgentState
 }
 
 /**
@@ -52,6 +58,7 @@ interface State {
  * | `step-start` / `step-finish` | `start-step` / `finish-step` |
  * | `subagent-start` / `-finish` | `data-subagent` (id: the child's run id) |
  * | event `title` | `message-metadata` `{ title }` |
+ * | event `state` (the agent's state) | `data-state` (id `state`): the whole state after it |
  * | `error` | `error` (its code's fixed sentence) |
  * | `cancelled` | `abort` |
  * | a segment end | `text-end` / `reasoning-end` of what is open, then `finish` (see {@link end}) |
@@ -358,6 +365,14 @@ export class UiMessageTranslator {
       case 'cancelled':
         s.cancelled = true
         return [...this.#close(), { type: 'abort', reason: 'cancelled' }]
+      case 'state': {
+        // The whole state each time, under one id: the client's part is replaced, so a client
+        // that re-attaches anywhere holds what one that never left holds.
+        const next = applyStateEvent(s.agentState ?? null, event, Number.POSITIVE_INFINITY)
+        if ('rule' in next) return []
+        s.agentState = next.state
+        return [{ ...STATE_PART, data: structuredClone(next.state) } as UiChunk]
+      }
       case 'elicitation':
       case 'approval-requested':
       case 'queue':
