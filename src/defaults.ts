@@ -13,6 +13,8 @@ export const DEFAULTS = Object.freeze({
   maxTextRowChars: 16_384,
   /** Cap on one frame's serialized size, in bytes (256 KiB). */
   maxFrameBytes: 262_144,
+  /** Cap on a `custom` event's value, as JSON, in bytes (64 KiB). */
+  maxCustomValueBytes: 65_536,
   /** A writer silent this long (crashed, killed) has its stream failed. */
   leaseMs: 15_000,
   /**

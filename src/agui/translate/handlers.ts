@@ -285,6 +285,19 @@ export const HANDLERS: FrameHandlers = {
       return customEvent(model, event)
     },
 
+    // An app's own event (the projection let it through: its name is allow-listed): its value
+    // exactly as written.
+    'custom'(model, event) {
+      return [
+        {
+          type: EventType.CUSTOM,
+          name: event.name,
+          value: event.value,
+          ...attributed(model.owner()),
+        },
+      ]
+    },
+
     'text': custom,
     'elicitation': custom,
     'approval-requested': custom,

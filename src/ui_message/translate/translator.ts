@@ -58,7 +58,8 @@ interface State {
  * | the turn's end | also `tool-output-error` for an approved call that got no result |
  *
  * Other known kinds (`approval-requested`, `queue`) carry nothing the UI stream has a chunk for.
- * Unknown kinds the app allow-lists (`custom`) become `data-<kind>` with the allowed fields.
+ * Unknown kinds the app allow-lists (`custom`) become `data-<kind>` with the allowed fields; a
+ * `custom` event whose name the app allow-lists (`customEvents`), `data-<name>` with its value.
  */
 export class UiMessageTranslator {
   #s: State = {
@@ -358,6 +359,9 @@ export class UiMessageTranslator {
       case 'cancelled':
         s.cancelled = true
         return [...this.#close(), { type: 'abort', reason: 'cancelled' }]
+      case 'custom':
+        // An app's own event whose name is allow-listed (`customEvents`): its value as written.
+        return [{ type: `data-${event.name}`, data: event.value } as UiChunk]
       case 'elicitation':
       case 'approval-requested':
       case 'queue':
