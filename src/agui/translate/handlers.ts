@@ -1,7 +1,7 @@
 import { EventType } from '@ag-ui/core'
 import type { Cursor } from '../../core/cursor.js'
 import { FAILURE_SENTENCES, type AgentStreamEvent, type StreamFrame } from '../../core/frames.js'
-import { TOOL_FAILED_SENTENCE, customFields, deniedSentence } from '../../core/projection.js'
+import { customFields, deniedSentence } from '../../core/projection.js'
 import { attributed, type Scope, type TranslatorModel } from './model.js'
 import { APPROVAL_RESPONSE_SCHEMA, questionSetSchema } from './schemas.js'
 import type { AgUiEvent } from './types.js'
@@ -38,8 +38,15 @@ const custom: Handler<AgentStreamEvent> = (model, event) =>
   customEvent(model, event as { kind: string } & Record<string, unknown>)
 
 /**
- * A call's result: its output as JSON, or a fixed sentence for a failed call or one that did not
- * run (declined, expired or cancelled: each its own).
+ * A result's `content`: a string as it is (`"Haiku created"`, never `"\"Haiku created\""`),
+ * anything else as JSON.
+ */
+export const resultContent = (value: unknown): string =>
+  typeof value === 'string' ? value : JSON.stringify(value ?? null)
+
+/**
+ * A call's result: its output ({@link resultContent}), or a fixed sentence for a failed call or
+ * one that did not run (declined, expired or cancelled: each its own).
  */
 function callResult(
   model: TranslatorModel,
@@ -50,13 +57,11 @@ function callResult(
   const out = model.endCall(call)
   const content =
     event.kind === 'tool-output'
-      ? JSON.stringify(event.output ?? null)
+      ? resultContent(event.output)
       : event.kind === 'tool-output-denied'
         ? deniedSentence(event.status)
-        : // The projection put the fixed sentence in place of the error: it goes out as is.
-          event.error === TOOL_FAILED_SENTENCE
-          ? TOOL_FAILED_SENTENCE
-          : JSON.stringify(event.error ?? null)
+        : // The projection put the fixed sentence in place of the error unless the app opted in.
+          resultContent(event.error)
   out.push({
     type: EventType.TOOL_CALL_RESULT,
     messageId: model.id('res', call.n, [event.id]),
@@ -150,6 +155,8 @@ export const HANDLERS: FrameHandlers = {
       // run of unfinished steps would nest, and the state grow, for ever).
       const top = model.scopes.at(-1)
       if (top?.kind === 'step') out.push(model.stepFinished(model.scopes.pop() as typeof top))
+      // A step's calls belong to its own assistant message (its text, or one minted for them).
+      model.lastMessage = null
       const scope: Scope = { kind: 'step', name: `step-${at.seq}`, owner: model.owner() }
       model.scopes.push(scope)
       out.push(model.stepStarted(scope))
