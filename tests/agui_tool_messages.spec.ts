@@ -219,6 +219,35 @@ test.group('AG-UI tool messages: results, parents, the transcript', () => {
     assert.deepEqual(await applied(events), messages)
   })
 
+  test('the clients in use (0.0.57 to 0.0.59) verify these events and build the same messages', async ({
+    assert,
+  }) => {
+    const { events, translator } = translate(
+      [event({ kind: 'custom', name: 'PredictState', value: [] }), ...haikuRun],
+      { messagesSnapshot: true, customEvents: ['PredictState'] }
+    )
+    const clients = [
+      await import('ag-ui-client-0.0.57'),
+      await import('ag-ui-client-0.0.58'),
+      await import('ag-ui-client-0.0.59'),
+    ]
+    for (const client of clients) {
+      const verified = await lastValueFrom(
+        from(events as any[]).pipe((client.verifyEvents as any)(false), toArray())
+      )
+      assert.lengthOf(verified, events.length)
+      const updates: any[] = await lastValueFrom(
+        (client.defaultApplyEvents as any)(
+          { messages: [], state: {} },
+          from(events as any[]),
+          { messages: [] },
+          []
+        ).pipe(toArray())
+      )
+      assert.deepEqual(updates.filter((u) => u.messages).at(-1).messages, translator.messages())
+    }
+  })
+
   test('custom events: CUSTOM { name, value } with any JSON value, only when allow-listed', async ({
     assert,
   }) => {
