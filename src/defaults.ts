@@ -18,6 +18,8 @@ export const DEFAULTS = Object.freeze({
    * body `state`), in bytes of JSON (64 KiB): a snapshot, or the state a delta leaves.
    */
   maxStateBytes: 65_536,
+  /** Cap on a `custom` event's value, as JSON, in bytes (64 KiB). */
+  maxCustomValueBytes: 65_536,
   /** A writer silent this long (crashed, killed) has its stream failed. */
   leaseMs: 15_000,
   /**

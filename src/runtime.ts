@@ -193,10 +193,17 @@ export function createRuntime(db: Database, options: RuntimeOptions) {
     { waitMs: options.stop?.waitMs }
   )
   const door = new AgUiDoor({ sink, driver, parking, runs, control, queue }, options.agui)
-  // The same projection opt-ins (`agui.reasoning`, `toolErrorText`, `custom`), body cap and
-  // checkpoint spacings.
-  const { reasoning, toolErrorText, custom, maxBodyBytes, checkpointEvery, storedCheckpointEvery } =
-    options.agui ?? {}
+  // The same projection opt-ins (`agui.reasoning`, `toolErrorText`, `custom`, `customEvents`),
+  // body cap and checkpoint spacings.
+  const {
+    reasoning,
+    toolErrorText,
+    custom,
+    customEvents,
+    maxBodyBytes,
+    checkpointEvery,
+    storedCheckpointEvery,
+  } = options.agui ?? {}
   const uiMessage = new UiMessageDoor(
     { sink, driver, parking, runs, control, queue },
     {
@@ -204,6 +211,7 @@ export function createRuntime(db: Database, options: RuntimeOptions) {
       reasoning,
       toolErrorText,
       custom,
+      customEvents,
       maxBodyBytes,
       checkpointEvery,
       storedCheckpointEvery,

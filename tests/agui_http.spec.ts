@@ -368,9 +368,16 @@ test.group('AG-UI over HTTP: MESSAGES_SNAPSHOT', () => {
       first.slice(-3).map((e) => e.type),
       ['CUSTOM', 'MESSAGES_SNAPSHOT', 'RUN_FINISHED']
     )
+    // The read step's call, its result, the step's text; the approval step's call on an
+    // assistant message of its own (a step's calls share one parent, minted when no text came
+    // before them in the step).
     assert.deepEqual(
       snapshot.messages.map((m: any) => m.role),
-      ['user', 'assistant', 'tool', 'assistant']
+      ['user', 'assistant', 'tool', 'assistant', 'assistant']
+    )
+    assert.deepEqual(
+      snapshot.messages.map((m: any) => (m.toolCalls ?? []).map((c: any) => c.function.name)),
+      [[], ['search'], [], [], ['send_email']]
     )
     assert.equal(snapshot.messages[0].id, 'u1')
     const [interrupt] = client.pendingInterrupts

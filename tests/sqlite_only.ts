@@ -13,6 +13,8 @@ export const SQLITE_ONLY: Record<string, string> = {
   'tests/agui_ids.spec.ts': 'the AG-UI id grammar: pure functions, no store',
   'tests/agui_schemas.spec.ts': 'reply checks against a responseSchema: pure, no store',
   'tests/agui_translate.spec.ts': 'the AG-UI translator on frames in memory: pure, no store',
+  'tests/agui_tool_messages.spec.ts':
+    'tool results, parent messages, the transcript and custom events of the AG-UI translator on frames in memory: pure, no store',
   'tests/check_layers.spec.ts': 'dependency-cruiser rules on fixture files: no store',
   'tests/checkpoints.spec.ts': 'translator checkpoints in memory, bounded in bytes: no store',
   'tests/coalescing.spec.ts': 'the coalescing decision: pure functions, no store',

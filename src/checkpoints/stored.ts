@@ -6,7 +6,7 @@ import { OversizeWarnings } from './oversize.js'
  * The version of the translators' state shapes, in every stored checkpoint's key: bump it when
  * a door's translator state changes shape, and the checkpoints stored before are never read.
  */
-export const CHECKPOINT_FORMAT = 2
+export const CHECKPOINT_FORMAT = 3
 
 /** The parts of a `checkpointKey` (store.ts): the stream, its incarnation, the options' JSON. */
 export function parseCheckpointKey(key: string) {

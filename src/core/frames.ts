@@ -212,6 +212,15 @@ export type AgentStreamEvent =
    * `STATE_SNAPSHOT` / `STATE_DELTA` and as the useChat `data-state` part (src/core/agent_state.ts).
    */
   | StateEvent
+  /**
+   * An app's own event, as AG-UI's `CUSTOM` has it: a name and any JSON value (an array stays an
+   * array). Sent only when the app allow-lists the name (`agui.customEvents`): as `CUSTOM
+   * { name, value }` on AG-UI, `data-<name>` on the useChat door, as written on the native SSE
+   * route; dropped otherwise. The sink refuses a name that is empty or over 191 characters and a
+   * value over `DEFAULTS.maxCustomValueBytes` (64 KiB of JSON) or nested deeper than the depth
+   * rule (`MAX_JSON_DEPTH`).
+   */
+  | { kind: 'custom'; name: string; value: unknown }
 
 /** One frame of a run's stream, discriminated on `t` (docs/design.md, "Frames"). */
 export type StreamFrame =

@@ -47,6 +47,12 @@ export interface ProjectionRules {
    * An unknown kind not listed here is dropped. Default {@link DEFAULT_CUSTOM}.
    */
   custom?: Record<string, string[]>
+  /**
+   * Names of `custom` events (`{ kind: 'custom', name, value }`) sent with their whole value, as
+   * written (an array stays an array): AG-UI `CUSTOM { name, value }`, a `data-<name>` part on
+   * the useChat door. A `custom` event whose name is not listed is dropped. Default none.
+   */
+  customEvents?: readonly string[]
 }
 
 /** The custom events sent when the app names none: the run's title. */
@@ -86,6 +92,7 @@ const EVENT_FIELDS = {
   'user-message': ['id', 'parts'],
   'queue': ['queue', 'started'],
   'state': ['snapshot', 'delta'],
+  'custom': ['name', 'value'],
 } as const satisfies { [K in EventKind]: readonly FieldsOf<K>[] }
 
 const isKnown = (kind: string): kind is EventKind => Object.hasOwn(EVENT_FIELDS, kind)
@@ -123,6 +130,11 @@ export function customFields(
   return value
 }
 
+/** Whether a `custom` event named `name` may leave the process (`customEvents` lists it). */
+export function customAllowed(name: unknown, rules: ProjectionRules): boolean {
+  return typeof name === 'string' && (rules.customEvents?.includes(name) ?? false)
+}
+
 /**
  * The frame as it may leave the process, or `null` when it is not sent at all:
  * - `error`: the message is its code's fixed sentence ({@link FAILURE_SENTENCES});
@@ -131,6 +143,7 @@ export function customFields(
  * - `reasoning`: dropped unless `reasoning`;
  * - `approval-settled`: without `decidedBy`;
  * - `user-message` (what the person said): dropped, never the agent's output;
+ * - `custom`: dropped unless `customEvents` names it, then its name and value as written;
  * - `step-finish`: `usage` keeps its finite numeric fields only;
  * - a known event kind keeps only its own fields; an unknown kind is dropped unless `custom`
  *   allow-lists it, and then keeps `kind` and the listed fields.
@@ -150,6 +163,7 @@ export function publicFrame(frame: StreamFrame, rules: ProjectionRules): StreamF
     return { ...frame, event: { kind: source.kind, ...fields } as unknown as AgentStreamEvent }
   }
   if (source.kind === 'reasoning' && !rules.reasoning) return null
+  if (source.kind === 'custom' && !customAllowed(source.name, rules)) return null
   const event = pick(source, source.kind, EVENT_FIELDS[source.kind])
   if (source.kind === 'tool-output-error' && !rules.toolErrorText) {
     event.error = TOOL_FAILED_SENTENCE

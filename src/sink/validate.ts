@@ -6,6 +6,7 @@ import { AGENT_STREAM_ERROR_CODES, type StreamFrame } from '../core/frames.js'
 import { DEFAULTS } from '../defaults.js'
 import { isWellFormedDeep } from '../core/text.js'
 import { stateShapeIssue } from '../core/agent_state.js'
+import { tooDeep } from '../core/json_depth.js'
 
 /**
  * Text that every SQL dialect stores and returns unchanged, so cursor offsets (UTF-16 code units)
@@ -41,6 +42,21 @@ const jsonSchemaValue = vine.createRule((value: unknown, _: undefined, field: Fi
     field.report('The {{ field }} field must be a JSON Schema', 'jsonSchema', field)
   }
 })
+/**
+ * A `custom` event's value: any JSON, at most `DEFAULTS.maxCustomValueBytes` of it (`maxBytes`),
+ * nested no deeper than the package's depth rule (`maxDepth`, `MAX_JSON_DEPTH`).
+ */
+const customValue = vine.createRule((value: unknown, _: undefined, field: FieldContext) => {
+  if (tooDeep(value)) {
+    field.report('The {{ field }} field is nested too deep', 'maxDepth', field)
+    return
+  }
+  const json = JSON.stringify(value)
+  if (json !== undefined && Buffer.byteLength(json, 'utf8') > DEFAULTS.maxCustomValueBytes) {
+    field.report('The {{ field }} field is too large', 'maxBytes', field)
+  }
+})
+
 /** Ids are stored in indexed columns: keep them short and printable. */
 const id = () => vine.string().minLength(1).maxLength(191)
 const toolKind = () => vine.enum(['read', 'action'] as const)
@@ -161,6 +177,10 @@ const eventKinds = {
   'queue': {
     queue: vine.any().optional(),
     started: vine.object({ messageId: id(), runId: id() }).optional(),
+  },
+  'custom': {
+    name: text().minLength(1).maxLength(191),
+    value: vine.any().use(customValue()).nullable(),
   },
 } as const
 

@@ -1,7 +1,7 @@
 import { EventType } from '@ag-ui/core'
 import type { Cursor } from '../../core/cursor.js'
 import { FAILURE_SENTENCES, type AgentStreamEvent, type StreamFrame } from '../../core/frames.js'
-import { TOOL_FAILED_SENTENCE, customFields, deniedSentence } from '../../core/projection.js'
+import { customFields, deniedSentence } from '../../core/projection.js'
 import { attributed, type Scope, type TranslatorModel } from './model.js'
 import { APPROVAL_RESPONSE_SCHEMA, questionSetSchema } from './schemas.js'
 import { agentStateEvents } from './agent_state.js'
@@ -39,8 +39,15 @@ const custom: Handler<AgentStreamEvent> = (model, event) =>
   customEvent(model, event as { kind: string } & Record<string, unknown>)
 
 /**
- * A call's result: its output as JSON, or a fixed sentence for a failed call or one that did not
- * run (declined, expired or cancelled: each its own).
+ * A result's `content`: a string as it is (`"Haiku created"`, never `"\"Haiku created\""`),
+ * anything else as JSON.
+ */
+export const resultContent = (value: unknown): string =>
+  typeof value === 'string' ? value : JSON.stringify(value ?? null)
+
+/**
+ * A call's result: its output ({@link resultContent}), or a fixed sentence for a failed call or
+ * one that did not run (declined, expired or cancelled: each its own).
  */
 function callResult(
   model: TranslatorModel,
@@ -51,13 +58,11 @@ function callResult(
   const out = model.endCall(call)
   const content =
     event.kind === 'tool-output'
-      ? JSON.stringify(event.output ?? null)
+      ? resultContent(event.output)
       : event.kind === 'tool-output-denied'
         ? deniedSentence(event.status)
-        : // The projection put the fixed sentence in place of the error: it goes out as is.
-          event.error === TOOL_FAILED_SENTENCE
-          ? TOOL_FAILED_SENTENCE
-          : JSON.stringify(event.error ?? null)
+        : // The projection put the fixed sentence in place of the error unless the app opted in.
+          resultContent(event.error)
   out.push({
     type: EventType.TOOL_CALL_RESULT,
     messageId: model.id('res', call.n, [event.id]),
@@ -151,6 +156,8 @@ export const HANDLERS: FrameHandlers = {
       // run of unfinished steps would nest, and the state grow, for ever).
       const top = model.scopes.at(-1)
       if (top?.kind === 'step') out.push(model.stepFinished(model.scopes.pop() as typeof top))
+      // A step's calls belong to its own assistant message (its text, or one minted for them).
+      model.lastMessage = null
       const scope: Scope = { kind: 'step', name: `step-${at.seq}`, owner: model.owner() }
       model.scopes.push(scope)
       out.push(model.stepStarted(scope))
@@ -284,6 +291,19 @@ export const HANDLERS: FrameHandlers = {
     'title'(model, event) {
       model.state.title = event.title
       return customEvent(model, event)
+    },
+
+    // An app's own event (the projection let it through: its name is allow-listed): its value
+    // exactly as written.
+    'custom'(model, event) {
+      return [
+        {
+          type: EventType.CUSTOM,
+          name: event.name,
+          value: event.value,
+          ...attributed(model.owner()),
+        },
+      ]
     },
 
     'text': custom,

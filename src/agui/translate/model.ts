@@ -64,7 +64,10 @@ export const attributed = (owner: string | undefined) => (owner ? { subagentRunI
  */
 export class TranslatorModel {
   text: { messageId: string; owner?: string } | null = null
-  /** The assistant message the next calls belong to (the last text message), per owner. */
+  /**
+   * The assistant message the next calls belong to: the step's last text message, else the one
+   * its first call minted (`startCall`), with its owner.
+   */
   lastMessage: { id: string; owner?: string } | null = null
   scopes: Scope[] = []
   /** Tool calls without a result yet, by provider call id (reused ids get a fresh entry). */
@@ -242,13 +245,17 @@ export class TranslatorModel {
     // The provider's id is not unique in a run (reused across iterations): the AG-UI id is
     // minted from the stored position, with the provider's id as the address.
     const owner = this.owner()
+    // A tool call belongs to an assistant message of its own owner (the verifier checks it):
+    // the text before it, else one minted from this call's position, which the calls after it
+    // share until the next text or step.
+    if (this.lastMessage?.owner !== owner) this.lastMessage = null
+    this.lastMessage ??= { id: this.id('msg', seq), owner }
     const call: Call = {
       toolCallId: this.id('tool', seq, [callId]),
       n: seq,
       name,
       owner,
-      // A tool call belongs to a message of its own owner (the verifier checks it).
-      parentMessageId: this.lastMessage?.owner === owner ? this.lastMessage?.id : undefined,
+      parentMessageId: this.lastMessage.id,
       streamed: false,
       ended: false,
     }

@@ -46,9 +46,12 @@ export class Transcript {
       case EventType.TOOL_CALL_START: {
         const calls = this.#messages.flatMap((m) => m.toolCalls ?? [])
         if (calls.some((c: { id: string }) => c.id === event.toolCallId)) break
-        let parent = this.#byId(event.parentMessageId)
+        // As the client applies it: the parent message, made when it has no text.
+        const known = this.#byId(event.parentMessageId)
+        let parent = known
         if (parent?.role !== 'assistant') {
-          parent = { id: event.toolCallId, role: 'assistant', toolCalls: [], ...who }
+          const id = known || !event.parentMessageId ? event.toolCallId : event.parentMessageId
+          parent = { id, role: 'assistant', toolCalls: [], ...who }
           this.#messages.push(parent)
         }
         parent.toolCalls ??= []

@@ -65,7 +65,8 @@ interface State {
  * | the turn's end | also `tool-output-error` for an approved call that got no result |
  *
  * Other known kinds (`approval-requested`, `queue`) carry nothing the UI stream has a chunk for.
- * Unknown kinds the app allow-lists (`custom`) become `data-<kind>` with the allowed fields.
+ * Unknown kinds the app allow-lists (`custom`) become `data-<kind>` with the allowed fields; a
+ * `custom` event whose name the app allow-lists (`customEvents`), `data-<name>` with its value.
  */
 export class UiMessageTranslator {
   #s: State = {
@@ -373,6 +374,9 @@ export class UiMessageTranslator {
         s.agentState = next.state
         return [{ ...STATE_PART, data: structuredClone(next.state) } as UiChunk]
       }
+      case 'custom':
+        // An app's own event whose name is allow-listed (`customEvents`): its value as written.
+        return [{ type: `data-${event.name}`, data: event.value } as UiChunk]
       case 'elicitation':
       case 'approval-requested':
       case 'queue':
