@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { context, ROOT_CONTEXT } from '@opentelemetry/api'
 import type { DeliveryRow, WebhookDeliveries } from '../../store/webhook_deliveries.js'
 import { nowMs } from '../../store/sql.js'
+import { recordWebhookAttempt } from '../metrics/index.js'
 import type { ResolvedWebhooks } from './config.js'
 import { signedHeaders } from './signing.js'
 
@@ -174,6 +175,7 @@ export class WebhookDeliverer {
     }
     if (error === null) {
       await this.rows.delivered(row.id, this.holder)
+      recordWebhookAttempt(row.eventType, 'delivered', row.createdAt, nowMs())
       return
     }
     if (error === 'replica_shutdown') {
@@ -188,6 +190,7 @@ export class WebhookDeliverer {
       error,
       dead ? null : backoffDelay(this.config, row.attempts)
     )
+    recordWebhookAttempt(row.eventType, dead ? 'dead' : 'failed', row.createdAt, nowMs())
   }
 
   /** POST `row` to `endpoint`: `null` on a 2xx, else the failure's stable code. */
