@@ -98,11 +98,14 @@ test.group('Metrics | named and documented in the README with their units', () =
     const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8')
     const docs = await readFile(new URL('../docs/observability.md', import.meta.url), 'utf8')
     for (const name of Object.values(METRIC)) {
-      const row = readme.split('\n').find((line) => line.includes(`\`${name}\``))
-      assert.isDefined(row, `${name} in the README's metrics table`)
-      assert.match(
-        row!,
-        /\|\s*(Counter|UpDownCounter|Histogram|ObservableGauge)\s*\|\s*`[^`]+`\s*\|/
+      // The README's metrics table: `| \`name\` (what) | instrument | \`unit\` |` (a status row
+      // may name it too).
+      const table =
+        /^\s*\|[^|]*`NAME`[^|]*\|\s*(Counter|UpDownCounter|Histogram|ObservableGauge)\s*\|\s*`[^`]+`\s*\|/
+      const row = new RegExp(table.source.replace('NAME', name.replaceAll('.', '\\.')))
+      assert.isTrue(
+        readme.split('\n').some((line) => row.test(line)),
+        `${name} in the README's metrics table with its instrument and unit`
       )
       assert.include(docs, `| \`${name}\` |`, `${name} in docs/observability.md#metrics`)
     }
