@@ -12,6 +12,7 @@ import {
   type SegmentSpan,
   type TraceOptions,
   type TracedRun,
+  tracing,
 } from '../telemetry/traces/index.js'
 import type { RunOutcome } from './contract.js'
 
@@ -112,7 +113,8 @@ export class RunTraces {
    */
   async later(meta: RunMeta, continued = false): Promise<SegmentTrace> {
     const id = meta.streamRunId
-    const carrier = await this.contexts.carrier(id).catch(() => null)
+    // No SDK: the span is a no-op, and its parent is not read.
+    const carrier = tracing() ? await this.contexts.carrier(id).catch(() => null) : null
     const span = laterSegmentSpan(this.agentName, traced(meta), carrier, continued)
     // Its number costs a read: only for a span that records.
     if (span.recording) {
