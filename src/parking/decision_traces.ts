@@ -1,5 +1,5 @@
 import { TraceContexts } from '../store/trace_contexts.js'
-import { recordDecidedItems, type DecidedItem } from '../telemetry/traces/index.js'
+import { recordDecidedItems, tracing, type DecidedItem } from '../telemetry/traces/index.js'
 import type { ItemKind, ParkingTables } from './store_rows.js'
 
 /** An item a decision (or expiry, or cancel) settled: which row. */
@@ -32,6 +32,8 @@ export async function traceSettled(
 }
 
 async function record(rows: ParkingTables, streamRunId: string, keys: SettledKey[] | 'cancelled') {
+  // No SDK: no span is made, so nothing is read for one.
+  if (!tracing()) return
   const carrier = await new TraceContexts(() => rows.client, rows.tables).carrier(streamRunId)
   if (!carrier) return
   const found: DecidedItem[] = []

@@ -140,7 +140,7 @@ export class RunDriver {
           })
         : this.sink.openWithState(run.runId, meta, within, record)
     ).catch((error) => {
-      trace.fail()
+      trace.fail(error)
       throw error
     })
     const writer = opened.writer

@@ -2,13 +2,17 @@ import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { context } from '@opentelemetry/api'
 import type { RunMeta } from '../core/run.js'
 import type { TraceContexts } from '../store/trace_contexts.js'
+import { ThreadTakenError, TurnTakenError } from '../store/door_runs.js'
+import { StreamExistsError } from '../store/stream_store.js'
 import {
   agentNameOf,
+  errorType,
   laterSegmentSpan,
   rootRunSpan,
   type SegmentSpan,
   type TraceOptions,
   type TracedRun,
+  tracing,
 } from '../telemetry/traces/index.js'
 import type { RunOutcome } from './contract.js'
 
@@ -20,8 +24,20 @@ export interface SegmentTrace {
   ): ((trx: TransactionClientContract) => Promise<void>) | undefined
   /** Run the segment inside the span's context; the span ends with its outcome. */
   run(segment: () => Promise<RunOutcome>): Promise<RunOutcome>
-  /** The open failed: the span ends failed. */
-  fail(): void
+  /**
+   * The open did not happen: a refusal (the run id, the thread or the turn taken: a client's
+   * repeated POST, a race lost) ends the span `refused`, not an error; anything else `failed`
+   * with the error's stable code (never its text).
+   */
+  fail(error: unknown): void
+}
+
+/** The stable name of a start refused before it ran (nothing was opened), else `null`. */
+function refusalOf(error: unknown): string | null {
+  if (error instanceof StreamExistsError) return 'stream_exists'
+  if (error instanceof ThreadTakenError) return 'thread_taken'
+  if (error instanceof TurnTakenError) return 'turn_taken'
+  return null
 }
 
 const traced = (meta: RunMeta): TracedRun => ({
@@ -54,7 +70,14 @@ function segmentTrace(
           throw error
         }
       ),
-    fail: () => span.end({ status: 'failed' }),
+    fail: (error) => {
+      const refused = refusalOf(error)
+      span.end(
+        refused
+          ? { status: 'refused', code: refused }
+          : { status: 'failed', code: errorType(error) }
+      )
+    },
   }
 }
 
@@ -90,7 +113,8 @@ export class RunTraces {
    */
   async later(meta: RunMeta, continued = false): Promise<SegmentTrace> {
     const id = meta.streamRunId
-    const carrier = await this.contexts.carrier(id).catch(() => null)
+    // No SDK: the span is a no-op, and its parent is not read.
+    const carrier = tracing() ? await this.contexts.carrier(id).catch(() => null) : null
     const span = laterSegmentSpan(this.agentName, traced(meta), carrier, continued)
     // Its number costs a read: only for a span that records.
     if (span.recording) {

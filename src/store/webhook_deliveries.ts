@@ -15,6 +15,9 @@ export interface NewDelivery {
   payload: string
 }
 
+/** Whose due rows a deliverer's lane reads: one endpoint's, or every endpoint's but some. */
+export type DueLane = { endpoint: string } | { except: readonly string[] }
+
 /** A stored delivery, as the deliverer, the console and `inspect` read it. */
 export interface DeliveryRow {
   id: string
@@ -157,17 +160,21 @@ export class WebhookDeliveries {
     return this.tables.webhookDeliveries
   }
 
-  /** Ids of up to `limit` rows due for an attempt now (pending, due, no lease held). */
-  async due(limit: number): Promise<string[]> {
+  /**
+   * Ids of up to `limit` rows due for an attempt now (pending, due, no lease held), of one
+   * endpoint, or of every endpoint but `except` (default: any endpoint).
+   */
+  async due(limit: number, lane: DueLane = { except: [] }): Promise<string[]> {
     const now = nowMs()
-    const rows = await this.client()
+    const query = this.client()
       .from(this.#table)
       .select('id')
       .where('status', 'pending')
       .where('next_attempt_at', '<=', now)
       .where((q) => q.whereNull('lease_expires_at').orWhere('lease_expires_at', '<', now))
-      .orderBy('next_attempt_at', 'asc')
-      .limit(limit)
+    if ('endpoint' in lane) query.where('endpoint', lane.endpoint)
+    else if (lane.except.length > 0) query.whereNotIn('endpoint', [...lane.except])
+    const rows = await query.orderBy('next_attempt_at', 'asc').limit(limit)
     return rows.map((row: { id: string }) => row.id)
   }
 

@@ -27,3 +27,4 @@ export {
   type SettledPark,
 } from './parking.js'
 export { recordRunStarted, recordSegmentEnded } from './runs.js'
+export { recordWebhookAttempt, type WebhookAttemptResult } from './webhooks.js'

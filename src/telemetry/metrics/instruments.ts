@@ -20,6 +20,10 @@ const LATENCY_BUCKETS = [
 ]
 /** Streams carried by one transaction (at most `groupCommitMembers`). */
 const GROUP_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256]
+/** Seconds from an event's commit to its webhook's delivery: 10 ms to a day (retries included). */
+const WEBHOOK_BUCKETS = [
+  0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 14400, 86400,
+]
 
 /** The package's instruments, made from one meter provider. */
 export interface Instruments {
@@ -36,6 +40,8 @@ export interface Instruments {
   expiries: Counter
   runsStarted: Counter
   runsEnded: Counter
+  webhookAttempts: Counter
+  webhookDelay: Histogram
 }
 
 /** Run once per provider, once its instruments exist (observable callbacks). */
@@ -132,6 +138,17 @@ function build(): Instruments | null {
       unit: '{run}',
       description:
         'Runs whose segment ended the run (finished, failed, cancelled) on this replica.',
+    }),
+    webhookAttempts: m.createCounter(METRIC.webhookAttempts, {
+      unit: '{attempt}',
+      description:
+        'Webhook delivery attempts this replica made, by event and result (delivered, failed and retried later, dead).',
+    }),
+    webhookDelay: m.createHistogram(METRIC.webhookDelay, {
+      unit: 's',
+      description:
+        "A lifecycle event's commit to its webhook's delivery (retries included), recorded when it is delivered.",
+      advice: { explicitBucketBoundaries: WEBHOOK_BUCKETS },
     }),
   }
 }

@@ -17,6 +17,8 @@ export const METRIC = {
   expiries: 'agent_stream.park.expiries',
   runsStarted: 'agent_stream.run.started',
   runsEnded: 'agent_stream.run.ended',
+  webhookAttempts: 'agent_stream.webhook.attempts',
+  webhookDelay: 'agent_stream.webhook.delivery.delay',
 } as const
 
 /** The attributes metrics carry: each of a few values only (never an id, a principal or text). */
@@ -35,6 +37,10 @@ export const ATTRIBUTE = {
   decidedVia: 'agent_stream.decided_via',
   /** How a run ended: `finished`, `failed`, `cancelled`. */
   outcome: 'agent_stream.outcome',
+  /** A webhook's lifecycle event type: `run.started`, ..., `run.expired` (eight values). */
+  webhookEvent: 'agent_stream.webhook.event',
+  /** How a webhook attempt ended: `delivered`, `failed` (retried later), `dead`. */
+  webhookResult: 'agent_stream.webhook.result',
 } as const
 
 const DIALECTS: Record<string, string> = {

@@ -16,6 +16,7 @@ export const ATTR = {
   segment: 'agent_stream.segment',
   continued: 'agent_stream.continued',
   outcome: 'agent_stream.outcome',
+  refused: 'agent_stream.refused',
   park: 'agent_stream.park',
   itemKind: 'agent_stream.item.kind',
   decision: 'agent_stream.decision',

@@ -11,3 +11,4 @@ export {
 export { recordDecidedItems, type DecidedItem } from './park_spans.js'
 export { ToolSpans } from './tool_spans.js'
 export { ReadSpan, tracedItems, type TracedRead } from './read_spans.js'
+export { tracing } from '../otel.js'

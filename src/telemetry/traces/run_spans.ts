@@ -20,9 +20,12 @@ export interface TracedRun {
   principalId?: string | null
 }
 
-/** How a segment ended (a `RunOutcome`'s status and code). */
+/**
+ * How a segment ended (a `RunOutcome`'s status and code), or `refused`: a start refused before
+ * anything ran (its `code` says why; not an error).
+ */
 export interface TracedOutcome {
-  status: 'finished' | 'parked' | 'cancelled' | 'failed'
+  status: 'finished' | 'parked' | 'cancelled' | 'failed' | 'refused'
   code?: string
 }
 
@@ -65,6 +68,9 @@ function segmentSpan(span: Span, parent: Context): SegmentSpan {
         span.setAttribute(ATTR.errorType, outcome.code ?? 'run_failed')
         span.setStatus({ code: SpanStatusCode.ERROR })
       }
+      // Refused (the run id, the thread or the turn was taken): why, and no error (nothing ran).
+      if (outcome.status === 'refused' && outcome.code)
+        span.setAttribute(ATTR.refused, outcome.code)
       span.end()
     },
   }

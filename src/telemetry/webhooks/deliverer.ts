@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto'
-import { context, ROOT_CONTEXT } from '@opentelemetry/api'
-import type { DeliveryRow, WebhookDeliveries } from '../../store/webhook_deliveries.js'
+import type { DeliveryRow, DueLane, WebhookDeliveries } from '../../store/webhook_deliveries.js'
 import { nowMs } from '../../store/sql.js'
+import { recordWebhookAttempt } from '../metrics/index.js'
 import type { ResolvedWebhooks } from './config.js'
+import { Lane } from './lane.js'
 import { signedHeaders } from './signing.js'
 
-/** Rows one round claims at most (each delivered concurrently). */
+/** Rows one lane's batch claims at most (each delivered concurrently). */
 const ROUND_ROWS = 16
 
 /** How often delivered rows past their retention are deleted. */
@@ -57,16 +58,19 @@ export interface DelivererOptions {
  * is `delivered`, anything else (a status, a timeout, a refused connection) is retried with
  * backoff until `maxAttempts`, then the row is `dead` with the last failure's code. A replica
  * killed mid-attempt leaves its lease to lapse: another replica tries again (at least once; the
- * `webhook-id` lets a receiver drop a repeat).
+ * `webhook-id` lets a receiver drop a repeat). Each endpoint has a lane of its own (rows of an
+ * endpoint this replica's config does not name, one more), so a receiver that hangs until the
+ * timeout holds back its own deliveries only.
  */
 export class WebhookDeliverer {
   readonly holder: string
-  #timer: NodeJS.Timeout | null = null
-  #round: Promise<void> | null = null
-  #again = false
   #stopped = true
   #abort = new AbortController()
   #lastRetentionSweep = 0
+  /** Each configured endpoint's lane, by URL. */
+  readonly #lanes = new Map<string, Lane>()
+  /** The lane of rows whose endpoint is in no lane (removed since, or not deployed here yet). */
+  readonly #others: Lane
 
   constructor(
     readonly rows: WebhookDeliveries,
@@ -74,6 +78,14 @@ export class WebhookDeliverer {
     readonly options: DelivererOptions = {}
   ) {
     this.holder = options.holder ?? `replica-${randomUUID()}`
+    const { pollIntervalMs } = config
+    for (const { url } of config.endpoints) {
+      this.#lanes.set(
+        url,
+        new Lane(() => this.#deliver({ endpoint: url }), pollIntervalMs, options.onError)
+      )
+    }
+    this.#others = new Lane(() => this.#otherRows(), pollIntervalMs, options.onError)
   }
 
   /** Whether this deliverer runs (started, not stopped). */
@@ -81,45 +93,49 @@ export class WebhookDeliverer {
     return !this.#stopped
   }
 
-  /** Start the timer (and a first round at once). Idempotent. */
+  /** Start the lanes' timers (and a first round of each at once). Idempotent. */
   start() {
     if (!this.#stopped) return
     this.#stopped = false
     this.#abort = new AbortController()
-    this.#schedule(0)
+    for (const lane of this.#allLanes()) lane.start()
   }
 
-  /** Look for due rows now (after a commit that wrote some); coalesced with a round running. */
-  wake() {
+  /**
+   * Look for due rows now (after a commit that wrote some: `endpoints`, their lanes only; none
+   * named: every lane); coalesced with a round running.
+   */
+  wake(endpoints?: readonly string[]) {
     if (this.#stopped) return
-    if (this.#round) {
-      this.#again = true
+    if (!endpoints) {
+      for (const lane of this.#allLanes()) lane.wake()
       return
     }
-    this.#schedule(0)
+    for (const url of endpoints) (this.#lanes.get(url) ?? this.#others).wake()
   }
 
   /** Stop: no new round; attempts in flight are aborted (retried elsewhere) and awaited. */
   async stop() {
     this.#stopped = true
-    if (this.#timer) clearTimeout(this.#timer)
-    this.#timer = null
     this.#abort.abort()
-    await this.#round
+    await Promise.all(this.#allLanes().map((lane) => lane.stop()))
   }
 
-  /** One round: claim and deliver what is due until nothing is. Resolves when done. */
+  /** One round of every lane: claim and deliver what is due until nothing is. Resolves when done. */
   async runOnce(): Promise<void> {
-    while (true) {
-      const ids = await this.rows.due(ROUND_ROWS)
-      const claimed: DeliveryRow[] = []
-      for (const id of ids) {
-        const row = await this.rows.claim(id, this.holder, this.#leaseMs)
-        if (row) claimed.push(row)
-      }
-      await Promise.all(claimed.map((row) => this.#attempt(row)))
-      if (ids.length < ROUND_ROWS || this.#stopped) break
-    }
+    await Promise.all([
+      ...[...this.#lanes.keys()].map((endpoint) => this.#deliver({ endpoint })),
+      this.#otherRows(),
+    ])
+  }
+
+  #allLanes() {
+    return [...this.#lanes.values(), this.#others]
+  }
+
+  /** The other lane's round: rows of endpoints this config does not name, then the retention. */
+  async #otherRows() {
+    await this.#deliver({ except: [...this.#lanes.keys()] })
     const now = nowMs()
     const stopping = () => this.#abort.signal.aborted
     if (!stopping() && now - this.#lastRetentionSweep >= RETENTION_SWEEP_MS) {
@@ -133,32 +149,23 @@ export class WebhookDeliverer {
     }
   }
 
+  /** A lane's round: its due rows, a batch at a time, each batch's attempts concurrent. */
+  async #deliver(lane: DueLane) {
+    while (true) {
+      const ids = await this.rows.due(ROUND_ROWS, lane)
+      const claimed: DeliveryRow[] = []
+      for (const id of ids) {
+        const row = await this.rows.claim(id, this.holder, this.#leaseMs)
+        if (row) claimed.push(row)
+      }
+      await Promise.all(claimed.map((row) => this.#attempt(row)))
+      if (ids.length < ROUND_ROWS || this.#abort.signal.aborted) break
+    }
+  }
+
   /** An attempt may take its timeout; the lease outlasts it with a margin. */
   get #leaseMs() {
     return this.config.timeoutMs * 2 + 5000
-  }
-
-  #schedule(delayMs: number) {
-    if (this.#stopped) return
-    if (this.#timer) clearTimeout(this.#timer)
-    // A round serves every run's rows: it runs in no request's or run's trace context (a wake
-    // comes from a commit inside one; its timer would carry that context on).
-    this.#timer = setTimeout(
-      () =>
-        context.with(ROOT_CONTEXT, () => {
-          this.#timer = null
-          this.#round = this.runOnce()
-            .catch((error) => this.options.onError?.(error))
-            .finally(() => {
-              this.#round = null
-              const again = this.#again
-              this.#again = false
-              this.#schedule(again ? 0 : this.config.pollIntervalMs)
-            })
-        }),
-      delayMs
-    )
-    this.#timer.unref?.()
   }
 
   async #attempt(row: DeliveryRow) {
@@ -174,6 +181,7 @@ export class WebhookDeliverer {
     }
     if (error === null) {
       await this.rows.delivered(row.id, this.holder)
+      recordWebhookAttempt(row.eventType, 'delivered', row.createdAt, nowMs())
       return
     }
     if (error === 'replica_shutdown') {
@@ -188,6 +196,7 @@ export class WebhookDeliverer {
       error,
       dead ? null : backoffDelay(this.config, row.attempts)
     )
+    recordWebhookAttempt(row.eventType, dead ? 'dead' : 'failed', row.createdAt, nowMs())
   }
 
   /** POST `row` to `endpoint`: `null` on a 2xx, else the failure's stable code. */

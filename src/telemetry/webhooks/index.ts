@@ -38,6 +38,6 @@ export function createWebhooks(
   if (!config) return null
   const deliveries = new WebhookDeliveries(client, tables)
   const running = new WebhookDeliverer(deliveries, config, deliverer)
-  const outbox = new WebhookOutbox(config, tables, () => running.wake())
+  const outbox = new WebhookOutbox(config, tables, (endpoints) => running.wake(endpoints))
   return { config, outbox, deliverer: running, deliveries }
 }

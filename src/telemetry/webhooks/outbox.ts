@@ -67,7 +67,8 @@ export class WebhookOutbox implements LifecycleRecorder {
   constructor(
     readonly config: ResolvedWebhooks,
     readonly tables: TableNames,
-    readonly committed: () => void
+    /** Told once the transaction committed, with the endpoints it wrote rows for. */
+    readonly committed: (endpoints: string[]) => void
   ) {}
 
   async record(trx: TransactionClientContract, event: LifecycleEvent) {
@@ -97,6 +98,7 @@ export class WebhookOutbox implements LifecycleRecorder {
       }))
     )
     // A hint only (the deliverer's timer finds the rows anyway).
-    trx.after('commit', () => this.committed())
+    const urls = endpoints.map((endpoint) => endpoint.url)
+    trx.after('commit', () => this.committed(urls))
   }
 }
