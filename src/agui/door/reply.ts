@@ -16,8 +16,8 @@ export interface AgUiDoorOptions
   /**
    * Frontend tools: the client's `tools` reach the runner (`input.tools`); a call the agent makes
    * to one ends the run with `pendingToolCallIds` (for a client that parses it: `clientVersion`),
-   * and the next input's `tool` message is accepted
-   * for such a call only (`input.toolResults`). Default false.
+   * and the next input's `tool` message is accepted for such a call only (`input.toolResults`).
+   * Default false.
    */
   frontendTools?: boolean
   /**
