@@ -226,7 +226,9 @@ for (const transport of TRANSPORTS) {
       assert.equal(eventsB.at(-1)!.type, 'RUN_FINISHED')
       const eventsC = recordC.events()
       await assertConforms(assert, eventsC)
-      const places = eventsC.filter((e) => e.type === 'CUSTOM').map((e) => e.value.position)
+      const places = eventsC
+        .filter((e) => e.type === 'CUSTOM' && e.name === 'queued')
+        .map((e) => e.value.position)
       assert.equal(places[0], 2)
       assert.deepEqual([...places].sort().reverse(), places)
       const said = (result: typeof resultB) =>

@@ -151,7 +151,7 @@ const FACE: Record<string, { values: string[]; types: string[] }> = {
   },
   'adonis-agent-stream/ai-sdk': {
     values: ['aiSdkAgent', 'askTool'],
-    types: ['AiSdkAgentOptions', 'ApprovalOptions', 'AskInput', 'AskOutput'],
+    types: ['AiSdkAgentOptions', 'ApprovalOptions', 'AskInput', 'AskOutput', 'SharedState'],
   },
   'adonis-agent-stream/langgraph': {
     values: [
