@@ -262,7 +262,7 @@ test.group('AG-UI agent runner', () => {
     assert.deepEqual(errors, [{ message: 'secret: sk-live-123', code: 'boom' }])
   })
 
-  test('CUSTOM is stored typed, unknown events are skipped, the state carries to the next segment', async ({
+  test('CUSTOM and STATE_* are stored as custom and state frames, unknown events are skipped, the state carries to the next segment', async ({
     assert,
   }) => {
     const agent = new ScriptedAgent((input) =>
@@ -289,10 +289,11 @@ test.group('AG-UI agent runner', () => {
         await driver.start({ runId: id, input: 'Go', principal: alice })
       ).done
       const frames: any[] = await collect(sink.subscribe(id))
-      assert.deepEqual(kinds(frames), ['agui-custom', 'agui-state', 'elicitation'])
+      assert.deepEqual(kinds(frames), ['custom', 'state', 'state', 'elicitation'])
       assert.deepInclude(frames[0].event, { name: 'progress', value: { done: 1 } })
-      assert.deepEqual(frames[1].event.state, { step: 2 })
-      const asked = frames[2]
+      assert.deepEqual(frames[1].event.snapshot, { step: 1 })
+      assert.deepEqual(frames[2].event.delta, [{ op: 'replace', path: '/step', value: 2 }])
+      const asked = frames[3]
       assert.deepEqual(asked.request.questions[0].id, 'answer')
       await parking.decisions.answer(id, 'int-1', decider, { answers: { answer: ['yes'] } })
       await driver.settled()

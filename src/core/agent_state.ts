@@ -114,3 +114,17 @@ export function pageStateOf(
   if (jsonBytes(value) > maxBytes) return { rule: 'maxBytes' }
   return { state: value }
 }
+
+/**
+ * A resumed segment's input: the input its run parked with, its `state` replaced by the page's
+ * state sent with the resume (AG-UI `RunAgentInput.state` with `resume[]`, the useChat approval
+ * response's body `state`), checked as {@link pageStateOf}; unchanged when none was sent (the
+ * state of the original input stays) or when the stored input is not a JSON object (a host's
+ * own input, not a door's).
+ */
+export function withPageState(input: unknown, state: AgentState | undefined): unknown {
+  if (state === undefined) return input
+  if (input === null || input === undefined) return { state }
+  if (!isObject(input)) return input
+  return { ...input, state }
+}

@@ -1,4 +1,5 @@
 import type { Principal } from '../core/run.js'
+import type { AgentState } from '../core/agent_state.js'
 import type { DecisionPlan, ItemDecision } from '../parking/index.js'
 import type { Parking } from '../parking/parking.js'
 import type { ParkedItem } from '../parking/types.js'
@@ -52,32 +53,37 @@ export function itemDecision(ref: ParkedRef, decision: DoorDecision): ItemDecisi
 
 /**
  * Check a request's whole batch of decisions as `principal`, through a door (`via: 'chat'`):
- * nothing is written; the plan's `commit()` applies them all in one transaction, or none.
+ * nothing is written; the plan's `commit()` applies them all in one transaction, or none, with
+ * `pageState` (the page's state the request carried, checked) as the resumed segment's
+ * `ctx.input.state`.
  * @throws parking's decision errors (the batch is refused whole)
  */
 export function planBatch(
   deps: { parking: DoorParking },
   decisions: ItemDecision[],
-  principal: Principal | null
+  principal: Principal | null,
+  pageState?: AgentState
 ): Promise<DecisionPlan> {
-  return deps.parking.decisions.plan(decisions, { principal, via: 'chat' })
+  return deps.parking.decisions.plan(decisions, { principal, via: 'chat' }, { pageState })
 }
 
 /**
  * Apply a request's whole batch of decisions as `principal`, through a door (`via: 'chat'`):
  * every one checked first, then all applied in one transaction, or none. An item someone
  * settled first (the admin page, another tab, its expiry) is left out, not refused: its outcome
- * is in the stream, where the continuation the door serves shows it.
+ * is in the stream, where the continuation the door serves shows it. `pageState`: as for
+ * {@link planBatch}.
  * @throws parking's decision errors (the batch is refused whole: nothing applied)
  */
 export function applyDecisions(
   deps: { parking: DoorParking },
   decisions: ItemDecision[],
-  principal: Principal | null
+  principal: Principal | null,
+  pageState?: AgentState
 ): Promise<{ applied: number }> {
   return deps.parking.decisions.decideAll(
     decisions,
     { principal, via: 'chat' },
-    { settledFirst: 'skip' }
+    { settledFirst: 'skip', pageState }
   )
 }

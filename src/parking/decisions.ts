@@ -23,8 +23,9 @@ import {
   validateReply,
   type AnswerBody,
 } from './replies.js'
-import type { ApproverPolicy } from './types.js'
+import type { ApproverPolicy, BatchOptions } from './types.js'
 import type { Principal } from '../core/run.js'
+import type { AgentState } from '../core/agent_state.js'
 import { defaultApproverPolicy, lapsed, refusal, type Decider } from './policy.js'
 import { nowMs } from '../store/clock.js'
 import { recordParksSettled } from '../telemetry/metrics/index.js'
@@ -170,7 +171,7 @@ export class ParkingDecisions {
   async decideAll(
     decisions: ItemDecision[],
     decider: Decider,
-    options: { settledFirst?: 'skip' | 'refuse' } = {}
+    options: BatchOptions = {}
   ): Promise<{ applied: number }> {
     for (let attempt = 1; ; attempt++) {
       const plan = await this.plan(decisions, decider, options)
@@ -192,7 +193,7 @@ export class ParkingDecisions {
   async plan(
     decisions: ItemDecision[],
     decider: Decider,
-    options: { settledFirst?: 'skip' | 'refuse' } = {}
+    options: BatchOptions = {}
   ): Promise<DecisionPlan> {
     // Every body's shape first: nothing is looked up for a batch one of whose bodies could
     // never be valid.
@@ -214,7 +215,7 @@ export class ParkingDecisions {
     }
     const streams = new Set(steps.map((step) => step.item.streamRunId))
     if (streams.size > 1) throw new InvalidDecisionError([{ field: '', rule: 'oneStream' }])
-    return { steps, commit: () => this.#commit(steps) }
+    return { steps, commit: () => this.#commit(steps, options.pageState) }
   }
 
   /** One decision checked against its item: the step that applies it. */
@@ -345,7 +346,7 @@ export class ParkingDecisions {
    * decision and its frames commit together or not at all; several decisions too). Then, once
    * nothing of the segment is pending, the ready notice.
    */
-  async #commit(steps: Step[]) {
+  async #commit(steps: Step[], pageState?: AgentState) {
     if (steps.length === 0) return
     const frames = steps.flatMap((step) =>
       settlementFrames(
@@ -375,6 +376,7 @@ export class ParkingDecisions {
           if (!won) throw lapsed(item) ? new DecisionLapsedError() : new DecisionConflictError()
           await lifecycle.record(trx, decisionEvent(item, decider, outcome.status))
         }
+        if (pageState) await this.#store.settling.carryPageState(trx, streamRunId, pageState)
       },
     })
     recordParksSettled(steps.map(settledPark), nowMs())

@@ -1,6 +1,15 @@
 import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { affectedRows as affected, nowMs as now } from '../store/sql.js'
-import { ITEM_KINDS, LIVE, json, toItem, type ItemRow, type ParkingTables } from './store_rows.js'
+import {
+  ITEM_KINDS,
+  LIVE,
+  json,
+  parse,
+  toItem,
+  type ItemRow,
+  type ParkingTables,
+} from './store_rows.js'
+import { withPageState, type AgentState } from '../core/agent_state.js'
 import { deniedCalls } from './settlement_frames.js'
 import type { ItemStatus } from './types.js'
 
@@ -49,6 +58,29 @@ export class ItemSettling {
     }
     if (item.kind === 'elicitation' && outcome.reply) update.reply = json(outcome.reply)
     return affected(await query.update(update)) === 1
+  }
+
+  /**
+   * The page's state sent with a decision becomes the `state` of the input the stream's parked
+   * segment resumes with (`withPageState`): stored on its suspensions, inside the decision's
+   * commit, so the replica that claims the resume (this one or another, after a restart too)
+   * hands it to the runner, and a refused decision stores nothing. By primary key, after the
+   * stream's row lock (the lock order of `SuspensionClaims.claim`).
+   */
+  async carryPageState(trx: TransactionClientContract, streamRunId: string, state: AgentState) {
+    const parked = await trx
+      .from(this.rows.tables.suspensions)
+      .select('run_id', 'park', 'input')
+      .where('stream_run_id', streamRunId)
+      .where('status', 'parked')
+    for (const row of parked as { run_id: string; park: unknown; input: string | null }[]) {
+      await trx
+        .from(this.rows.tables.suspensions)
+        .where('run_id', row.run_id)
+        .where('park', Number(row.park))
+        .where('status', 'parked')
+        .update({ input: json(withPageState(parse(row.input), state)) })
+    }
   }
 
   /**

@@ -1,3 +1,4 @@
+import type { AgentState } from '../core/agent_state.js'
 import type { ElicitationRequest, ToolConfirmation } from '../core/frames.js'
 import type { Principal } from '../core/run.js'
 
@@ -72,3 +73,13 @@ export type ApproverPolicy = (
     runId: string
   }
 ) => boolean | Promise<boolean>
+
+/**
+ * How a batch is decided: `settledFirst` (see {@link ParkingDecisions}); `pageState`,
+ * the page's state sent with the decisions (checked by the door), which the resumed segment's
+ * runner gets as `ctx.input.state` (`ItemSettling.carryPageState`, in the batch's commit).
+ */
+export interface BatchOptions {
+  settledFirst?: 'skip' | 'refuse'
+  pageState?: AgentState
+}

@@ -5,7 +5,7 @@ import { lapsed } from '../../parking/policy.js'
 import { validateDecision, validateReply } from '../../parking/replies.js'
 import { continuationRunId, decodeAgUiId, encodeAgUiId } from '../ids.js'
 import { replyCheck } from './reply_check.js'
-import type { AgUiInput, AgUiResumeEntry } from './input.js'
+import { agUiPageState, type AgUiInput, type AgUiResumeEntry } from './input.js'
 import { issueOf, refusal, refusalOf, type AgUiRefusalCode } from './refusals.js'
 import type { AgUiDeps, AgUiReply } from './reply.js'
 import type { DoorRun } from '../../store/door_runs.js'
@@ -71,7 +71,10 @@ export async function resume(
     decisions = await planBatch(
       deps,
       plan.map((step) => step.decision),
-      principal
+      principal,
+      // The page's state sent with the resume (checked by the door before anything was
+      // written): the resumed segment's `ctx.input.state`.
+      agUiPageState(input, deps.sink.options.maxStateBytes)
     )
   } catch (error) {
     const code = refusalOf(error)

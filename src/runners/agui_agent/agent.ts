@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto'
 import type { AbstractAgent } from '@ag-ui/client'
-import type { Context, Message, State } from '@ag-ui/core'
+import type { Context, Message } from '@ag-ui/core'
 import type { StreamFrame } from '../../core/frames.js'
 import { userMessageFrame, userMessageOf } from '../../core/user_message.js'
 import type { SettledItem } from '../../parking/types.js'
 import type { AgentRunner, RunContext, RunOutcome } from '../../runner/contract.js'
 import { readCheckpoint, type AgUiAgentCheckpoint } from './checkpoint.js'
-import { AgUiEventReader, STATE_KIND, type StreamedCall } from './events.js'
+import { AgUiEventReader, type StreamedCall } from './events.js'
+import { SharedStateMirror, stateOf } from './shared_state.js'
+import { isStateObject } from '../../core/agent_state.js'
 import { parkInterrupts, resumeEntries, type ApprovalOptions } from './interrupts.js'
 import { framesToAgUiMessages, withoutUnansweredCalls } from './messages.js'
 import { unreadableOutcome } from '../shared/checkpoint_unreadable.js'
@@ -27,17 +29,6 @@ export interface AgUiAgentOptions {
    * transport, the client's checks). Readers only get a fixed sentence.
    */
   onError?: (error: unknown) => void
-}
-
-/** The last agent state stored in `frames` (an `agui-state` event), or `undefined`. */
-function storedState(frames: StreamFrame[]): State | undefined {
-  for (let i = frames.length - 1; i >= 0; i--) {
-    const frame = frames[i]
-    if (frame.t === 'event' && (frame.event.kind as string) === STATE_KIND) {
-      return (frame.event as unknown as { state: State }).state
-    }
-  }
-  return undefined
 }
 
 /** The calls `frames` hold, as a reader knows them, and the ids that have their result. */
@@ -122,15 +113,18 @@ export function aguiAgent(options: AgUiAgentOptions): AgentRunner {
 
     const agent = make(ctx.threadId, ctx.runId)
     agent.messages = messages
-    const state = storedState([...earlier, ...stored])
-    if (state !== undefined) agent.state = state
-    const sentState = JSON.stringify(agent.state ?? {})
+    // The remote's `RunAgentInput.state`: the page's state (`ctx.input.state`: at the start, or
+    // sent with the resume), else the agent's state as the thread's frames left it.
+    const page = isStateObject(input.state) ? input.state : null
+    const remote = page ?? stateOf([...earlier, ...stored])
+    if (remote !== null) agent.state = remote
     // The decisions are checked here, against the checkpoint: the client's own pre-flight
     // (expiry by this replica's clock) is not asked again.
     agent.pendingInterrupts = []
 
     const { calls, answered } = storedCalls(stored)
-    const reader = new AgUiEventReader(answered, calls)
+    const mirror = new SharedStateMirror(remote ?? {}, stateOf(stored))
+    const reader = new AgUiEventReader(answered, calls, mirror)
     let writing: Promise<void> = Promise.resolve()
     let writeFailed: unknown = null
     const onEvent = ({ event }: { event: Parameters<AgUiEventReader['push']>[0] }) => {
@@ -178,13 +172,6 @@ export function aguiAgent(options: AgUiAgentOptions): AgentRunner {
     if (end.type === 'error') {
       options.onError?.(reader.error)
       return { status: 'failed', code: 'run_failed' }
-    }
-    // The agent's state as the client applied its snapshots and deltas: the next segment's.
-    if (JSON.stringify(agent.state ?? {}) !== sentState) {
-      await ctx.writer.write({
-        t: 'event',
-        event: { kind: STATE_KIND, state: agent.state ?? {} } as never,
-      })
     }
     if (end.type === 'cancelled') return { status: 'cancelled' }
     if (end.type === 'interrupt' && end.interrupts.length > 0) {

@@ -1,10 +1,9 @@
 import { EventType, type BaseEvent, type Interrupt } from '@ag-ui/core'
 import type { StreamFrame } from '../../core/frames.js'
+import type { SharedStateMirror } from './shared_state.js'
 
-/** The event kind a `CUSTOM` event is stored under: `{ kind, name, value }`. */
-export const CUSTOM_KIND = 'agui-custom'
-/** The event kind the agent's state is stored under at a segment's end: `{ kind, state }`. */
-export const STATE_KIND = 'agui-state'
+/** The longest name a `custom` event frame takes (the sink's rule; longer ones are skipped). */
+const CUSTOM_NAME_MAX = 191
 
 /** How the agent's run ended, as its terminal event said. */
 export type RunEnd =
@@ -54,11 +53,12 @@ function resultOutput(content: unknown): unknown {
  * | `TOOL_CALL_RESULT` | `tool-output` (JSON content parsed), once per call |
  * | `REASONING_MESSAGE_*` | one `reasoning` event per message, when it ends |
  * | `STEP_STARTED` / `STEP_FINISHED` | `step-start` / `step-finish` |
- * | `CUSTOM` | event `agui-custom` `{ name, value }` |
+ * | `STATE_SNAPSHOT` / `STATE_DELTA` | event `state` `{ snapshot }` / `{ delta }` ({@link SharedStateMirror}) |
+ * | `CUSTOM` | event `custom` `{ name, value }` (a name of 1 to 191 characters; others skipped) |
  * | `RUN_FINISHED` / `RUN_ERROR` | nothing: the run's end ({@link end}) |
  *
  * Skipped: `TEXT_MESSAGE_START`/`_END` (text frames need no bounds), messages of another role,
- * `STATE_*` (the agent's state is read from the client once the run ends), `MESSAGES_SNAPSHOT`
+ * `MESSAGES_SNAPSHOT`
  * (the frames are the record), `ACTIVITY_*`, `RAW`, `REASONING_ENCRYPTED_VALUE`, `SUBAGENT_*`
  * (a sub-agent's frames stay the run's own), and any event type this version does not know.
  */
@@ -76,8 +76,13 @@ export class AgUiEventReader {
   /**
    * @param answered calls whose result is stored already (a second result is not written)
    * @param known calls stored already, by id (the agent streaming one again writes nothing)
+   * @param state the agent's state both ways (without it, `STATE_*` events are skipped)
    */
-  constructor(answered: Iterable<string> = [], known: Map<string, StreamedCall> = new Map()) {
+  constructor(
+    answered: Iterable<string> = [],
+    known: Map<string, StreamedCall> = new Map(),
+    readonly state?: SharedStateMirror
+  ) {
     this.answered = new Set(answered)
     for (const [id, call] of known) this.calls.set(id, { ...call, ended: true })
   }
@@ -166,13 +171,15 @@ export class AgUiEventReader {
         return [{ t: 'event', event: { kind: 'step-start' } }]
       case EventType.STEP_FINISHED:
         return [{ t: 'event', event: { kind: 'step-finish' } }]
-      case EventType.CUSTOM:
-        return [
-          {
-            t: 'event',
-            event: { kind: CUSTOM_KIND, name: String(e.name), value: e.value ?? null } as never,
-          },
-        ]
+      case EventType.STATE_SNAPSHOT:
+        return this.state?.snapshot(e.snapshot) ?? []
+      case EventType.STATE_DELTA:
+        return this.state?.delta(e.delta) ?? []
+      case EventType.CUSTOM: {
+        const name = typeof e.name === 'string' ? e.name : ''
+        if (name.length === 0 || name.length > CUSTOM_NAME_MAX) return []
+        return [{ t: 'event', event: { kind: 'custom', name, value: e.value ?? null } }]
+      }
       case EventType.RUN_FINISHED: {
         const outcome = e.outcome as { type?: string; interrupts?: Interrupt[] } | undefined
         if (outcome?.type === 'interrupt' && Array.isArray(outcome.interrupts)) {

@@ -8,6 +8,8 @@ import type { AgentRunner, RunContext, RunOutcome } from '../../runner/contract.
 import { CheckpointUnreadableError } from './checkpointer_errors.js'
 import { ChunkReader, type CustomChunkMapper } from './chunks.js'
 import { humanMessage } from './input.js'
+import { SharedGraphState } from './shared_state.js'
+import { isStateObject, type AgentState } from '../../core/agent_state.js'
 import {
   askFor,
   type LangGraphApprovalOptions,
@@ -60,11 +62,22 @@ export interface LangGraphAgentOptions {
   actions?: string[]
   /** What a custom chunk becomes (default: an `event` `langgraph-custom` with its JSON `data`). */
   custom?: CustomChunkMapper
+  /**
+   * The graph state keys shared with the page (AG-UI shared state): written as `state`
+   * snapshots when they change (after each step), and the page's state of these keys
+   * (`ctx.input.state`) merged into the graph's input, or the resume's `Command` `update`.
+   * Default none: nothing shared.
+   */
+  stateKeys?: string[]
   /** Told about every error the graph throws (readers only get a fixed sentence). */
   onError?: (error: unknown) => void
 }
 
 const STREAM_MODES = ['messages', 'updates', 'custom']
+
+/** `input` with the page's shared keys (a graph input that is an object; others as they are). */
+const withPage = (input: unknown, page: AgentState | null) =>
+  page && isStateObject(input) ? { ...input, ...page } : input
 
 const unreadable = (): RunOutcome => ({ status: 'failed', code: 'checkpoint_unreadable' })
 
@@ -128,6 +141,9 @@ const openInterrupts = (state: StateSnapshot): (OpenInterrupt & { id: string })[
 export function langGraphAgent(options: LangGraphAgentOptions): AgentRunner {
   const { graph, config = {}, approval = {}, onError } = options
   const actions = new Set(options.actions ?? [])
+  // The page's state of the shared keys (`stateKeys`), or `null`.
+  const pageState = (ctx: RunContext) =>
+    options.stateKeys?.length ? new SharedGraphState(options.stateKeys).fromPage(ctx.input) : null
 
   const configFor = (threadId: string): RunnableConfig => ({
     ...config,
@@ -159,6 +175,7 @@ export function langGraphAgent(options: LangGraphAgentOptions): AgentRunner {
       announced,
       custom: options.custom,
     })
+    const shared = options.stateKeys?.length ? new SharedGraphState(options.stateKeys) : null
     const abort = new AbortController()
     const stop = () => abort.abort()
     if (ctx.signal.aborted) stop()
@@ -166,10 +183,14 @@ export function langGraphAgent(options: LangGraphAgentOptions): AgentRunner {
     try {
       const stream = await graph.stream(input, {
         ...configFor(threadId),
-        streamMode: STREAM_MODES,
+        streamMode: shared ? [...STREAM_MODES, 'values'] : STREAM_MODES,
         signal: abort.signal,
       })
-      for await (const chunk of stream) await reader.read(chunk)
+      for await (const chunk of stream) {
+        if (shared && Array.isArray(chunk) && chunk[0] === 'values') {
+          for (const frame of shared.frames(chunk[1])) await ctx.writer.write(frame)
+        } else await reader.read(chunk)
+      }
     } catch (error) {
       if (abort.signal.aborted) return { status: 'cancelled' }
       onError?.(error)
@@ -218,7 +239,10 @@ export function langGraphAgent(options: LangGraphAgentOptions): AgentRunner {
       let said: UserMessage | null = null
       for await (const frame of ctx.history()) said ??= userMessageOf(frame)
       const message = humanMessage(said, ctx.input, ctx.runId)
-      if (options.input) return segment(ctx, ctx.threadId, options.input(message, ctx), [])
+      const page = pageState(ctx)
+      if (options.input) {
+        return segment(ctx, ctx.threadId, withPage(options.input(message, ctx), page), [])
+      }
       // Every call of the state's last AI message without a result gets one before the new
       // message, so the model is never sent a call without its result: a park that was cancelled
       // (its paused task is dropped by the new input), a run stopped, killed or failed while its
@@ -243,7 +267,7 @@ export function langGraphAgent(options: LangGraphAgentOptions): AgentRunner {
           )
         : []
       const messages = [...results, ...(message ? [message] : [])]
-      return segment(ctx, ctx.threadId, { messages }, [])
+      return segment(ctx, ctx.threadId, withPage({ messages }, page), [])
     },
     async resume(ctx) {
       const checkpoint = ctx.checkpoint
@@ -278,7 +302,9 @@ export function langGraphAgent(options: LangGraphAgentOptions): AgentRunner {
         return { status: 'finished' }
       }
       const resume = resumeValues(checkpoint.interrupts, ctx.items)
-      return segment(ctx, checkpoint.thread_id, new Command({ resume }), ctx.items)
+      const page = pageState(ctx)
+      const command = new Command({ resume, ...(page ? { update: page } : {}) })
+      return segment(ctx, checkpoint.thread_id, command, ctx.items)
     },
   }
 }

@@ -1,4 +1,5 @@
 import type { Principal } from '../../core/run.js'
+import type { AgentState } from '../../core/agent_state.js'
 import { DEFAULTS } from '../../defaults.js'
 import { applyDecisions, itemDecision } from '../../door/index.js'
 import { positionOf } from '../../sink/read_path.js'
@@ -106,11 +107,17 @@ export async function planDecisions(
  * before any is applied, then one transaction). A decision whose item was settled first (by
  * the admin page, another tab, the decision API, its expiry) is left out, not an error: its
  * outcome is already in the stream, where the continuation the door serves shows it. Any other
- * refusal is thrown, and nothing of the message was applied.
+ * refusal is thrown, and nothing of the message was applied. `pageState` (the body's `state`,
+ * checked) is the resumed segment's `ctx.input.state`.
  */
-export function applyPlan(deps: UiDoorDeps, plan: PlannedDecision[], principal: Principal | null) {
+export function applyPlan(
+  deps: UiDoorDeps,
+  plan: PlannedDecision[],
+  principal: Principal | null,
+  pageState?: AgentState
+) {
   const decisions = plan.flatMap((step) => (step.decision ? [step.decision] : []))
-  return applyDecisions(deps, decisions, principal)
+  return applyDecisions(deps, decisions, principal, pageState)
 }
 
 /** The newest settled question set `itemId` of the stream, or undefined. */

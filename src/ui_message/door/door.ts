@@ -200,6 +200,8 @@ export class UiMessageDoor extends DoorBase<UiMessageDoorOptions, string> {
     const stream = latest.streamRunId
     const last = input.messages[input.messages.length - 1]
     if (last.id !== stream) return refusal('not_current_turn')
+    // The page's state sent with the answers: the resumed segment's `ctx.input.state`.
+    const state = chatPageState(input, this.sink.options.maxStateBytes)
     const pending = await openItems(this.deps, stream)
     const plan = await planDecisions(this.deps, stream, last, pending)
     if (plan.length === 0) return refusal('no_decision')
@@ -208,7 +210,7 @@ export class UiMessageDoor extends DoorBase<UiMessageDoorOptions, string> {
     // (`tool-approval-response`, `tool-output-*`), then the rest of the turn. Any other refusal
     // (403, 404, a lapsed item nobody settled yet: 410, an item decided twice: 422) is the
     // answer, and nothing was applied.
-    await applyPlan(this.deps, plan, principal)
+    await applyPlan(this.deps, plan, principal, state)
     return this.#serve(stream, { seq: Math.max(...plan.map((step) => step.seq)) }, signal)
   }
 
