@@ -1,6 +1,7 @@
 import type { Principal } from '../../core/run.js'
 import { notFound, ownerOf } from '../../door/index.js'
 import { FrameTranslator } from '../translate/index.js'
+import { decodeAgUiId } from '../ids.js'
 import type { UserMessage } from '../../core/user_message.js'
 import { agUiPageState, forwardedPropsOf, type AgUiInput, type ToolResultMessage } from './input.js'
 import { refusal } from './refusals.js'
@@ -57,10 +58,16 @@ export async function prepareStart(
     )
     for (const result of fresh.toolResults) {
       const call = open.get(result.toolCallId)
-      if (!call) return refusal('unknown_tool_call')
-      open.delete(result.toolCallId)
-      toolResults.push({ id: call.callId, name: call.name, content: result.content })
+      if (call) {
+        open.delete(result.toolCallId)
+        toolResults.push({ id: call.callId, name: call.name, content: result.content })
+      } else if (!latest || !serversOwnCall(result.toolCallId, latest)) {
+        return refusal('unknown_tool_call')
+      }
     }
+    // Only results of the server's own calls came back (the client's copy of what it was sent):
+    // nothing new to start a run with.
+    if (toolResults.length === 0 && !fresh.said) return refusal('unknown_tool_call')
   }
   const frontendTools = deps.options.frontendTools
   const tools = frontendTools ? (input.tools ?? []) : []
@@ -124,6 +131,16 @@ function userMessage(input: AgUiInput, text: string | null) {
   if (text === null) return null
   const message = input.messages.findLast((m) => m.role === 'user')
   return message ? { id: message.id, content: text } : null
+}
+
+/**
+ * Whether `toolCallId` names a call the agent of `run`'s stream made and the server answered (a
+ * backend tool's): a client (CopilotKit) sends back the results it was sent beside its own
+ * tools' results. Skipped, never used: the stored result stands. Any other id answers nothing.
+ */
+function serversOwnCall(toolCallId: string, run: DoorRun) {
+  const parts = decodeAgUiId(toolCallId)
+  return parts?.kind === 'tool' && parts.runId === run.streamRunId
 }
 
 /** Calls to the client's tools still waiting for their result at the end of `run`'s stream. */
