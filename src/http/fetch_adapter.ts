@@ -172,7 +172,11 @@ function fetchAnswer(
     case 'json':
       return Response.json(answer.body, { status: answer.status ?? 200, headers: answer.headers })
     case 'raw':
-      return new Response(answer.body ?? null, { status: answer.status, headers: answer.headers })
+      // Typed as a `BodyInit` so the DOM lib's narrower one (a page's program) takes it too.
+      return new Response((answer.body ?? null) as BodyInit | null, {
+        status: answer.status,
+        headers: answer.headers,
+      })
     case 'stream': {
       const { streamRunId } = answer
       return streamResponse(answer.chunks, request, {
