@@ -105,3 +105,12 @@ export async function assertClean(page: Page, errors: string[]) {
   assert.deepEqual(await page.evaluate(() => (window as any).copilotErrors as string[]), [])
   assert.deepEqual(errors, [])
 }
+
+/** Wait until `check()` resolves true. */
+export async function until(check: () => Promise<boolean>, what: string, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
