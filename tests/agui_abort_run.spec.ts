@@ -51,7 +51,8 @@ function talker(seen: { aborted: number }): AgentRunner {
   }
 }
 
-const headers = { 'x-user': 'alice' }
+/** Alice, on the AG-UI 1.0 client: a stopped run ends with the `cancelled` outcome. */
+const headers = { 'x-user': 'alice', 'X-AG-UI-Client-Version': '1.0.0' }
 
 /** The stored run, replayed by the door (`GET /agui/runs/:runId`): its events. */
 async function replayed(url: string, runId: string) {

@@ -17,12 +17,15 @@ import { postJson, serveApp } from './helpers/http.js'
 import { assertConforms, parseSse, type WireEvent } from './helpers/agui.js'
 import { sleep } from './helpers/sink.js'
 
+/** Alice on the AG-UI 1.0 client: a cancelled run ends with the `cancelled` outcome. */
+const ALICE_1_0 = { 'x-user': 'alice', 'x-ag-ui-client-version': '1.0.0' }
+
 async function setup(options: ScriptedAgentOptions = { steps: ['read', 'approval'] }) {
   const served = await serveApp({ runner: scriptedAgent(options) })
   await resetTables(await served.app.container.make('lucid.db'))
   const get = async (path: string, headers: Record<string, string> = {}) => {
     const response = await fetch(`${served.url}${path}`, {
-      headers: { 'x-user': 'alice', ...headers },
+      headers: { ...ALICE_1_0, ...headers },
     })
     return { status: response.status, items: parseSse(await response.text()) }
   }
@@ -58,7 +61,7 @@ const results = (events: WireEvent[]) =>
 
 /** The native stream's `tool-output-denied` frames. */
 async function nativeDenials(url: string, runId: string) {
-  const response = await fetch(`${url}/runs/${runId}/stream`, { headers: { 'x-user': 'alice' } })
+  const response = await fetch(`${url}/runs/${runId}/stream`, { headers: { ...ALICE_1_0 } })
   return parseSse(await response.text())
     .map((item) => item.event as any)
     .filter((frame) => frame.t === 'event' && frame.event.kind === 'tool-output-denied')
@@ -104,7 +107,9 @@ test.group('AG-UI: a cancelled run ends cancelled on every route (issue 10, item
       principal: () => ({ id: 'alice' }),
     })
     const fetched = parseSse(
-      await (await handle(new Request(`http://x/agui/threads/${threadId}`))).text()
+      await (
+        await handle(new Request(`http://x/agui/threads/${threadId}`, { headers: ALICE_1_0 }))
+      ).text()
     ).map((item) => item.event)
     assert.deepEqual(fetched.at(-1)!.outcome, { type: 'cancelled' })
     // A resume of the cancelled interrupt says so, and changes nothing.
@@ -144,7 +149,7 @@ test.group('AG-UI: a cancelled run ends cancelled on every route (issue 10, item
     assert.equal((await postJson(`${served.url}/runs/${runId}/cancel`, {})).status, 200)
     await served.agentStream.driver.settled()
     const response = await fetch(`${served.url}/agui/threads/${threadId}`, {
-      headers: { 'x-user': 'alice' },
+      headers: { ...ALICE_1_0 },
     })
     const events = parseSse(await response.text()).map((item) => item.event)
     await assertConforms(assert, events)
@@ -165,7 +170,7 @@ test.group('AG-UI: a cancelled run ends cancelled on every route (issue 10, item
         return transformHttpEventStream(
           runHttpRequest(() =>
             fetch(`${url}/agui/threads/${input.threadId}`, {
-              headers: { 'x-user': 'alice', 'Accept': 'text/event-stream' },
+              headers: { ...ALICE_1_0, Accept: 'text/event-stream' },
             })
           )
         )
@@ -213,17 +218,21 @@ test.group('AG-UI: a cancelled run ends cancelled on every route (issue 10, item
     await resetTables(await served.app.container.make('lucid.db'))
     const threadId = `t-${randomUUID()}`
     const runId = randomUUID()
-    const response = await postJson(`${served.url}/agui`, {
-      threadId,
-      runId,
-      messages: [{ id: 'u', role: 'user', content: 'go' }],
+    const response = await fetch(`${served.url}/agui`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...ALICE_1_0 },
+      body: JSON.stringify({
+        threadId,
+        runId,
+        messages: [{ id: 'u', role: 'user', content: 'go' }],
+      }),
     })
     while (!served.agentStream.driver.abort(runId)) await sleep(10)
     const live = parseSse(await response.text()).map((item) => item.event)
     await served.agentStream.driver.settled()
     const attached = parseSse(
       await (
-        await fetch(`${served.url}/agui/threads/${threadId}`, { headers: { 'x-user': 'alice' } })
+        await fetch(`${served.url}/agui/threads/${threadId}`, { headers: { ...ALICE_1_0 } })
       ).text()
     ).map((item) => item.event)
     for (const events of [live, attached]) {

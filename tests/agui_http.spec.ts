@@ -18,11 +18,14 @@ async function setup(options: ScriptedAgentOptions = {}) {
   return served
 }
 
+/** The official 1.0 client, declared as such: the door serves it AG-UI 1.0 whole. */
+const V1 = { 'X-AG-UI-Client-Version': '1.0.0' }
+
 function agent(url: string, recorder: ReturnType<typeof recordingFetch>, user = 'alice') {
   return new HttpAgent({
     url: `${url}/agui`,
     threadId: `thread-${randomUUID()}`,
-    headers: { 'x-user': user },
+    headers: { 'x-user': user, ...V1 },
     fetch: recorder.fetch,
     initialMessages: [{ id: 'u1', role: 'user', content: 'Send the weekly report' }],
   })
@@ -233,7 +236,7 @@ test.group('AG-UI over HTTP: failures and disconnects', () => {
       await served.agentStream.driver.settled()
       const full = parseSse(
         await (
-          await fetch(`${served.url}/agui/runs/${runId}`, { headers: { 'x-user': 'alice' } })
+          await fetch(`${served.url}/agui/runs/${runId}`, { headers: { 'x-user': 'alice', ...V1 } })
         ).text()
       ).map((e) => e.event)
       assert.deepEqual(

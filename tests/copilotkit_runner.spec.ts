@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto'
 import { HttpAgent } from '@ag-ui/client'
 import { lastValueFrom, toArray } from 'rxjs'
 import { AgentStreamRunner } from '../src/copilotkit/index.js'
-import { withoutCancelledOutcome } from '../src/copilotkit/stopped_outcome.js'
+import { EventSchemas } from 'ag-ui-client-0.0.57'
+import { SCENARIOS } from './helpers/scenarios.js'
 import { scriptedAgent } from '../src/testing/scripted_agent.js'
 import { resetTables } from './helpers/db.js'
 import { serveApp } from './helpers/http.js'
@@ -121,7 +122,11 @@ test.group('CopilotKit runner | stop()', () => {
 
     // The package keeps it cancelled (its own route says so); connect() ends it as run() did.
     const stored = parseSse(
-      await (await fetch(`${url}/threads/${threadId}`, { headers: { 'x-user': 'alice' } })).text()
+      await (
+        await fetch(`${url}/threads/${threadId}`, {
+          headers: { 'x-user': 'alice', 'x-ag-ui-client-version': '1.0.0' },
+        })
+      ).text()
     ).map(({ event }) => event)
     assert.deepEqual(stored.at(-1)!.outcome, { type: 'cancelled' })
     const restored: WireEvent[] = await lastValueFrom(
@@ -134,41 +139,46 @@ test.group('CopilotKit runner | stop()', () => {
   })
 })
 
-test.group('CopilotKit runner | withoutCancelledOutcome', () => {
-  test('only a RUN_FINISHED whose outcome is cancelled loses it, whatever the chunks', async ({
+test.group('CopilotKit runner | the client it declares', () => {
+  test("run() and connect() declare CopilotKit's AG-UI client: what 0.0.57 parses, whatever the door's default", async ({
     assert,
   }) => {
-    const events = [
-      { type: 'TEXT_MESSAGE_CONTENT', messageId: 'm', delta: 'é RUN_FINISHED "cancelled"' },
-      { type: 'RUN_FINISHED', threadId: 't', runId: 'r1', outcome: { type: 'interrupt' } },
-      { type: 'RUN_FINISHED', threadId: 't', runId: 'r2', outcome: { type: 'cancelled' } },
-    ]
-    const sse = events.map((e, i) => `id: ${i + 1}\ndata: ${JSON.stringify(e)}\n\n`).join('')
-    const bytes = new TextEncoder().encode(`: ping\n\n${sse}`)
-    // 5-byte chunks: blocks and the two-byte "é" cut across them.
-    const body = new ReadableStream<Uint8Array>({
-      start(controller) {
-        for (let i = 0; i < bytes.length; i += 5) controller.enqueue(bytes.slice(i, i + 5))
-        controller.close()
-      },
+    // The door serves AG-UI 1.0 whole unless a request says otherwise.
+    const served = await serveApp({
+      runner: SCENARIOS.cancelled.runner,
+      agui: { clientVersion: '1.0.0' },
     })
-    const headers = { 'content-type': 'text/event-stream' }
-    const read = await withoutCancelledOutcome(new Response(body, { headers })).text()
-    const stopped: Record<string, unknown> = { ...events[2] }
-    delete stopped.outcome
-    assert.deepEqual(
-      parseSse(read).map(({ event, id }) => [id, event]),
-      [
-        ['1', events[0]],
-        ['2', events[1]],
-        ['3', stopped],
-      ]
-    )
-    assert.isTrue(read.startsWith(': ping\n\n'))
-
-    const json = new Response('{"type":"RUN_FINISHED","outcome":{"type":"cancelled"}}', {
-      headers: { 'content-type': 'application/json' },
-    })
-    assert.strictEqual(withoutCancelledOutcome(json), json)
+    await resetTables(await served.app.container.make('lucid.db'))
+    const url = `${served.url}/agui`
+    const drive = async (runner: AgentStreamRunner) => {
+      const threadId = `t-${randomUUID()}`
+      const agent = new HttpAgent({ url, threadId, headers: { 'x-user': 'alice' } })
+      agent.messages.push({ id: 'u1', role: 'user', content: 'go' })
+      const input = { threadId, runId: randomUUID(), messages: agent.messages }
+      const ran: WireEvent[] = await lastValueFrom(
+        runner.run({ threadId, agent, input }).pipe(toArray())
+      )
+      const restored: WireEvent[] = await lastValueFrom(
+        runner.connect({ threadId, headers: { 'x-user': 'alice' } }).pipe(toArray())
+      )
+      return { ran, restored }
+    }
+    const { ran, restored } = await drive(new AgentStreamRunner({ url }))
+    for (const events of [ran, restored]) {
+      for (const event of events) {
+        const parsed = EventSchemas.safeParse(event)
+        assert.isTrue(parsed.success, `${event.type} refused by @ag-ui/client 0.0.57`)
+      }
+      assert.equal(events.at(-1)!.type, 'RUN_FINISHED')
+      assert.notProperty(events.at(-1)!, 'outcome')
+      assert.notInclude(
+        events.map((e) => e.type),
+        'SUBAGENT_STARTED'
+      )
+    }
+    // A runner told its CopilotKit runs on 1.0 gets 1.0.
+    const whole = await drive(new AgentStreamRunner({ url, clientVersion: '1.0.0' }))
+    assert.deepEqual(whole.ran.at(-1)!.outcome, { type: 'cancelled' })
+    assert.deepEqual(whole.restored.at(-1)!.outcome, { type: 'cancelled' })
   })
 })

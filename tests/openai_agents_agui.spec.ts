@@ -72,7 +72,7 @@ test.group('OpenAI Agents runner | served through the AG-UI door', () => {
     const client = new HttpAgent({
       url: `${url}/agui`,
       threadId: `thread-${randomUUID()}`,
-      headers: { 'x-user': 'alice' },
+      headers: { 'x-user': 'alice', 'X-AG-UI-Client-Version': '1.0.0' }, // sub-agents: 1.0
       fetch: recorder.fetch,
       initialMessages: [{ id: 'u1', role: 'user', content: 'Send the weekly report' }],
     })

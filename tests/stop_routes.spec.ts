@@ -49,9 +49,10 @@ for (const transport of TRANSPORTS) {
       const served = await serveDoors(transport, talker)
       cleanup(served.close)
       const threadId = `t-${randomUUID()}`
+      // The official 1.0 client, declared: a stopped run ends with the `cancelled` outcome.
       const agent = new HttpAgent({
         url: `${served.url}/agui`,
-        headers: { 'x-user': 'alice' },
+        headers: { 'x-user': 'alice', 'X-AG-UI-Client-Version': '1.0.0' },
         threadId,
       })
       agent.messages = [{ id: 'u1', role: 'user', content: 'hi' }]

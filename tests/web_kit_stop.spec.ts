@@ -48,7 +48,12 @@ test.group('Stop in an AdonisJS web app (session auth, shield)', () => {
       const agent = new HttpAgent({
         url: `${url}/agent/agui`,
         threadId,
-        headers: { 'cookie': alice.cookie(), 'X-XSRF-TOKEN': alice.xsrf()! },
+        // The official 1.0 client, declared: a stopped run ends `cancelled`.
+        headers: {
+          'cookie': alice.cookie(),
+          'X-XSRF-TOKEN': alice.xsrf()!,
+          'X-AG-UI-Client-Version': '1.0.0',
+        },
         initialMessages: [{ id: `u-${randomUUID()}`, role: 'user', content: 'hi' }],
       })
       const events: any[] = []

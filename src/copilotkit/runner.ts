@@ -1,6 +1,5 @@
 import { EMPTY, type Observable, ReplaySubject, defer, mergeMap } from 'rxjs'
 import { runHttpRequest, transformHttpEventStream } from '@ag-ui/client'
-import { withoutCancelledOutcome } from './stopped_outcome.js'
 
 /**
  * An AG-UI event as this runner passes it on: `@ag-ui/client`'s `BaseEvent`, whichever version
@@ -49,6 +48,24 @@ export interface AgentStreamRunnerOptions {
   headers?: Record<string, string>
   /** The `fetch` re-attaches use. Default: the global one. */
   fetch?: typeof fetch
+  /**
+   * The `@ag-ui/client` version the runner declares on every request it makes or reads through
+   * (`X-AG-UI-Client-Version`): the package's door serves what that client parses. Default
+   * `'0.0.57'`, what CopilotKit 1.61 runs on (1.75 runs on 0.0.59): a stopped run ends with a
+   * plain `RUN_FINISHED`, as CopilotKit's own runner ends one, and a pending frontend tool
+   * call's `RUN_FINISHED` has no `pendingToolCallIds`. An agent's own header wins.
+   */
+  clientVersion?: string
+}
+
+/** The header the package's AG-UI door reads a client's version from (`src/agui/compat/`). */
+const CLIENT_VERSION_HEADER = 'X-AG-UI-Client-Version'
+
+/** `headers` with `version` declared, unless they declare one already (any case). */
+function declaring(headers: RequestInit['headers'], version: string): Headers {
+  const declared = new Headers(headers)
+  if (!declared.has(CLIENT_VERSION_HEADER)) declared.set(CLIENT_VERSION_HEADER, version)
+  return declared
 }
 
 const TERMINAL = new Set(['RUN_FINISHED', 'RUN_ERROR'])
@@ -67,10 +84,11 @@ const TERMINAL = new Set(['RUN_FINISHED', 'RUN_ERROR'])
  * - `isRunning()` is whether this process has a `run()` of the thread in flight; `stop()` stops
  *   that run through the package's stop route (`<url>/threads/:threadId/stop`, as the person of
  *   the run's request), on whichever replica runs it.
- * - A stopped run (this `stop()`, another tab's, the admin console's) ends, in what `run()` and
- *   `connect()` pass on, with a plain `RUN_FINISHED`, as CopilotKit's own runner ends one: the
- *   AG-UI client CopilotKit 1.75 runs on refuses AG-UI 1.0's `cancelled` outcome
- *   (`stopped_outcome.ts`). The package's store keeps `cancelled`.
+ * - Every request declares the AG-UI client CopilotKit runs on (`clientVersion`, default
+ *   `0.0.57`; `X-AG-UI-Client-Version`), and the door serves what it parses: a stopped run (this
+ *   `stop()`, another tab's, the admin console's) ends, in what `run()` and `connect()` pass
+ *   on, with a plain `RUN_FINISHED`, as CopilotKit's own runner ends one (that client refuses
+ *   AG-UI 1.0's `cancelled` outcome). The package's store keeps `cancelled`.
  *
  * Typed structurally: CopilotKit is not a dependency of the package (`rxjs` and
  * `@ag-ui/client`, which CopilotKit's runtime brings, are optional peers).
@@ -83,23 +101,28 @@ export class AgentStreamRunner {
     this.#options = options
   }
 
+  get #version() {
+    return this.#options.clientVersion ?? '0.0.57'
+  }
+
   /**
    * Run `request.input` through `request.agent`; the events as they come (replayed to a late
    * subscriber). A second run of a thread while one is in flight here throws, as CopilotKit's
-   * own runner does. The agent's `fetch` (`HttpAgent`'s) is read through
-   * `withoutCancelledOutcome`. A run that ends without `RUN_FINISHED` / `RUN_ERROR` (the
-   * request aborted or failed) ends with a `RUN_ERROR`.
+   * own runner does. The agent's `fetch` (`HttpAgent`'s) declares `clientVersion`. A run that
+   * ends without `RUN_FINISHED` / `RUN_ERROR` (the request aborted or failed) ends with a
+   * `RUN_ERROR`.
    */
   run(request: RunnerRunRequest): Observable<AgUiEventLike> {
     if (this.#running.has(request.threadId)) throw new Error('Thread already running')
     const entry = { runId: request.input.runId, agent: request.agent }
     this.#running.set(request.threadId, entry)
     const events = new ReplaySubject<AgUiEventLike>(Infinity)
-    // The package's `cancelled` end reaches CopilotKit as its own stopped run's end.
+    // The door serves what CopilotKit's client parses (a stopped run: a plain RUN_FINISHED).
     const send = request.agent.fetch
+    const version = this.#version
     if (typeof send === 'function') {
       request.agent.fetch = (url, init) =>
-        send.call(request.agent, url, init).then(withoutCancelledOutcome)
+        send.call(request.agent, url, { ...init, headers: declaring(init?.headers, version) })
     }
     let ended = false
     const finish = (error?: unknown) => {
@@ -140,13 +163,15 @@ export class AgentStreamRunner {
     return defer(() =>
       send(target, {
         method: 'GET',
-        headers: { ...request.headers, ...headers, accept: 'text/event-stream' },
+        headers: declaring(
+          { ...request.headers, ...headers, accept: 'text/event-stream' },
+          this.#version
+        ),
       })
     ).pipe(
       mergeMap((response): Observable<AgUiEventLike> => {
         if (response.status === 404) return EMPTY
-        const events = () => Promise.resolve(withoutCancelledOutcome(response))
-        return transformHttpEventStream(runHttpRequest(events)) as any
+        return transformHttpEventStream(runHttpRequest(() => Promise.resolve(response))) as any
       })
     )
   }

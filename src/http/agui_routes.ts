@@ -1,8 +1,21 @@
-import type { AgUiDoor } from '../agui/door/index.js'
+import type { AgUiDoor, AgUiReply } from '../agui/door/index.js'
+import {
+  clientProfile,
+  CLIENT_VERSION_HEADER,
+  DEFAULT_CLIENT_VERSION,
+  eventsForClient,
+  type ClientProfile,
+} from '../agui/compat/index.js'
+import type { Refused } from '../door/reply.js'
 import { DEFAULTS } from '../defaults.js'
 import type { ThreadList } from '../store/thread_list.js'
 import { agUiChunks, agUiContentType, wantsProtobuf } from './agui_encoding.js'
-import { streamAnswer, type DoorRouteTable } from './door_routes.js'
+import {
+  streamAnswer,
+  type DoorAnswer,
+  type DoorRequest,
+  type DoorRouteTable,
+} from './door_routes.js'
 import { threadPageAnswer } from './thread_page.js'
 import { latestRunOf, stopRoute } from './stop_route.js'
 
@@ -20,17 +33,36 @@ import { latestRunOf, stopRoute } from './stop_route.js'
  * | POST | `/runs/:runId/stop` | `agui.stopRun` | stop that run (the same body and answers) |
  *
  * Events are AG-UI SSE (`id:` on every event after the join prelude), or AG-UI's length-prefixed
- * protobuf when `Accept` names exactly `application/vnd.ag-ui.event+proto` (`agui_encoding.ts`).
+ * protobuf when `Accept` names exactly `application/vnd.ag-ui.event+proto` (`agui_encoding.ts`),
+ * each as the requesting client can parse it: the `X-AG-UI-Client-Version` header, else the
+ * door's `clientVersion` (default `0.0.57`), picks the profile (`src/agui/compat/`); a header
+ * that is not a version is refused (400 `invalid_client_version`) before the door is asked.
  * It uses the door's public methods only: `run`, `reattach`, `attachThread`, and its driver to
  * cancel a run whose client went away (`abortOnDisconnect`).
+ *
+ * @throws TypeError when the door's `clientVersion` is not a version
  */
 export function agUiRouteTable(door: AgUiDoor, threads: ThreadList): DoorRouteTable {
-  const encode = (accept: string | undefined) => {
-    const protobuf = wantsProtobuf(accept)
-    return <R extends { events: Parameters<typeof agUiChunks>[0] }>(reply: R) => ({
-      chunks: agUiChunks(reply.events, protobuf),
+  const fallback = clientProfile(door.options.clientVersion ?? DEFAULT_CLIENT_VERSION)
+  if (!fallback) throw new TypeError('"agui.clientVersion" must be a version such as 0.0.57')
+  /** The profile the request declares (its header), else the door's; a refusal for a bad one. */
+  const profileOf = (request: DoorRequest): ClientProfile | Refused => {
+    const declared = request.headers[CLIENT_VERSION_HEADER]
+    if (declared === undefined) return fallback
+    return clientProfile(declared) ?? INVALID_CLIENT_VERSION
+  }
+  /** Serve `request` with `reply`: its profile checked first (nothing asked of a refused one). */
+  const served = async (
+    request: DoorRequest,
+    reply: () => Promise<AgUiReply>
+  ): Promise<DoorAnswer> => {
+    const profile = profileOf(request)
+    if ('kind' in profile) return profile
+    const protobuf = wantsProtobuf(request.accept)
+    return streamAnswer(await reply(), (stream) => ({
+      chunks: agUiChunks(eventsForClient(stream.events, profile), protobuf),
       ...(protobuf ? { contentType: agUiContentType(true) } : {}),
-    })
+    }))
   }
   return {
     maxBodyBytes: door.options.maxBodyBytes ?? DEFAULTS.maxBodyBytes,
@@ -52,19 +84,19 @@ export function agUiRouteTable(door: AgUiDoor, threads: ThreadList): DoorRouteTa
         body: 'json',
         drives: true,
         streams: true,
-        answer: async (request) =>
-          streamAnswer(
-            await door.run(request.body, request.principal, request.signal),
-            encode(request.accept)
-          ),
+        answer: (request) =>
+          served(request, () => door.run(request.body, request.principal, request.signal)),
       },
       {
         method: 'GET',
         path: '/runs/:runId',
         name: 'agui.reattach',
         streams: true,
-        answer: async ({ params, after, principal, signal, accept }) =>
-          streamAnswer(await door.reattach(params.runId, after, principal, signal), encode(accept)),
+        answer: (request) =>
+          served(request, () => {
+            const { params, after, principal, signal } = request
+            return door.reattach(params.runId, after, principal, signal)
+          }),
       },
       {
         method: 'GET',
@@ -77,12 +109,20 @@ export function agUiRouteTable(door: AgUiDoor, threads: ThreadList): DoorRouteTa
         path: '/threads/:threadId',
         name: 'agui.attach',
         streams: true,
-        answer: async ({ params, after, principal, signal, accept }) =>
-          streamAnswer(
-            await door.attachThread(params.threadId, after, principal, signal),
-            encode(accept)
-          ),
+        answer: (request) =>
+          served(request, () => {
+            const { params, after, principal, signal } = request
+            return door.attachThread(params.threadId, after, principal, signal)
+          }),
       },
     ],
   }
+}
+
+/** A `X-AG-UI-Client-Version` header that is not a version (the value is not echoed). */
+const INVALID_CLIENT_VERSION: Refused = {
+  kind: 'refused',
+  status: 400,
+  code: 'invalid_client_version',
+  message: 'X-AG-UI-Client-Version must be an @ag-ui/client version such as 0.0.57 or 1.0.0',
 }

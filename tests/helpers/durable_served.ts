@@ -111,8 +111,9 @@ export async function chatResume(served: Served, chatId: string) {
 
 /** The AG-UI door's run `runId` from `after` (`GET /agui/runs/:runId?after=`). */
 export async function aguiRun(served: Served, runId: string, after: number) {
+  // As the 1.0 client reads it: the Durable Streams `agui` dialect serves AG-UI 1.0 whole.
   const response = await fetch(`${served.agui}/runs/${runId}?after=${after}`, {
-    headers: { 'x-user': 'alice' },
+    headers: { 'x-user': 'alice', 'x-ag-ui-client-version': '1.0.0' },
   })
   return data(sseBlocks(await response.text()))
 }

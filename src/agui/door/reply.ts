@@ -39,6 +39,15 @@ export interface AgUiDoorOptions
    * `'reject'` (the protocol's rule: one run at a time per thread).
    */
   multitaskStrategy?: MultitaskStrategy
+  /**
+   * The `@ag-ui/client` version assumed for a request that does not declare its own in the
+   * `X-AG-UI-Client-Version` header: the door leaves out or maps what that version's schema
+   * refuses (`src/agui/compat/`: `SUBAGENT_*` before 0.0.59; `pendingToolCallIds` and the
+   * `cancelled` outcome before 1.0.0). Default `'0.0.57'`, which every client in use parses
+   * (CopilotKit 1.61 through 1.75, `@ag-ui/client` 0.0.57 through 1.0.0); `'1.0.0'` serves
+   * AG-UI 1.0 whole to every request that does not say otherwise.
+   */
+  clientVersion?: string
 }
 
 /**
