@@ -121,9 +121,10 @@ export const STORY = 'Once upon a time, there was a dog named Rex. Rex was a ver
 
 /**
  * Predictive state updates: a `PredictState` custom event tells the page that the `document`
- * argument of `write_document_local` is the state's `document` while it streams; the call gets
- * its result, the state its final snapshot, and `confirm_changes` (the page's tool) asks the
- * person. The next run answers according to the page's answer.
+ * argument of `write_document_local` is the state's `document` while it streams; that call gets
+ * no result (as the reference agent's: it is the state's, not a tool anyone runs), the state its
+ * final snapshot, and `confirm_changes` (the page's tool) asks the person. The next run answers
+ * according to the page's answer.
  */
 export const predictiveStateUpdates = (pauseMs: number) =>
   starting('predictive_state_updates', async (ctx) => {
@@ -156,10 +157,6 @@ export const predictiveStateUpdates = (pauseMs: number) =>
       input: { document: STORY },
       pieces,
       pauseMs,
-    })
-    await ctx.writer.write({
-      t: 'event',
-      event: { kind: 'tool-output', id: write, output: 'Document written.' },
     })
     await snapshot(ctx, { document: STORY })
     await toolCall(ctx, {

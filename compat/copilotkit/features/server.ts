@@ -24,7 +24,7 @@ const APP_ROOT = new URL('../../../', import.meta.url)
 const DOOR_OPTIONS: Partial<Record<Feature, Record<string, unknown>>> = {
   // The page's tools reach the agent; a call to one ends the run for the page to answer.
   human_in_the_loop: { frontendTools: true },
-  predictive_state_updates: { frontendTools: true, custom: { title: ['title'] } },
+  predictive_state_updates: { frontendTools: true, customEvents: ['PredictState'] },
 }
 
 function sqlite(filename: string) {
