@@ -8,6 +8,9 @@ import * as client59 from 'ag-ui-client-0.0.59'
 import * as client100 from '@ag-ui/client'
 import { EventSchema } from '@ag-ui/core/schemas'
 import type { AgentRunner } from '../src/runner/contract.js'
+import type { AgUiEvent } from '../src/agui/translate/index.js'
+import { clientProfile, forClient } from '../src/agui/compat/index.js'
+import { agUiRouteTable } from '../src/http/agui_routes.js'
 import { scriptedAgent } from '../src/testing/scripted_agent.js'
 import { serveDoors, TRANSPORTS, type Transport } from './helpers/transports.js'
 import { parseSse, type WireEvent } from './helpers/agui.js'
@@ -328,4 +331,78 @@ test.group('AG-UI client versions: the declaration', () => {
       )
     })
   }
+})
+
+test.group('AG-UI client versions: the profile and the one rule (pure)', () => {
+  test('a version picks what it parses; anything else is no version', ({ assert }) => {
+    const of = (version: string) => {
+      const profile = clientProfile(version)
+      return (
+        profile && [profile.subagentEvents, profile.cancelledOutcome, profile.pendingToolCallIds]
+      )
+    }
+    assert.deepEqual(of('0.0.40'), [false, false, false])
+    assert.deepEqual(of('0.0.57'), [false, false, false])
+    assert.deepEqual(of('0.0.58'), [false, false, false])
+    assert.deepEqual(of('0.0.59'), [true, false, false])
+    assert.deepEqual(of('v0.0.60-rc.1'), [true, false, false])
+    assert.deepEqual(of(' 1.0.0 '), [true, true, true])
+    assert.deepEqual(of('1.2.3+build.7'), [true, true, true])
+    for (const bad of [
+      '',
+      '1',
+      '1.0',
+      'latest',
+      '1.0.0.0',
+      '1.0.x',
+      '9999999.0.0',
+      '1.0.0-<script>',
+    ]) {
+      assert.isNull(clientProfile(bad), bad)
+    }
+  })
+
+  test('a door whose clientVersion is no version is refused when its routes are made', ({
+    assert,
+  }) => {
+    const door = { options: { clientVersion: 'newest' } } as any
+    assert.throws(() => agUiRouteTable(door, null as any), '"agui.clientVersion" must be a version')
+  })
+
+  test('forClient: what changes is mapped; anything else is the same object', ({ assert }) => {
+    const old = clientProfile('0.0.57')!
+    const whole = clientProfile('1.0.0')!
+    const pending = {
+      type: 'RUN_FINISHED',
+      threadId: 't',
+      runId: 'r',
+      outcome: { type: 'success', pendingToolCallIds: ['c'] },
+    } as AgUiEvent
+    assert.deepEqual(forClient(pending, old), {
+      type: 'RUN_FINISHED',
+      threadId: 't',
+      runId: 'r',
+      outcome: { type: 'success' },
+    } as AgUiEvent)
+    assert.strictEqual(forClient(pending, whole), pending)
+    const cancelled = { ...pending, outcome: { type: 'cancelled' } } as AgUiEvent
+    assert.deepEqual(forClient(cancelled, old), {
+      type: 'RUN_FINISHED',
+      threadId: 't',
+      runId: 'r',
+    } as AgUiEvent)
+    assert.strictEqual(forClient(cancelled, whole), cancelled)
+    const started = { type: 'SUBAGENT_STARTED', subagentRunId: 's', name: 'n' } as AgUiEvent
+    assert.isNull(forClient(started, old))
+    assert.strictEqual(forClient(started, clientProfile('0.0.59')!), started)
+    const interrupt = {
+      type: 'RUN_FINISHED',
+      threadId: 't',
+      runId: 'r',
+      outcome: { type: 'interrupt', interrupts: [{ id: 'i', reason: 'tool_call' }] },
+    } as AgUiEvent
+    assert.strictEqual(forClient(interrupt, old), interrupt)
+    // Nothing is changed in place: the stored translation is shared by every reader.
+    assert.deepEqual((pending as any).outcome, { type: 'success', pendingToolCallIds: ['c'] })
+  })
 })

@@ -150,9 +150,9 @@ test.group('CopilotKit runner | the client it declares', () => {
     })
     await resetTables(await served.app.container.make('lucid.db'))
     const url = `${served.url}/agui`
-    const drive = async (runner: AgentStreamRunner) => {
+    const drive = async (runner: AgentStreamRunner, headers: Record<string, string> = {}) => {
       const threadId = `t-${randomUUID()}`
-      const agent = new HttpAgent({ url, threadId, headers: { 'x-user': 'alice' } })
+      const agent = new HttpAgent({ url, threadId, headers: { 'x-user': 'alice', ...headers } })
       agent.messages.push({ id: 'u1', role: 'user', content: 'go' })
       const input = { threadId, runId: randomUUID(), messages: agent.messages }
       const ran: WireEvent[] = await lastValueFrom(
@@ -180,5 +180,8 @@ test.group('CopilotKit runner | the client it declares', () => {
     const whole = await drive(new AgentStreamRunner({ url, clientVersion: '1.0.0' }))
     assert.deepEqual(whole.ran.at(-1)!.outcome, { type: 'cancelled' })
     assert.deepEqual(whole.restored.at(-1)!.outcome, { type: 'cancelled' })
+    // An agent that declares its own client is served as it says.
+    const own = await drive(new AgentStreamRunner({ url }), { 'X-AG-UI-Client-Version': '1.0.0' })
+    assert.deepEqual(own.ran.at(-1)!.outcome, { type: 'cancelled' })
   })
 })

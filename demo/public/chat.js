@@ -54,7 +54,9 @@ function fail(message) {
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
-const get = (path) => fetch(path, { headers: { accept: 'text/event-stream' } })
+/** This page reads AG-UI 1.0 whole (the `cancelled` outcome, `SUBAGENT_*`): it says so. */
+const AG_UI_1_0 = { 'x-ag-ui-client-version': '1.0.0' }
+const get = (path) => fetch(path, { headers: { accept: 'text/event-stream', ...AG_UI_1_0 } })
 
 /** The SSE events of a response: `{ event, id }` per `data:` block (blocks end with a blank line). */
 async function* readSse(response) {
@@ -219,7 +221,11 @@ function run(extra) {
   const open = () =>
     fetch(`${AGENT}/agui`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'accept': 'text/event-stream' },
+      headers: {
+        'content-type': 'application/json',
+        'accept': 'text/event-stream',
+        ...AG_UI_1_0,
+      },
       body: JSON.stringify(input),
     })
   return follow(open, { runId: input.runId })

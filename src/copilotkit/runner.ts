@@ -59,13 +59,14 @@ export interface AgentStreamRunnerOptions {
 }
 
 /** The header the package's AG-UI door reads a client's version from (`src/agui/compat/`). */
-const CLIENT_VERSION_HEADER = 'X-AG-UI-Client-Version'
+const CLIENT_VERSION_HEADER = 'x-ag-ui-client-version'
 
-/** `headers` with `version` declared, unless they declare one already (any case). */
-function declaring(headers: RequestInit['headers'], version: string): Headers {
-  const declared = new Headers(headers)
-  if (!declared.has(CLIENT_VERSION_HEADER)) declared.set(CLIENT_VERSION_HEADER, version)
-  return declared
+/**
+ * `headers` as a plain object (names lower-cased) with `version` declared, unless they declare
+ * one already.
+ */
+function declaring(headers: RequestInit['headers'], version: string): Record<string, string> {
+  return { [CLIENT_VERSION_HEADER]: version, ...Object.fromEntries(new Headers(headers)) }
 }
 
 const TERMINAL = new Set(['RUN_FINISHED', 'RUN_ERROR'])

@@ -15,8 +15,9 @@ export interface AgUiDoorOptions
   abortOnDisconnect?: boolean
   /**
    * Frontend tools: the client's `tools` reach the runner (`input.tools`); a call the agent makes
-   * to one ends the run with `pendingToolCallIds`, and the next input's `tool` message is accepted
-   * for such a call only (`input.toolResults`). Default false.
+   * to one ends the run with `pendingToolCallIds` (for a client that parses it: `clientVersion`),
+   * and the next input's `tool` message is accepted for such a call only (`input.toolResults`).
+   * Default false.
    */
   frontendTools?: boolean
   /**
