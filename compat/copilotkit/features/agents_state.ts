@@ -158,6 +158,14 @@ export const predictiveStateUpdates = (pauseMs: number) =>
       pieces,
       pauseMs,
     })
+    // Asked "with a result": the call gets one, as a backend tool's would (see the suite's
+    // todo test: the door refuses the turn that answers confirm_changes after it).
+    if (/with a result/i.test(inputOf(ctx).message ?? '')) {
+      await ctx.writer.write({
+        t: 'event',
+        event: { kind: 'tool-output', id: write, output: 'Document written.' },
+      })
+    }
     await snapshot(ctx, { document: STORY })
     await toolCall(ctx, {
       id: `confirm-${crypto.randomUUID()}`,
