@@ -172,8 +172,8 @@ function fetchAnswer(
     case 'json':
       return Response.json(answer.body, { status: answer.status ?? 200, headers: answer.headers })
     case 'raw':
-      // Typed as a `BodyInit` so the DOM lib's narrower one (a page's program) takes it too.
-      return new Response((answer.body ?? null) as BodyInit | null, {
+      // As `Response` takes it: the DOM lib's narrower `BodyInit` (a page's program) too.
+      return new Response((answer.body ?? null) as ConstructorParameters<typeof Response>[0], {
         status: answer.status,
         headers: answer.headers,
       })
