@@ -6,7 +6,9 @@
  * types, then runs its tests with
  * node's test runner on this Node (24):
  * CopilotKit's runtime in process against the demo app (SQLite), its headless client and its
- * React chat in Chromium (saves docs/copilotkit.png).
+ * React chat in Chromium (saves docs/copilotkit.png); and the AG-UI dojo's seven features
+ * (compat/copilotkit/features: scripted agents on createRuntime + createAgUiFetchHandler, a
+ * CopilotKit page per feature in Chromium; docs/copilotkit.md#the-ag-ui-features).
  */
 import { spawnSync } from 'node:child_process'
 import { existsSync, readdirSync, statSync } from 'node:fs'

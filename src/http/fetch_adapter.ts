@@ -172,7 +172,11 @@ function fetchAnswer(
     case 'json':
       return Response.json(answer.body, { status: answer.status ?? 200, headers: answer.headers })
     case 'raw':
-      return new Response(answer.body ?? null, { status: answer.status, headers: answer.headers })
+      // As `Response` takes it: the DOM lib's narrower `BodyInit` (a page's program) too.
+      return new Response((answer.body ?? null) as ConstructorParameters<typeof Response>[0], {
+        status: answer.status,
+        headers: answer.headers,
+      })
     case 'stream': {
       const { streamRunId } = answer
       return streamResponse(answer.chunks, request, {

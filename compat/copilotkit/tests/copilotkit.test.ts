@@ -187,7 +187,10 @@ test("CopilotKit's stopAgent mid-answer: the run ends cancelled in the package, 
   const run = await db.from('agent_agui_runs').where('thread_id', threadId).first()
   const stream = await db.from('agent_streams').where('run_id', run.stream_run_id).first()
   assert.deepEqual([stream.stop_mode, stream.stop_by], ['keep', DEMO_USER.id])
-  const response = await fetch(`${app.agui}/threads/${threadId}`)
+  // Read as an AG-UI 1.0 client: the only version that gets the `cancelled` outcome.
+  const response = await fetch(`${app.agui}/threads/${threadId}`, {
+    headers: { 'x-ag-ui-client-version': '1.0.0' },
+  })
   const replay = parseSse(await response.text())
   const finished = replay.filter(({ event }) => event.type === 'RUN_FINISHED')
   assert.deepEqual(

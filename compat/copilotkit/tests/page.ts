@@ -1,10 +1,13 @@
 import { build } from 'esbuild'
 import { fileURLToPath } from 'node:url'
 
-/** The chat page (`page/app.tsx`: `CopilotChat` + `useInterrupt`), bundled by esbuild. */
-export async function bundlePage() {
+/**
+ * A page of `page/`, bundled by esbuild: the chat page (`app.tsx`: `CopilotChat` +
+ * `useInterrupt`) by default, or the feature pages (`features.tsx`).
+ */
+export async function bundlePage(entry = 'app.tsx') {
   const result = await build({
-    entryPoints: [fileURLToPath(new URL('../page/app.tsx', import.meta.url))],
+    entryPoints: [fileURLToPath(new URL(`../page/${entry}`, import.meta.url))],
     bundle: true,
     write: false,
     outdir: 'out',
