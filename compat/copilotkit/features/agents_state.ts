@@ -158,8 +158,8 @@ export const predictiveStateUpdates = (pauseMs: number) =>
       pieces,
       pauseMs,
     })
-    // Asked "with a result": the call gets one, as a backend tool's would (see the suite's
-    // todo test: the door refuses the turn that answers confirm_changes after it).
+    // Asked "with a result": the call gets one, as a backend tool's would (CopilotKit then sends
+    // it back beside the page's confirm_changes result: the door skips the server's own).
     if (/with a result/i.test(inputOf(ctx).message ?? '')) {
       await ctx.writer.write({
         t: 'event',

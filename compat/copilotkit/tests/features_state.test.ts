@@ -12,16 +12,6 @@ import {
 import { RECIPE, STORY } from '../features/agents_state.ts'
 
 /**
- * Until branches `state` (the agent's `state` frame, the page's state as `ctx.input.state`, the
- * door's projection out of `STATE_SNAPSHOT`) and `small` (`custom` frames with any JSON value)
- * are merged, the features that need them are `todo` (run, not counted).
- */
-const NEEDS_STATE = { todo: 'needs branch state: the state frame and ctx.input.state' }
-const NEEDS_STATE_AND_SMALL = {
-  todo: 'needs branches state (the state frame) and small (the PredictState custom event)',
-}
-
-/**
  * The AG-UI dojo's state and frontend-tool features (its `server-starter-all-features` tests),
  * driven by CopilotKit's React chat in Chromium against scripted agents on the package: human
  * in the loop, agentic generative UI, shared state (and a reload mid-run), predictive state
@@ -61,28 +51,24 @@ test('human in the loop: the steps render, Confirm sends the choice, the agent g
   await page.close()
 })
 
-test(
-  'agentic generative UI: the steps come as state and complete one by one',
-  NEEDS_STATE,
-  async () => {
-    const { page, errors } = await suite.open('agentic_generative_ui')
-    await say(page, 'Hi')
-    const progress = page.getByTestId('task-progress')
-    await progress.waitFor({ timeout: 30_000 })
-    assert.equal(await progress.getByTestId('task-step-text').count(), 10)
-    // While the agent works some steps are done and some not.
-    await progress.locator('[data-status="completed"]').first().waitFor({ timeout: 30_000 })
-    await page.getByText('All 10 steps are completed.').waitFor({ timeout: 30_000 })
-    assert.equal(await progress.locator('[data-status="completed"]').count(), 10)
-    assert.deepEqual(
-      await texts(page, 'task-step-text'),
-      Array.from({ length: 10 }, (_, i) => `Step ${i + 1}`)
-    )
-    await runOver(page)
-    await assertClean(page, errors)
-    await page.close()
-  }
-)
+test('agentic generative UI: the steps come as state and complete one by one', async () => {
+  const { page, errors } = await suite.open('agentic_generative_ui')
+  await say(page, 'Hi')
+  const progress = page.getByTestId('task-progress')
+  await progress.waitFor({ timeout: 30_000 })
+  assert.equal(await progress.getByTestId('task-step-text').count(), 10)
+  // While the agent works some steps are done and some not.
+  await progress.locator('[data-status="completed"]').first().waitFor({ timeout: 30_000 })
+  await page.getByText('All 10 steps are completed.').waitFor({ timeout: 30_000 })
+  assert.equal(await progress.locator('[data-status="completed"]').count(), 10)
+  assert.deepEqual(
+    await texts(page, 'task-step-text'),
+    Array.from({ length: 10 }, (_, i) => `Step ${i + 1}`)
+  )
+  await runOver(page)
+  await assertClean(page, errors)
+  await page.close()
+})
 
 /** The ingredient cards' names, as the page shows them. */
 const ingredientNames = (page: Page) =>
@@ -90,51 +76,43 @@ const ingredientNames = (page: Page) =>
     .locator('.ingredient-card .ingredient-name-input')
     .evaluateAll((inputs) => inputs.map((input) => (input as HTMLInputElement).value))
 
-test(
-  'shared state: the agent writes the recipe; an ingredient added on the page reaches it and stays',
-  NEEDS_STATE,
-  async () => {
-    const { page, errors } = await suite.open('shared_state')
-    await page.getByTestId('add-ingredient').click()
-    const card = page.locator('.ingredient-card').last()
-    await card.locator('.ingredient-name-input').fill('Potatoes')
-    await card.locator('.ingredient-amount-input').fill('12')
-    await say(page, 'Give me all the ingredients')
-    await page.getByText('Your recipe has 5 ingredients and 3 steps.').waitFor({ timeout: 30_000 })
-    assert.deepEqual(await ingredientNames(page), [
-      'Potatoes',
-      ...RECIPE.ingredients.map((item) => item.name),
-    ])
-    assert.deepEqual(await texts(page, 'instruction-item'), RECIPE.instructions)
-    await runOver(page)
-    await assertClean(page, errors)
-    await page.close()
-  }
-)
+test('shared state: the agent writes the recipe; an ingredient added on the page reaches it and stays', async () => {
+  const { page, errors } = await suite.open('shared_state')
+  await page.getByTestId('add-ingredient').click()
+  const card = page.locator('.ingredient-card').last()
+  await card.locator('.ingredient-name-input').fill('Potatoes')
+  await card.locator('.ingredient-amount-input').fill('12')
+  await say(page, 'Give me all the ingredients')
+  await page.getByText('Your recipe has 5 ingredients and 3 steps.').waitFor({ timeout: 30_000 })
+  assert.deepEqual(await ingredientNames(page), [
+    'Potatoes',
+    ...RECIPE.ingredients.map((item) => item.name),
+  ])
+  assert.deepEqual(await texts(page, 'instruction-item'), RECIPE.instructions)
+  await runOver(page)
+  await assertClean(page, errors)
+  await page.close()
+})
 
-test(
-  'shared state, re-attached: a reload mid-recipe ends with the whole recipe',
-  NEEDS_STATE,
-  async () => {
-    const { page, errors } = await suite.open('shared_state')
-    await say(page, 'Please give me a pasta recipe of your choosing')
-    await page.locator('.ingredient-card').nth(1).waitFor({ timeout: 30_000 })
-    assert.doesNotMatch(
-      await assistantText(page),
-      /Your recipe/,
-      'still working when the page reloads'
-    )
-    await page.reload()
-    await page.getByText('Your recipe has 4 ingredients and 3 steps.').waitFor({ timeout: 60_000 })
-    assert.deepEqual(
-      await ingredientNames(page),
-      RECIPE.ingredients.map((item) => item.name)
-    )
-    assert.deepEqual(await texts(page, 'instruction-item'), RECIPE.instructions)
-    await assertClean(page, errors)
-    await page.close()
-  }
-)
+test('shared state, re-attached: a reload mid-recipe ends with the whole recipe', async () => {
+  const { page, errors } = await suite.open('shared_state')
+  await say(page, 'Please give me a pasta recipe of your choosing')
+  await page.locator('.ingredient-card').nth(1).waitFor({ timeout: 30_000 })
+  assert.doesNotMatch(
+    await assistantText(page),
+    /Your recipe/,
+    'still working when the page reloads'
+  )
+  await page.reload()
+  await page.getByText('Your recipe has 4 ingredients and 3 steps.').waitFor({ timeout: 60_000 })
+  assert.deepEqual(
+    await ingredientNames(page),
+    RECIPE.ingredients.map((item) => item.name)
+  )
+  assert.deepEqual(await texts(page, 'instruction-item'), RECIPE.instructions)
+  await assertClean(page, errors)
+  await page.close()
+})
 
 /** Ask for a story, wait for confirm_changes to wait, answer it; the agent's reply follows. */
 async function predictive(
@@ -161,36 +139,26 @@ async function predictive(
   await runOver(page)
 }
 
-test(
-  'predictive state updates: the document streams into the state, confirm_changes asks, Confirm goes on',
-  NEEDS_STATE_AND_SMALL,
-  async () => {
-    const { page, errors } = await suite.open('predictive_state_updates')
-    await predictive(page, 'Write a story', 'confirm')
-    await assertClean(page, errors)
-    await page.close()
-  }
-)
+test('predictive state updates: the document streams into the state, confirm_changes asks, Confirm goes on', async () => {
+  const { page, errors } = await suite.open('predictive_state_updates')
+  await predictive(page, 'Write a story', 'confirm')
+  await assertClean(page, errors)
+  await page.close()
+})
 
-test('predictive state updates: Reject, and the agent says so', NEEDS_STATE_AND_SMALL, async () => {
+test('predictive state updates: Reject, and the agent says so', async () => {
   const { page, errors } = await suite.open('predictive_state_updates')
   await predictive(page, 'Write a story', 'reject')
   await assertClean(page, errors)
   await page.close()
 })
 
-test(
-  'a frontend call answered in the turn of a backend call with its result: both results come back, the run goes on',
-  {
-    todo: "door: the backend call's result CopilotKit sends back beside the page's is refused (unknown_tool_call, src/agui/door/start.ts prepareStart)",
-  },
-  async () => {
-    const { page, errors } = await suite.open('predictive_state_updates')
-    try {
-      await predictive(page, 'Write a story with a result', 'confirm', 10_000)
-      await assertClean(page, errors)
-    } finally {
-      await page.close()
-    }
+test('a frontend call answered in the turn of a backend call with its result: both results come back, the run goes on', async () => {
+  const { page, errors } = await suite.open('predictive_state_updates')
+  try {
+    await predictive(page, 'Write a story with a result', 'confirm', 10_000)
+    await assertClean(page, errors)
+  } finally {
+    await page.close()
   }
-)
+})
