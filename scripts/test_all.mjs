@@ -3,7 +3,8 @@
  * `npm test`: first what the suite needs on this machine (scripts/test_setup.ts: Debian's
  * chromium installed when missing and possible, the databases and Redis reachable; otherwise it
  * stops with the line to run), then lint and typecheck, then the whole suite against SQLite,
- * PostgreSQL and MySQL, one after the other. DBS=sqlite,pg picks some. Prints each run's summary
+ * PostgreSQL and MySQL, one after the other, then CopilotKit's own suite in Chromium
+ * (scripts/test_copilotkit.mjs; COPILOTKIT=0 leaves it out). DBS=sqlite,pg picks some. Prints each run's summary
  * and a closing "N passed, N failed" line; exits non-zero when a step or any test failed.
  *
  * Each database's run is bounded (see runSuite): TEST_DB_TIMEOUT_S (default 1500) in all and
@@ -70,6 +71,30 @@ for (const db of dbs) {
       `${db}: ${summary ? summary[1].trim() : `no summary (exit ${output.code}; last: ${output.last})`} in ${minutes}`
     )
   }
+}
+// CopilotKit itself in Chromium (compat/copilotkit: the AG-UI features, its chat, its stop), its
+// own workspace installed once; COPILOTKIT=0 leaves it out (it runs on no database).
+if (process.env.COPILOTKIT !== '0') {
+  console.log('\n==> CopilotKit (npm run test:copilotkit)')
+  const started = Date.now()
+  const suite = spawnSync(process.execPath, ['scripts/test_copilotkit.mjs'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  })
+  process.stdout.write(suite.stdout ?? '')
+  const plain = (suite.stdout ?? '').replace(/\u001b\[[0-9;]*m/g, '')
+  // Its docs blocks (Japa's "Tests N passed") and its node:test files ("ℹ pass N", "ℹ fail N").
+  const count = (pattern) => [...plain.matchAll(pattern)].reduce((n, m) => n + Number(m[1]), 0)
+  const p = count(/Tests\s+(\d+) passed/g) + count(/^ℹ pass (\d+)$/gm)
+  const f = count(/Tests\s+(?:\d+ passed, )?(\d+) failed/g) + count(/^ℹ fail (\d+)$/gm)
+  passed += p
+  failed += f
+  if (suite.status !== 0 && f === 0) broken = true
+  const minutes = `${((Date.now() - started) / 60000).toFixed(1)} min`
+  lines.push(
+    `copilotkit: ${p} passed, ${f} failed${suite.status !== 0 ? ` (exit ${suite.status})` : ''} in ${minutes}`
+  )
 }
 console.log('\n' + lines.join('\n'))
 console.log(
