@@ -201,7 +201,8 @@ async function join(
   if (translator.failure) return failed(translator, identity, formatCursor(cursor), bounds)
   const opening = translator.open(identity)
   // A client with nothing of the thread: what came before this run first, so it is in order.
-  if (prelude && !at) opening.splice(1, 0, await transcriptPrelude(deps, run, translator, start))
+  if (prelude && !at)
+    opening.splice(1, 0, ...(await transcriptPrelude(deps, run, translator, start)))
   return { items: bare(opening), from: cursor, bounds, stream }
 }
 

@@ -2,6 +2,7 @@ import { EventType, type Message } from '@ag-ui/core'
 import type { Cursor } from '../../core/cursor.js'
 import { FrameTranslator, type AgUiEvent } from '../translate/index.js'
 import type { DoorRun } from '../../store/door_runs.js'
+import type { AgentState } from '../../core/agent_state.js'
 import { replayInto, WHOLE } from './translation.js'
 import { sendsSnapshot, type AgUiDeps } from './reply.js'
 
@@ -12,7 +13,17 @@ import { sendsSnapshot, type AgUiDeps } from './reply.js'
  * stream's from `current`, the translator serving it).
  */
 export async function threadTranscript(deps: AgUiDeps, run: DoorRun, current: FrameTranslator) {
+  return (await threadBefore(deps, run, current)).messages
+}
+
+/**
+ * {@link threadTranscript}, and the agent's state as the thread's earlier streams left it (the
+ * newest one's that wrote any; `null`: none did): what a client that never left holds when the
+ * current stream has written none yet.
+ */
+async function threadBefore(deps: AgUiDeps, run: DoorRun, current: FrameTranslator) {
   const messages: Record<string, unknown>[] = []
+  let state: AgentState | null = null
   for (const stream of await deps.runs.streams(run.threadId)) {
     if (stream.ownerId !== run.ownerId) continue
     if (stream.streamRunId === run.streamRunId) {
@@ -26,8 +37,9 @@ export async function threadTranscript(deps: AgUiDeps, run: DoorRun, current: Fr
     })
     await replayInto(deps, earlier, stream.streamRunId, WHOLE)
     messages.push(...withUser(stream, earlier.messages()))
+    state = earlier.agentState ?? state
   }
-  return messages
+  return { messages, state }
 }
 
 /**
@@ -63,15 +75,16 @@ export async function closingEvents(
  * The prelude of a re-attach without a cursor (a client that has none of the thread, such as
  * one restoring it after a restart): `MESSAGES_SNAPSHOT` of everything before `run` (earlier
  * streams, this stream's user message, its earlier segments), sent right after `RUN_STARTED` so
- * the replayed events land after it, in order. `translator` has replayed up to the run's start
- * (`start`).
+ * the replayed events land after it, in order; and, when `run`'s stream has no state of the
+ * agent's yet at `start`, a `STATE_SNAPSHOT` of the state the thread's earlier streams left (a
+ * client that never left holds it). `translator` has replayed up to the run's start (`start`).
  */
 export async function transcriptPrelude(
   deps: AgUiDeps,
   run: DoorRun,
   translator: FrameTranslator,
   start: Cursor
-): Promise<AgUiEvent> {
+): Promise<AgUiEvent[]> {
   // A translator that keeps no transcript (the run sends no snapshot at its end) serves the run
   // as fast as ever: the transcript before it is rebuilt apart, by one that does.
   let before = translator
@@ -79,8 +92,12 @@ export async function transcriptPrelude(
     before = new FrameTranslator({ ...translator.options, messagesSnapshot: true })
     await replayInto(deps, before, run.streamRunId, start)
   }
-  return {
-    type: EventType.MESSAGES_SNAPSHOT,
-    messages: (await threadTranscript(deps, run, before)) as Message[],
+  const { messages, state } = await threadBefore(deps, run, before)
+  const prelude: AgUiEvent[] = [
+    { type: EventType.MESSAGES_SNAPSHOT, messages: messages as Message[] },
+  ]
+  if (state !== null && translator.agentState === null) {
+    prelude.push({ type: EventType.STATE_SNAPSHOT, snapshot: structuredClone(state) })
   }
+  return prelude
 }

@@ -6,6 +6,7 @@ import { userMessageOf } from '../../core/user_message.js'
 import { HANDLERS, customEvent } from './handlers.js'
 import { TranslatorModel, type ModelState } from './model.js'
 import { Transcript } from './transcript.js'
+import type { AgentState } from '../../core/agent_state.js'
 import { runStateEvent } from './agent_state.js'
 import type {
   AgentStreamState,
@@ -87,6 +88,11 @@ export class FrameTranslator {
   /** The door's projection of the run from the frames so far (not the agent's state). */
   get state(): AgentStreamState {
     return this.#model.snapshot()
+  }
+
+  /** The agent's own state (its `state` frames) as of the frames pushed so far; `null`: none. */
+  get agentState(): AgentState | null {
+    return this.#model.agentState
   }
 
   /** The segment's interrupts so far. */
