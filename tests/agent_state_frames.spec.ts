@@ -2,6 +2,9 @@ import { test } from '@japa/runner'
 import { InvalidFrameError } from '../src/errors.js'
 import type { StreamFrame } from '../src/core/frames.js'
 import { collect, countRows, runId, setupSink } from './helpers/sink.js'
+import { MAX_JSON_DEPTH } from '../src/core/json_depth.js'
+import { validateAgUiInput } from '../src/agui/door/input.js'
+import { validateChatInput } from '../src/ui_message/door/input.js'
 
 /**
  * The agent's state frame (`{ kind: 'state', snapshot | delta }`, src/core/agent_state.ts):
@@ -128,5 +131,48 @@ test.group('Agent state frames: checked when written', () => {
       frames.filter((f: any) => f.t === 'event' && f.event.kind === 'state'),
       5
     )
+  })
+
+  test('a state nested deeper than the page can send back is refused (maxDepth), nothing stored', async ({
+    assert,
+  }) => {
+    // The page sends the agent's state back in its next request (`RunAgentInput.state`, useChat's
+    // body `state`), one level below the body, which the depth rule bounds: a state nested one
+    // level less than MAX_JSON_DEPTH is the deepest that can come back.
+    const nested = (levels: number) => {
+      let value: Record<string, unknown> = { leaf: true }
+      for (let i = 1; i < levels; i++) value = { a: value }
+      return value
+    }
+    const deepest = nested(MAX_JSON_DEPTH - 1)
+    await validateAgUiInput({
+      threadId: 't',
+      runId: 'r',
+      messages: [{ id: 'm', role: 'user', content: 'hi' }],
+      tools: [],
+      context: [],
+      state: deepest,
+    })
+    await validateChatInput({
+      id: 'c',
+      messages: [{ id: 'm', role: 'user', parts: [{ type: 'text', text: 'hi' }] }],
+      state: deepest,
+    })
+    const { db, sink } = await setupSink()
+    const id = runId('state')
+    const writer = await sink.open(id)
+    await refused(assert, writer.write(state({ snapshot: nested(MAX_JSON_DEPTH) })), 'maxDepth')
+    await writer.write(state({ snapshot: deepest }))
+    // A delta that nests the state one level deeper.
+    const path = '/a'.repeat(MAX_JSON_DEPTH - 2) + '/leaf'
+    await refused(
+      assert,
+      writer.write(state({ delta: [{ op: 'replace', path, value: { deeper: true } }] })),
+      'maxDepth'
+    )
+    await writer.write(state({ delta: [{ op: 'replace', path, value: 'flat' }] }))
+    await writer.end()
+    // The snapshot, the flat delta and the end.
+    assert.equal(await countRows(db, 'agent_stream_frames', id), 3)
   })
 })
