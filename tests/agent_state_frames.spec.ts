@@ -175,4 +175,28 @@ test.group('Agent state frames: checked when written', () => {
     // The snapshot, the flat delta and the end.
     assert.equal(await countRows(db, 'agent_stream_frames', id), 3)
   })
+
+  test('the state is checked as written: a runner changing its snapshot object after the write changes nothing', async ({
+    assert,
+  }) => {
+    const { sink } = await setupSink()
+    const id = runId('state')
+    const writer = await sink.open(id)
+    // A runner's own object, written, then changed in place for its own use (not written).
+    const doc: { items: string[] } = { items: [] }
+    await writer.write(state({ snapshot: doc }))
+    doc.items.push('unwritten')
+    // The state as written and as every reader holds it: no item.
+    await writer.write(state({ delta: [{ op: 'test', path: '/items', value: [] }] }))
+    await writer.write(state({ delta: [{ op: 'add', path: '/items/-', value: 'a' }] }))
+    await refused(
+      assert,
+      writer.write(state({ delta: [{ op: 'remove', path: '/items/1' }] })),
+      'statePatchApplies'
+    )
+    await writer.end()
+    const events = (await collect(sink.subscribe(id))).filter((f: any) => f.t === 'event')
+    assert.deepEqual(events.at(0).event.snapshot, { items: [] })
+    assert.lengthOf(events, 3)
+  })
 })

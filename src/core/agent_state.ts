@@ -66,7 +66,7 @@ export function stateShapeIssue(event: Record<string, unknown>): StateRule | nul
 
 /**
  * The agent state after `event`, from `state` (`null`: none yet), or the rule it breaks. Never
- * changes `state`: a delta applies to a copy.
+ * changes `state`: a delta applies to a copy; a snapshot is copied as stored (JSON).
  *
  * @param maxBytes the most bytes of JSON the state may take after the event
  */
@@ -79,7 +79,8 @@ export function applyStateEvent(
   if (shape) return { rule: shape }
   let next: unknown
   if (event.snapshot !== undefined) {
-    next = event.snapshot
+    // A copy as stored (JSON): the writer's object may change after the write, the state not.
+    next = fastJsonPatch.deepClone(event.snapshot)
   } else {
     if (state === null) return { rule: 'statePatchApplies' }
     try {
