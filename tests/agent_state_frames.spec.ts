@@ -194,9 +194,14 @@ test.group('Agent state frames: checked when written', () => {
       writer.write(state({ delta: [{ op: 'remove', path: '/items/1' }] })),
       'statePatchApplies'
     )
+    // The same with a delta's value.
+    const item = { tags: [] as string[] }
+    await writer.write(state({ delta: [{ op: 'add', path: '/item', value: item }] }))
+    item.tags.push('unwritten')
+    await writer.write(state({ delta: [{ op: 'test', path: '/item/tags', value: [] }] }))
     await writer.end()
     const events = (await collect(sink.subscribe(id))).filter((f: any) => f.t === 'event')
     assert.deepEqual(events.at(0).event.snapshot, { items: [] })
-    assert.lengthOf(events, 3)
+    assert.lengthOf(events, 5)
   })
 })

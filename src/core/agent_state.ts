@@ -66,7 +66,7 @@ export function stateShapeIssue(event: Record<string, unknown>): StateRule | nul
 
 /**
  * The agent state after `event`, from `state` (`null`: none yet), or the rule it breaks. Never
- * changes `state`: a delta applies to a copy; a snapshot is copied as stored (JSON).
+ * changes `state`: a delta (and its values) applies to a copy; a snapshot is copied as stored (JSON).
  *
  * @param maxBytes the most bytes of JSON the state may take after the event
  */
@@ -84,9 +84,10 @@ export function applyStateEvent(
   } else {
     if (state === null) return { rule: 'statePatchApplies' }
     try {
+      // Copies of both: an operation's `value` is put in the document as it is.
       next = fastJsonPatch.applyPatch(
         fastJsonPatch.deepClone(state),
-        event.delta as Operation[],
+        fastJsonPatch.deepClone(event.delta) as Operation[],
         true,
         true
       ).newDocument
