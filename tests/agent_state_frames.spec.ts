@@ -204,4 +204,29 @@ test.group('Agent state frames: checked when written', () => {
     assert.deepEqual(events.at(0).event.snapshot, { items: [] })
     assert.lengthOf(events, 5)
   })
+
+  test('a state frame is stored as it was when written, awaited or not', async ({ assert }) => {
+    const { sink } = await setupSink()
+    const id = runId('state')
+    const writer = await sink.open(id)
+    const doc: { items: string[] } = { items: [] }
+    // Not awaited (a runner writing on): the object changes before the frame is committed.
+    const written = writer.write(state({ snapshot: doc }))
+    doc.items.push('unwritten')
+    const delta = [{ op: 'add', path: '/items/-', value: 'a' }]
+    const next = writer.write(state({ delta }))
+    delta[0].value = 'unwritten'
+    await Promise.all([written, next])
+    await writer.write(state({ delta: [{ op: 'test', path: '/items', value: ['a'] }] }))
+    await writer.end()
+    const events = (await collect(sink.subscribe(id))).filter((f: any) => f.t === 'event')
+    assert.deepEqual(
+      events.map((f: any) => f.event),
+      [
+        { kind: 'state', snapshot: { items: [] } },
+        { kind: 'state', delta: [{ op: 'add', path: '/items/-', value: 'a' }] },
+        { kind: 'state', delta: [{ op: 'test', path: '/items', value: ['a'] }] },
+      ]
+    )
+  })
 })
