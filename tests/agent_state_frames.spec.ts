@@ -200,7 +200,7 @@ test.group('Agent state frames: checked when written', () => {
     item.tags.push('unwritten')
     await writer.write(state({ delta: [{ op: 'test', path: '/item/tags', value: [] }] }))
     await writer.end()
-    const events = (await collect(sink.subscribe(id))).filter((f: any) => f.t === 'event')
+    const events = (await collect(sink.subscribe(id))).filter((f: any) => f.t === 'event') as any[]
     assert.deepEqual(events.at(0).event.snapshot, { items: [] })
     assert.lengthOf(events, 5)
   })
