@@ -2,6 +2,9 @@ import { test } from '@japa/runner'
 import { InvalidFrameError } from '../src/errors.js'
 import type { StreamFrame } from '../src/core/frames.js'
 import { collect, countRows, runId, setupSink } from './helpers/sink.js'
+import { MAX_JSON_DEPTH } from '../src/core/json_depth.js'
+import { validateAgUiInput } from '../src/agui/door/input.js'
+import { validateChatInput } from '../src/ui_message/door/input.js'
 
 /**
  * The agent's state frame (`{ kind: 'state', snapshot | delta }`, src/core/agent_state.ts):
@@ -127,6 +130,103 @@ test.group('Agent state frames: checked when written', () => {
     assert.lengthOf(
       frames.filter((f: any) => f.t === 'event' && f.event.kind === 'state'),
       5
+    )
+  })
+
+  test('a state nested deeper than the page can send back is refused (maxDepth), nothing stored', async ({
+    assert,
+  }) => {
+    // The page sends the agent's state back in its next request (`RunAgentInput.state`, useChat's
+    // body `state`), one level below the body, which the depth rule bounds: a state nested one
+    // level less than MAX_JSON_DEPTH is the deepest that can come back.
+    const nested = (levels: number) => {
+      let value: Record<string, unknown> = { leaf: true }
+      for (let i = 1; i < levels; i++) value = { a: value }
+      return value
+    }
+    const deepest = nested(MAX_JSON_DEPTH - 1)
+    await validateAgUiInput({
+      threadId: 't',
+      runId: 'r',
+      messages: [{ id: 'm', role: 'user', content: 'hi' }],
+      tools: [],
+      context: [],
+      state: deepest,
+    })
+    await validateChatInput({
+      id: 'c',
+      messages: [{ id: 'm', role: 'user', parts: [{ type: 'text', text: 'hi' }] }],
+      state: deepest,
+    })
+    const { db, sink } = await setupSink()
+    const id = runId('state')
+    const writer = await sink.open(id)
+    await refused(assert, writer.write(state({ snapshot: nested(MAX_JSON_DEPTH) })), 'maxDepth')
+    await writer.write(state({ snapshot: deepest }))
+    // A delta that nests the state one level deeper.
+    const path = '/a'.repeat(MAX_JSON_DEPTH - 2) + '/leaf'
+    await refused(
+      assert,
+      writer.write(state({ delta: [{ op: 'replace', path, value: { deeper: true } }] })),
+      'maxDepth'
+    )
+    await writer.write(state({ delta: [{ op: 'replace', path, value: 'flat' }] }))
+    await writer.end()
+    // The snapshot, the flat delta and the end.
+    assert.equal(await countRows(db, 'agent_stream_frames', id), 3)
+  })
+
+  test('the state is checked as written: a runner changing its snapshot object after the write changes nothing', async ({
+    assert,
+  }) => {
+    const { sink } = await setupSink()
+    const id = runId('state')
+    const writer = await sink.open(id)
+    // A runner's own object, written, then changed in place for its own use (not written).
+    const doc: { items: string[] } = { items: [] }
+    await writer.write(state({ snapshot: doc }))
+    doc.items.push('unwritten')
+    // The state as written and as every reader holds it: no item.
+    await writer.write(state({ delta: [{ op: 'test', path: '/items', value: [] }] }))
+    await writer.write(state({ delta: [{ op: 'add', path: '/items/-', value: 'a' }] }))
+    await refused(
+      assert,
+      writer.write(state({ delta: [{ op: 'remove', path: '/items/1' }] })),
+      'statePatchApplies'
+    )
+    // The same with a delta's value.
+    const item = { tags: [] as string[] }
+    await writer.write(state({ delta: [{ op: 'add', path: '/item', value: item }] }))
+    item.tags.push('unwritten')
+    await writer.write(state({ delta: [{ op: 'test', path: '/item/tags', value: [] }] }))
+    await writer.end()
+    const events = (await collect(sink.subscribe(id))).filter((f: any) => f.t === 'event') as any[]
+    assert.deepEqual(events.at(0).event.snapshot, { items: [] })
+    assert.lengthOf(events, 5)
+  })
+
+  test('a state frame is stored as it was when written, awaited or not', async ({ assert }) => {
+    const { sink } = await setupSink()
+    const id = runId('state')
+    const writer = await sink.open(id)
+    const doc: { items: string[] } = { items: [] }
+    // Not awaited (a runner writing on): the object changes before the frame is committed.
+    const written = writer.write(state({ snapshot: doc }))
+    doc.items.push('unwritten')
+    const delta = [{ op: 'add', path: '/items/-', value: 'a' }]
+    const next = writer.write(state({ delta }))
+    delta[0].value = 'unwritten'
+    await Promise.all([written, next])
+    await writer.write(state({ delta: [{ op: 'test', path: '/items', value: ['a'] }] }))
+    await writer.end()
+    const events = (await collect(sink.subscribe(id))).filter((f: any) => f.t === 'event')
+    assert.deepEqual(
+      events.map((f: any) => f.event),
+      [
+        { kind: 'state', snapshot: { items: [] } },
+        { kind: 'state', delta: [{ op: 'add', path: '/items/-', value: 'a' }] },
+        { kind: 'state', delta: [{ op: 'test', path: '/items', value: ['a'] }] },
+      ]
     )
   })
 })

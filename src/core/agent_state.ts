@@ -1,4 +1,5 @@
 import fastJsonPatch, { type Operation } from 'fast-json-patch'
+import { MAX_JSON_DEPTH, tooDeep } from './json_depth.js'
 
 /**
  * The agent's own state (AG-UI's shared state: a recipe, a plan's steps, a document), as the
@@ -30,9 +31,18 @@ export type StateRule =
   | 'statePatchApplies'
   /** The state after the frame is at most `maxStateBytes` of JSON. */
   | 'maxStateBytes'
+  /** The state after the frame nests at most {@link MAX_STATE_DEPTH} levels. */
+  | 'maxDepth'
 
 const isObject = (value: unknown): value is AgentState =>
   value !== null && typeof value === 'object' && !Array.isArray(value)
+
+/**
+ * How deep the agent's state may nest (the state itself is level 1): one level less than the
+ * depth rule of a request body, where the page sends it back (`RunAgentInput.state`, useChat's
+ * body `state`), so every state an agent writes is one its page can send.
+ */
+export const MAX_STATE_DEPTH = MAX_JSON_DEPTH - 1
 
 /** The UTF-8 bytes of `value` as JSON. */
 export const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8')
@@ -56,7 +66,7 @@ export function stateShapeIssue(event: Record<string, unknown>): StateRule | nul
 
 /**
  * The agent state after `event`, from `state` (`null`: none yet), or the rule it breaks. Never
- * changes `state`: a delta applies to a copy.
+ * changes `state`: a delta (and its values) applies to a copy; a snapshot is copied as stored (JSON).
  *
  * @param maxBytes the most bytes of JSON the state may take after the event
  */
@@ -69,13 +79,15 @@ export function applyStateEvent(
   if (shape) return { rule: shape }
   let next: unknown
   if (event.snapshot !== undefined) {
-    next = event.snapshot
+    // A copy as stored (JSON): the writer's object may change after the write, the state not.
+    next = fastJsonPatch.deepClone(event.snapshot)
   } else {
     if (state === null) return { rule: 'statePatchApplies' }
     try {
+      // Copies of both: an operation's `value` is put in the document as it is.
       next = fastJsonPatch.applyPatch(
         fastJsonPatch.deepClone(state),
-        event.delta as Operation[],
+        fastJsonPatch.deepClone(event.delta) as Operation[],
         true,
         true
       ).newDocument
@@ -86,6 +98,7 @@ export function applyStateEvent(
     // A patch replacing the root with something else than an object leaves no state object.
     if (!isObject(next)) return { rule: 'stateObject' }
   }
+  if (tooDeep(next, MAX_STATE_DEPTH)) return { rule: 'maxDepth' }
   if (jsonBytes(next) > maxBytes) return { rule: 'maxStateBytes' }
   return { state: next as AgentState }
 }

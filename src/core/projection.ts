@@ -130,9 +130,24 @@ export function customFields(
   return value
 }
 
-/** Whether a `custom` event named `name` may leave the process (`customEvents` lists it). */
+/**
+ * Names a door sends events of its own under, never a `custom` event's: the `agent_stream.`
+ * namespace (AG-UI's `agent_stream.run_state` CUSTOM event), `queued` (AG-UI's CUSTOM, the
+ * useChat door's `data-queued`), `state` and `subagent` (the useChat door's `data-state`, the
+ * agent's state, and `data-subagent`).
+ */
+const RESERVED_CUSTOM_NAMES = new Set(['queued', 'state', 'subagent'])
+
+/**
+ * Whether a `custom` event named `name` may leave the process: `customEvents` lists it, and it
+ * is none of the names a door uses itself ({@link RESERVED_CUSTOM_NAMES}, the `agent_stream.`
+ * namespace, a kind `custom` allow-lists: each the same AG-UI `CUSTOM` name or useChat data
+ * part), so a runner, or a remote agent it mirrors, cannot pass a value off as the package's.
+ */
 export function customAllowed(name: unknown, rules: ProjectionRules): boolean {
-  return typeof name === 'string' && (rules.customEvents?.includes(name) ?? false)
+  if (typeof name !== 'string' || !(rules.customEvents?.includes(name) ?? false)) return false
+  if (RESERVED_CUSTOM_NAMES.has(name) || name.startsWith('agent_stream.')) return false
+  return !Object.hasOwn(rules.custom ?? DEFAULT_CUSTOM, name)
 }
 
 /**

@@ -283,8 +283,12 @@ export async function validateFrame(input: unknown, maxBytes: number): Promise<S
   if (Buffer.byteLength(serialized, 'utf8') > maxBytes) {
     throw new InvalidFrameError([{ field: '', rule: 'maxBytes' }])
   }
+  // A `state` frame is kept as it was when written (its JSON): the writer checks the agent's
+  // state against it and stores it later, and the caller's objects may change meanwhile.
+  const kind = (input as { event?: { kind?: unknown } } | null)?.event?.kind
+  const checked = kind === 'state' ? JSON.parse(serialized) : input
   try {
-    const output = await validator.validate({ frame: input })
+    const output = await validator.validate({ frame: checked })
     if (!isWellFormedDeep(output.frame)) {
       throw new InvalidFrameError([{ field: '', rule: 'wellFormedUnicode' }])
     }
