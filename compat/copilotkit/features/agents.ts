@@ -41,39 +41,61 @@ const agenticChat = (pauseMs: number) =>
     }
   })
 
-/** Backend tool rendering: `get_weather` for the city asked about, run here, then a sentence. */
-const backendToolRendering = starting('backend_tool_rendering', async (ctx) => {
-  const city = /weather in (.+)$/i.exec(inputOf(ctx).message ?? '')?.[1]?.trim() || 'San Francisco'
-  const id = `weather-${crypto.randomUUID()}`
-  await toolCall(ctx, { id, name: 'get_weather', input: { city } }, 'read')
-  const output = { city, conditions: 'sunny', wind_speed: '10', temperature: '20', humidity: '60' }
-  await ctx.writer.write({ t: 'event', event: { kind: 'tool-output', id, output } })
-  await ctx.writer.write({ t: 'text', v: 'Retrieved weather information!' })
-})
+/**
+ * Backend tool rendering: `get_weather` for the city asked about (its arguments streamed), run
+ * here (a pause: the card waits for its result), then a sentence.
+ */
+const backendToolRendering = (pauseMs: number) =>
+  starting('backend_tool_rendering', async (ctx) => {
+    const message = inputOf(ctx).message ?? ''
+    const city = /weather in (.+)$/i.exec(message)?.[1]?.trim() || 'San Francisco'
+    const id = `weather-${crypto.randomUUID()}`
+    const pieces = ['{"city":', JSON.stringify(city), '}']
+    await toolCall(ctx, { id, name: 'get_weather', input: { city }, pieces, pauseMs }, 'read')
+    await sleep(pauseMs * 3, ctx.signal)
+    const output = {
+      city,
+      conditions: 'sunny',
+      wind_speed: '10',
+      temperature: '20',
+      humidity: '60',
+    }
+    await ctx.writer.write({ t: 'event', event: { kind: 'tool-output', id, output } })
+    await ctx.writer.write({ t: 'text', v: 'Retrieved weather information!' })
+  })
 
 /** Tool-based generative UI: a `generate_haiku` call whose arguments the page renders. */
 export const HAIKU = {
   japanese: ['エーアイの', '橋つなぐ道', 'コパキット'],
   english: ["From AI's realm", 'A bridge-road linking us—', 'CopilotKit.'],
 }
-const toolBasedGenerativeUi = starting('tool_based_generative_ui', async (ctx) => {
-  const id = `haiku-${crypto.randomUUID()}`
-  await toolCall(ctx, { id, name: 'generate_haiku', input: HAIKU })
-  await ctx.writer.write({
-    t: 'event',
-    event: { kind: 'tool-output', id, output: 'Haiku created' },
+/** The haiku's arguments as a model streams them: a line at a time. */
+const HAIKU_PIECES = [
+  '{"japanese":[',
+  ...HAIKU.japanese.map((line, i) => JSON.stringify(line) + (i < 2 ? ',' : '')),
+  '],"english":[',
+  ...HAIKU.english.map((line, i) => JSON.stringify(line) + (i < 2 ? ',' : '')),
+  ']}',
+]
+const toolBasedGenerativeUi = (pauseMs: number) =>
+  starting('tool_based_generative_ui', async (ctx) => {
+    const id = `haiku-${crypto.randomUUID()}`
+    await toolCall(ctx, { id, name: 'generate_haiku', input: HAIKU, pieces: HAIKU_PIECES, pauseMs })
+    await ctx.writer.write({
+      t: 'event',
+      event: { kind: 'tool-output', id, output: 'Haiku created' },
+    })
+    await ctx.writer.write({ t: 'text', v: 'Haiku created' })
   })
-  await ctx.writer.write({ t: 'text', v: 'Haiku created' })
-})
 
 /** Every feature's agent (`pauseMs`: the pace of the slow ones, long enough to reload mid-run). */
 export function featureAgents(pauseMs = 300): Record<Feature, AgentRunner> {
   return {
     agentic_chat: agenticChat(pauseMs),
-    backend_tool_rendering: backendToolRendering,
+    backend_tool_rendering: backendToolRendering(pauseMs),
     human_in_the_loop: humanInTheLoop(pauseMs / 2),
     agentic_generative_ui: agenticGenerativeUi(pauseMs),
-    tool_based_generative_ui: toolBasedGenerativeUi,
+    tool_based_generative_ui: toolBasedGenerativeUi(pauseMs),
     shared_state: sharedState(pauseMs),
     predictive_state_updates: predictiveStateUpdates(pauseMs / 2),
   }

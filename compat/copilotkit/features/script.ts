@@ -19,17 +19,31 @@ export const sleep = (ms: number, signal?: AbortSignal) =>
     signal?.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true })
   })
 
+/** The agents running now, by name, how many runs each (the re-attach tests check it). */
+export const running = new Map<string, number>()
+
 /** A runner that only ever starts (these agents never park). */
 export const starting = (name: string, start: (ctx: RunContext) => Promise<void>): AgentRunner => ({
   name,
   async start(ctx): Promise<RunOutcome> {
-    await start(ctx)
+    running.set(name, (running.get(name) ?? 0) + 1)
+    try {
+      await start(ctx)
+    } finally {
+      running.set(name, running.get(name)! - 1)
+    }
     return ctx.signal.aborted ? { status: 'cancelled' } : { status: 'finished' }
   },
   async resume(): Promise<RunOutcome> {
     return { status: 'failed' }
   },
 })
+
+/**
+ * The tool calls whose input is streaming now: name -> pieces written (the re-attach tests
+ * reload mid-call by it when the page shows nothing of the call yet).
+ */
+export const streaming = new Map<string, number>()
 
 /** A tool call whose input the model would stream: start, the input's JSON in pieces, the input. */
 export async function toolCall(
@@ -42,10 +56,13 @@ export async function toolCall(
     t: 'event',
     event: { kind: 'tool-input-start', id: call.id, name: call.name, toolKind },
   })
-  for (const delta of call.pieces ?? [JSON.stringify(call.input)]) {
+  const pieces = call.pieces ?? [JSON.stringify(call.input)]
+  for (const [i, delta] of pieces.entries()) {
     await writer.write({ t: 'event', event: { kind: 'tool-input-delta', id: call.id, delta } })
+    streaming.set(call.name, i + 1)
     if (call.pauseMs) await sleep(call.pauseMs, ctx.signal)
   }
+  streaming.delete(call.name)
   await writer.write({
     t: 'event',
     event: {

@@ -78,7 +78,8 @@ test('tool-based generative UI: the haiku of the call, for two prompts', async (
   ].entries()) {
     await say(page, prompt)
     const haiku = page.getByTestId('haiku-card').nth(n)
-    await haiku.getByTestId('haiku-line').nth(2).waitFor({ timeout: 30_000 })
+    // The arguments stream a line at a time: the last English line comes last.
+    await haiku.getByText(HAIKU.english[2]).waitFor({ timeout: 30_000 })
     assert.deepEqual(await haiku.getByTestId('haiku-japanese').allInnerTexts(), HAIKU.japanese)
     assert.deepEqual(await haiku.getByTestId('haiku-english').allInnerTexts(), HAIKU.english)
     await runOver(page)
