@@ -13,7 +13,8 @@ import { sendsSnapshot, type AgUiDeps } from './reply.js'
  * stream's from `current`, the translator serving it).
  */
 export async function threadTranscript(deps: AgUiDeps, run: DoorRun, current: FrameTranslator) {
-  return (await threadBefore(deps, run, current)).messages
+  const { messages } = await threadBefore(deps, run, current)
+  return messages
 }
 
 /**
