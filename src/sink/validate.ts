@@ -5,7 +5,7 @@ import { InvalidFrameError } from '../errors.js'
 import { AGENT_STREAM_ERROR_CODES, type StreamFrame } from '../core/frames.js'
 import { DEFAULTS } from '../defaults.js'
 import { isWellFormedDeep } from '../core/text.js'
-import { stateShapeIssue } from '../core/agent_state.js'
+import { jsonBytes, stateShapeIssue } from '../core/agent_state.js'
 import { tooDeep } from '../core/json_depth.js'
 
 /**
@@ -51,8 +51,7 @@ const customValue = vine.createRule((value: unknown, _: undefined, field: FieldC
     field.report('The {{ field }} field is nested too deep', 'maxDepth', field)
     return
   }
-  const json = JSON.stringify(value)
-  if (json !== undefined && Buffer.byteLength(json, 'utf8') > DEFAULTS.maxCustomValueBytes) {
+  if (jsonBytes(value) > DEFAULTS.maxCustomValueBytes) {
     field.report('The {{ field }} field is too large', 'maxBytes', field)
   }
 })
