@@ -7,6 +7,7 @@ import {
   noError,
   openPage,
   send,
+  resumed,
   textOf,
 } from './helpers/usechat_page.js'
 
@@ -44,7 +45,7 @@ test.group('useChat in Chromium through the Durable Streams transport', () => {
     // A reload mid-answer: the transport reconnects (`GET /ds/chat/:id/stream` names the turn's
     // stream) and replays it; no text twice, none lost.
     await page.reload()
-    await lastAssistant(page).locator('.text', { hasText: 'Revenue' }).waitFor()
+    await resumed(page, 'Revenue')
     assert.equal(await textOf(page), 'Revenue ')
     open()
     await page.getByRole('button', { name: 'Approve' }).waitFor()

@@ -11,6 +11,7 @@ import {
   openPage,
   said,
   send,
+  resumed,
   textOf,
 } from './helpers/usechat_page.js'
 
@@ -52,7 +53,7 @@ test.group('useChat page in Chromium', () => {
     const id = await lastAssistant(page).getAttribute('data-id')
     // A reload mid-answer: useChat({ resume: true }) replays the turn; no text twice, none lost.
     await page.reload()
-    await lastAssistant(page).locator('.text', { hasText: 'Revenue' }).waitFor()
+    await resumed(page, 'Revenue')
     assert.equal(await textOf(page), 'Revenue ')
     open()
     await page.getByRole('button', { name: 'Approve' }).waitFor()

@@ -54,6 +54,17 @@ export const lastAssistant = (page: Page) => page.locator('.assistant').last()
 export const textOf = async (page: Page) =>
   (await lastAssistant(page).locator('.text').allTextContents()).join('')
 
+/**
+ * After a reload mid-answer: wait until the resumed stream is what the page shows. The stored
+ * messages (`GET /chat/:id/messages`) show the turn's text at once; the resume then resets the
+ * message at its first `start` (status `streaming`) and replays it, so the text is read only once
+ * the replay has brought `text` back.
+ */
+export async function resumed(page: Page, text: string) {
+  await page.locator('#status', { hasText: 'streaming' }).waitFor()
+  await lastAssistant(page).locator('.text', { hasText: text }).waitFor()
+}
+
 /** What the page shows of each message of `role` (`user`, `assistant`), in order. */
 export const said = (page: Page, role: 'user' | 'assistant') =>
   page.locator(`#log > .${role}`).evaluateAll((nodes) => nodes.map((n) => n.textContent))
