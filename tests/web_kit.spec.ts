@@ -1,6 +1,7 @@
 import { test } from '@japa/runner'
 import { randomUUID } from 'node:crypto'
 import { HttpAgent, buildResumeArray } from '@ag-ui/client'
+import type { AgentRunner } from '../src/runner/contract.js'
 import { scriptedAgent } from '../src/testing/scripted_agent.js'
 import { tableNames } from '../src/store/schema.js'
 import { readResponse } from './helpers/http.js'
@@ -177,5 +178,55 @@ test.group('The package in an AdonisJS web app (session auth, shield)', () => {
       .map((m) => m.content)
       .join('')
     assert.include(text, 'Revenue was 42.')
+  }).timeout(60_000)
+})
+
+test.group('Shared state in an AdonisJS web app (session auth, shield)', () => {
+  test("HttpAgent: the page's state reaches the runner on the start and on the approval's resume; the agent's comes back", async ({
+    assert,
+  }) => {
+    const seen: [string, unknown][] = []
+    const inner = scriptedAgent({ steps: ['read', 'approval'] })
+    const snapshot = (value: Record<string, unknown>) =>
+      ({ t: 'event', event: { kind: 'state', snapshot: value } }) as const
+    const runner: AgentRunner = {
+      async start(ctx) {
+        const page = (ctx.input as { state?: Record<string, unknown> }).state
+        seen.push(['start', page])
+        await ctx.writer.write(snapshot({ ...page, phase: 'asked' }))
+        return inner.start(ctx)
+      },
+      async resume(ctx) {
+        const page = (ctx.input as { state?: Record<string, unknown> }).state
+        seen.push(['resume', page])
+        await ctx.writer.write(snapshot({ ...page, phase: 'done' }))
+        return inner.resume(ctx)
+      },
+    }
+    const { url } = await serveWebKit({ runner })
+    const alice = cookieClient(url)
+    await alice.signIn('alice@example.com')
+    const agent = new HttpAgent({
+      url: `${url}/agent/agui`,
+      threadId: `thread-${randomUUID()}`,
+      headers: { 'cookie': alice.cookie(), 'X-XSRF-TOKEN': alice.xsrf()! },
+      initialMessages: [{ id: 'u1', role: 'user', content: 'Send the weekly report' }],
+      initialState: { recipe: 'soup' },
+    })
+    await agent.runAgent()
+    assert.deepEqual(agent.state, { recipe: 'soup', phase: 'asked' })
+    // The page edits the state while the approval waits; the resume carries the edit.
+    agent.setState({ ...agent.state, servings: 4 })
+    const [interrupt] = agent.pendingInterrupts
+    await agent.runAgent({
+      resume: buildResumeArray(agent.pendingInterrupts, {
+        [interrupt.id]: { status: 'resolved', payload: { approved: true } },
+      }),
+    })
+    assert.deepEqual(seen, [
+      ['start', { recipe: 'soup' }],
+      ['resume', { recipe: 'soup', phase: 'asked', servings: 4 }],
+    ])
+    assert.deepEqual(agent.state, { recipe: 'soup', phase: 'done', servings: 4 })
   }).timeout(60_000)
 })
