@@ -193,6 +193,65 @@ test.group('Database outage | the writer holds frames, within bounds', () => {
     assert.isNull(writer.outageSince)
   })
 
+  test("a reopened writer's first state frame in an outage waits for the stored state, then lands checked", async ({
+    assert,
+  }) => {
+    const { sink } = await setupSink({ coalesceWindowMs: 10 })
+    const id = runId()
+    const first = await sink.open(id)
+    await first.write({ t: 'event', event: { kind: 'state', snapshot: { n: 1 } } })
+    await first.end()
+    // A resume reopens the stream; its first state frame needs the stored state, and the
+    // database is away: every read of it and every commit fails until it is back.
+    const second = await sink.open(id)
+    let down = true
+    injectCommitFaults(sink, () => (down ? 'before' : null))
+    const { store } = sinkInternals(sink)
+    const client = store.client
+    const away = new Proxy(client, {
+      get: (target, key) =>
+        key === 'from'
+          ? () => {
+              throw refused()
+            }
+          : Reflect.get(target, key),
+    })
+    Object.defineProperty(store, 'client', {
+      configurable: true,
+      get: () => (down ? away : client),
+    })
+    try {
+      const delta = [
+        { op: 'test', path: '/n', value: 1 },
+        { op: 'replace', path: '/n', value: 2 },
+      ]
+      const written = second.write({ t: 'event', event: { kind: 'state', delta } } as StreamFrame)
+      written.catch(() => {})
+      await sleep(150)
+      down = false
+      await written
+      await second.end()
+    } finally {
+      delete (store as any).client
+    }
+    const kinds = (await storedRows(sink, id))
+      .filter((row) => row.kind === 'event')
+      .map((row) => JSON.parse(row.body).event)
+    assert.deepEqual(
+      kinds.filter((event) => event.kind === 'state'),
+      [
+        { kind: 'state', snapshot: { n: 1 } },
+        {
+          kind: 'state',
+          delta: [
+            { op: 'test', path: '/n', value: 1 },
+            { op: 'replace', path: '/n', value: 2 },
+          ],
+        },
+      ]
+    )
+  })
+
   test('a pair split across writes held during an outage is stored whole; a lone half as U+FFFD', async ({
     assert,
   }) => {

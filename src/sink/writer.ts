@@ -7,7 +7,7 @@ import type { SinkWriter } from './spi.js'
 import type { AppendPlan } from '../store/append_plan.js'
 import type { AppendContext } from './append.js'
 import { averageCommitMs, coalesceText } from './coalescing.js'
-import { Outage } from './outage.js'
+import { Outage, retryTransient } from './outage.js'
 import { RetriedCommits } from './retried_commit.js'
 import { LeaseRenewal } from './lease.js'
 import { OutageBuffer } from './outage_buffer.js'
@@ -103,7 +103,13 @@ export class LucidSinkWriter implements SinkWriter {
     const upto = options.openedAtSeq ?? 0
     this.#agentState = new AgentStateCheck(
       options.maxStateBytes ?? DEFAULTS.maxStateBytes,
-      upto > 0 ? () => storedAgentState(context.store, runId, upto) : undefined
+      // Read through a database outage (within its bound), as the writes it comes before are.
+      upto > 0
+        ? () =>
+            retryTransient(() => storedAgentState(context.store, runId, upto), {
+              boundMs: options.outageBoundMs,
+            })
+        : undefined
     )
     this.#outage = new Outage(options.outageBoundMs, {
       // Callers waiting for a commit go on: their frames are held.
