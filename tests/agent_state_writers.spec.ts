@@ -52,13 +52,20 @@ async function readersState(assert: any, sink: LucidTokenStreamSink, id: string)
 const gone = () =>
   Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })
 
-/** The sink's commit, failing `after` (stored, the reply lost) when `fault(n)` says so. */
-function injectCommitFaults(sink: LucidTokenStreamSink, fault: (n: number) => 'after' | null) {
+/**
+ * The sink's commit, failing `before` it (nothing stored) or `after` it (stored, the reply lost)
+ * when `fault(n)` says so.
+ */
+function injectCommitFaults(
+  sink: LucidTokenStreamSink,
+  fault: (n: number) => 'before' | 'after' | null
+) {
   const { store } = sinkInternals(sink)
   const commit = store.commit.bind(store)
   let n = 0
   store.commit = async (...args: Parameters<typeof commit>) => {
     const what = fault(++n)
+    if (what === 'before') throw gone()
     const result = await commit(...args)
     if (what === 'after') throw gone()
     return result
@@ -258,6 +265,27 @@ test.group('Agent state | a delta its commit refuses', () => {
       ]
     )
     await writer.end()
+  })
+
+  test('through a database outage: acknowledged, then refused by the next call; nothing stored', async ({
+    assert,
+  }) => {
+    const { sink } = await setupSink()
+    const id = runId('state-outage')
+    const writer = await sink.open(id)
+    await writer.write(state({ snapshot: { n: 1 } }))
+    // The database goes away for the next three attempts: writes are held and acknowledged.
+    injectCommitFaults(sink, (n) => (n <= 3 ? 'before' : null))
+    await writer.write(state({ delta: [{ op: 'test', path: '/n', value: 2 }] }))
+    // Once the database answers again, the delta's commit refuses it.
+    await writer.flush()
+    await writer.write(state({ delta: [{ op: 'replace', path: '/n', value: 3 }] })).then(
+      () => assert.fail('the refusal is thrown by the next call'),
+      (error) => assert.instanceOf(error, InvalidFrameError)
+    )
+    await writer.write(state({ delta: [{ op: 'replace', path: '/n', value: 4 }] }))
+    await writer.end()
+    assert.deepEqual(await readersState(assert, sink, id), { n: 4 })
   })
 })
 
