@@ -184,26 +184,6 @@ test.group('Agent state | a commit retried is applied once', () => {
     assert.deepEqual(await readersState(assert, sink, id), { count: 2, items: ['x'] })
   })
 
-  test('a write refused by its commit leaves the state as stored; the writer goes on from it', async ({
-    assert,
-  }) => {
-    const { sink } = await setupSink()
-    const id = runId('state-writes')
-    const writer = await sink.open(id)
-    await writer.write(state({ snapshot: { items: [] } }))
-    let calls = 0
-    const within = async () => {
-      if (++calls === 1) throw new Error('refused in its transaction')
-    }
-    const last = state({ delta: [{ op: 'add', path: '/items/-', value: 'once' }] })
-    await assert.rejects(() => writer.end({ last, within }), 'refused in its transaction')
-    await writer.end({ last, within })
-    const again = await sink.open(id)
-    await again.write(state({ delta: [{ op: 'test', path: '/items', value: ['once'] }] }))
-    await again.end()
-    assert.deepEqual(await readersState(assert, sink, id), { items: ['once'] })
-  })
-
   test('a commit whose reply was lost (landed) is retried once; the writer checks the next delta against the stored state', async ({
     assert,
   }) => {
