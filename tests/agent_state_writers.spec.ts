@@ -4,6 +4,7 @@ import type { StreamFrame } from '../src/core/frames.js'
 import { applyStateEvent, type AgentState } from '../src/core/agent_state.js'
 import { sinkInternals, type LucidTokenStreamSink } from '../src/sink/lucid_sink.js'
 import { collect, countRows, runId, setupSink, sleep } from './helpers/sink.js'
+import { DIALECT } from './helpers/db.js'
 
 /**
  * The agent's state on every write path (src/sink/agent_state_check.ts): a `state` frame is
@@ -298,6 +299,37 @@ test.group('Agent state | two writers of one stream', () => {
     await b.flush()
     await a.end()
     assert.deepEqual(await readersState(assert, sink, id), { c: 3 })
+  })
+
+  test('two replicas writing at once: each delta checked under the stream lock, exactly as many as apply are stored', async ({
+    assert,
+  }) => {
+    const { sink: one } = await setupSink()
+    // SQLite is one process's database (a second connection waits on its file lock, which the
+    // writer rides out as an outage): its two writers share the one sink.
+    const two = DIALECT === 'sqlite' ? one : (await setupSink({}, false)).sink
+    const id = runId('state-race')
+    const first = await one.open(id)
+    await first.write(state({ snapshot: { items: Array.from({ length: 20 }, (_, i) => i) } }))
+    const second = await two.open(id)
+    // 30 removals of the first item between them, 20 items: 20 apply, 10 are refused.
+    const removals = async (writer: typeof first) => {
+      let refusals = 0
+      for (let i = 0; i < 15; i++) {
+        await writer
+          .write(state({ delta: [{ op: 'remove', path: '/items/0' }] }))
+          .catch((error) => {
+            assert.instanceOf(error, InvalidFrameError)
+            refusals++
+          })
+      }
+      return refusals
+    }
+    const refusals = await Promise.all([removals(first), removals(second)])
+    assert.equal(refusals[0] + refusals[1], 10)
+    await second.flush()
+    await first.end()
+    assert.deepEqual(await readersState(assert, one, id), { items: [] })
   })
 
   test('another replica (its own sink) reopening the stream, then a takeover after a lease lapse', async ({
