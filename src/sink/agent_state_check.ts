@@ -25,8 +25,6 @@ export class AgentStateCheck {
   #state: AgentState | null = null
   /** The stream's rows up to this seq leave {@link #state} (0: none, no state). */
   #atSeq = 0
-  /** What the attempt in flight leaves, adopted once it commits. */
-  #pending: { state: AgentState | null; atSeq: number } | null = null
 
   constructor(
     readonly maxStateBytes: number,
@@ -34,14 +32,33 @@ export class AgentStateCheck {
   ) {}
 
   /**
-   * The plan's `stamp` with the state check of its `state` frames run first (in the
-   * transaction); `then` alone when it has none. Called once per attempt, before its commit.
+   * One attempt of an append of `frames`: its `stamp` (the plan's `then`, with the state check
+   * of its `state` frames run first, in the transaction; `then` alone when it has none), and
+   * `committed`, called with the attempt's result once it committed.
    */
-  stampFor(runId: string, frames: StreamFrame[], then?: AppendPlan['stamp']): AppendPlan['stamp'] {
-    this.#pending = null
+  attempt(
+    runId: string,
+    frames: StreamFrame[],
+    then?: AppendPlan['stamp']
+  ): { stamp: AppendPlan['stamp']; committed: (result: CommitResult | null) => void } {
+    /** What this attempt's check leaves, adopted once it commits. */
+    let left: { state: AgentState | null; atSeq: number } | null = null
     const events = frames.filter(isStateFrame).map((frame) => frame.event)
-    if (events.length === 0) return then
-    return async (trx, rows) => {
+    const committed = (result: CommitResult | null) => {
+      // A landed retry moves nothing: its rows are read when next needed.
+      if (!result || result.landed) return
+      if (events.length > 0) {
+        if (left) {
+          this.#state = left.state
+          this.#atSeq = left.atSeq
+        }
+        return
+      }
+      const last = result.rows.at(-1)?.seq
+      if (last !== undefined && result.before === this.#atSeq) this.#atSeq = last
+    }
+    if (events.length === 0) return { stamp: then, committed }
+    const stamp: AppendPlan['stamp'] = async (trx, rows) => {
       // Seqs are allocated from the stream's last one: the first row's is the next.
       const before = rows[0].seq - 1
       let current = this.#state
@@ -58,27 +75,10 @@ export class AgentStateCheck {
         if ('rule' in next) throw new InvalidFrameError([{ field: 'event', rule: next.rule }])
         current = next.state
       }
-      this.#pending = { state: current, atSeq: rows.at(-1)!.seq }
+      left = { state: current, atSeq: rows.at(-1)!.seq }
       await then?.(trx, rows)
     }
-  }
-
-  /**
-   * An append committed (`null`: nothing written): the state its check left is the stream's
-   * from now on; an append without `state` frames right after the rows known moves them on. A
-   * landed retry moves nothing (its rows are read when next needed).
-   */
-  committed(result: CommitResult | null) {
-    const pending = this.#pending
-    this.#pending = null
-    if (!result || result.landed) return
-    if (pending) {
-      this.#state = pending.state
-      this.#atSeq = pending.atSeq
-      return
-    }
-    const last = result.rows.at(-1)?.seq
-    if (last !== undefined && result.before === this.#atSeq) this.#atSeq = last
+    return { stamp, committed }
   }
 }
 

@@ -49,7 +49,7 @@ export async function appendFrames(
   if (valid.frames.length === 0 && !valid.end && !valid.text?.text) return null
   const state =
     agentState ?? new AgentStateCheck(ctx.maxStateBytes ?? DEFAULTS.maxStateBytes, ctx.store.tables)
-  const stamp = state.stampFor(runId, valid.frames, valid.stamp)
+  const { stamp, committed } = state.attempt(runId, valid.frames, valid.stamp)
   const settle = ctx.tail.commitStarted(runId)
   let result: CommitResult | null
   try {
@@ -58,7 +58,7 @@ export async function appendFrames(
     settle(null)
     throw error
   }
-  state.committed(result)
+  committed(result)
   settle(result)
   recordCommit(ctx.store.dialect, result)
   return result
