@@ -1,5 +1,6 @@
 import { test } from '@japa/runner'
 import { randomUUID } from 'node:crypto'
+import fastJsonPatch from 'fast-json-patch'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { AgentRunner } from '../src/runner/contract.js'
@@ -185,6 +186,63 @@ test.group('The page state on a resume', () => {
       .from(tableNames().suspensions)
       .where('thread_id', run.threadId)
     assert.deepEqual(JSON.parse(row.input).state, PAGE_STATE)
+  })
+
+  test('AG-UI: the agent state a resumed run writes on another replica after a restart is checked against the stored one', async ({
+    assert,
+    cleanup,
+  }) => {
+    /** Writes its state, parks; resumed, changes it with deltas that only the stored state takes. */
+    const stateful = (): AgentRunner => ({
+      async start(ctx) {
+        await ctx.writer.write({ t: 'event', event: { kind: 'state', snapshot: { steps: ['a'] } } })
+        const id = `${ctx.runId}.call`
+        await ctx.writer.write({
+          t: 'event',
+          event: { kind: 'tool-input-available', id, name: 'cook', input: {}, toolKind: 'action' },
+        })
+        await ctx.writer.write({ t: 'approval', runId: ctx.runId, id, toolName: 'cook', input: {} })
+        return { status: 'parked', checkpoint: {} }
+      },
+      async resume(ctx) {
+        await ctx.writer.write({
+          t: 'event',
+          event: {
+            kind: 'state',
+            delta: [
+              { op: 'test', path: '/steps', value: ['a'] },
+              { op: 'add', path: '/steps/-', value: 'b' },
+            ],
+          },
+        })
+        await ctx.writer.write({ t: 'text', v: 'Done.' })
+        return { status: 'finished' }
+      },
+    })
+    const a = await replica(stateful(), true)
+    cleanup(a.close)
+    const threadId = `t-${randomUUID()}`
+    const messages = [{ id: 'u1', role: 'user', content: 'cook' }]
+    const first = await eventsOf(await postJson(a.url, { threadId, runId: randomUUID(), messages }))
+    const [interrupt] = first.at(-1)!.outcome.interrupts as WireEvent[]
+    await a.runtime.driver.settled()
+    await a.close()
+    // Replica b (its own pool, runner and memory: a restart) resumes the run.
+    const b = await replica(stateful())
+    cleanup(b.close)
+    const resumed = await eventsOf(
+      await postJson(b.url, resumeBody({ threadId, messages, interruptId: interrupt.id as string }))
+    )
+    assert.equal(resumed.at(-1)!.type, 'RUN_FINISHED', JSON.stringify(resumed.at(-1)))
+    await b.runtime.driver.settled()
+    // The page's state, as the client applies the events of both runs.
+    let page: any = {}
+    for (const event of [...first, ...resumed]) {
+      if (event.type === 'STATE_SNAPSHOT') page = structuredClone(event.snapshot)
+      if (event.type === 'STATE_DELTA')
+        page = fastJsonPatch.applyPatch(page, event.delta as any, true, false).newDocument
+    }
+    assert.deepEqual(page, { steps: ['a', 'b'] })
   })
 
   test('useChat: the body state of an approval response is the resumed segment ctx.input.state', async ({

@@ -1,5 +1,6 @@
 import { getActiveTest, test } from '@japa/runner'
 import { randomUUID } from 'node:crypto'
+import { request as httpRequest } from 'node:http'
 import { from, lastValueFrom, toArray } from 'rxjs'
 import { AGUI_MEDIA_TYPE } from '@ag-ui/proto'
 import * as client57 from 'ag-ui-client-0.0.57'
@@ -300,6 +301,60 @@ test.group('AG-UI client versions: the declaration', () => {
         assert.notInclude(refusal.message, 'script')
       }
       assert.equal(started, 0)
+    })
+
+    test(`${transport}: a header sent twice: one version is read, two different ones are refused`, async ({
+      assert,
+    }) => {
+      const { url } = await serve(transport, SCENARIOS.cancelled.runner)
+      /** A POST whose version header is `declared`: several header lines when an array. */
+      const post = (declared: string | string[]) =>
+        new Promise<{ status: number; body: string }>((resolve, reject) => {
+          const body = JSON.stringify({
+            threadId: `t-${randomUUID()}`,
+            runId: randomUUID(),
+            messages: [{ id: 'u', role: 'user', content: 'go' }],
+          })
+          const request = httpRequest(
+            `${url}/agui`,
+            {
+              method: 'POST',
+              headers: {
+                'content-type': 'application/json',
+                'x-user': 'alice',
+                'x-ag-ui-client-version': declared,
+              },
+            },
+            (response) => {
+              let text = ''
+              response.setEncoding('utf8')
+              response.on('data', (chunk) => (text += chunk))
+              response.on('end', () => resolve({ status: response.statusCode!, body: text }))
+              response.on('error', reject)
+            }
+          )
+          request.on('error', reject)
+          request.end(body)
+        })
+      // The door's default is 0.0.57: only a declared 1.0.0 gets the `cancelled` outcome.
+      for (const declared of [['1.0.0', '1.0.0'], '1.0.0, 1.0.0', ['1.0.0', 'v1.0.0-rc.1']]) {
+        const answer = await post(declared)
+        assert.equal(answer.status, 200, String(declared))
+        const events = parseSse(answer.body).map((e) => e.event)
+        assert.deepEqual(events.at(-1)!.outcome, { type: 'cancelled' }, String(declared))
+      }
+      for (const declared of [['0.0.59', '1.0.0'], '1.0.0,0.0.57', ['1.0.0', 'latest<script>']]) {
+        const answer = await post(declared)
+        assert.equal(answer.status, 400, String(declared))
+        const refusal = JSON.parse(answer.body)
+        assert.equal(refusal.code, 'invalid_client_version')
+        assert.notInclude(refusal.message, 'script')
+        assert.notInclude(refusal.message, '0.0.59')
+      }
+      assert.include(
+        JSON.parse((await post(['0.0.59', '1.0.0'])).body).message,
+        'more than once with different versions'
+      )
     })
 
     test(`${transport}: the door's clientVersion is the default; a request's header wins`, async ({

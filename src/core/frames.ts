@@ -207,7 +207,8 @@ export type AgentStreamEvent =
   /**
    * The agent's own state (AG-UI shared state), exactly one of: `snapshot`, a JSON object that
    * replaces it, or `delta`, RFC 6902 operations on it (a snapshot must come first). Checked when
-   * written: the shape, a delta that applies to the stream's state, the state at most
+   * written and in its commit: the shape, a delta that applies to the stream's state as stored
+   * (whoever wrote it), the state at most
    * `maxStateBytes` (64 KiB by default); a refusal stores nothing. Served as AG-UI
    * `STATE_SNAPSHOT` / `STATE_DELTA` and as the useChat `data-state` part (src/core/agent_state.ts).
    */

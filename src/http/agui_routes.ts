@@ -1,6 +1,7 @@
 import type { AgUiDoor, AgUiReply } from '../agui/door/index.js'
 import {
   clientProfile,
+  declaredProfile,
   CLIENT_VERSION_HEADER,
   DEFAULT_CLIENT_VERSION,
   eventsForClient,
@@ -36,7 +37,8 @@ import { latestRunOf, stopRoute } from './stop_route.js'
  * protobuf when `Accept` names exactly `application/vnd.ag-ui.event+proto` (`agui_encoding.ts`),
  * each as the requesting client can parse it: the `X-AG-UI-Client-Version` header, else the
  * door's `clientVersion` (default `0.0.57`), picks the profile (`src/agui/compat/`); a header
- * that is not a version is refused (400 `invalid_client_version`) before the door is asked.
+ * that is not a version, or sent twice with two versions, is refused (400
+ * `invalid_client_version`) before the door is asked.
  * It uses the door's public methods only: `run`, `reattach`, `attachThread`, and its driver to
  * cancel a run whose client went away (`abortOnDisconnect`).
  *
@@ -49,7 +51,9 @@ export function agUiRouteTable(door: AgUiDoor, threads: ThreadList): DoorRouteTa
   const profileOf = (request: DoorRequest): ClientProfile | Refused => {
     const declared = request.headers[CLIENT_VERSION_HEADER]
     if (declared === undefined) return fallback
-    return clientProfile(declared) ?? INVALID_CLIENT_VERSION
+    const profile = declaredProfile(declared)
+    if (profile === 'invalid') return INVALID_CLIENT_VERSION
+    return profile === 'conflicting' ? CONFLICTING_CLIENT_VERSION : profile
   }
   /** Serve `request` with `reply`: its profile checked first (nothing asked of a refused one). */
   const served = async (
@@ -125,4 +129,13 @@ const INVALID_CLIENT_VERSION: Refused = {
   status: 400,
   code: 'invalid_client_version',
   message: 'X-AG-UI-Client-Version must be an @ag-ui/client version such as 0.0.57 or 1.0.0',
+}
+
+/** A `X-AG-UI-Client-Version` header sent more than once, with different versions. */
+const CONFLICTING_CLIENT_VERSION: Refused = {
+  kind: 'refused',
+  status: 400,
+  code: 'invalid_client_version',
+  message:
+    'X-AG-UI-Client-Version was sent more than once with different versions: declare the one @ag-ui/client version the page runs',
 }

@@ -4,6 +4,7 @@ import { FAILURE_SENTENCES, type StreamFrame } from '../core/frames.js'
 import type { AppendPlan, CommitResult } from '../store/append_plan.js'
 import { isTransientError } from '../store/transient.js'
 import { appendFrames, type AppendContext } from './append.js'
+import type { AgentStateCheck } from './agent_state_check.js'
 import type { Outage } from './outage.js'
 import { lifecycleIds, NO_LIFECYCLE } from '../core/lifecycle.js'
 
@@ -27,7 +28,9 @@ export class RetriedCommits {
     readonly runId: string,
     lastSeq = 0,
     /** The writer epoch every commit is made under (fencing; see `AppendPlan.epoch`). */
-    readonly epoch?: number
+    readonly epoch?: number,
+    /** The agent's state as this writer's commits left it (checked in each commit). */
+    readonly agentState?: AgentStateCheck
   ) {
     this.lastSeq = lastSeq
   }
@@ -52,14 +55,19 @@ export class RetriedCommits {
     while (true) {
       const started = performance.now()
       try {
-        const result = await appendFrames(this.context, this.runId, {
-          ...plan,
-          epoch: this.epoch,
-          token,
-          retried,
-          // A text row it grows may lie before the last seq it saw.
-          sinceSeq: Math.min(this.lastSeq, plan.text?.seq ?? this.lastSeq),
-        })
+        const result = await appendFrames(
+          this.context,
+          this.runId,
+          {
+            ...plan,
+            epoch: this.epoch,
+            token,
+            retried,
+            // A text row it grows may lie before the last seq it saw.
+            sinceSeq: Math.min(this.lastSeq, plan.text?.seq ?? this.lastSeq),
+          },
+          this.agentState
+        )
         outage.recovered()
         if (result) this.#saw(result)
         return { result, ms: performance.now() - started }
@@ -94,23 +102,28 @@ export class RetriedCommits {
     let retried = false
     while (!retry.stopped) {
       try {
-        await appendFrames(this.context, this.runId, {
-          frames: [frame],
-          end: 'failed',
-          epoch: this.epoch,
-          token,
-          retried,
-          sinceSeq: this.lastSeq,
-          // The run's end for other systems (the webhook outbox), in the same commit.
-          within: (trx) =>
-            (this.context.lifecycle ?? NO_LIFECYCLE).record(trx, {
-              type: 'run.failed',
-              data: {
-                ...lifecycleIds({ runId: this.runId, streamRunId: this.runId }, 'failed'),
-                code: 'run_failed',
-              },
-            }),
-        })
+        await appendFrames(
+          this.context,
+          this.runId,
+          {
+            frames: [frame],
+            end: 'failed',
+            epoch: this.epoch,
+            token,
+            retried,
+            sinceSeq: this.lastSeq,
+            // The run's end for other systems (the webhook outbox), in the same commit.
+            within: (trx) =>
+              (this.context.lifecycle ?? NO_LIFECYCLE).record(trx, {
+                type: 'run.failed',
+                data: {
+                  ...lifecycleIds({ runId: this.runId, streamRunId: this.runId }, 'failed'),
+                  code: 'run_failed',
+                },
+              }),
+          },
+          this.agentState
+        )
         return true
       } catch (error) {
         if (error instanceof StreamClosedError) return true

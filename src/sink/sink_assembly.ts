@@ -62,6 +62,7 @@ export function assembleSink(
     store,
     tail,
     maxFrameBytes: resolved.maxFrameBytes,
+    maxStateBytes: resolved.maxStateBytes,
     lifecycle: internals.lifecycle,
   }
   return { resolved, tables, internals, append, closeNotifier: notifier.close }

@@ -1,4 +1,9 @@
-import { LeaseLostError, StoreUnavailableError, StreamClosedError } from '../errors.js'
+import {
+  InvalidFrameError,
+  LeaseLostError,
+  StoreUnavailableError,
+  StreamClosedError,
+} from '../errors.js'
 import { isRefusal } from '../store/transient.js'
 import { hostToDatabaseInstant } from '../store/clock.js'
 import type { RunMeta } from '../core/run.js'
@@ -7,12 +12,13 @@ import type { SinkWriter } from './spi.js'
 import type { AppendPlan } from '../store/append_plan.js'
 import type { AppendContext } from './append.js'
 import { averageCommitMs, coalesceText } from './coalescing.js'
-import { Outage, retryTransient } from './outage.js'
+import { Outage } from './outage.js'
 import { RetriedCommits } from './retried_commit.js'
 import { LeaseRenewal } from './lease.js'
 import { OutageBuffer } from './outage_buffer.js'
 import { SplitPair } from './split_pair.js'
-import { AgentStateCheck, storedAgentState } from './agent_state_check.js'
+import { isStateFrame } from '../core/agent_state.js'
+import { AgentStateCheck, snapshotChecked } from './agent_state_check.js'
 import { DEFAULTS } from '../defaults.js'
 import type { WriterOptions } from './writer_options.js'
 
@@ -83,8 +89,8 @@ export class LucidSinkWriter implements SinkWriter {
   #commits: RetriedCommits
   /** A high surrogate held for its low half (text at code-point granularity). */
   #pair: SplitPair
-  /** The agent's state as this writer knows it: a `state` delta is checked against it. */
-  #agentState: AgentStateCheck
+  /** A `state` snapshot's own rules (at once); its state is checked when it commits. */
+  #maxStateBytes: number
   /** The lost run's failure being written, and its retries (stopped by `shutdown()`). */
   #recording: Promise<void> | null = null
   #failureRetry: Outage | null = null
@@ -98,19 +104,17 @@ export class LucidSinkWriter implements SinkWriter {
     readonly options: WriterOptions
   ) {
     this.#context = context
-    this.#commits = new RetriedCommits(context, runId, options.openedAtSeq, options.epoch)
-    this.#pair = new SplitPair(options.maxFrameBytes)
-    const upto = options.openedAtSeq ?? 0
-    this.#agentState = new AgentStateCheck(
-      options.maxStateBytes ?? DEFAULTS.maxStateBytes,
-      // Read through a database outage (within its bound), as the writes it comes before are.
-      upto > 0
-        ? () =>
-            retryTransient(() => storedAgentState(context.store, runId, upto), {
-              boundMs: options.outageBoundMs,
-            })
-        : undefined
+    this.#maxStateBytes = options.maxStateBytes ?? DEFAULTS.maxStateBytes
+    // The agent's state, checked in each commit against what the stream's rows leave.
+    const agentState = new AgentStateCheck(this.#maxStateBytes, context.store.tables)
+    this.#commits = new RetriedCommits(
+      context,
+      runId,
+      options.openedAtSeq,
+      options.epoch,
+      agentState
     )
+    this.#pair = new SplitPair(options.maxFrameBytes)
     this.#outage = new Outage(options.outageBoundMs, {
       // Callers waiting for a commit go on: their frames are held.
       began: () => this.#buffer.releaseWaiting(),
@@ -217,8 +221,10 @@ export class LucidSinkWriter implements SinkWriter {
     // Validation starts now and is awaited in the queue: frames of different kinds take
     // different numbers of ticks to validate, and writes must keep the order they were made in.
     // A text write is joined with a half held before it there, in write order (split_pair.ts).
-    // A `state` frame is checked against the agent's state after the writes before it.
-    const valid = this.#agentState.check(frame, this.#pair.check(frame))
+    // A `state` snapshot's own rules are checked now; its state once it commits, against the
+    // stream's as stored (whoever wrote it).
+    const paired = this.#pair.check(frame)
+    const valid = isStateFrame(frame) ? snapshotChecked(paired, this.#maxStateBytes) : paired
     valid.catch(() => {})
     const bytes = this.#buffer.queued(frame)
     const done = this.#enqueue(async () => {
@@ -262,7 +268,7 @@ export class LucidSinkWriter implements SinkWriter {
     if (this.#ended && !this.#failure) return
     this.#assertWritable()
     const last = options.last
-    const valid = last ? this.#agentState.check(last, this.#pair.check(last)) : null
+    const valid = last ? snapshotChecked(this.#pair.check(last), this.#maxStateBytes) : null
     valid?.catch(() => {})
     // Refuse new writes at once; the writer only counts as ended once the end marker committed,
     // so a failed end() can be retried (and the lease keeps the stream alive meanwhile).
@@ -395,7 +401,14 @@ export class LucidSinkWriter implements SinkWriter {
       })
       return
     }
-    await this.#commit({ frames: [frame] })
+    try {
+      await this.#commit({ frames: [frame] })
+    } catch (error) {
+      // A `state` frame its commit refused (its delta does not apply to the stream's state):
+      // the text held with it is written on its own, nothing of the frame.
+      if (error instanceof InvalidFrameError && this.#held) await this.#commit()
+      throw error
+    }
   }
 
   /**

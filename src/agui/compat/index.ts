@@ -4,6 +4,7 @@
  */
 export {
   clientProfile,
+  declaredProfile,
   CLIENT_VERSION_HEADER,
   DEFAULT_CLIENT_VERSION,
   type ClientProfile,

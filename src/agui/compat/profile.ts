@@ -53,3 +53,23 @@ export function clientProfile(version: string): ClientProfile | null {
     pendingToolCallIds: since([1, 0, 0]),
   }
 }
+
+/** `version`'s `MAJOR.MINOR.PATCH` (its suffix dropped), `null` when it is not a version. */
+const numbersOf = (version: string) =>
+  VERSION.exec(version.trim())?.slice(1, 4).map(Number).join('.')
+
+/**
+ * The profile a request's `X-AG-UI-Client-Version` header declares. A header sent more than once
+ * reaches the door as one value joined with `, ` (Node and the Fetch API alike: a proxy, or a page
+ * whose `fetch` appends it to headers that had it already, sends it twice): the same version
+ * declared more than once (by its `MAJOR.MINOR.PATCH`) is that version, the first as declared.
+ * Else the rule the header breaks: `invalid` (a value that is not a version, or none),
+ * `conflicting` (two different versions: which one the client runs is not known).
+ */
+export function declaredProfile(header: string): ClientProfile | 'invalid' | 'conflicting' {
+  const values = header.split(',')
+  const numbers = values.map(numbersOf)
+  if (numbers.some((n) => n === undefined)) return 'invalid'
+  if (numbers.some((n) => n !== numbers[0])) return 'conflicting'
+  return clientProfile(values[0]) ?? 'invalid'
+}
