@@ -90,7 +90,10 @@ export default class AgentStreamInspect extends BaseCommand {
     }
   }
 
-  /** `--purge`: what is due now (any process), the schedule and, where it runs, its last run. */
+  /**
+   * `--purge`: what is due now, the schedule and its last run as stored (any process sees both),
+   * and, where it runs, this process's schedule (running, total purged, next due).
+   */
   async #purge() {
     const agentStream = await this.app.container.make('agentStream')
     const schedule = agentStream.purgeSchedule
@@ -98,13 +101,18 @@ export default class AgentStreamInspect extends BaseCommand {
       options: agentStream.config.purge,
       status: schedule?.started ? schedule.status() : null,
     })
-    const status = purge.schedule.status
+    const { status, lastRun } = purge.schedule
     const shown = {
       ttlMs: purge.ttlMs,
       due: purge.due,
       oldestDueEndedAt: iso(purge.oldestDueEndedAt),
       schedule: {
         ...purge.schedule,
+        lastRun: lastRun && {
+          ...lastRun,
+          startedAt: iso(lastRun.startedAt),
+          endedAt: iso(lastRun.endedAt),
+        },
         status: status && {
           ...status,
           lastRunAt: iso(status.lastRunAt),
@@ -120,19 +128,22 @@ export default class AgentStreamInspect extends BaseCommand {
     table.row(['Oldest due ended', shown.oldestDueEndedAt ?? '-'])
     table.row(['Schedule', every === null ? 'none (config purge.every)' : `every ${every} ms`])
     table.row(['Batch size', String(purge.schedule.batchSize ?? 'default')])
-    if (status) {
-      table.row(['Running', String(status.running)])
-      table.row(['Last run', shown.schedule.status?.lastRunAt ?? '-'])
-      table.row(['Last purged', String(status.lastPurged ?? '-')])
+    // The last run any process stored (the schedule runs in the web processes).
+    table.row(['Last run', shown.schedule.lastRun?.startedAt ?? '-'])
+    if (lastRun) {
+      const { startedAt, endedAt } = lastRun
+      table.row(['Last purged', String(lastRun.purged ?? '-')])
       table.row([
         'Last duration',
-        status.lastDurationMs === null ? '-' : `${status.lastDurationMs} ms`,
+        endedAt === null ? '- (running, or its process stopped)' : `${endedAt - startedAt} ms`,
       ])
-      table.row(['Last error', status.lastError ?? '-'])
+      table.row(['Last error', lastRun.error ?? '-'])
+    }
+    // This process's schedule, where it runs (never in this command run from a shell).
+    if (status) {
+      table.row(['Running', String(status.running)])
       table.row(['Purged since start', String(status.totalPurged)])
       table.row(['Next due', shown.schedule.status?.nextDueAt ?? '-'])
-    } else if (every !== null) {
-      table.row(['Last run', 'runs in the web processes, not this command'])
     }
     table.render()
   }

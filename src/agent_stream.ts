@@ -1,7 +1,7 @@
 import type { Database } from '@adonisjs/lucid/database'
 import type { Logger } from '@adonisjs/core/logger'
 import type { ResolvedAgentStreamConfig } from './define_config.js'
-import type { LucidTokenStreamSink } from './sink/lucid_sink.js'
+import { sinkInternals, type LucidTokenStreamSink } from './sink/lucid_sink.js'
 import type { Webhooks } from './telemetry/webhooks/index.js'
 import { createRuntime } from './runtime.js'
 import type { Parking } from './parking/parking.js'
@@ -17,6 +17,7 @@ import { DEFAULTS } from './defaults.js'
 import { isLockConflict } from './store/transient.js'
 import { ClockSkewError, StoreUnavailableError } from './errors.js'
 import { PurgeSchedule } from './sink/purge_schedule.js'
+import { PurgeRuns } from './store/purge_runs.js'
 
 /**
  * What the package tells the app's logger from the background: a clock skew as a warning with
@@ -101,7 +102,9 @@ export class AgentStream {
       ? new PurgeSchedule(
           config.purge,
           (options) => this.sink.purge(options),
-          (error) => logBackground(logger, error)
+          (error) => logBackground(logger, error),
+          // Each run's start and end in the database: every process sees the last one.
+          new PurgeRuns(() => sinkInternals(this.sink).client, this.sink.tables)
         )
       : null
   }

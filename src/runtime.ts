@@ -193,29 +193,9 @@ export function createRuntime(db: Database, options: RuntimeOptions) {
     { waitMs: options.stop?.waitMs }
   )
   const door = new AgUiDoor({ sink, driver, parking, runs, control, queue }, options.agui)
-  // The same projection opt-ins (`agui.reasoning`, `toolErrorText`, `custom`, `customEvents`),
-  // body cap and checkpoint spacings.
-  const {
-    reasoning,
-    toolErrorText,
-    custom,
-    customEvents,
-    maxBodyBytes,
-    checkpointEvery,
-    storedCheckpointEvery,
-  } = options.agui ?? {}
   const uiMessage = new UiMessageDoor(
     { sink, driver, parking, runs, control, queue },
-    {
-      ...options.uiMessage,
-      reasoning,
-      toolErrorText,
-      custom,
-      customEvents,
-      maxBodyBytes,
-      checkpointEvery,
-      storedCheckpointEvery,
-    }
+    { ...options.uiMessage, ...sharedDoorOptions(options.agui) }
   )
   /** Drain this replica (see above). Resolves once every run in flight wrote its outcome. */
   const drain = () => driver.drain(options.drainMs)
@@ -240,6 +220,35 @@ export function createRuntime(db: Database, options: RuntimeOptions) {
     drain,
     close,
   }
+}
+
+/** The useChat door's options the `agui` config gives it too: all but its own `multitaskStrategy`. */
+type SharedDoorOption = Exclude<keyof UiMessageDoorOptions, 'multitaskStrategy'>
+
+/**
+ * The one list of the options both doors take from `agui` (the projection's opt-ins, the body
+ * cap, the checkpoint spacings): a `Record` over {@link SharedDoorOption}, so an option added to
+ * the useChat door's type is a compile error here until it is listed.
+ */
+const SHARED_DOOR_OPTIONS: Record<SharedDoorOption, true> = {
+  reasoning: true,
+  toolErrorText: true,
+  custom: true,
+  customEvents: true,
+  maxBodyBytes: true,
+  checkpointEvery: true,
+  storedCheckpointEvery: true,
+}
+
+/** The {@link SHARED_DOOR_OPTIONS} the app set in `agui`, for the useChat door. */
+function sharedDoorOptions(
+  agui: AgUiDoorOptions = {}
+): Pick<UiMessageDoorOptions, SharedDoorOption> {
+  const shared: Partial<Record<SharedDoorOption, unknown>> = {}
+  for (const name of Object.keys(SHARED_DOOR_OPTIONS) as SharedDoorOption[]) {
+    if (agui[name] !== undefined) shared[name] = agui[name]
+  }
+  return shared as Pick<UiMessageDoorOptions, SharedDoorOption>
 }
 
 /**

@@ -297,6 +297,7 @@ test.group('node ace configure adonis-agent-stream', (group) => {
       'agent_ds_subscriptions',
       'agent_ds_subscription_links',
       'agent_webhook_deliveries',
+      'agent_purge_runs',
     ])
     // The LangGraph checkpointer's tables (`LucidSaver`), created by the same migration.
     assert.sameMembers(Object.values(DEFAULT_LANGGRAPH_TABLES), [

@@ -1,5 +1,6 @@
 import fastJsonPatch, { type Operation } from 'fast-json-patch'
 import { MAX_JSON_DEPTH, tooDeep } from './json_depth.js'
+import { describeIssues, InvalidAgUiInputError } from '../errors.js'
 
 /**
  * The agent's own state (AG-UI's shared state: a recipe, a plan's steps, a document), as the
@@ -112,26 +113,30 @@ export function isStateFrame(
 }
 
 /**
- * The page's state a request carries (AG-UI `RunAgentInput.state`, useChat's body `state`), as
- * the runner's `ctx.input.state`: `undefined` when absent, `null` or an empty object (what
- * `HttpAgent` sends when the page set none); else a JSON object of at most `maxBytes` of JSON.
- * Returns the rule it breaks instead: `object` (not a JSON object), `maxBytes`.
+ * The one rule on the page's state a request carries (AG-UI `RunAgentInput.state`, useChat's
+ * body `state`), as the runner's `ctx.input.state`: `undefined` when absent, `null` or an empty
+ * object (what `HttpAgent` sends when the page set none); else a JSON object of at most
+ * `maxBytes` of JSON. Both doors call it once per request, before anything is written; `subject`
+ * is the door's refusal sentence (`Invalid RunAgentInput`, `Invalid chat request`).
+ *
+ * @throws InvalidAgUiInputError (400 `invalid_input`, field `state`, rule `object` or `maxBytes`)
  */
-export function pageStateOf(
+export function pageState(
   value: unknown,
-  maxBytes: number
-): { state: AgentState | undefined } | { rule: 'object' | 'maxBytes' } {
-  if (value === undefined || value === null) return { state: undefined }
-  if (!isObject(value)) return { rule: 'object' }
-  if (Object.keys(value).length === 0) return { state: undefined }
-  if (jsonBytes(value) > maxBytes) return { rule: 'maxBytes' }
-  return { state: value }
+  maxBytes: number,
+  subject: string
+): AgentState | undefined {
+  if (value === undefined || value === null) return undefined
+  if (isObject(value) && Object.keys(value).length === 0) return undefined
+  const rule = !isObject(value) ? 'object' : jsonBytes(value) > maxBytes ? 'maxBytes' : null
+  if (rule) throw new InvalidAgUiInputError(describeIssues(subject, [{ field: 'state', rule }]))
+  return value as AgentState
 }
 
 /**
  * A resumed segment's input: the input its run parked with, its `state` replaced by the page's
  * state sent with the resume (AG-UI `RunAgentInput.state` with `resume[]`, the useChat approval
- * response's body `state`), checked as {@link pageStateOf}; unchanged when none was sent (the
+ * response's body `state`), checked as {@link pageState}; unchanged when none was sent (the
  * state of the original input stays) or when the stored input is not a JSON object (a host's
  * own input, not a door's).
  */

@@ -1,6 +1,7 @@
 import { sinkInternals, type LucidTokenStreamSink } from '../sink/lucid_sink.js'
 import type { PurgeScheduleStatus } from '../sink/purge_schedule.js'
 import { countPurgeable } from '../store/purge_rows.js'
+import { PurgeRuns, type StoredPurgeRun } from '../store/purge_runs.js'
 import { nowMs } from '../store/sql.js'
 
 /** The purge as `agent-stream:inspect --purge` shows it. */
@@ -11,20 +12,24 @@ export interface InspectedPurge {
   due: number
   oldestDueEndedAt: number | null
   /**
-   * The background purge of THIS process (config `purge`): `configured: false` without one;
-   * `status` is null where it does not run (an ace command: it runs in the web processes).
+   * The background purge (config `purge`): `configured: false` without one. `lastRun`: the last
+   * run any process stored (the database's `purgeRuns` row: an ace command sees the web
+   * processes' run), null before the first or without the table. `status`: THIS process's
+   * schedule, null where it does not run (an ace command: it runs in the web processes).
    */
   schedule: {
     configured: boolean
     everyMs: number | null
     batchSize: number | null
+    lastRun: StoredPurgeRun | null
     status: PurgeScheduleStatus | null
   }
 }
 
 /**
- * What is due (read from the database, the same rule as the purge: any process sees it) and the
- * schedule's config and, where it runs, its last run, streams purged, duration and next due.
+ * What is due (read from the database, the same rule as the purge: any process sees it), the
+ * schedule's config and its last run as stored (any process sees it too), and, where it runs,
+ * this process's schedule: its last run, streams purged, duration and next due.
  */
 export async function inspectPurge(
   sink: LucidTokenStreamSink,
@@ -34,11 +39,9 @@ export async function inspectPurge(
   }
 ): Promise<InspectedPurge> {
   const ttlMs = sink.options.ttlMs
-  const { due, oldestEndedAt } = await countPurgeable(
-    sinkInternals(sink).client,
-    sink.tables,
-    nowMs() - ttlMs
-  )
+  const client = sinkInternals(sink).client
+  const { due, oldestEndedAt } = await countPurgeable(client, sink.tables, nowMs() - ttlMs)
+  const lastRun = await new PurgeRuns(() => client, sink.tables).last()
   return {
     ttlMs,
     due,
@@ -47,6 +50,7 @@ export async function inspectPurge(
       configured: schedule.options !== undefined,
       everyMs: schedule.options?.everyMs ?? null,
       batchSize: schedule.options?.batchSize ?? null,
+      lastRun,
       status: schedule.status ?? null,
     },
   }

@@ -1,64 +1,33 @@
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
-import {
-  DecisionConflictError,
-  DecisionLapsedError,
-  DecisionMismatchError,
-  InvalidDecisionError,
-  ParkedItemNotFoundError,
-} from '../errors.js'
-import { schemaIssue } from '../core/json_schema.js'
-import { askedInputSchema } from './asked_schema.js'
+import { DecisionConflictError, DecisionLapsedError, InvalidDecisionError } from '../errors.js'
 import { cancelOnce } from './cancel.js'
-import { sinkInternals, type LucidTokenStreamSink } from '../sink/lucid_sink.js'
-import { decisionEvent } from './lifecycle_events.js'
+import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
 import type { ParkingStore } from './parking_store.js'
 import type { ItemRow } from './store_rows.js'
 import type { ParkingQueries } from './queries.js'
 import type { ReadyNotices } from './ready.js'
-import { settlementFrames, type SettlementOutcome } from './settlement_frames.js'
-import {
-  normalizeReply,
-  validateAnswer,
-  validateDecision,
-  validateReply,
-  type AnswerBody,
-} from './replies.js'
 import type { ApproverPolicy, BatchOptions } from './types.js'
 import type { Principal } from '../core/run.js'
-import type { AgentState } from '../core/agent_state.js'
-import { defaultApproverPolicy, lapsed, refusal, type Decider } from './policy.js'
-import { nowMs } from '../store/clock.js'
-import { recordParksSettled } from '../telemetry/metrics/index.js'
+import { defaultApproverPolicy, lapsed, type Decider } from './policy.js'
 import { traceSettled } from './decision_traces.js'
+import {
+  checkStep,
+  EXPIRY,
+  pinnedItems,
+  shapeOf,
+  type ItemDecision,
+  type Step,
+  type StepDeps,
+} from './decision_steps.js'
+import { commitSteps, type CommitDeps } from './decision_commit.js'
+
+export type { ItemDecision }
 
 /** How many times a cancel reads again after a decision changed what it denies. */
 const CANCEL_ATTEMPTS = 5
 
 /** How many times a batch that skips items settled first plans again after losing a race. */
 const BATCH_ATTEMPTS = 5
-
-/** Who settles an item that lapsed. */
-const EXPIRY: Decider = { principal: null, via: 'expiry' }
-
-/**
- * One decision of a request: approve, reject or answer an item (`body` as {@link
- * ParkingDecisions.approve} and the others take it), or settle a lapsed one as expired.
- * `park` pins one park of the run's item id (a door always knows it).
- */
-export interface ItemDecision {
-  runId: string
-  itemId: string
-  park?: number
-  verb: 'approve' | 'reject' | 'answer' | 'expire'
-  body?: unknown
-}
-
-/** A decision checked against its item, ready to apply. */
-interface Step {
-  item: ItemRow
-  decider: Decider
-  outcome: SettlementOutcome & { editedInput?: unknown }
-}
 
 /** A batch every decision of which was checked: `commit()` applies them all, or none. */
 export interface DecisionPlan {
@@ -202,7 +171,7 @@ export class ParkingDecisions {
     const steps: Step[] = []
     const seen = new Set<string>()
     for (const [index, decision] of decisions.entries()) {
-      const step = await this.#check(decision, shapes[index], decider)
+      const step = await checkStep(this.#steps, decision, shapes[index], decider)
       const { kind, runId, park, itemId } = step.item
       const key = JSON.stringify([kind, runId, park, itemId])
       if (seen.has(key)) throw new InvalidDecisionError([{ field: '', rule: 'distinctItems' }])
@@ -215,41 +184,7 @@ export class ParkingDecisions {
     }
     const streams = new Set(steps.map((step) => step.item.streamRunId))
     if (streams.size > 1) throw new InvalidDecisionError([{ field: '', rule: 'oneStream' }])
-    return { steps, commit: () => this.#commit(steps, options.pageState) }
-  }
-
-  /** One decision checked against its item: the step that applies it. */
-  async #check(decision: ItemDecision, shape: Shape, decider: Decider): Promise<Step> {
-    const park = decision.park ?? shape.park
-    if (decision.verb === 'expire') {
-      const [item] = await this.#pinned(decision.runId, decision.itemId, park)
-      return { item, decider: EXPIRY, outcome: { status: 'expired' } }
-    }
-    const item = await this.#load(decision.runId, decision.itemId, decider, park)
-    if (decision.verb === 'answer') {
-      if (item.kind !== 'elicitation') throw new DecisionMismatchError('a decision')
-      const reply = normalizeReply(shape, item.request!)
-      return { item, decider, outcome: { status: 'answered', reply } }
-    }
-    const reason = shape.reason
-    if (item.kind === 'elicitation') {
-      // The admin inbox is one inbox: approving a question set confirms its defaults, rejecting
-      // it skips it.
-      if (decider.via !== 'admin') throw new DecisionMismatchError('answers')
-      const reply =
-        decision.verb === 'approve'
-          ? await validateReply({}, item.request!)
-          : { answers: {}, skipped: true }
-      return { item, decider, outcome: { status: 'answered', reason, reply } }
-    }
-    if (decision.verb === 'reject')
-      return { item, decider, outcome: { status: 'rejected', reason } }
-    if (shape.input !== undefined) {
-      // What reaches the tool is what its schema allows, whoever edited it (invariant 13).
-      const issue = schemaIssue(await askedInputSchema(this.#sink, item), shape.input, 'input')
-      if (issue) throw new InvalidDecisionError([issue])
-    }
-    return { item, decider, outcome: { status: 'approved', reason, editedInput: shape.input } }
+    return { steps, commit: () => commitSteps(this.#commits, steps, options.pageState) }
   }
 
   /**
@@ -298,7 +233,7 @@ export class ParkingDecisions {
    *   several parks used the id and `park` does not say which
    */
   async expire(runId: string, itemId: string, park?: number) {
-    const [item] = await this.#pinned(runId, itemId, park)
+    const [item] = await pinnedItems(this.#queries, runId, itemId, park)
     return this.expireItem(item)
   }
 
@@ -310,109 +245,21 @@ export class ParkingDecisions {
   async expireItem(item: ItemRow) {
     if (item.status === 'expired') throw new DecisionLapsedError()
     if (item.status !== 'pending') throw new DecisionConflictError()
-    await this.#commit([{ item, decider: EXPIRY, outcome: { status: 'expired' } }])
+    await commitSteps(this.#commits, [{ item, decider: EXPIRY, outcome: { status: 'expired' } }])
     return { status: 'expired' as const }
   }
 
-  /** The item a decision addresses, if the decider may decide it. See {@link #pinned}. */
-  async #load(runId: string, itemId: string, decider: Decider, park?: number): Promise<ItemRow> {
-    const rows = await this.#pinned(runId, itemId, park, false)
-    if (!(await this.mayDecide(decider.principal, rows[0])))
-      throw refusal(decider, rows[0].principal)
-    if (rows.length > 1) throw new DecisionConflictError('ambiguous')
-    return rows[0]
-  }
-
-  /**
-   * The rows a decision on `itemId` of `runId` may mean: the one at `park` when it names one;
-   * else every park that used the id. A provider that numbers its calls per response reuses an
-   * id in every park: a decision that does not name its park is then ambiguous (a replay of an
-   * old one would decide the newest call), a conflict. With `unique` (default), that conflict is
-   * thrown here; the rows are never empty.
-   * @throws ParkedItemNotFoundError, DecisionConflictError
-   */
-  async #pinned(runId: string, itemId: string, park?: number, unique = true) {
-    const rows =
-      park === undefined
-        ? await this.#queries.findItems(runId, itemId)
-        : [await this.#queries.findItem(runId, itemId, park)].filter((row) => row !== null)
-    if (rows.length === 0) throw new ParkedItemNotFoundError()
-    if (unique && rows.length > 1) throw new DecisionConflictError('ambiguous')
-    return rows
-  }
-
-  /**
-   * Settle every step in ONE transaction of their stream, with every settlement's frames (a
-   * decision and its frames commit together or not at all; several decisions too). Then, once
-   * nothing of the segment is pending, the ready notice.
-   */
-  async #commit(steps: Step[], pageState?: AgentState) {
-    if (steps.length === 0) return
-    const frames = steps.flatMap((step) =>
-      settlementFrames(
-        step.item,
-        { principal: step.decider.principal, via: step.decider.via ?? 'api' },
-        step.outcome
-      )
-    )
-    const { streamRunId } = steps[0].item
-    const lifecycle = sinkInternals(this.#sink).lifecycle
-    // Settlement frames obey the same rules and size cap as any other frame (the sink validates).
-    await this.#sink.append(streamRunId, {
-      frames,
-      evenIfClosed: true,
-      within: async (trx) => {
-        for (const { item, decider, outcome } of steps) {
-          const won = await this.#store.settling.settle(trx, item, {
-            status: outcome.status,
-            decidedBy: decider.principal?.id ?? null,
-            decidedVia: decider.via ?? 'api',
-            reason: outcome.reason ?? null,
-            editedInput: outcome.editedInput,
-            reply: outcome.reply,
-          })
-          // Still pending means it lapsed meanwhile; otherwise someone decided first. Thrown,
-          // the whole transaction rolls back: none of the batch is applied.
-          if (!won) throw lapsed(item) ? new DecisionLapsedError() : new DecisionConflictError()
-          await lifecycle.record(trx, decisionEvent(item, decider, outcome.status))
-        }
-        if (pageState) await this.#store.settling.carryPageState(trx, streamRunId, pageState)
-      },
-    })
-    recordParksSettled(steps.map(settledPark), nowMs())
-    const last = steps[steps.length - 1].item
-    try {
-      // Ready once nothing of its segment is pending (several runs may have parked in it): a
-      // listener (the run driver) claims it. Of two last decisions racing, the later commit sees
-      // zero, so at least one emits; the claim rechecks.
-      const { rows, settling } = this.#store
-      if ((await settling.pendingInStream(rows.client, streamRunId)) === 0) {
-        await this.#ready.emit({ runId: last.runId, park: last.park })
-      }
-    } catch (error) {
-      // The decision stands; the sweeper claims the suspension later.
-      this.#onError?.(error)
+  /** What checking a decision against its item reads (`decision_steps.ts`). */
+  get #steps(): StepDeps {
+    return {
+      sink: this.#sink,
+      queries: this.#queries,
+      mayDecide: (principal, item) => this.mayDecide(principal, item),
     }
-    const settled = steps.map((step) => step.item)
-    await traceSettled(this.#store.rows, streamRunId, settled, this.#onError)
   }
-}
 
-/** The body of one decision, its shape checked (no lookup yet). */
-type Shape = AnswerBody & { reason?: string; input?: unknown }
-
-async function shapeOf(decision: ItemDecision): Promise<Shape> {
-  if (decision.verb === 'expire') return {}
-  if (decision.verb === 'answer') return validateAnswer(decision.body)
-  const shape = await validateDecision(decision.body ?? {})
-  if (decision.verb === 'reject' && shape.input !== undefined) {
-    throw new DecisionMismatchError('a decision')
+  /** What applying checked decisions writes through and tells (`decision_commit.ts`). */
+  get #commits(): CommitDeps {
+    return { sink: this.#sink, store: this.#store, ready: this.#ready, onError: this.#onError }
   }
-  return shape
-}
-
-/** What the park duration metric is told of a settled step. */
-function settledPark(step: Step) {
-  const { item, outcome, decider } = step
-  return { askedAt: item.createdAt, decision: outcome.status, via: decider.via ?? 'api' }
 }

@@ -9,8 +9,7 @@ import { userMessageFrame, type UserMessage } from '../core/user_message.js'
 import { DoorRunStore } from '../store/door_runs.js'
 import { StreamExistsError } from '../store/stream_store.js'
 import type { StreamState } from '../store/rows.js'
-import { earlierTurns, type HistoryBounds } from './conversation.js'
-import { runContext, type RunContextReads } from './run_context.js'
+import { earlierTurns } from './conversation.js'
 import {
   type AgentRunner,
   type ContinueContext,
@@ -19,50 +18,23 @@ import {
   type RunOutcome,
 } from './contract.js'
 import { continuedFrame, segmentRecord, type SegmentRecord } from './segment_record.js'
-import { finishSegment } from './segment_outcome.js'
 import { DEFAULTS } from '../defaults.js'
 import { ReplicaShutdownError } from '../errors.js'
-import { Drain, SHUTDOWN_OUTCOME } from './drain.js'
-import { SegmentStop, STOPPED_OUTCOME } from './segment_stop.js'
+import { Drain } from './drain.js'
+import type { SegmentStop } from './segment_stop.js'
 import type { StopMode } from '../store/stop_requests.js'
 import { lifecycleIds } from '../core/lifecycle.js'
 import { nowMs } from '../store/clock.js'
-import { recordResumed, recordRunStarted, recordSegmentEnded } from '../telemetry/metrics/index.js'
+import { recordResumed, recordRunStarted } from '../telemetry/metrics/index.js'
 import { TraceContexts } from '../store/trace_contexts.js'
-import type { TraceOptions } from '../telemetry/traces/index.js'
 import { RunTraces } from './run_traces.js'
+import type { DriverOptions } from './driver_options.js'
+import { runSegment, type SegmentHost } from './segment_run.js'
 
-export interface DriverOptions {
-  /** This replica's name in claims (default: a random id per process). */
-  replicaId?: string
-  /** A claimed suspension not started within this long is claimable again. Default 30000. */
-  claimLeaseMs?: number
-  /** Told about failures the driver could not write into a stream. */
-  onError?: (error: unknown) => void
-  /** How much of a thread's earlier turns `RunContext.conversation()` gives (`history`). */
-  history?: HistoryBounds
-  /**
-   * After a stop aborted a segment's `signal`, how long its runner may take to return before
-   * the segment ends `cancelled` without it. Default 2000.
-   */
-  stopGraceMs?: number
-  /** Told once a segment ended its stream here (not parked): the thread's queue may go on. */
-  onStreamEnd?: (meta: RunMeta) => Promise<unknown>
-  /** The run's spans (config `telemetry`): the agent's name, `enduser.id` opt-in. */
-  telemetry?: TraceOptions
-}
+export type { DriverOptions }
 
 /** Thrown inside a resume's reopen when its claim no longer holds: the reopen is undone. */
 class ClaimLapsed extends Error {}
-
-/** Whether a value survives JSON (the checkpoint is stored as JSON text). */
-function isJson(value: unknown) {
-  try {
-    return JSON.stringify(value ?? null) !== undefined
-  } catch {
-    return false
-  }
-}
 
 /**
  * Runs segments of runs: opens the stream, calls the host's runner, and writes the outcome
@@ -78,6 +50,8 @@ export class RunDriver {
   readonly #runs: DoorRunStore
   /** The runs' spans (docs/observability.md). */
   readonly #traces: RunTraces
+  /** What running a segment needs of this driver (`segment_run.ts`), its run context's reads too. */
+  readonly #host: SegmentHost
 
   constructor(
     readonly sink: LucidTokenStreamSink,
@@ -92,6 +66,19 @@ export class RunDriver {
       ...options.telemetry,
       runnerName: runner.name,
     })
+    this.#host = {
+      sink,
+      parks: parkingStore.parks,
+      options,
+      drain: this.#drain,
+      running: this.#running,
+      reads: {
+        history: (writer, streamRunId) => this.#history(writer, streamRunId),
+        conversation: (meta) => this.#conversation(meta),
+      },
+      tryResume: (runId, park) => this.tryResume(runId, park),
+      track: (work) => this.#track(work),
+    }
   }
 
   /**
@@ -318,12 +305,6 @@ export class RunDriver {
     return this.stop(streamRunId, 'keep')
   }
 
-  /** What a run's context reads through the driver (`run_context.ts`). */
-  readonly #reads: RunContextReads = {
-    history: (writer, streamRunId) => this.#history(writer, streamRunId),
-    conversation: (meta) => this.#conversation(meta),
-  }
-
   /** The stored frames of `streamRunId` (see `RunContext.history`), after a flush. */
   async *#history(writer: LucidSinkWriter, streamRunId: string): AsyncIterable<DeliveredFrame> {
     await writer.flush()
@@ -337,88 +318,14 @@ export class RunDriver {
     yield* await earlierTurns({ sink: this.sink, runs: this.#runs }, meta, this.options.history)
   }
 
-  async #segment(
+  /** Run one segment on this replica (`segment_run.ts`). */
+  #segment(
     writer: LucidSinkWriter,
     meta: RunMeta,
     input: unknown,
     call: (ctx: RunContext) => Promise<RunOutcome>
   ): Promise<RunOutcome> {
-    const controller = new AbortController()
-    const stop = new SegmentStop(controller, this.options.stopGraceMs ?? DEFAULTS.stopGraceMs)
-    this.#running.set(meta.streamRunId, stop)
-    // A stop recorded on any replica reaches this one through the stream's wake-ups.
-    const unwatch = sinkInternals(this.sink).stops.watch(meta.streamRunId, (mode) =>
-      stop.stop(mode)
-    )
-    // The database stayed away past the outage bound: the agent is stopped at once (the writer
-    // records the failure when the database is back).
-    writer.onLost = () => controller.abort()
-    // Another replica took the stream over (this one was taken for dead): the agent stops, and
-    // nothing of this segment's outcome is written (the stream is the other replica's now).
-    writer.onLeaseLost = () => controller.abort()
-    const segment = { stopped: false }
-    const drain = this.#drain.watch()
-    let outcome: RunOutcome
-    try {
-      const running = call(runContext(this.#reads, meta, writer, input, controller.signal, segment))
-      // Stopped by a drain: what the runner still does (or throws) no longer counts.
-      running.catch(() => {})
-      outcome = await Promise.race([running, drain.stopped, stop.halted])
-      if (outcome === SHUTDOWN_OUTCOME || outcome === STOPPED_OUTCOME) {
-        segment.stopped = true
-        controller.abort()
-      }
-    } catch {
-      outcome = { status: 'failed' }
-    } finally {
-      drain.done()
-      stop.done()
-      unwatch()
-      this.#running.delete(meta.streamRunId)
-    }
-    // Taken for dead meanwhile (another replica continues the segment): nothing of this
-    // outcome is written, nor are the segment's parks touched.
-    if (!(await writer.holdsStream())) {
-      writer.release()
-      return { status: 'failed' }
-    }
-    if (writer.lost) outcome = { status: 'failed' }
-    // Stopped: what the runner returned (finished, even parked) gives way to the stop.
-    else if (stop.mode !== null) outcome = { status: 'cancelled' }
-    else if (segment.stopped) outcome = { status: 'failed', code: 'replica_shutdown' }
-    else if (controller.signal.aborted && outcome.status !== 'parked') {
-      outcome = { status: 'cancelled' }
-    }
-    if (outcome.status === 'parked' && !isJson(outcome.checkpoint)) {
-      // A checkpoint that cannot be stored could never be resumed: fail now, not later.
-      outcome = { status: 'failed' }
-    }
-    try {
-      outcome = await finishSegment(
-        {
-          parks: this.parkingStore.parks,
-          outageBoundMs: this.sink.options.outageBoundMs,
-          tryResume: (runId, park) => this.tryResume(runId, park),
-          withdrawStop: (trx, runId) =>
-            sinkInternals(this.sink).stops.requests.withdraw(trx, runId),
-          lifecycle: sinkInternals(this.sink).lifecycle,
-        },
-        writer,
-        meta,
-        input,
-        outcome
-      )
-      recordSegmentEnded(outcome.status)
-      const onEnd = outcome.status !== 'parked' && !writer.lost && this.options.onStreamEnd
-      if (onEnd) void this.#track(onEnd(meta)).catch((e) => this.options.onError?.(e))
-    } catch (error) {
-      this.options.onError?.(error)
-    } finally {
-      // Whatever happened, this writer stops renewing the lease: if the outcome could not be
-      // written, the lease lapses and readers get run_failed instead of waiting forever.
-      writer.release()
-    }
-    return outcome
+    return runSegment(this.#host, writer, meta, input, call)
   }
 
   /** Claim a suspension if it is ready and resume it in the background. Returns whether it did. */

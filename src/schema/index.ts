@@ -41,5 +41,6 @@ export {
   dropDsSubscriptionTables,
 } from '../store/ds_subscriptions_schema.js'
 export { createWebhookTables, dropWebhookTables } from '../store/webhook_schema.js'
+export { createPurgeRunsTable, dropPurgeRunsTable } from '../store/purge_runs_schema.js'
 export type { TableNames } from '../store/schema.js'
 export type { LangGraphTableNames } from '../store/langgraph_schema.js'

@@ -1,4 +1,6 @@
 import type { PurgeOptions } from './purge.js'
+import type { StoredPurgeRun } from '../store/purge_runs.js'
+import { nowMs } from '../store/clock.js'
 
 /** The longest delay `setTimeout` takes (2^31 - 1 ms, about 24.8 days). */
 const MAX_TIMER_MS = 2_147_483_647
@@ -30,12 +32,23 @@ export interface PurgeScheduleStatus {
 }
 
 /**
+ * Where a schedule stores its runs, so every process sees the last one (`PurgeRuns`, the
+ * `purgeRuns` table): told when a run starts and when it ends.
+ */
+export interface PurgeRunRecord {
+  started(startedAt: number): Promise<void>
+  ended(run: StoredPurgeRun): Promise<void>
+}
+
+/**
  * The background purge: `purge` (the sink's batched `purgeEnded`) every `everyMs`, measured from
  * the end of the last one so two never overlap here. Several replicas running it at once is
  * harmless: each batch's DELETE re-checks the due rule, a stream another replica removed first
  * is counted by that one only, and wake-ups end its readers wherever they are. The timer is
  * unref'd (it never keeps the process alive); a failure is reported to `onError` and the next
- * run is still scheduled.
+ * run is still scheduled. Each run's start and end (streams purged, error) is also stored through
+ * `record` (in the database: what `agent-stream:inspect --purge` shows from any process); a
+ * record that fails is reported to `onError` and never stops the purge.
  */
 export class PurgeSchedule {
   #timer: NodeJS.Timeout | null = null
@@ -48,7 +61,8 @@ export class PurgeSchedule {
   constructor(
     readonly options: PurgeScheduleOptions,
     readonly purge: (options: PurgeOptions) => Promise<number>,
-    readonly onError: (error: unknown) => void = () => {}
+    readonly onError: (error: unknown) => void = () => {},
+    readonly record?: PurgeRunRecord
   ) {
     this.#status = {
       everyMs: options.everyMs,
@@ -103,8 +117,11 @@ export class PurgeSchedule {
     if (this.#timer) clearTimeout(this.#timer)
     this.#timer = null
     const started = Date.now()
+    // Stored in database time (`store/clock.ts`), as every time column: any process reads it.
+    const storedStart = nowMs()
     this.#status.running = true
     this.#status.lastRunAt = started
+    await this.#store((record) => record.started(storedStart))
     try {
       const purged = await this.purge({
         batchSize: this.options.batchSize,
@@ -121,7 +138,21 @@ export class PurgeSchedule {
     } finally {
       this.#status.running = false
       this.#status.lastDurationMs = Date.now() - started
+      const { lastPurged: purged, lastError: error } = this.#status
+      await this.#store((record) =>
+        record.ended({ startedAt: storedStart, endedAt: nowMs(), purged, error })
+      )
       this.#schedule()
+    }
+  }
+
+  /** Store through `record` (when given); a failure is reported, never thrown. */
+  async #store(write: (record: PurgeRunRecord) => Promise<void>) {
+    if (!this.record) return
+    try {
+      await write(this.record)
+    } catch (error) {
+      this.onError(error)
     }
   }
 

@@ -1,8 +1,8 @@
 import {
   InvalidFrameError,
   LeaseLostError,
-  StoreUnavailableError,
   StreamClosedError,
+  type StoreUnavailableError,
 } from '../errors.js'
 import { isRefusal } from '../store/transient.js'
 import { hostToDatabaseInstant } from '../store/clock.js'
@@ -11,7 +11,6 @@ import type { StreamFrame } from '../core/frames.js'
 import type { SinkWriter } from './spi.js'
 import type { AppendPlan } from '../store/append_plan.js'
 import type { AppendContext } from './append.js'
-import { averageCommitMs, coalesceText } from './coalescing.js'
 import { Outage } from './outage.js'
 import { RetriedCommits } from './retried_commit.js'
 import { LeaseRenewal } from './lease.js'
@@ -21,6 +20,10 @@ import { isStateFrame } from '../core/agent_state.js'
 import { AgentStateCheck, snapshotChecked } from './agent_state_check.js'
 import { DEFAULTS } from '../defaults.js'
 import type { WriterOptions } from './writer_options.js'
+import { TextRow } from './text_row.js'
+import { parkPlan } from './park_plan.js'
+import { TakenOver } from './taken_over.js'
+import { LostRun, type LossReason } from './lost_run.js'
 
 export type { ParkHook, WriterOptions } from './writer_options.js'
 
@@ -62,13 +65,8 @@ export type { ParkHook, WriterOptions } from './writer_options.js'
  */
 export class LucidSinkWriter implements SinkWriter {
   #queue: Promise<unknown> = Promise.resolve()
-  #held = ''
-  #timer: NodeJS.Timeout | null = null
-  /** The text row this writer grows: its seq and whole body. */
-  #row: { seq: number; body: string } | null = null
-  #lastTextAt = Number.NEGATIVE_INFINITY
-  /** Moving average of a commit's duration (ms): held text is written early by that much. */
-  #commitMs = 0
+  /** The text held to coalesce and the row it grows (text_row.ts). */
+  #text: TextRow
   #failure: unknown = null
   #ended = false
   #ending = false
@@ -78,12 +76,10 @@ export class LucidSinkWriter implements SinkWriter {
   #metas = new Map<string, RunMeta>()
   /** The database outage this writer is in, if any (its bound loses the run). */
   #outage: Outage
-  /** Set once the run is lost to an outage: every call throws it. */
-  #lost: StoreUnavailableError | null = null
-  #onLost: (() => void) | undefined
-  /** Set once another replica took the stream over (its epoch moved on). */
-  #leaseLost = false
-  #onLeaseLost: (() => void) | undefined
+  /** The run lost to the database, once it is: every call throws its error (lost_run.ts). */
+  #lost: LostRun
+  /** Whether another replica took the stream over (its epoch moved on). */
+  #takenOver: TakenOver
   /** What is held in memory during an outage (bounded in bytes), and its callers. */
   #buffer: OutageBuffer
   #commits: RetriedCommits
@@ -91,10 +87,6 @@ export class LucidSinkWriter implements SinkWriter {
   #pair: SplitPair
   /** A `state` snapshot's own rules (at once); its state is checked when it commits. */
   #maxStateBytes: number
-  /** The lost run's failure being written, and its retries (stopped by `shutdown()`). */
-  #recording: Promise<void> | null = null
-  #failureRetry: Outage | null = null
-
   /** The sink's write path: its store, this replica's tail and the frame size cap. */
   #context: AppendContext
 
@@ -104,16 +96,18 @@ export class LucidSinkWriter implements SinkWriter {
     readonly options: WriterOptions
   ) {
     this.#context = context
+    this.#text = new TextRow(options.coalesceWindowMs, options.maxTextRowChars)
+    this.#takenOver = new TakenOver(() => context.store.epochOf(runId), options.epoch)
     this.#maxStateBytes = options.maxStateBytes ?? DEFAULTS.maxStateBytes
     // The agent's state, checked in each commit against what the stream's rows leave.
-    const agentState = new AgentStateCheck(this.#maxStateBytes, context.store.tables)
     this.#commits = new RetriedCommits(
       context,
       runId,
       options.openedAtSeq,
       options.epoch,
-      agentState
+      new AgentStateCheck(this.#maxStateBytes, context.store.tables)
     )
+    this.#lost = new LostRun(runId, context, this.#commits, options.onError)
     this.#pair = new SplitPair(options.maxFrameBytes)
     this.#outage = new Outage(options.outageBoundMs, {
       // Callers waiting for a commit go on: their frames are held.
@@ -136,25 +130,14 @@ export class LucidSinkWriter implements SinkWriter {
    * epoch that moved on means another replica took the segment over), then the writer lets go.
    */
   async #closedUnder() {
-    let lost = false
-    if (this.options.epoch !== undefined) {
-      const head = await this.#context.store.epochOf(this.runId).catch(() => null)
-      lost = head !== null && head !== this.options.epoch
-    }
-    if (lost) this.#markLeaseLost()
+    const lost = await this.#takenOver.check()
     this.#failure ??= lost ? new LeaseLostError(this.runId) : new StreamClosedError(this.runId)
     this.release()
   }
 
-  #markLeaseLost() {
-    if (this.#leaseLost) return
-    this.#leaseLost = true
-    this.#onLeaseLost?.()
-  }
-
   /** Whether another replica took the stream over: this writer writes nothing more. */
   get leaseLost() {
-    return this.#leaseLost
+    return this.#takenOver.taken
   }
 
   /**
@@ -162,16 +145,12 @@ export class LucidSinkWriter implements SinkWriter {
    * a read that fails says yes: the commits check it again). Marks {@link leaseLost} when not.
    */
   async holdsStream(): Promise<boolean> {
-    if (this.#leaseLost) return false
-    if (this.options.epoch === undefined) return true
-    const epoch = await this.#context.store.epochOf(this.runId).catch(() => null)
-    if (epoch !== null && epoch !== this.options.epoch) this.#markLeaseLost()
-    return !this.#leaseLost
+    return !(await this.#takenOver.check())
   }
 
   /** Called once if another replica takes the stream over (the driver stops the agent). */
   set onLeaseLost(callback: () => void) {
-    this.#onLeaseLost = callback
+    this.#takenOver.onTaken = callback
   }
 
   /**
@@ -194,7 +173,7 @@ export class LucidSinkWriter implements SinkWriter {
 
   /** The error every call throws once the run was lost to a database outage, else `null`. */
   get lost(): StoreUnavailableError | null {
-    return this.#lost
+    return this.#lost.error
   }
 
   /** When the current database outage began (epoch milliseconds), `null` when there is none. */
@@ -204,7 +183,7 @@ export class LucidSinkWriter implements SinkWriter {
 
   /** Called once if the run is lost to a database outage (the driver stops the agent). */
   set onLost(callback: () => void) {
-    this.#onLost = callback
+    this.#lost.onLost = callback
   }
 
   /**
@@ -229,7 +208,7 @@ export class LucidSinkWriter implements SinkWriter {
     const bytes = this.#buffer.queued(frame)
     const done = this.#enqueue(async () => {
       this.#buffer.dequeued(bytes)
-      if (this.#lost) throw this.#lost
+      if (this.#lost.error) throw this.#lost.error
       return this.#apply(await this.#pair.accept(frame, valid))
     })
     if (this.#buffer.over) this.#lose('buffer')
@@ -237,7 +216,7 @@ export class LucidSinkWriter implements SinkWriter {
     return this.#buffer.acknowledged(done, valid, (error) => {
       // Only reached once `valid` passed: a refusal now (a joined pair past the size cap) was
       // not given to its caller, so the next call throws it; a lost run throws on every call.
-      if (error !== this.#lost) this.#failure ??= error
+      if (error !== this.#lost.error) this.#failure ??= error
     })
   }
 
@@ -297,18 +276,18 @@ export class LucidSinkWriter implements SinkWriter {
     this.#ended = true
     this.#lease.stop()
     // A released writer never fails the stream for an outage: it let go of it.
-    if (!this.#lost) this.#outage.stop()
-    if (this.#timer) clearTimeout(this.#timer)
-    this.#timer = null
+    if (!this.#lost.error) this.#outage.stop()
+    this.#text.stopTimer()
     this.#pair.clear()
     // A lost run's failure is still being written: the sink forgets the writer after that.
-    if (this.#recording) void this.#recording.finally(() => this.#onRelease?.())
+    const recording = this.#lost.recording
+    if (recording) void recording.finally(() => this.#onRelease?.())
     else this.#onRelease?.()
   }
 
   /** Release, and stop writing a lost run's failure too (the sink is shutting down). */
   shutdown() {
-    this.#failureRetry?.stop()
+    this.#lost.stop()
     this.release()
   }
 
@@ -318,7 +297,7 @@ export class LucidSinkWriter implements SinkWriter {
   }
 
   #assertWritable() {
-    if (this.#lost) throw this.#lost
+    if (this.#lost.error) throw this.#lost.error
     if (this.#failure) {
       const failure = this.#failure
       this.#failure = null
@@ -337,41 +316,24 @@ export class LucidSinkWriter implements SinkWriter {
   #breakPair() {
     const broken = this.#pair.break()
     if (!broken) return
-    const rowChars = this.#row ? this.#row.body.length + this.#held.length : 0
-    // The row stops growing at its cap, as for any text (coalescing.ts).
-    if (rowChars + 1 > this.options.maxTextRowChars) this.#row = null
-    this.#held += broken
+    this.#text.addBroken(broken)
     this.#buffer.hold(broken)
   }
 
   async #apply(frame: StreamFrame) {
     if (frame.t === 'text') {
       if (frame.v.length === 0) return
-      const decision = coalesceText({
-        rowChars: this.#row ? this.#row.body.length : null,
-        heldChars: this.#held.length,
-        addedChars: frame.v.length,
-        now: Date.now(),
-        lastTextAt: this.#lastTextAt,
-        commitMs: this.#commitMs,
-        windowMs: this.options.coalesceWindowMs,
-        maxRowChars: this.options.maxTextRowChars,
-      })
-      this.#held += frame.v
+      const decision = this.#text.add(frame.v)
       this.#buffer.hold(frame.v)
       if (decision.write === 'now') {
-        if (decision.newRow) this.#row = null
         // A message's first text (no row grown yet): its own transaction, at once.
-        return this.#commit(this.#row === null ? { frames: [], leading: true } : undefined)
+        return this.#commit(this.#text.leading ? { frames: [], leading: true } : undefined)
       }
-      if (!this.#timer) {
-        this.#timer = setTimeout(() => {
-          this.#timer = null
-          this.#enqueue(() => this.#commit()).catch((error) => {
-            this.#failure = error
-          })
-        }, decision.delayMs)
-      }
+      this.#text.hold(decision.delayMs, () => {
+        this.#enqueue(() => this.#commit()).catch((error) => {
+          this.#failure = error
+        })
+      })
       return
     }
     this.#breakPair()
@@ -388,17 +350,7 @@ export class LucidSinkWriter implements SinkWriter {
     const park = this.options.park
     if (park && (frame.t === 'approval' || frame.t === 'elicitation')) {
       const meta = this.#metas.get(frame.runId) ?? this.options.meta
-      await this.#commit({
-        frames: [frame],
-        stamp: async (trx, rows) => {
-          const row = rows.find((r) => r.kind === frame.t)!
-          const number = await park(trx, meta, frame, row.seq)
-          // Which park the frame is part of is known only once its seq is: every reader (live
-          // or replayed) gets it in the frame, so a decision can name it. The row is inserted
-          // with it.
-          row.body = JSON.stringify({ ...frame, park: number })
-        },
-      })
+      await this.#commit(parkPlan(frame, meta, park))
       return
     }
     try {
@@ -406,7 +358,7 @@ export class LucidSinkWriter implements SinkWriter {
     } catch (error) {
       // A `state` frame its commit refused (its delta does not apply to the stream's state):
       // the text held with it is written on its own, nothing of the frame.
-      if (error instanceof InvalidFrameError && this.#held) await this.#commit()
+      if (error instanceof InvalidFrameError && this.#text.held) await this.#commit()
       throw error
     }
   }
@@ -418,79 +370,48 @@ export class LucidSinkWriter implements SinkWriter {
    * until the database answers or the run is lost.
    */
   async #commit(plan: AppendPlan = { frames: [] }): Promise<void> {
-    if (this.#lost) throw this.#lost
-    if (this.#timer) clearTimeout(this.#timer)
-    this.#timer = null
-    const held = this.#held
-    if (held.length === 0 && plan.frames.length === 0 && !plan.end) return
-    const text = held
-      ? { seq: this.#row?.seq ?? null, prefix: this.#row?.body ?? '', text: held }
-      : undefined
+    if (this.#lost.error) throw this.#lost.error
+    this.#text.stopTimer()
+    const text = this.#text.pending()
+    if (!text && plan.frames.length === 0 && !plan.end) return
     let committed
     try {
       committed = await this.#commits.append(
         { ...plan, validated: true, leaseMs: this.options.leaseMs, text },
         this.#outage,
-        () => this.#lost
+        () => this.#lost.error
       )
     } catch (error) {
-      if (error instanceof LeaseLostError) this.#markLeaseLost()
+      if (error instanceof LeaseLostError) this.#takenOver.mark()
       if (error instanceof StreamClosedError) {
         this.#failure = error
         this.release()
       } else if (isRefusal(error)) {
         // Refused by the database: trying again would never end.
         this.#lose('refused', error)
-        throw this.#lost
+        throw this.#lost.error
       }
       throw error
     }
     const result = committed.result
     if (!result) return
-    if (!result.landed) this.#commitMs = averageCommitMs(this.#commitMs, committed.ms)
-    this.#held = ''
-    this.#buffer.released()
-    if (held) {
-      this.#lastTextAt = Date.now()
-      if (result.grown) {
-        this.#row = { seq: result.grown.seq, body: result.grown.body }
-      } else {
-        const inserted = result.rows.find((row) => row.kind === 'text')!
-        this.#row = { seq: inserted.seq, body: inserted.body }
-      }
-    }
     // Any other frame closes the text row: the next text starts a new one.
-    if (plan.frames.length > 0 || plan.end) this.#row = null
+    this.#text.committed(text, result, committed.ms, plan.frames.length > 0 || Boolean(plan.end))
+    this.#buffer.released()
   }
 
   /**
-   * The run is lost to the outage: drop what is held, stop renewing the lease (a lost writer
-   * must not keep the stream alive), tell the driver, and write the failure once the database
-   * answers.
+   * The run is lost (lost_run.ts): drop what is held, stop renewing the lease (a lost writer
+   * must not keep the stream alive), then tell the driver and write the failure once the
+   * database answers.
    */
-  #lose(reason: 'bound' | 'buffer' | 'refused', cause?: unknown) {
-    if (this.#lost) return
-    this.#lost = new StoreUnavailableError(reason, cause)
-    if (reason === 'refused') {
-      this.options.onError?.(this.#lost)
-      // No other replica takes a segment over whose writes the database refuses.
-      void this.#context.store.dropSegment(this.runId).catch(() => {})
-    }
-    this.#held = ''
+  #lose(reason: LossReason, cause?: unknown) {
+    if (!this.#lost.lose(reason, cause)) return
+    this.#text.drop()
     this.#buffer.released()
-    if (this.#timer) clearTimeout(this.#timer)
-    this.#timer = null
     this.#lease.stop()
     // A commit waiting to retry gives up at once (its callers get the error).
     this.#outage.stop()
-    this.#onLost?.()
-    this.#failureRetry = new Outage(Number.POSITIVE_INFINITY)
-    // A refusal was told already; a failure the database refuses after an outage is told here.
-    const refusedToo = (error: unknown) =>
-      reason !== 'refused' && this.options.onError?.(new StoreUnavailableError('refused', error))
-    this.#recording = this.#commits.fail(this.#failureRetry, refusedToo).then((ended) => {
-      // Not stored: this replica's readers are told from memory.
-      if (!ended) this.#context.tail.lost(this.runId)
-    })
+    this.#lost.record()
   }
 }

@@ -35,6 +35,8 @@ export interface TableNames {
   dsSubscriptionLinks: string
   /** The webhook outbox: one row per lifecycle event and endpoint, until delivered or dead. */
   webhookDeliveries: string
+  /** The background purge's last run (config `purge`), one row any process reads. */
+  purgeRuns: string
 }
 
 export const DEFAULT_TABLES: TableNames = {
@@ -53,6 +55,7 @@ export const DEFAULT_TABLES: TableNames = {
   dsSubscriptions: 'agent_ds_subscriptions',
   dsSubscriptionLinks: 'agent_ds_subscription_links',
   webhookDeliveries: 'agent_webhook_deliveries',
+  purgeRuns: 'agent_purge_runs',
 }
 
 /** Resolve partial table names against the defaults. */

@@ -45,6 +45,7 @@ import {
   dropDsSubscriptionTables,
 } from '../../src/store/ds_subscriptions_schema.js'
 import { createWebhookTables, dropWebhookTables } from '../../src/store/webhook_schema.js'
+import { createPurgeRunsTable, dropPurgeRunsTable } from '../../src/store/purge_runs_schema.js'
 
 /** Which database the suite runs against: `sqlite` (default), `pg` or `mysql`. */
 export const DIALECT = (process.env.DB ?? 'sqlite') as 'sqlite' | 'pg' | 'mysql'
@@ -125,6 +126,7 @@ export function createDatabase(
 /** Drop and create the package's tables, through the one table definition. */
 export async function resetTables(db: Database, tables: TableNames = tableNames()) {
   const client = db.connection()
+  await dropPurgeRunsTable(client.schema, tables)
   await dropWebhookTables(client.schema, tables)
   await dropDurableStreamTables(client.schema, tables)
   await dropDsSubscriptionTables(client.schema, tables)
@@ -150,6 +152,7 @@ export async function resetTables(db: Database, tables: TableNames = tableNames(
   await createDurableStreamTables(client.schema, client.dialect.name, tables)
   await createDsSubscriptionTables(client.schema, client.dialect.name, tables)
   await createWebhookTables(client.schema, client.dialect.name, tables)
+  await createPurgeRunsTable(client.schema, client.dialect.name, tables)
 }
 
 /**

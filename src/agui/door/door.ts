@@ -8,7 +8,6 @@ import {
   resumeHash,
   userMessageOf,
   validateAgUiInput,
-  agUiPageState,
   type AgUiInput,
 } from './input.js'
 import type { DoorRun } from '../../store/door_runs.js'
@@ -36,6 +35,10 @@ import { resume, settledElsewhere, settledRefusal } from './resume.js'
 import { serveRun } from './serve.js'
 import { prepareStart, startPrepared, startRun, type TURN_TAKEN, type NewRun } from './start.js'
 import { enqueueRun } from './queued.js'
+import { pageState } from '../../core/agent_state.js'
+
+/** The refusal sentence of an input this door refuses (the page's state too: `pageState`). */
+const SUBJECT = 'Invalid RunAgentInput'
 
 /**
  * The AG-UI 1.0 door, protocol logic with no HTTP in it, on the door kernel (`src/door/`): a
@@ -83,7 +86,9 @@ export class AgUiDoor extends DoorBase<AgUiDoorOptions, TranslatorCheckpoint, Ag
   ): Promise<AgUiReply | typeof TURN_TAKEN> {
     // Checked before anything is written; a refused input is the guard's refusal.
     const input: AgUiInput = await validateAgUiInput(body)
-    agUiPageState(input, this.sink.options.maxStateBytes)
+    // The page's state (`RunAgentInput.state`): the runner's `ctx.input.state`, on a start or a
+    // resume alike.
+    const state = pageState(input.state, this.sink.options.maxStateBytes, SUBJECT)
     const strategy = strategyOf(this.#strategy(input))
     let fresh: ReturnType<typeof newInput> = { text: null, toolResults: [], user: null }
     if (!input.resume?.length) fresh = newInput(input)
@@ -129,7 +134,13 @@ export class AgUiDoor extends DoorBase<AgUiDoorOptions, TranslatorCheckpoint, Ag
         return why === 'interrupt_pending' ? refusal('interrupt_pending') : why
       }
       const busy = admitted.behind
-      const prepared = await prepareStart(this.deps, input, { ...fresh, said }, latest, principal)
+      const prepared = await prepareStart(
+        this.deps,
+        input,
+        { ...fresh, said, state },
+        latest,
+        principal
+      )
       if ('kind' in prepared) return prepared
       if (busy && strategy === 'enqueue') {
         return enqueueRun(this.deps, prepared, busy, principal, signal)
@@ -143,7 +154,7 @@ export class AgUiDoor extends DoorBase<AgUiDoorOptions, TranslatorCheckpoint, Ag
       const settled = await settledElsewhere(this.deps, input.threadId, input.resume)
       return refusal(settledRefusal(settled, reused ? 'run_id_used' : 'no_pending_interrupt'))
     }
-    return resume(this.deps, input, hash!, latest!, pending, principal, signal, reused)
+    return resume(this.deps, input, state, hash!, latest!, pending, principal, signal, reused)
   }
 
   /**
@@ -155,7 +166,7 @@ export class AgUiDoor extends DoorBase<AgUiDoorOptions, TranslatorCheckpoint, Ag
     const asked = props && typeof props === 'object' ? props.multitaskStrategy : undefined
     const field = 'forwardedProps.multitaskStrategy'
     const fallback = this.options.multitaskStrategy ?? 'reject'
-    return multitaskStrategyOf(asked, fallback, 'Invalid RunAgentInput', field)
+    return multitaskStrategyOf(asked, fallback, SUBJECT, field)
   }
 
   /**

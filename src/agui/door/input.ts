@@ -8,7 +8,6 @@ import { DEFAULTS } from '../../defaults.js'
 import { isMintedRunId } from '../ids.js'
 import type { UserPart } from '../../core/frames.js'
 import { checkUserMessage, type UserMessage } from '../../core/user_message.js'
-import { pageStateOf } from '../../core/agent_state.js'
 import { describeIssues, InvalidAgUiInputError, issuesOf } from '../../errors.js'
 
 // Re-exported for the door, which imports it from here (the class lives in src/errors.ts).
@@ -104,7 +103,8 @@ const inputValidator = vine.compile(
       .maxLength(INPUT_LIMITS.resume)
       .optional(),
     forwardedProps: vine.any().optional(),
-    // The page's state: checked by `pageStateOf` (a JSON object, the `maxStateBytes` cap).
+    // The page's state: checked by the door (`pageState` of src/core/agent_state.ts: a JSON
+    // object, the `maxStateBytes` cap).
     state: vine.any().optional(),
   })
 )
@@ -147,21 +147,6 @@ export async function validateAgUiInput(body: unknown): Promise<AgUiInput> {
     throw new InvalidAgUiInputError(describeIssues('Invalid RunAgentInput', [issue]))
   }
   return input
-}
-
-/**
- * `RunAgentInput.state` (the page's state) as the runner's `ctx.input.state`: `undefined` when
- * absent, `null` or `{}`; else a JSON object within `maxStateBytes` of JSON.
- *
- * @throws InvalidAgUiInputError (400 `invalid_input`, field `state`, rule `object` or `maxBytes`)
- */
-export function agUiPageState(input: AgUiInput, maxStateBytes: number) {
-  const checked = pageStateOf(input.state, maxStateBytes)
-  if ('rule' in checked) {
-    const issue = { field: 'state', rule: checked.rule }
-    throw new InvalidAgUiInputError(describeIssues('Invalid RunAgentInput', [issue]))
-  }
-  return checked.state
 }
 
 /**

@@ -5,7 +5,8 @@ import { lapsed } from '../../parking/policy.js'
 import { validateDecision, validateReply } from '../../parking/replies.js'
 import { continuationRunId, decodeAgUiId, encodeAgUiId } from '../ids.js'
 import { replyCheck } from './reply_check.js'
-import { agUiPageState, type AgUiInput, type AgUiResumeEntry } from './input.js'
+import type { AgUiInput, AgUiResumeEntry } from './input.js'
+import type { AgentState } from '../../core/agent_state.js'
 import { issueOf, refusal, refusalOf, type AgUiRefusalCode } from './refusals.js'
 import type { AgUiDeps, AgUiReply } from './reply.js'
 import type { DoorRun } from '../../store/door_runs.js'
@@ -41,6 +42,7 @@ export function interruptId(item: ParkedItem) {
 export async function resume(
   deps: AgUiDeps,
   input: AgUiInput,
+  state: AgentState | undefined,
   hash: string,
   latest: DoorRun,
   pending: ParkedItem[],
@@ -74,7 +76,7 @@ export async function resume(
       principal,
       // The page's state sent with the resume (checked by the door before anything was
       // written): the resumed segment's `ctx.input.state`.
-      agUiPageState(input, deps.sink.options.maxStateBytes)
+      state
     )
   } catch (error) {
     const code = refusalOf(error)

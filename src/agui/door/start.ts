@@ -3,7 +3,8 @@ import { notFound, ownerOf } from '../../door/index.js'
 import { FrameTranslator } from '../translate/index.js'
 import { decodeAgUiId } from '../ids.js'
 import type { UserMessage } from '../../core/user_message.js'
-import { agUiPageState, forwardedPropsOf, type AgUiInput, type ToolResultMessage } from './input.js'
+import type { AgentState } from '../../core/agent_state.js'
+import { forwardedPropsOf, type AgUiInput, type ToolResultMessage } from './input.js'
 import { refusal } from './refusals.js'
 import { replayInto, WHOLE } from './translation.js'
 import type { AgUiDeps, AgUiReply } from './reply.js'
@@ -47,7 +48,12 @@ export interface PreparedStart {
 export async function prepareStart(
   deps: AgUiDeps,
   input: AgUiInput,
-  fresh: { text: string | null; toolResults: ToolResultMessage[]; said: UserMessage | null },
+  fresh: {
+    text: string | null
+    toolResults: ToolResultMessage[]
+    said: UserMessage | null
+    state: AgentState | undefined
+  },
   latest: DoorRun | null,
   principal: Principal | null
 ): Promise<PreparedStart | AgUiReply> {
@@ -74,7 +80,7 @@ export async function prepareStart(
   const message = fresh.text
   const forwarded = forwardedPropsOf(input)
   // Checked by the door before anything was written.
-  const state = agUiPageState(input, deps.sink.options.maxStateBytes)
+  const state = fresh.state
   const run = {
     runId: input.runId,
     threadId: input.threadId,

@@ -25,20 +25,20 @@ import { startRun, THREAD_TAKEN, TURN_TAKEN } from '../../runner/door_runs.js'
 import type { DoorRun } from '../../store/door_runs.js'
 import type { StreamState } from '../../store/rows.js'
 import { applyPlan, planDecisions } from './decide.js'
-import {
-  bodyFields,
-  chatPageState,
-  userMessage,
-  userText,
-  validateChatInput,
-  type ChatInput,
-} from './input.js'
+import { bodyFields, userMessage, userText, validateChatInput, type ChatInput } from './input.js'
 import type { UiChunkItem, UiDoorReply, UiMessageDoorOptions } from './reply.js'
 import { UI_MESSAGE_STATE } from './state_codec.js'
 import { turnChunks, type TurnRead } from './turn.js'
 import { chatMessages } from './messages.js'
 import { enqueueTurn } from './queued.js'
 import { recordReattach } from '../../telemetry/metrics/index.js'
+import { pageState } from '../../core/agent_state.js'
+
+/** The refusal sentence of a chat request (the page's state too: `pageState`). */
+const SUBJECT = 'Invalid chat request'
+
+/** The body's `state` (the page's state): the transport's field, not the app's own. */
+const stateOf = (input: ChatInput) => (input as Record<string, unknown>).state
 
 /** The refusals of this door's protocol (besides the kernel's and parking's decision errors). */
 const REFUSED = {
@@ -125,7 +125,7 @@ export class UiMessageDoor extends DoorBase<UiMessageDoorOptions, string> {
     const input = await validateChatInput(body)
     const asked = (input as Record<string, unknown>).multitaskStrategy
     const fallback = this.options.multitaskStrategy ?? 'enqueue'
-    const judged = multitaskStrategyOf(asked, fallback, 'Invalid chat request', 'multitaskStrategy')
+    const judged = multitaskStrategyOf(asked, fallback, SUBJECT, 'multitaskStrategy')
     const strategy = strategyOf(judged)
     const latest = await this.runs.latest(input.id)
     if (latest && !ownedBy(latest, principal)) return noChat()
@@ -137,7 +137,7 @@ export class UiMessageDoor extends DoorBase<UiMessageDoorOptions, string> {
     const message = userText(last)
     const said = userMessage(last, this.sink.options.maxFrameBytes)
     const extras = bodyFields(input)
-    const state = chatPageState(input, this.sink.options.maxStateBytes)
+    const state = pageState(stateOf(input), this.sink.options.maxStateBytes, SUBJECT)
     const open = latest ? await openItems(this.deps, latest.streamRunId) : []
     const admitted = await admitMessage(
       this.deps,
@@ -201,7 +201,7 @@ export class UiMessageDoor extends DoorBase<UiMessageDoorOptions, string> {
     const last = input.messages[input.messages.length - 1]
     if (last.id !== stream) return refusal('not_current_turn')
     // The page's state sent with the answers: the resumed segment's `ctx.input.state`.
-    const state = chatPageState(input, this.sink.options.maxStateBytes)
+    const state = pageState(stateOf(input), this.sink.options.maxStateBytes, SUBJECT)
     const pending = await openItems(this.deps, stream)
     const plan = await planDecisions(this.deps, stream, last, pending)
     if (plan.length === 0) return refusal('no_decision')

@@ -5,7 +5,6 @@ import { DEPTH_ISSUE, tooDeep } from '../../core/json_depth.js'
 import type { UserPart } from '../../core/frames.js'
 import { checkUserMessage, type UserMessage } from '../../core/user_message.js'
 import { describeIssues, InvalidAgUiInputError, issuesOf } from '../../errors.js'
-import { pageStateOf } from '../../core/agent_state.js'
 
 /** Limits on a chat request (sizes in bytes, counts in items, text in UTF-16 units). */
 export const CHAT_LIMITS = {
@@ -20,7 +19,7 @@ export const CHAT_LIMITS = {
 
 /**
  * The fields of `DefaultChatTransport`'s body that are the transport's, not the app's (`state`,
- * the page's state, is the runner's `ctx.input.state`: {@link chatPageState}).
+ * the page's state, is the runner's `ctx.input.state`, checked by `pageState` of src/core/agent_state.ts).
  */
 const TRANSPORT_FIELDS = new Set(['id', 'messages', 'trigger', 'messageId', 'state'])
 
@@ -144,17 +143,4 @@ export function bodyFields(input: ChatInput): Record<string, unknown> | undefine
     throw invalidPart('body', 'maxBytes')
   }
   return body
-}
-
-/**
- * The body's `state` (the page's state, `DefaultChatTransport({ body: { state } })` or
- * `sendMessage`'s `{ body: { state } }`) as the runner's `ctx.input.state`: `undefined` when
- * absent, `null` or `{}`; else a JSON object within `maxStateBytes` of JSON.
- *
- * @throws InvalidAgUiInputError (400 `invalid_input`, field `state`, rule `object` or `maxBytes`)
- */
-export function chatPageState(input: ChatInput, maxStateBytes: number) {
-  const checked = pageStateOf((input as Record<string, unknown>).state, maxStateBytes)
-  if ('rule' in checked) throw invalidPart('state', checked.rule)
-  return checked.state
 }
