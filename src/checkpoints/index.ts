@@ -16,6 +16,7 @@ export { CheckpointTrail } from './trail.js'
 export {
   CHECKPOINT_FORMAT,
   parseCheckpointKey,
+  QUEUED,
   StoredCheckpoints,
   type CheckpointRowStore,
   type StateCodec,

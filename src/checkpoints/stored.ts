@@ -20,8 +20,11 @@ export function parseCheckpointKey(key: string) {
   }
 }
 
-/** Writes of one key waiting behind the one in flight, at most (a checkpoint past it is skipped). */
-const QUEUED = 16
+/**
+ * Writes of one key waiting behind the one in flight, at most (a checkpoint past it is skipped,
+ * told through `onError`: `checkpoint_queue_full`).
+ */
+export const QUEUED = 16
 
 /** A stored checkpoint as the table holds it (`src/store/checkpoint_rows.ts` implements the rows). */
 export interface StoredCheckpointRow {
@@ -65,8 +68,10 @@ export interface StoredCheckpointOptions {
   /** States above this many UTF-8 bytes are not stored (told through `onError`, once a stream). */
   maxBytes?: number
   /**
-   * Told once when the table turns out not to exist (stored checkpoints then stay off), and
-   * once per stream whose state is over `maxBytes` (that checkpoint is not stored).
+   * Told once when the table turns out not to exist (stored checkpoints then stay off), once
+   * per stream whose state is over `maxBytes` (that checkpoint is not stored:
+   * `checkpoint_oversize`), and once per stream with a checkpoint skipped because
+   * {@link QUEUED} writes of it already wait (`checkpoint_queue_full`).
    */
   onError?: (error: unknown) => void
 }
@@ -128,11 +133,16 @@ export class StoredCheckpoints<S> {
 
   /**
    * Store `state` after row `seq` (fingerprint `row`), in the background, after the key's
-   * writes in flight (one at a time per key; past {@link QUEUED} waiting, it is skipped).
+   * writes in flight (one at a time per key; past {@link QUEUED} waiting, it is skipped, and
+   * `onError` told once per key: `checkpoint_queue_full`).
    */
   offer(key: string, seq: number, row: string, state: S) {
     const ref = this.on ? this.#ref(key) : null
-    if (!ref || (this.#writes.get(key)?.waiting ?? 0) >= QUEUED) return
+    if (!ref) return
+    if ((this.#writes.get(key)?.waiting ?? 0) >= QUEUED) {
+      this.#warned.queueFull(this.options.onError, key, seq, QUEUED)
+      return
+    }
     let text: string
     try {
       text = this.codec.encode(state)
