@@ -18,8 +18,7 @@ export class OversizeWarnings {
     size: number,
     maxBytes: number
   ) {
-    const streamRunId = streamOf(key)
-    this.#tell(onError, `oversize\n${key}`, () =>
+    this.#tell(onError, `oversize\n${key}`, (streamRunId = streamOf(key)) =>
       Object.assign(
         new Error(
           `agent-stream: a translator checkpoint of stream ${streamRunId} is ${size} bytes, over the ` +
@@ -31,8 +30,8 @@ export class OversizeWarnings {
   }
 
   /**
-   * A stored checkpoint skipped because `queued` writes of its stream key already wait behind
-   * the one in flight (the database is slower than the checkpoints come): told once per key, as
+   * A stored checkpoint skipped because `queued` checkpoints of its stream key already wait to
+   * be stored (the database is slower than the checkpoints come): told once per key, as
    * an error whose `code` is `checkpoint_queue_full` (re-attach reads from an earlier one).
    */
   queueFull(
@@ -41,12 +40,11 @@ export class OversizeWarnings {
     seq: number,
     queued: number
   ) {
-    const streamRunId = streamOf(key)
-    this.#tell(onError, `queue\n${key}`, () =>
+    this.#tell(onError, `queue\n${key}`, (streamRunId = streamOf(key)) =>
       Object.assign(
         new Error(
           `agent-stream: a stored translator checkpoint of stream ${streamRunId} (after row ${seq}) ` +
-            `was skipped: ${queued} writes of it already wait (re-attach reads from an earlier one)`
+            `was skipped: ${queued} of its checkpoints already wait to be stored (re-attach reads from an earlier one)`
         ),
         { code: 'checkpoint_queue_full', streamRunId, seq, queued }
       )
