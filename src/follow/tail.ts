@@ -64,6 +64,11 @@ export class Tail {
     })
   }
 
+  /** Whether this replica follows the stream already (its feed is there, or being read). */
+  following(runId: string): boolean {
+    return this.#feeds.has(runId)
+  }
+
   /** Start following a stream (or join its feed). Pair every call with {@link unfollow}. */
   async follow(runId: string): Promise<Feed> {
     let feed = this.#feeds.get(runId)
