@@ -24,6 +24,7 @@ export {
   type StoredCheckpointRow,
 } from './stored.js'
 export {
+  prefetchCheckpoint,
   replayFromCheckpoint,
   type CheckpointedReplay,
   type ReplayItem,

@@ -27,6 +27,9 @@ export function parseCheckpointKey(key: string) {
  */
 export const QUEUED = 64
 
+/** Reads started ahead ({@link StoredCheckpoints.prefetch}) held at most. */
+const PREFETCHED = 64
+
 /** A stored checkpoint as the table holds it (`src/store/checkpoint_rows.ts` implements the rows). */
 export interface StoredCheckpointRow {
   seq: number
@@ -109,6 +112,8 @@ export class StoredCheckpoints<S> {
   readonly maxBytes: number
   #off = false
   #writes = new Map<string, KeyWrites>()
+  /** Reads started by {@link prefetch}, by seq and key. */
+  #prefetched = new Map<string, Promise<{ seq: number; state: S; row: string } | null>>()
   #hashes = new Map<string, string>()
   #warned = new OversizeWarnings()
 
@@ -133,8 +138,34 @@ export class StoredCheckpoints<S> {
     return this.on && Math.floor(seq / this.every) > Math.floor(last / this.every)
   }
 
+  /**
+   * Start reading the stored nearest at or before row `seq` of `key` now, for a
+   * {@link nearest} of the same key and seq soon after (a re-attach reads it while it reads
+   * other things: one round trip fewer before its first event). A few at most are held; one
+   * not asked for is dropped with the oldest.
+   */
+  prefetch(key: string, seq: number) {
+    if (!this.on) return
+    const at = `${seq}\n${key}`
+    if (this.#prefetched.has(at)) return
+    if (this.#prefetched.size >= PREFETCHED) {
+      this.#prefetched.delete(this.#prefetched.keys().next().value!)
+    }
+    this.#prefetched.set(at, this.#read(key, seq))
+  }
+
   /** The stored nearest at or before row `seq` of the in-memory key `key`, or `null` (never throws). */
-  async nearest(key: string, seq: number): Promise<{ seq: number; state: S; row: string } | null> {
+  nearest(key: string, seq: number): Promise<{ seq: number; state: S; row: string } | null> {
+    const at = `${seq}\n${key}`
+    const prefetched = this.#prefetched.get(at)
+    if (prefetched) {
+      this.#prefetched.delete(at)
+      return prefetched
+    }
+    return this.#read(key, seq)
+  }
+
+  async #read(key: string, seq: number): Promise<{ seq: number; state: S; row: string } | null> {
     const ref = this.on ? this.#ref(key) : null
     if (!ref) return null
     try {
