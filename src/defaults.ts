@@ -153,7 +153,7 @@ export const DEFAULTS = Object.freeze({
    * served a stream (restarted, or another one behind the load balancer) re-attaches near too.
    * A re-attach reads the stored nearest when its in-memory one is missing or this far back.
    */
-  storedCheckpointEvery: 1024,
+  storedCheckpointEvery: 128,
   /**
    * ...and a state above this many bytes (UTF-8 of its JSON; 256 KiB) is not stored (the sink's
    * `onError` is told, once a stream: `checkpoint_oversize`).

@@ -53,7 +53,8 @@ test.group('Translator checkpoints: bounded in bytes', () => {
     const saved: string[] = []
     const rows: CheckpointRowStore = {
       nearest: async () => null,
-      save: async (_run, _key, _incarnation, row) => void saved.push(row.state),
+      save: async (_run, _key, _incarnation, batch) =>
+        void saved.push(...batch.map((row) => row.state)),
       discard: async () => {},
       isMissingTable: () => false,
     }

@@ -9,6 +9,14 @@ import { UI_MESSAGE_STATE } from '../src/ui_message/door/state_codec.js'
 import type { UiChunkItem, UiDoorDeps } from '../src/ui_message/door/reply.js'
 import { turnChunks } from '../src/ui_message/door/turn.js'
 import { dropCheckpointsTable } from '../src/store/schema.js'
+import {
+  checkpointKey,
+  QUEUED,
+  StoredCheckpoints,
+  type CheckpointRowStore,
+} from '../src/checkpoints/index.js'
+import { sinkInternals } from '../src/sink/lucid_sink.js'
+import { CheckpointRows } from '../src/store/checkpoint_rows.js'
 import { setupRunner } from './helpers/parking.js'
 import { runId } from './helpers/sink.js'
 
@@ -289,4 +297,63 @@ test.group('Stored checkpoints: useChat door', () => {
     )
     assert.isBelow(read, 20 * 12)
   }).timeout(120_000)
+})
+
+test.group('Stored checkpoints: writes waiting', () => {
+  test('a checkpoint skipped because its stream has too many writes waiting is told, once a stream', async ({
+    assert,
+  }) => {
+    const stack = await setup()
+    const id = runId('queued')
+    const writer = await stack.sink.open(id)
+    await writeSome(writer, 2)
+    await writer.end()
+    const incarnation = (await stack.sink.head(id))!.createdAt
+    // The real rows on the test database, their writes held until `release` (a slow database).
+    const rows = new CheckpointRows(() => sinkInternals(stack.sink).client, stack.sink.tables)
+    let release!: () => void
+    const held = new Promise<void>((resolve) => (release = resolve))
+    const slow: CheckpointRowStore = {
+      nearest: rows.nearest.bind(rows),
+      discard: rows.discard.bind(rows),
+      isMissingTable: rows.isMissingTable.bind(rows),
+      save: async (...args) => {
+        await held
+        return rows.save(...args)
+      },
+    }
+    const errors: any[] = []
+    const stored = new StoredCheckpoints(slow, UI_MESSAGE_STATE.codec, 'test', {
+      every: 1,
+      onError: (error) => errors.push(error),
+    })
+    const key = checkpointKey(id, incarnation, {})
+    // QUEUED offered at once wait (none has started): the next three are skipped, told once.
+    for (let seq = 1; seq <= QUEUED + 3; seq++) stored.offer(key, seq, `fp${seq}`, '{}')
+    assert.lengthOf(errors, 1)
+    assert.equal(errors[0].code, 'checkpoint_queue_full')
+    assert.equal(errors[0].streamRunId, id)
+    assert.equal(errors[0].seq, QUEUED + 1)
+    assert.notInclude(errors[0].message, 'fp')
+    release()
+    await stored.settled()
+    assert.lengthOf(await storedOf(stack, id), QUEUED)
+    // Another stream is told of its own; this one not again.
+    const other = checkpointKey(`${id}-other`, incarnation, {})
+    const blocked = new Promise<void>(() => {})
+    const stuck = new StoredCheckpoints(
+      { ...slow, save: () => blocked },
+      UI_MESSAGE_STATE.codec,
+      'test',
+      { every: 1, onError: (error) => errors.push(error) }
+    )
+    for (let seq = 1; seq <= QUEUED + 3; seq++) {
+      stuck.offer(key, seq, `fp${seq}`, '{}')
+      stuck.offer(other, seq, `fp${seq}`, '{}')
+    }
+    assert.deepEqual(
+      errors.slice(1).map((error) => error.streamRunId),
+      [id, `${id}-other`]
+    )
+  }).timeout(60_000)
 })

@@ -4,6 +4,7 @@ import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
 import type { SegmentEnd, SupersededFrame } from '../sink/read_path.js'
 import { rowFingerprint, type Checkpointable, type TranslatorCheckpoints } from './store.js'
 import { CheckpointTrail } from './trail.js'
+import type { StoredCheckpoints } from './stored.js'
 
 /** An item of the sink's one replay path, as a door's translator takes it. */
 export type ReplayItem = DeliveredFrame | SupersededFrame | SegmentEnd
@@ -21,6 +22,37 @@ export interface CheckpointedReplay<S> {
   read?: { appendedEnds?: boolean; superseded?: boolean }
   /** Feed one item (a frame or a segment end, at `at`) to the translator, emitting nothing. */
   take: (item: ReplayItem, at: Cursor) => void
+}
+
+/** The last whole row `until` covers (a cursor inside a text row covers the rows before it). */
+const lastWholeRow = (until: Cursor) => (until.offset === undefined ? until.seq : until.seq - 1)
+
+/**
+ * Whether a replay to row `last` reads the stored nearest: none in memory, or far back (this
+ * replica did not serve the stream, or not lately); the stored one is used when it is nearer.
+ */
+function readsStored(
+  stored: StoredCheckpoints<unknown>,
+  found: { seq: number } | null,
+  last: number
+): boolean {
+  return stored.on && (!found || last - found.seq >= stored.every)
+}
+
+/**
+ * Start reading the stored checkpoint a {@link replayFromCheckpoint} to `until` with these
+ * checkpoints and key would read, if it would (a re-attach, while it reads what else it needs).
+ */
+export function prefetchCheckpoint<S>(
+  checkpoints: TranslatorCheckpoints<S> | undefined,
+  key: string,
+  until: Cursor
+) {
+  const stored = checkpoints?.stored
+  if (!stored) return
+  const last = lastWholeRow(until)
+  // (`nearest` in memory moves the stream to the most recently used end: it is about to be.)
+  if (readsStored(stored, checkpoints.nearest(key, last), last)) stored.prefetch(key, last)
 }
 
 /**
@@ -43,14 +75,11 @@ export async function replayFromCheckpoint<S>(
   useStored = true
 ): Promise<void> {
   const { checkpoints, key, translator, take } = replay
-  // The last whole row `until` covers (a cursor inside a text row covers the rows before it).
-  const last = until.offset === undefined ? until.seq : until.seq - 1
+  const last = lastWholeRow(until)
   let found = checkpoints?.nearest(key, last) ?? null
   let fromStore = false
   const stored = useStored ? checkpoints?.stored : null
-  // None in memory, or far back (this replica did not serve the stream, or not lately): the
-  // stored nearest, when it is nearer.
-  if (stored?.on && (!found || last - found.seq >= stored.every)) {
+  if (stored && readsStored(stored, found, last)) {
     const far = await stored.nearest(key, last)
     if (far && (!found || far.seq > found.seq)) {
       found = far

@@ -16,6 +16,7 @@ export { CheckpointTrail } from './trail.js'
 export {
   CHECKPOINT_FORMAT,
   parseCheckpointKey,
+  QUEUED,
   StoredCheckpoints,
   type CheckpointRowStore,
   type StateCodec,
@@ -23,6 +24,7 @@ export {
   type StoredCheckpointRow,
 } from './stored.js'
 export {
+  prefetchCheckpoint,
   replayFromCheckpoint,
   type CheckpointedReplay,
   type ReplayItem,

@@ -2,8 +2,9 @@
 const REMEMBERED = 1024
 
 /**
- * A translator state over a checkpoint byte bound is not kept; that is told (once per stream
- * key, a bounded memory of which were told) instead of dropped silently. The translators' states
+ * A translator state over a checkpoint byte bound is not kept, and a stored checkpoint whose
+ * stream has too many writes waiting is not stored; either is told (once per stream key and
+ * kind, a bounded memory of which were told) instead of dropped silently. The translators' states
  * are bounded by what is open in a run (docs/checkpoints.md): a state this large is a run with
  * that much open at once, or the AG-UI `messagesSnapshot` transcript, which is the run's history.
  */
@@ -17,12 +18,7 @@ export class OversizeWarnings {
     size: number,
     maxBytes: number
   ) {
-    if (!onError || this.#told.has(key)) return
-    if (this.#told.size >= REMEMBERED) this.#told.clear()
-    this.#told.add(key)
-    // (The stream's id leads its key: `checkpointKey`.)
-    const streamRunId = key.slice(0, key.indexOf('\n'))
-    onError(
+    this.#tell(onError, `oversize\n${key}`, (streamRunId = streamOf(key)) =>
       Object.assign(
         new Error(
           `agent-stream: a translator checkpoint of stream ${streamRunId} is ${size} bytes, over the ` +
@@ -32,4 +28,36 @@ export class OversizeWarnings {
       )
     )
   }
+
+  /**
+   * A stored checkpoint skipped because `queued` checkpoints of its stream key already wait to
+   * be stored (the database is slower than the checkpoints come): told once per key, as
+   * an error whose `code` is `checkpoint_queue_full` (re-attach reads from an earlier one).
+   */
+  queueFull(
+    onError: ((error: unknown) => void) | undefined,
+    key: string,
+    seq: number,
+    queued: number
+  ) {
+    this.#tell(onError, `queue\n${key}`, (streamRunId = streamOf(key)) =>
+      Object.assign(
+        new Error(
+          `agent-stream: a stored translator checkpoint of stream ${streamRunId} (after row ${seq}) ` +
+            `was skipped: ${queued} of its checkpoints already wait to be stored (re-attach reads from an earlier one)`
+        ),
+        { code: 'checkpoint_queue_full', streamRunId, seq, queued }
+      )
+    )
+  }
+
+  #tell(onError: ((error: unknown) => void) | undefined, told: string, error: () => Error) {
+    if (!onError || this.#told.has(told)) return
+    if (this.#told.size >= REMEMBERED) this.#told.clear()
+    this.#told.add(told)
+    onError(error())
+  }
 }
+
+/** The stream's id, which leads its key (`checkpointKey`). */
+const streamOf = (key: string) => key.slice(0, key.indexOf('\n'))

@@ -20,8 +20,15 @@ export function parseCheckpointKey(key: string) {
   }
 }
 
-/** Writes of one key waiting behind the one in flight, at most (a checkpoint past it is skipped). */
-const QUEUED = 16
+/**
+ * Checkpoints of one key waiting to be stored, at most (a checkpoint past it is skipped, told
+ * through `onError`: `checkpoint_queue_full`). Those waiting behind a write in flight are stored
+ * together, in one statement, when it is done.
+ */
+export const QUEUED = 64
+
+/** Reads started ahead ({@link StoredCheckpoints.prefetch}) held at most. */
+const PREFETCHED = 64
 
 /** A stored checkpoint as the table holds it (`src/store/checkpoint_rows.ts` implements the rows). */
 export interface StoredCheckpointRow {
@@ -38,11 +45,12 @@ export interface CheckpointRowStore {
     incarnation: number,
     seq: number
   ): Promise<StoredCheckpointRow | null>
+  /** Store checkpoints (in one statement); one already stored at its seq stays as it is. */
   save(
     runId: string,
     key: string,
     incarnation: number,
-    checkpoint: StoredCheckpointRow
+    checkpoints: StoredCheckpointRow[]
   ): Promise<void>
   discard(runId: string, key: string): Promise<void>
   /** Whether an error of the methods above means the table does not exist. */
@@ -58,6 +66,20 @@ export interface StateCodec<S> {
   decode(text: string): S
 }
 
+/** Where a key's checkpoints are stored: the stream, its incarnation, the hashed key. */
+interface StoredRef {
+  runId: string
+  incarnation: number
+  hash: string
+}
+
+/** A key's writes not done yet, in order (the first may be in flight), and the rows waiting. */
+interface KeyWrites {
+  ops: ({ rows: StoredCheckpointRow[] } | { discard: true })[]
+  waiting: number
+  done: Promise<void>
+}
+
 /** Options of {@link StoredCheckpoints}. */
 export interface StoredCheckpointOptions {
   /** Store a checkpoint each time the in-memory ones cross a multiple of this many rows. */
@@ -65,8 +87,10 @@ export interface StoredCheckpointOptions {
   /** States above this many UTF-8 bytes are not stored (told through `onError`, once a stream). */
   maxBytes?: number
   /**
-   * Told once when the table turns out not to exist (stored checkpoints then stay off), and
-   * once per stream whose state is over `maxBytes` (that checkpoint is not stored).
+   * Told once when the table turns out not to exist (stored checkpoints then stay off), once
+   * per stream whose state is over `maxBytes` (that checkpoint is not stored:
+   * `checkpoint_oversize`), and once per stream with a checkpoint skipped because
+   * {@link QUEUED} writes of it already wait (`checkpoint_queue_full`).
    */
   onError?: (error: unknown) => void
 }
@@ -77,8 +101,8 @@ export interface StoredCheckpointOptions {
  * stream re-attaches from the nearest stored one instead of the stream's start.
  *
  * Nothing here slows or breaks serving: writes go in the background (never awaited by a
- * request; one at a time per key, a few waiting at most), every
- * failure is swallowed, and a missing table (a schema migrated before it) turns them off for
+ * request; one write at a time per key, the checkpoints offered meanwhile stored together by
+ * the next, {@link QUEUED} waiting at most), every failure is swallowed, and a missing table (a schema migrated before it) turns them off for
  * the process after its first error, with one warning through `onError`. A stored row's key is
  * a SHA-256 of the door, {@link CHECKPOINT_FORMAT} and the options that shape the state; its
  * stream and incarnation are columns of their own.
@@ -87,7 +111,9 @@ export class StoredCheckpoints<S> {
   readonly every: number
   readonly maxBytes: number
   #off = false
-  #writes = new Map<string, { done: Promise<void>; waiting: number }>()
+  #writes = new Map<string, KeyWrites>()
+  /** Reads started by {@link prefetch}, by seq and key. */
+  #prefetched = new Map<string, Promise<{ seq: number; state: S; row: string } | null>>()
   #hashes = new Map<string, string>()
   #warned = new OversizeWarnings()
 
@@ -112,8 +138,34 @@ export class StoredCheckpoints<S> {
     return this.on && Math.floor(seq / this.every) > Math.floor(last / this.every)
   }
 
+  /**
+   * Start reading the stored nearest at or before row `seq` of `key` now, for a
+   * {@link nearest} of the same key and seq soon after (a re-attach reads it while it reads
+   * other things: one round trip fewer before its first event). A few at most are held; one
+   * not asked for is dropped with the oldest.
+   */
+  prefetch(key: string, seq: number) {
+    if (!this.on) return
+    const at = `${seq}\n${key}`
+    if (this.#prefetched.has(at)) return
+    if (this.#prefetched.size >= PREFETCHED) {
+      this.#prefetched.delete(this.#prefetched.keys().next().value!)
+    }
+    this.#prefetched.set(at, this.#read(key, seq))
+  }
+
   /** The stored nearest at or before row `seq` of the in-memory key `key`, or `null` (never throws). */
-  async nearest(key: string, seq: number): Promise<{ seq: number; state: S; row: string } | null> {
+  nearest(key: string, seq: number): Promise<{ seq: number; state: S; row: string } | null> {
+    const at = `${seq}\n${key}`
+    const prefetched = this.#prefetched.get(at)
+    if (prefetched) {
+      this.#prefetched.delete(at)
+      return prefetched
+    }
+    return this.#read(key, seq)
+  }
+
+  async #read(key: string, seq: number): Promise<{ seq: number; state: S; row: string } | null> {
     const ref = this.on ? this.#ref(key) : null
     if (!ref) return null
     try {
@@ -128,11 +180,16 @@ export class StoredCheckpoints<S> {
 
   /**
    * Store `state` after row `seq` (fingerprint `row`), in the background, after the key's
-   * writes in flight (one at a time per key; past {@link QUEUED} waiting, it is skipped).
+   * write in flight (those offered meanwhile go together in the next; past {@link QUEUED}
+   * waiting, it is skipped, and `onError` told once per key: `checkpoint_queue_full`).
    */
   offer(key: string, seq: number, row: string, state: S) {
     const ref = this.on ? this.#ref(key) : null
-    if (!ref || (this.#writes.get(key)?.waiting ?? 0) >= QUEUED) return
+    if (!ref) return
+    if ((this.#writes.get(key)?.waiting ?? 0) >= QUEUED) {
+      this.#warned.queueFull(this.options.onError, key, seq, QUEUED)
+      return
+    }
     let text: string
     try {
       text = this.codec.encode(state)
@@ -144,15 +201,17 @@ export class StoredCheckpoints<S> {
       this.#warned.warn(this.options.onError, key, 'stored', size, this.maxBytes)
       return
     }
-    this.#queue(key, () =>
-      this.rows.save(ref.runId, ref.hash, ref.incarnation, { seq, row, state: text })
-    )
+    const writes = this.#writesOf(key, ref)
+    const last = writes.ops.at(-1)
+    if (last && 'rows' in last) last.rows.push({ seq, row, state: text })
+    else writes.ops.push({ rows: [{ seq, row, state: text }] })
+    writes.waiting++
   }
 
   /** Delete the stored checkpoints of `key`, in the background (after its writes in flight). */
   discard(key: string) {
     const ref = this.on ? this.#ref(key) : null
-    if (ref) this.#queue(key, () => this.rows.discard(ref.runId, ref.hash))
+    if (ref) this.#writesOf(key, ref).ops.push({ discard: true })
   }
 
   /** Resolves once no write is in flight (tests, the benchmark). */
@@ -160,24 +219,39 @@ export class StoredCheckpoints<S> {
     while (this.#writes.size > 0) await Promise.all([...this.#writes.values()].map((w) => w.done))
   }
 
-  /** Run `write` after the key's writes in flight; its failure is swallowed ({@link #failed}). */
-  #queue(key: string, write: () => Promise<void>) {
-    const before = this.#writes.get(key)
-    const entry = { done: Promise.resolve(), waiting: (before?.waiting ?? 0) + 1 }
-    entry.done = (before?.done ?? Promise.resolve())
-      .then(() => {
-        entry.waiting = 0
-        return this.on ? write() : undefined
-      })
-      .catch((error) => this.#failed(error))
-      .finally(() => {
-        if (this.#writes.get(key) === entry) this.#writes.delete(key)
-      })
-    this.#writes.set(key, entry)
+  /** The key's queue, its writer started when new. */
+  #writesOf(key: string, ref: StoredRef): KeyWrites {
+    let writes = this.#writes.get(key)
+    if (!writes) {
+      writes = { ops: [], waiting: 0, done: Promise.resolve() }
+      this.#writes.set(key, writes)
+      writes.done = this.#drain(key, ref, writes)
+    }
+    return writes
+  }
+
+  /**
+   * Run the key's writes in order, one at a time: the checkpoints offered while one is in
+   * flight go together in the next (one statement). Failures are swallowed ({@link #failed}).
+   */
+  async #drain(key: string, ref: StoredRef, writes: KeyWrites) {
+    // What this turn offers goes in the first write.
+    await Promise.resolve()
+    for (let op = writes.ops.shift(); op; op = writes.ops.shift()) {
+      if ('rows' in op) writes.waiting -= op.rows.length
+      if (!this.on) continue
+      try {
+        if ('rows' in op) await this.rows.save(ref.runId, ref.hash, ref.incarnation, op.rows)
+        else await this.rows.discard(ref.runId, ref.hash)
+      } catch (error) {
+        this.#failed(error)
+      }
+    }
+    this.#writes.delete(key)
   }
 
   /** The stored row's stream, incarnation and key; `null` without an incarnation. */
-  #ref(key: string) {
+  #ref(key: string): StoredRef | null {
     const { streamRunId, incarnation, options } = parseCheckpointKey(key)
     if (incarnation === undefined) return null
     let hash = this.#hashes.get(options)

@@ -19,7 +19,7 @@ export interface CheckpointSettings {
   /**
    * Also store a checkpoint in the database (the `checkpoints` table) each time the kept ones
    * cross a multiple of this many rows, so a replica that never served a stream re-attaches
-   * near too. 0: never. Default `DEFAULTS.storedCheckpointEvery` (1024).
+   * near too. 0: never. Default `DEFAULTS.storedCheckpointEvery` (128).
    */
   storedCheckpointEvery?: number
 }

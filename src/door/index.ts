@@ -12,6 +12,7 @@
 export { DoorBase, doorDeps, type DoorCore, type DoorDeps } from './deps.js'
 export { doorCheckpoints, type CheckpointSettings, type DoorState } from './checkpoints.js'
 export {
+  prefetchSilently,
   replaySilently,
   servedTrail,
   translationKey,

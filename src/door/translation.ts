@@ -2,6 +2,7 @@ import type { Cursor } from '../core/cursor.js'
 import {
   checkpointKey,
   CheckpointTrail,
+  prefetchCheckpoint,
   replayFromCheckpoint,
   type Checkpointable,
   type ReplayItem,
@@ -68,6 +69,22 @@ export async function replaySilently<S>(
     streamRunId,
     until
   )
+}
+
+/**
+ * Start reading the stored checkpoint a {@link replaySilently} to `until` would read (when it
+ * would: none near in memory), so a re-attach reads it while it reads the rest it needs.
+ */
+export function prefetchSilently<S>(
+  deps: Pick<TranslationDeps<S>, 'checkpoints'>,
+  translation: Pick<Translation<S>, 'shape'>,
+  streamRunId: string,
+  until: Cursor,
+  stream: { createdAt: number } | null | undefined
+) {
+  if (!deps.checkpoints) return
+  const key = translationKey(streamRunId, stream, translation.shape)
+  prefetchCheckpoint(deps.checkpoints, key, until)
 }
 
 /**

@@ -64,6 +64,11 @@ export class Tail {
     })
   }
 
+  /** Whether this replica follows the stream already (its feed is there, or being read). */
+  following(runId: string): boolean {
+    return this.#feeds.has(runId)
+  }
+
   /** Start following a stream (or join its feed). Pair every call with {@link unfollow}. */
   async follow(runId: string): Promise<Feed> {
     let feed = this.#feeds.get(runId)
@@ -72,17 +77,20 @@ export class Tail {
       this.#feeds.set(runId, feed)
       const created = feed
       created.ready = (async () => {
-        // Head first, then the last row: the rev can only be older than the rows read, which
-        // costs one extra read later, never a missed row.
-        const heads = await this.#store.heads([runId])
-        const head = heads.get(runId)
-        if (!head) {
+        // The stream's row and its last row in one statement (one snapshot: the rev read is the
+        // one of the rows read). No row at its `last_seq` while it has one: read it after the
+        // head (the rev can only be older than the rows read, which costs one extra read
+        // later, never a missed row).
+        const found = await this.#store.headWithLastRow(runId)
+        if (!found) {
           created.missing = true
           created.gone = true
           return
         }
+        const { head } = found
         created.rev = head.rev
-        created.reset(await this.#store.lastRow(runId), head.status)
+        const last = found.last ?? (head.lastSeq > 0 ? await this.#store.lastRow(runId) : null)
+        created.reset(last, head.status)
       })()
       if (!this.#closed) this.#notifiers.start()
     }

@@ -18,6 +18,11 @@ export interface StreamResponseOptions {
   onEnd?: () => void
 }
 
+/** What the turn's end resolves to, in a pull's race ({@link streamResponse}). */
+const TURN = Symbol('turn')
+/** A pull takes chunks ready in the same turn up to about this many bytes (UTF-16 units of text). */
+const BATCH_BYTES = 65_536
+
 /**
  * Requests whose response is streaming. A `Request`'s signal follows the one it was made with
  * only while the `Request` is reachable (undici links them weakly): each is kept here until its
@@ -28,7 +33,9 @@ const streaming = new Set<Request>()
 /**
  * Wire chunks as a Fetch-API `Response` (200, `text/event-stream` unless `contentType` says
  * otherwise, {@link STREAM_HEADERS}), for the Fetch-API handlers. The body is pulled as the client
- * reads (one chunk queued ahead at most: backpressure), with a heartbeat while idle (SSE) that
+ * reads (one chunk queued ahead at most: backpressure; a chunk of the body is every wire chunk
+ * ready in one turn of the event loop, up to 64 KiB, so a replay is not one socket write per
+ * event), with a heartbeat while idle (SSE) that
  * is skipped while the queue is full: a client that does not read gets nothing queued for it.
  * When the request's signal aborts (the client went away), `chunks` is closed (`return()`) even
  * if nobody cancels the body: a reader waiting on a full socket lets go of what it holds. An
@@ -54,6 +61,13 @@ function byteStream(
   options: StreamResponseOptions
 ) {
   const encoder = new TextEncoder()
+  /** A chunk asked for and not ready when the last pull's turn ended. */
+  let held: Promise<IteratorResult<string | Uint8Array>> | null = null
+  const joined = (batch: (string | Uint8Array)[]): Uint8Array => {
+    if (batch.every((chunk) => typeof chunk === 'string')) return encoder.encode(batch.join(''))
+    const parts = batch.map((chunk) => (typeof chunk === 'string' ? encoder.encode(chunk) : chunk))
+    return parts.length === 1 ? parts[0] : Buffer.concat(parts)
+  }
   const heartbeatMs = options.heartbeatMs ?? DEFAULTS.heartbeatMs
   let timer: NodeJS.Timeout | undefined
   let lastWrite = Date.now()
@@ -86,25 +100,59 @@ function byteStream(
       else signal.addEventListener('abort', onAbort, { once: true })
     },
     async pull(controller) {
-      let next: IteratorResult<string | Uint8Array>
+      let batch: (string | Uint8Array)[] = []
+      let done = false
       try {
-        next = await chunks.next()
+        done = await take(batch)
       } catch (error) {
+        // What was taken before the error still goes out, then the body fails.
+        if (batch.length > 0) controller.enqueue(joined(batch))
+        batch = []
         await stop().catch(() => {})
         throw error
       }
       lastWrite = Date.now()
-      if (next.done) {
+      if (batch.length > 0) controller.enqueue(joined(batch))
+      if (done) {
         await stop()
         controller.close()
-        return
       }
-      controller.enqueue(typeof next.value === 'string' ? encoder.encode(next.value) : next.value)
     },
     async cancel() {
       await disconnected()
     },
   })
+
+  /**
+   * Take the chunks ready in this turn of the event loop into `batch` (at least one, unless the
+   * chunks ended; up to {@link BATCH_BYTES}): they go out as one chunk, one socket write, not
+   * one per event. A chunk not ready before the turn ends is left for the next pull (`held`).
+   * Returns whether the chunks ended.
+   */
+  async function take(batch: (string | Uint8Array)[]): Promise<boolean> {
+    let bytes = 0
+    let turn: Promise<typeof TURN> | null = null
+    while (bytes < BATCH_BYTES) {
+      const pending = held ?? chunks.next()
+      held = null
+      let next: IteratorResult<string | Uint8Array> | typeof TURN
+      if (batch.length === 0) next = await pending
+      else {
+        turn ??= new Promise((resolve) => setImmediate(resolve, TURN))
+        next = await Promise.race([pending, turn])
+      }
+      if (next === TURN) {
+        // Not ready in this turn: the next pull takes it (its failure, if it fails, then).
+        held = pending
+        pending.catch(() => {})
+        return false
+      }
+      if (next.done) return true
+      batch.push(next.value)
+      bytes += next.value.length
+    }
+    return false
+  }
 
   function heartbeat(controller: ReadableStreamDefaultController<Uint8Array>) {
     const interval = setInterval(

@@ -76,6 +76,15 @@ export async function* follow(
   const segments = items.segments ?? false
   const { pageSize, pageBytes, signal } = reading
   const retry = { boundMs: reading.outageBoundMs, signal }
+  // The first store read is small: a re-attaching reader wants its first frame fast.
+  let page = Math.min(DEFAULTS.firstPageSize, pageSize)
+  // A stream this replica does not follow yet: its feed's first reads (the stream's row, then
+  // its last row) and the reader's first page go at once (the page is not a round trip of its
+  // own after them). Its frames are handed on once the feed is ready: which partials this
+  // reader has no use for is what the feed has published by then. A stream followed already
+  // starts from its feed.
+  let early = tail.following(runId) ? null : readPage(store, runId, start, page, pageBytes, retry)
+  early?.catch(() => {})
   const feed = await retryTransient(() => tail.follow(runId), retry)
   recordLiveReader(1)
   try {
@@ -83,8 +92,6 @@ export async function* follow(
     let cursor = start
     // Partials published before this reader came are previews it has no use for.
     let seenPartial = feed.partials
-    // The first store read is small: a re-attaching reader wants its first frame fast.
-    let page = Math.min(DEFAULTS.firstPageSize, pageSize)
     while (true) {
       let batch: (Delivery | undefined)[] | null = feed.after(
         cursor,
@@ -92,18 +99,26 @@ export async function* follow(
         seenPartial,
         pageBytes
       )
+      // The page read with the feed's first serves a reader behind the feed's window (what it
+      // read, from `start`, comes first; rows committed since are read after it), unless it
+      // read nothing: rows may have come since, read again.
+      const read = early
+      early = null
       const fromStore = batch === null
       if (batch === null) {
         // A reader whose client went away reads no more (its consumer may not have stopped yet).
         if (signal?.aborted) return
         // Behind the feed's window: the sink's one store read.
-        const read = await readPage(store, runId, cursor, page, pageBytes, retry)
-        batch = read.deliveries
+        let got = read ? await read : null
+        if (!got || got.deliveries.length === 0)
+          got = await readPage(store, runId, cursor, page, pageBytes, retry)
+        const { deliveries } = got
+        batch = deliveries
         // Each next read twice as large, up to pageSize (as a replay's pages grow): a client that
         // leaves early leaves little read for nothing.
         page = Math.min(page * 2, pageSize)
         // Ahead of this replica's tail: have it catch up, so the end is noticed promptly.
-        const last = read.deliveries.at(-1)
+        const last = deliveries.at(-1)
         if (last && compareCursors(last.to, feed.head) > 0) tail.wake(runId)
       }
       if (batch.length > 0) {

@@ -45,20 +45,27 @@ export class CheckpointRows {
     return row ? { seq: Number(row.seq), row: row.row, state: row.state } : null
   }
 
-  /** Store a checkpoint; one already stored at the same `(runId, key, seq)` stays as it is. */
-  async save(runId: string, key: string, incarnation: number, checkpoint: CheckpointRow) {
+  /**
+   * Store checkpoints, in one statement; one already stored at the same `(runId, key, seq)` stays
+   * as it is.
+   */
+  async save(runId: string, key: string, incarnation: number, checkpoints: CheckpointRow[]) {
+    if (checkpoints.length === 0) return
+    const at = now()
     await this.client()
       .knexQuery()
       .table(this.tables.checkpoints)
-      .insert({
-        run_id: runId,
-        key,
-        seq: checkpoint.seq,
-        incarnation,
-        row: checkpoint.row,
-        state: checkpoint.state,
-        created_at: now(),
-      })
+      .insert(
+        checkpoints.map((checkpoint) => ({
+          run_id: runId,
+          key,
+          seq: checkpoint.seq,
+          incarnation,
+          row: checkpoint.row,
+          state: checkpoint.state,
+          created_at: at,
+        }))
+      )
       .onConflict(['run_id', 'key', 'seq'])
       .ignore()
   }

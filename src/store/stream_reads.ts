@@ -227,6 +227,44 @@ export class StreamReads {
     return row?.seq === null || row?.seq === undefined ? null : Number(row.seq)
   }
 
+  /**
+   * The stream's row and its last row (the one at its `last_seq`), in one statement: one
+   * snapshot, so the row read is the last one as of the revision read (a follower's starting
+   * point: {@link heads} then {@link lastRow} in one round trip). `last` is `null` when no row is
+   * at `last_seq` (none yet); `null` when the stream does not exist.
+   */
+  async headWithLastRow(
+    runId: string
+  ): Promise<{ head: StreamState; last: StoredRow | null } | null> {
+    const row = await this.client
+      .from(`${this.tables.streams} as s`)
+      .leftJoin(`${this.tables.frames} as f`, (join) =>
+        join.on('f.run_id', '=', 's.run_id').andOn('f.seq', '=', 's.last_seq')
+      )
+      .select('s.last_seq', 's.rev', 's.status', 's.lease_expires_at', 's.created_at')
+      .select(
+        'f.seq as f_seq',
+        'f.kind as f_kind',
+        'f.body as f_body',
+        'f.component_id as f_component_id',
+        'f.superseded as f_superseded'
+      )
+      .where('s.run_id', runId)
+      .first()
+    if (!row) return null
+    const last =
+      row.f_seq === null || row.f_seq === undefined
+        ? null
+        : toStoredRow({
+            seq: row.f_seq,
+            kind: row.f_kind,
+            body: row.f_body,
+            component_id: row.f_component_id,
+            superseded: row.f_superseded,
+          })
+    return { head: toStreamState(row), last }
+  }
+
   /** The stream's last row (for a follower's starting point), or `null` when it has none. */
   async lastRow(runId: string): Promise<StoredRow | null> {
     const row = await this.client

@@ -1,6 +1,7 @@
 import { compareCursors, formatCursor, type Cursor } from '../../core/cursor.js'
 import {
   invalidCursor,
+  prefetchSilently,
   segmentItems,
   servedTrail,
   serveLoop,
@@ -171,6 +172,11 @@ async function join(
   const start: Cursor = { seq: run.afterSeq }
   // The stream's row: its revision and incarnation key what the replica keeps of it.
   if (stream === undefined) stream = await deps.sink.head(streamRunId)
+  // A cursor inside the run (the usual re-attach): the stored checkpoint the replay to it will
+  // want is read while the run's bounds are.
+  if (at && 'cursor' in at && compareCursors(at.cursor, start) > 0) {
+    prefetchSilently(deps, aguiTranslation(translator), streamRunId, at.cursor, stream)
+  }
   const bounds = await segmentBounds(deps, streamRunId, run.afterSeq, stream)
   const { end } = bounds
   let position: DoorPosition = at ?? { cursor: start }

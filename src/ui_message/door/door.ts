@@ -229,12 +229,15 @@ export class UiMessageDoor extends DoorBase<UiMessageDoorOptions, string> {
     if (!latest) return { kind: 'none' }
     if (!ownedBy(latest, principal)) return noChat()
     const stream = latest.streamRunId
-    const checked = await checkedPosition(this.sink, stream, after, CURSORS)
-    if ('kind' in checked) return checked
-    const from = checked.position ?? START
+    // The cursor checked, and whether a turn is active, read at once (one round trip, not two).
     // A turn is active when it streams, is parked, or decided and about to go on: after its
     // newest segment end the stream goes on or waits (the kernel's one verdict, one snapshot).
-    const { verdict, after: now } = await readAfterSegmentEnd(this.deps, stream)
+    const [checked, { verdict, after: now }] = await Promise.all([
+      checkedPosition(this.sink, stream, after, CURSORS),
+      readAfterSegmentEnd(this.deps, stream),
+    ])
+    if ('kind' in checked) return checked
+    const from = checked.position ?? START
     if (!now || (verdict !== 'goes-on' && verdict !== 'waits')) return { kind: 'none' }
     recordReattach('ui_message')
     return this.#serve(stream, from, signal, now.stream)
