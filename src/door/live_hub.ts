@@ -250,7 +250,7 @@ export function jsonLength(value: unknown): number {
     case 'bigint':
       return 8
     case 'boolean':
-      return 5
+      return value ? 4 : 5
     case 'object': {
       if (value === null) return 4
       let length = 2
