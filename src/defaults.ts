@@ -59,10 +59,16 @@ export const DEFAULTS = Object.freeze({
   /** Rows per store read. */
   pageSize: 500,
   /**
-   * Group commit: most streams whose appends ride in one transaction. One group is in flight at
-   * a time per sink; the appends asked meanwhile wait for it and go together in the next.
+   * Group commit: most streams whose appends ride in one transaction (500: a group's statements
+   * hold one `(run_id, seq)` term per grown text row, and SQLite parses at most 1,000 deep).
+   * At most `groupCommitsInFlight` groups are in flight at a time per sink; the appends asked
+   * meanwhile wait for one and go together in the next. A message's first text asked meanwhile
+   * goes alone at once, at most `groupCommitLeadingAlone` such at a time (issue 26: 400 runs
+   * starting at once queued 400 transactions on the pool ahead of the next group).
    */
-  groupCommitMembers: 100,
+  groupCommitMembers: 500,
+  groupCommitsInFlight: 2,
+  groupCommitLeadingAlone: 4,
   /**
    * UTF-8 bytes of frames held in memory for one reader and not yet handed on (a store page, a
    * batch from the feed): 1 MiB, or one frame when a frame is larger. A reader that stops

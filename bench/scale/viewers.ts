@@ -15,6 +15,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process'
 import http from 'node:http'
+import net from 'node:net'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 import { DBS, emit as emitRow, percentile, QUICK } from './common.js'
@@ -22,6 +23,8 @@ import { DBS, emit as emitRow, percentile, QUICK } from './common.js'
 const at = () => performance.timeOrigin + performance.now()
 const SECONDS = QUICK ? 3 : 6
 const TOKENS_PER_SECOND = 30
+/** Viewers of each talking run (BENCH_PER_RUN; 10 in the curve). */
+const PER_RUN = Number(process.env.BENCH_PER_RUN ?? 10)
 
 // ---------------------------------------------------------------- the replica (child process)
 async function replica() {
@@ -109,6 +112,7 @@ async function replica() {
           readsPerSecond: (reads - mark.reads) / seconds,
           lagP99Ms: lag.percentile(99) / 1e6,
           cpuPercent: ((cpu.user + cpu.system) / 1000 / (seconds * 1000)) * 100,
+          cpuMs: (cpu.user + cpu.system) / 1000,
         })
       }
       if (command.op === 'exit') {
@@ -135,44 +139,75 @@ function call(child: ChildProcess, command: object): Promise<any> {
   })
 }
 
-const agent = new http.Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY })
+/**
+ * What one viewer got: the arrival time of each token index of its run's text (NaN: never),
+ * and deliveries that came twice or out of order.
+ */
+interface Viewer {
+  runId: string
+  times: Float64Array
+  /** Token indexes that came again or before one already seen (each counted). */
+  disorder: number
+  /** Text events and socket reads it got. */
+  events: number
+  reads: number
+}
 
-/** One SSE viewer: the arrival time of every token index of its run's text. */
-function view(port: number, runId: string, arrivals: Map<string, number[]>, attached: () => void) {
+/**
+ * One SSE viewer, a lean client (issue 26: the viewers share the 2 cores with the replica, and a
+ * heavy client steals its CPU): a raw TCP socket sends the GET and reads the response as latin1
+ * text (the tokens are ASCII), split into SSE events at the blank line; only the events holding
+ * `TEXT_MESSAGE_CONTENT` are looked into, their `delta` cut out without parsing the JSON. The
+ * HTTP/1.1 chunk-size lines between writes sit between whole SSE events, never inside one. Each
+ * token index is timestamped when its chunk arrives; one seen again or out of order is counted.
+ */
+function view(port: number, viewer: Viewer, attached: () => void) {
   return new Promise<boolean>((resolve) => {
-    const request = http.get({ host: '127.0.0.1', port, path: `/${runId}`, agent }, (response) => {
-      if (response.statusCode !== 200) {
-        response.resume()
-        return resolve(false)
+    const socket = net.connect(port, '127.0.0.1')
+    let head = true
+    let ok = false
+    let buffered = ''
+    let next = 0
+    socket.setEncoding('latin1')
+    socket.on('connect', () => {
+      socket.write(`GET /${viewer.runId} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`)
+    })
+    socket.on('data', (chunk: string) => {
+      const now = at()
+      viewer.reads++
+      buffered += chunk
+      if (head) {
+        const end = buffered.indexOf('\r\n\r\n')
+        if (end === -1) return
+        ok = buffered.startsWith('HTTP/1.1 200')
+        if (!ok) return socket.destroy()
+        head = false
+        attached()
+        buffered = buffered.slice(end + 4)
       }
-      attached()
-      let buffered = ''
-      response.setEncoding('utf8')
-      response.on('data', (chunk: string) => {
-        const now = at()
-        buffered += chunk
-        let end: number
-        while ((end = buffered.indexOf('\n\n')) !== -1) {
-          const block = buffered.slice(0, end)
-          buffered = buffered.slice(end + 2)
-          const data = block.split('\n').find((line) => line.startsWith('data: '))
-          if (!data || !data.includes('TEXT_MESSAGE_CONTENT')) continue
-          const event = JSON.parse(data.slice(6))
-          for (const piece of String(event.delta).split('.')) {
+      let start = 0
+      let end: number
+      while ((end = buffered.indexOf('\n\n', start)) !== -1) {
+        const typeAt = buffered.indexOf('"TEXT_MESSAGE_CONTENT"', start)
+        if (typeAt !== -1 && typeAt < end) {
+          viewer.events++
+          const from = buffered.indexOf('"delta":"', start) + 9
+          const to = buffered.indexOf('"', from)
+          for (const piece of buffered.slice(from, to).split('.')) {
             if (piece === '') continue
-            const key = `${runId}:${Number.parseInt(piece, 36)}`
-            const list = arrivals.get(key)
-            if (list) list.push(now)
-            else arrivals.set(key, [now])
+            const i = Number.parseInt(piece, 36)
+            if (i !== next || !Number.isNaN(viewer.times[i])) viewer.disorder++
+            else viewer.times[i] = now
+            next = i + 1
           }
         }
-      })
-      response.on('end', () => resolve(true))
-      response.on('error', () => resolve(false))
+        start = end + 2
+      }
+      buffered = start === 0 ? buffered : buffered.slice(start)
     })
-    request.on('error', (error) => {
+    socket.on('close', () => resolve(ok))
+    socket.on('error', (error) => {
       console.error('viewer: ', error.message)
-      resolve(false)
     })
   })
 }
@@ -211,14 +246,23 @@ async function scenario(dialect: string, runs: number, viewersPerRun: number, ta
   })
   const ready: any = await new Promise((resolve) => child.once('message', resolve))
   await call(child, { op: 'open', runIds })
-  const arrivals = new Map<string, number[]>()
+  const tokens = Math.round(TOKENS_PER_SECOND * SECONDS)
+  const viewers: Viewer[] = []
   let attachedCount = 0
   const total = runs * viewersPerRun
   const viewing: Promise<boolean>[] = []
   // Every viewer at once: the storm a replica restart or a deploy makes.
   for (const runId of runIds) {
     for (let v = 0; v < viewersPerRun; v++) {
-      viewing.push(view(ready.port, runId, arrivals, () => attachedCount++))
+      const viewer = {
+        runId,
+        times: new Float64Array(tokens).fill(Number.NaN),
+        disorder: 0,
+        events: 0,
+        reads: 0,
+      }
+      viewers.push(viewer)
+      viewing.push(view(ready.port, viewer, () => attachedCount++))
     }
   }
   const deadline = Date.now() + 30_000 + total * 2
@@ -227,20 +271,38 @@ async function scenario(dialect: string, runs: number, viewersPerRun: number, ta
   }
   await new Promise((resolve) => setTimeout(resolve, 500))
   await call(child, { op: 'start' })
+  const mine = process.cpuUsage()
+  const started = at()
   const written = await call(child, {
     op: 'write',
     runIds,
-    tokens: Math.round(TOKENS_PER_SECOND * SECONDS),
+    tokens,
     tokensPerSecond: TOKENS_PER_SECOND,
   })
   const ended = Promise.all(viewing)
   await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, 30_000))])
+  const spent = process.cpuUsage(mine)
+  const viewersCpuPercent = ((spent.user + spent.system) / 1000 / (at() - started)) * 100
+  const writtenAt = new Map<string, Float64Array>()
+  for (const [runId, i, time] of written.written as [string, number, number][]) {
+    let times = writtenAt.get(runId)
+    if (!times) writtenAt.set(runId, (times = new Float64Array(tokens)))
+    times[i] = time
+  }
   const latencies: number[] = []
   let missing = 0
-  for (const [runId, i, writtenAt] of written.written as [string, number, number][]) {
-    const got = arrivals.get(`${runId}:${i}`) ?? []
-    missing += viewersPerRun - got.length
-    for (const arrived of got) latencies.push(arrived - writtenAt)
+  let disorder = 0
+  let events = 0
+  let reads = 0
+  for (const viewer of viewers) {
+    events += viewer.events
+    reads += viewer.reads
+    const sent = writtenAt.get(viewer.runId)!
+    disorder += viewer.disorder
+    for (let i = 0; i < tokens; i++) {
+      if (Number.isNaN(viewer.times[i])) missing++
+      else latencies.push(viewer.times[i] - sent[i])
+    }
   }
   const exited = new Promise((resolve) => child.once('exit', resolve))
   child.send({ op: 'exit' })
@@ -248,6 +310,12 @@ async function scenario(dialect: string, runs: number, viewersPerRun: number, ta
   return {
     attached: attachedCount,
     missing,
+    disorder,
+    viewersCpuPercent,
+    textEventsPerViewer: events / viewers.length,
+    // The replica's CPU (its writers' commits included) per text event delivered to a viewer.
+    cpuMicrosPerDelivery: events > 0 ? ((written.cpuMs as number) * 1000) / events : null,
+    readsPerViewer: reads / viewers.length,
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     readsPerSecond: written.readsPerSecond as number,
@@ -256,7 +324,14 @@ async function scenario(dialect: string, runs: number, viewersPerRun: number, ta
   }
 }
 
-function emit(db: string, metric: string, x: number, xLabel: string, value: number, unit: string) {
+function emit(
+  db: string,
+  metric: string,
+  x: number,
+  xLabel: string,
+  value: number | null,
+  unit: string
+) {
   emitRow({ metric, db, x, xLabel, value, unit })
 }
 
@@ -271,7 +346,7 @@ async function main() {
   const oneRun = points('BENCH_ONE_RUN', QUICK ? [1, 100] : [1, 100, 1000, 5000])
   for (const db of DBS) {
     for (const runs of talking) {
-      const r = await scenario(db, runs, 10, `t${runs}`)
+      const r = await scenario(db, runs, PER_RUN, `t${runs}`)
       console.error(db, 'talking', runs, JSON.stringify(r))
       const label = 'talking runs x 10 viewers'
       emit(db, 'talking viewers missing deliveries', runs, label, r.missing, 'deliveries')
@@ -279,6 +354,16 @@ async function main() {
       emit(db, 'talking viewers write->viewer p50', runs, label, r.p50, 'ms')
       emit(db, 'talking viewers write->viewer p99', runs, label, r.p99, 'ms')
       emit(db, 'talking viewers replica cpu', runs, label, r.cpuPercent, '%')
+      emit(
+        db,
+        'talking viewers replica cpu per delivery',
+        runs,
+        label,
+        r.cpuMicrosPerDelivery,
+        'µs'
+      )
+      emit(db, "talking viewers, the viewers' own cpu", runs, label, r.viewersCpuPercent, '%')
+      emit(db, 'talking viewers twice or out of order', runs, label, r.disorder, 'deliveries')
     }
     for (const viewers of oneRun) {
       const r = await scenario(db, 1, viewers, `o${viewers}`)
@@ -286,6 +371,10 @@ async function main() {
       const label = 'viewers of one run'
       emit(db, 'one run write->viewer p99', viewers, label, r.p99, 'ms')
       emit(db, 'one run missing deliveries', viewers, label, r.missing, 'deliveries')
+      emit(db, 'one run twice or out of order', viewers, label, r.disorder, 'deliveries')
+      emit(db, 'one run replica cpu', viewers, label, r.cpuPercent, '%')
+      emit(db, 'one run replica cpu per delivery', viewers, label, r.cpuMicrosPerDelivery, 'µs')
+      emit(db, "one run, the viewers' own cpu", viewers, label, r.viewersCpuPercent, '%')
       emit(db, 'one run replica reads/s', viewers, label, r.readsPerSecond, 'reads/s')
       emit(db, 'one run replica event-loop lag p99', viewers, label, r.lagP99Ms, 'ms')
     }

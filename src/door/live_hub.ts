@@ -48,7 +48,7 @@ interface Step<E> {
   items: readonly SentEvent<E>[]
   /** The served events end after this step. */
   ends: boolean
-  /** The events' JSON length, what the window's byte bound counts. */
+  /** The events' JSON length (`jsonLength`), what the window's byte bound counts. */
   bytes: number
 }
 
@@ -119,7 +119,7 @@ export class LiveHub<E> {
 
   #push(at: Cursor, items: SentEvent<E>[], ends: boolean) {
     let bytes = 0
-    for (const item of items) bytes += JSON.stringify(item.event)?.length ?? 0
+    for (const item of items) bytes += jsonLength(item.event)
     this.#steps.push({ at, items, ends, bytes })
     this.#bytes += bytes
     this.position = at
@@ -201,6 +201,11 @@ export class LiveHub<E> {
   ): AsyncGenerator<SentEvent<E>, Cursor | null> {
     this.viewers++
     let position = from
+    // One abort listener for the viewer's whole stay, not one per wait (issue 26: a listener
+    // added and removed per viewer per step showed in a busy replica's profile).
+    let wake: (() => void) | null = null
+    const onAbort = () => wake?.()
+    signal?.addEventListener('abort', onAbort, { once: true })
     try {
       while (!signal?.aborted) {
         if (n < this.#first) return position
@@ -215,14 +220,54 @@ export class LiveHub<E> {
           continue
         }
         if (this.done) return this.done === 'ended' ? null : position
-        await this.#changed(signal)
+        await new Promise<void>((resolve) => {
+          wake = resolve
+          this.#waiters.push(resolve)
+        })
+        wake = null
       }
       return null
     } finally {
+      signal?.removeEventListener('abort', onAbort)
       this.viewers--
       // The last viewer gone: the hub's reader stops (a later viewer opens another).
       if (this.viewers === 0) this.idle()
     }
+  }
+}
+
+/**
+ * About the length of `value` as JSON (what `JSON.stringify(value).length` is, within a few
+ * characters per value: numbers count 8, escapes are not counted), without making the string:
+ * the hub's window bound needs a size, not the text (issue 26: a stringify per event
+ * duplicated the encoder's work).
+ */
+export function jsonLength(value: unknown): number {
+  switch (typeof value) {
+    case 'string':
+      return value.length + 2
+    case 'number':
+    case 'bigint':
+      return 8
+    case 'boolean':
+      return value ? 4 : 5
+    case 'object': {
+      if (value === null) return 4
+      let length = 2
+      if (Array.isArray(value)) {
+        for (const each of value) length += jsonLength(each) + 1
+        return length
+      }
+      for (const key in value) {
+        const each = (value as Record<string, unknown>)[key]
+        if (each !== undefined && typeof each !== 'function') {
+          length += key.length + 4 + jsonLength(each)
+        }
+      }
+      return length
+    }
+    default:
+      return 0
   }
 }
 

@@ -56,7 +56,8 @@ export async function serveChunks(
   // string or buffer): one `write` and one syscall per viewer per batch, not one per event nor a
   // `writev` of many pieces (issue 26: socket writes were a quarter of a busy replica's time).
   // What is held counts toward the response's high-water mark: past it, the batch is flushed and
-  // waited for, so a batch holds at most the high-water mark plus the chunk that passed it.
+  // waited for, so a batch holds at most the high-water mark plus the chunk that passed it. The
+  // batches of every response are flushed by one `setImmediate` (`FLUSHING`), not one each.
   let pending: Chunk[] = []
   let pendingBytes = 0
   let flushQueued = false
@@ -73,20 +74,21 @@ export async function serveChunks(
     pendingBytes = 0
     return res.write(joinChunks(batch))
   }
-  const write = async (chunk: Chunk) => {
+  /** A chunk held for the batch; a promise only when the client must be waited for. */
+  const write = (chunk: Chunk): Promise<void> | undefined => {
     if (closed) return
     pending.push(chunk)
     pendingBytes += chunk.length
     if (pendingBytes + res.writableLength < highWater) {
       if (!flushQueued) {
         flushQueued = true
-        setImmediate(flush)
+        queueFlush(flush)
       }
       return
     }
     // A slow client: flush what is pending and wait for it, never buffer without bound.
     if (flush() || !res.writableNeedDrain) return
-    await new Promise<void>((resolve) => {
+    return new Promise<void>((resolve) => {
       const done = () => {
         res.off('drain', done)
         res.off('close', done)
@@ -98,34 +100,76 @@ export async function serveChunks(
   }
   let lastWrite = Date.now()
   const heartbeatMs = options.heartbeatMs ?? DEFAULTS.heartbeatMs
-  const heartbeat = sse
-    ? setInterval(
-        () => {
-          // A client that does not read gets no ping: it would only queue behind the frames.
-          if (
-            !closed &&
-            pending.length === 0 &&
-            !res.writableNeedDrain &&
-            Date.now() - lastWrite >= heartbeatMs
-          ) {
-            lastWrite = Date.now()
-            res.write(': ping\n\n')
-          }
-        },
-        Math.max(10, Math.floor(heartbeatMs / 2))
-      )
-    : null
-  heartbeat?.unref()
+  // A client that does not read gets no ping: it would only queue behind the frames.
+  const ping = () => {
+    if (
+      !closed &&
+      pending.length === 0 &&
+      !res.writableNeedDrain &&
+      Date.now() - lastWrite >= heartbeatMs
+    ) {
+      lastWrite = Date.now()
+      res.write(': ping\n\n')
+    }
+  }
+  const stopPings = sse ? heartbeats(heartbeatMs, ping) : null
   try {
     for await (const chunk of chunks) {
       if (closed) break
       lastWrite = Date.now()
-      await write(chunk)
+      const waited = write(chunk)
+      if (waited) await waited
     }
   } finally {
-    if (heartbeat) clearInterval(heartbeat)
+    stopPings?.()
+    flushQueued = false
     flush()
     if (!closed) res.end()
+  }
+}
+
+/** Flushes due this turn of the event loop, run by one `setImmediate` for all responses. */
+let FLUSHING: (() => unknown)[] = []
+
+function queueFlush(flush: () => unknown) {
+  if (FLUSHING.length === 0) setImmediate(flushAll)
+  FLUSHING.push(flush)
+}
+
+function flushAll() {
+  const due = FLUSHING
+  FLUSHING = []
+  for (const flush of due) flush()
+}
+
+/**
+ * The heartbeat checks of every response with the same period, run by one timer (every
+ * `heartbeatMs / 2`, at least 10 ms; unref'd) instead of a timer per response; the returned
+ * function removes a response's check (the timer stops with the last).
+ */
+const HEARTBEATS = new Map<number, { checks: Set<() => void>; timer: NodeJS.Timeout }>()
+
+function heartbeats(heartbeatMs: number, check: () => void): () => void {
+  let beat = HEARTBEATS.get(heartbeatMs)
+  if (!beat) {
+    const checks = new Set<() => void>()
+    const timer = setInterval(
+      () => {
+        for (const each of checks) each()
+      },
+      Math.max(10, Math.floor(heartbeatMs / 2))
+    )
+    timer.unref()
+    HEARTBEATS.set(heartbeatMs, (beat = { checks, timer }))
+  }
+  const { checks, timer } = beat
+  checks.add(check)
+  return () => {
+    checks.delete(check)
+    if (checks.size === 0 && HEARTBEATS.get(heartbeatMs)?.checks === checks) {
+      clearInterval(timer)
+      HEARTBEATS.delete(heartbeatMs)
+    }
   }
 }
 

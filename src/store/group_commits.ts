@@ -10,14 +10,20 @@ interface Waiting extends GroupMember {
 }
 
 /**
- * Group commit: the commits a replica's writers ask for are carried by few transactions, one at a
- * time. A commit asked while no group is in flight goes at the next turn of the event loop (with
- * whatever else was asked in that turn); commits asked while a group is in flight wait for it and
- * then go together, up to `maxMembers` streams per group, one commit per stream per group (a
- * second one for the same stream waits for the next group, in order). A message's first text
- * (`AppendPlan.leading`) asked while a group is in flight goes alone at once instead: time to
- * first token never waits for other streams' commits. Under load, transactions
- * per second thus follow the database's speed, not the number of talking runs.
+ * Group commit: the commits a replica's writers ask for are carried by few transactions, at most
+ * `maxInFlight` at a time (issue 26: two, so that one group's statements run while the other's
+ * commit is written, and a commit asked meanwhile waits for less). A commit asked while fewer
+ * groups are in flight goes at the next turn of the event loop (with whatever else was asked in
+ * that turn); commits asked while all are in flight wait for one and then go together, up to
+ * `maxMembers` streams per group, one commit per stream at a time (a second one for a stream
+ * whose group is in flight waits for the next group, in order). Groups in flight thus name
+ * distinct streams, and lock distinct stream rows. A message's first text
+ * (`AppendPlan.leading`) asked while a group is in flight goes alone at once instead, at most
+ * `maxAlone` of them at a time: time to first token never waits for other streams' commits,
+ * and a storm of runs starting at once (hundreds of first texts in one moment) joins the next
+ * group rather than queueing hundreds of transactions ahead of it on the connection pool. Under
+ * load, transactions per second thus follow the database's speed, not the number of talking
+ * runs.
  *
  * Each member keeps its own outcome: a member whose stream is not open fails alone (see
  * `commitGroupInTransaction`). When the group's transaction fails:
@@ -30,7 +36,11 @@ interface Waiting extends GroupMember {
  */
 export class GroupCommits {
   #waiting: Waiting[] = []
-  #inFlight = false
+  /** Groups in flight, and the streams they carry. */
+  #inFlight = 0
+  #busy = new Set<string>()
+  /** Leading commits gone alone, in flight. */
+  #alone = 0
   #scheduled = false
 
   constructor(
@@ -42,16 +52,24 @@ export class GroupCommits {
       plan: AppendPlan,
       rows: NewRow[]
     ) => Promise<CommitResult | null>,
-    readonly maxMembers: number
+    readonly maxMembers: number,
+    readonly maxInFlight = 2,
+    readonly maxAlone = 4
   ) {}
 
   /** Commit `plan` (its `rows`) to `runId` in the next group. Resolves once that group committed. */
   commit(runId: string, plan: AppendPlan, rows: NewRow[]): Promise<CommitResult | null> {
     // The leading edge of a message (its first text) never waits for a group in flight: it
     // goes alone at once (time to first token); with none in flight it joins the next group.
-    if (plan.leading && this.#inFlight) {
+    if (
+      plan.leading &&
+      this.#inFlight > 0 &&
+      this.#alone < this.maxAlone &&
+      !this.#busy.has(runId)
+    ) {
       recordGroupCommit(1)
-      return this.alone(runId, plan, rows)
+      this.#alone++
+      return this.alone(runId, plan, rows).finally(() => this.#alone--)
     }
     return new Promise((resolve, reject) => {
       this.#waiting.push({ runId, plan, rows, resolve, reject })
@@ -60,7 +78,7 @@ export class GroupCommits {
   }
 
   #schedule() {
-    if (this.#inFlight || this.#scheduled || this.#waiting.length === 0) return
+    if (this.#inFlight >= this.maxInFlight || this.#scheduled || this.#waiting.length === 0) return
     this.#scheduled = true
     setImmediate(() => {
       this.#scheduled = false
@@ -69,13 +87,14 @@ export class GroupCommits {
   }
 
   async #next() {
-    if (this.#inFlight) return
+    if (this.#inFlight >= this.maxInFlight) return
     const batch: Waiting[] = []
     const rest: Waiting[] = []
-    const streams = new Set<string>()
+    const busy = this.#busy
     for (const waiting of this.#waiting) {
-      if (batch.length < this.maxMembers && !streams.has(waiting.runId)) {
-        streams.add(waiting.runId)
+      // A stream already in this group or in one in flight: its commit waits, in order.
+      if (batch.length < this.maxMembers && !busy.has(waiting.runId)) {
+        busy.add(waiting.runId)
         batch.push(waiting)
       } else {
         rest.push(waiting)
@@ -83,11 +102,12 @@ export class GroupCommits {
     }
     this.#waiting = rest
     if (batch.length === 0) return
-    this.#inFlight = true
+    this.#inFlight++
     try {
       await this.#commit(batch)
     } finally {
-      this.#inFlight = false
+      for (const member of batch) busy.delete(member.runId)
+      this.#inFlight--
       this.#schedule()
     }
   }

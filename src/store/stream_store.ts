@@ -54,7 +54,9 @@ export class StreamStore {
         ? new GroupCommits(
             (members) => this.#commitGroup(members),
             (runId, plan, rows) => this.#commitAlone(runId, plan, rows),
-            groupMembers
+            groupMembers,
+            DEFAULTS.groupCommitsInFlight,
+            DEFAULTS.groupCommitLeadingAlone
           )
         : null
   }
