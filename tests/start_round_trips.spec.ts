@@ -51,6 +51,8 @@ function startPath(log: Statement[]) {
     (s) =>
       !(s.tx && !before.has(s.tx)) &&
       !/from .agent_streams. where .run_id. in \(/i.test(s.sql) &&
+      // The tail's first read of a stream it starts to follow (its row joined to its last row).
+      !/from .agent_streams. as .s. left join .agent_stream_frames./i.test(s.sql) &&
       // The readers' reads of stored rows (the tail's, the replay's).
       !/^select .seq., .kind., .body./i.test(s.sql) &&
       // The clock's periodic reading (timed, not part of any request).

@@ -78,12 +78,16 @@ export async function* follow(
   const retry = { boundMs: reading.outageBoundMs, signal }
   // The first store read is small: a re-attaching reader wants its first frame fast.
   let page = Math.min(DEFAULTS.firstPageSize, pageSize)
-  // A stream this replica does not follow yet: its feed's first reads (the stream's row, then
-  // its last row) and the reader's first page go at once (the page is not a round trip of its
-  // own after them). Its frames are handed on once the feed is ready: which partials this
-  // reader has no use for is what the feed has published by then. A stream followed already
-  // starts from its feed.
-  let early = tail.following(runId) ? null : readPage(store, runId, start, page, pageBytes, retry)
+  // A re-attach (from a cursor) to a stream this replica does not follow yet: its feed's first
+  // reads (the stream's row, then its last row) and the reader's first page go at once (the
+  // page is not a round trip of its own after them). Its frames are handed on once the feed is
+  // ready: which partials this reader has no use for is what the feed has published by then. A
+  // stream followed already starts from its feed; so does a reader from the start (a new run's
+  // door, before the run wrote anything: no read for nothing before its first event).
+  let early =
+    start.seq === 0 || tail.following(runId)
+      ? null
+      : readPage(store, runId, start, page, pageBytes, retry)
   early?.catch(() => {})
   const feed = await retryTransient(() => tail.follow(runId), retry)
   recordLiveReader(1)
