@@ -55,6 +55,8 @@ function startStatements(
     (s) =>
       (s.tx === recording.tx || (!s.tx && names(s))) &&
       !/from .agent_streams. where .run_id. in \(/i.test(s.sql) &&
+      // The tail's first read of a stream it starts to follow, as one joined statement.
+      !/from .agent_streams. as .s. left join .agent_stream_frames./i.test(s.sql) &&
       !/^select .seq., .kind., .body./i.test(s.sql)
   )
   if (process.env.BENCH_DEBUG)
