@@ -28,40 +28,23 @@ import { LostRun, type LossReason } from './lost_run.js'
 export type { ParkHook, WriterOptions } from './writer_options.js'
 
 /**
- * The writer of one run's stream, over Lucid (see `LucidTokenStreamSink.open`).
+ * The writer of one run's stream, over Lucid (see `LucidTokenStreamSink.open`; docs/sink.md).
  *
- * Text coalescing: the first text after another frame (or after a quiet period as long as the
- * window) is written at once, in a new row: time to first token is what a person feels. Text that
- * follows is held and appended to that same row so that readers have it within
- * `coalesceWindowMs` of its write (the hold is the window less the recent commit time), and a
- * message of any length stays one row. Any other frame, `flush()` and `end()` write held
- * text first, in the same transaction.
- *
- * Code points: a text write that ends with a high surrogate (a tokenizer cut inside a pair) has
- * that half held back, never committed alone, and joined with the low half the next text write
- * starts with; text is thus cut, held, stored and addressed only between code points (rows,
- * cursor offsets). A half whose other half does not come next (another text, any other frame,
- * `flush()`, `end()`), or a low half at a write's start with nothing held, is written as U+FFFD:
- * a broken pair never fails the run. A lone surrogate inside one write is refused.
- *
- * Every write is ordered after the previous one. A frame that fails validation is refused
- * (`InvalidFrameError`) and nothing is stored. A commit that failed in the background (the held
- * text's timer) rejects the next `write`, `flush` or `end`.
- *
- * The database going away (a restart, a failover): a commit that fails with a transient error
- * (`isTransientError`) is retried with backoff and the frames written meanwhile wait in memory, in
- * order; `write()` acknowledges them at once (`flush()`, `end()` and parking frames still wait for
- * their commit). Every commit carries a token stored on its rows, so a retry after a COMMIT whose
- * outcome is unknown finds out whether it landed and never writes it twice. Past `outageBoundMs`,
- * or past `outageBufferBytes` held, the run is lost: what was held is dropped, every call throws
- * `StoreUnavailableError`, and the writer appends an `error` frame `run_failed` and the end as soon
- * as the database answers again.
- *
- * The database refusing a commit (`isRefusal`: a constraint, a trigger; trying again cannot cure
- * it) loses the run at once, the same way (`StoreUnavailableError` `refused`): the agent is stopped
- * (`onLost`), the lease is no longer renewed, and the failure is tried once. When that cannot be
- * stored either, the stream still ends for its readers: on this replica from memory, on the
- * others once its lease lapses (`Tail`).
+ * - Text coalescing (text_row.ts): the first text after another frame or a quiet period is
+ *   written at once, in a new row; text after it is held and grows that row, so readers have it
+ *   within `coalesceWindowMs`. Any other frame, `flush()` and `end()` write held text first.
+ * - Code points (split_pair.ts): a high surrogate at a write's end is held for the low half the
+ *   next text write starts with; a half whose other half does not come next is written as
+ *   U+FFFD, never failing the run; a lone surrogate inside one write is refused.
+ * - Every write is ordered after the previous one; a frame that fails validation is refused
+ *   (`InvalidFrameError`) and nothing is stored; a commit that failed in the background (the
+ *   held text's timer) rejects the next `write`, `flush` or `end`.
+ * - A database outage: a commit failing with a transient error is retried with backoff (its
+ *   token makes a retry whose COMMIT's outcome is unknown land once), frames written meanwhile
+ *   wait in memory, in order, and `write()` acknowledges them at once. Past `outageBoundMs` or
+ *   `outageBufferBytes`, or at a refusal (`isRefusal`: trying again cannot cure it), the run is
+ *   lost (lost_run.ts): every call throws `StoreUnavailableError`, the agent is stopped
+ *   (`onLost`), and the failure is written once the database answers.
  */
 export class LucidSinkWriter implements SinkWriter {
   #queue: Promise<unknown> = Promise.resolve()
