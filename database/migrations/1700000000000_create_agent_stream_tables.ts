@@ -1,12 +1,11 @@
 import { BaseSchema } from '@adonisjs/lucid/schema'
 import {
-  createDoorTables,
   createParkingTables,
   createStreamTables,
-  dropDoorTables,
   dropParkingTables,
   dropStreamTables,
 } from '../../src/store/schema.js'
+import { createDoorTables, dropDoorTables } from '../../src/store/door_schema.js'
 
 /**
  * The package's own migration (its tests run it through Lucid's migrator). Users get the same

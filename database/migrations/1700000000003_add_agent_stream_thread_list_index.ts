@@ -1,5 +1,5 @@
 import { BaseSchema } from '@adonisjs/lucid/schema'
-import { addThreadListIndex, dropThreadListIndex } from '../../src/store/schema.js'
+import { addThreadListIndex, dropThreadListIndex } from '../../src/store/door_schema.js'
 
 /**
  * The index of a person's chat and thread lists, in a migration of its own so a database migrated

@@ -1,5 +1,5 @@
 import { BaseSchema } from '@adonisjs/lucid/schema'
-import { createThreadsTable, dropThreadsTable } from '../../src/store/schema.js'
+import { createThreadsTable, dropThreadsTable } from '../../src/store/door_schema.js'
 
 /**
  * The doors' thread claims, in a migration of their own so a database migrated before them gets

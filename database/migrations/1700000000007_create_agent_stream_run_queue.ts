@@ -1,5 +1,5 @@
 import { BaseSchema } from '@adonisjs/lucid/schema'
-import { createRunQueueTable, dropRunQueueTable } from '../../src/store/schema.js'
+import { createRunQueueTable, dropRunQueueTable } from '../../src/store/door_schema.js'
 
 /**
  * The busy-thread queue (`multitaskStrategy: 'enqueue'`), in a migration of its own so a

@@ -8,25 +8,27 @@
  */
 export {
   addQueueIndexes,
-  addThreadListIndex,
   addWriterColumns,
   createCheckpointsTable,
-  createDoorTables,
   createParkingTables,
-  createRunQueueTable,
   createStreamTables,
-  createThreadsTable,
   dropCheckpointsTable,
-  dropDoorTables,
   dropParkingTables,
   dropQueueIndexes,
-  dropRunQueueTable,
   dropStreamTables,
-  dropThreadListIndex,
-  dropThreadsTable,
   dropWriterColumns,
   tableNames,
 } from '../store/schema.js'
+export {
+  addThreadListIndex,
+  createDoorTables,
+  createRunQueueTable,
+  createThreadsTable,
+  dropDoorTables,
+  dropRunQueueTable,
+  dropThreadListIndex,
+  dropThreadsTable,
+} from '../store/door_schema.js'
 export { addStopColumns, dropStopColumns } from '../store/stop_schema.js'
 export { addTraceColumns, dropTraceColumns } from '../store/trace_schema.js'
 export {

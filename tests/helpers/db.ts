@@ -8,23 +8,25 @@ import { defineConfig } from '@adonisjs/lucid'
 import type { ConnectionConfig, DbQueryEventNode } from '@adonisjs/lucid/types/database'
 import {
   createCheckpointsTable,
-  createDoorTables,
   dropCheckpointsTable,
   createParkingTables,
   addQueueIndexes,
-  addThreadListIndex,
   addWriterColumns,
-  dropDoorTables,
   createStreamTables,
-  createThreadsTable,
-  createRunQueueTable,
-  dropRunQueueTable,
   dropParkingTables,
-  dropThreadsTable,
   dropStreamTables,
   tableNames,
   type TableNames,
 } from '../../src/store/schema.js'
+import {
+  createDoorTables,
+  addThreadListIndex,
+  dropDoorTables,
+  createThreadsTable,
+  createRunQueueTable,
+  dropRunQueueTable,
+  dropThreadsTable,
+} from '../../src/store/door_schema.js'
 import { addStopColumns } from '../../src/store/stop_schema.js'
 import { addTraceColumns } from '../../src/store/trace_schema.js'
 import {
