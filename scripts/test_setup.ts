@@ -4,6 +4,8 @@
  *
  * - Debian's `chromium` for the browser tests: installed with apt-get when missing and this is
  *   root on a Debian-like system; otherwise it stops with the line to run.
+ * - Debian's `pgbouncer` and `faketime` for the fault tests: installed the same way when
+ *   missing; without them those tests are skipped (said here, not a failure).
  * - The databases of `DBS` and Redis (the Redis notifier tests): each reachable and its test
  *   database there; otherwise it stops with the line that starts them (scripts/services.sh).
  *
@@ -14,34 +16,58 @@ import { existsSync } from 'node:fs'
 import net from 'node:net'
 import { connectionConfig, createDatabase } from '../tests/helpers/db.js'
 import { REDIS_URL } from '../tests/helpers/redis.js'
+import { pgbouncerBin } from '../tests/helpers/pgbouncer.js'
+import { LIBFAKETIME } from '../tests/helpers/replica.js'
 
 type Dialect = 'pg' | 'mysql'
 const NAMES: Record<Dialect, string> = { pg: 'PostgreSQL', mysql: 'MySQL/MariaDB' }
 const root = process.getuid?.() === 0
 const sudo = root ? '' : 'sudo '
 
+/**
+ * Debian's packages, installed with apt-get when missing and this is root on a Debian-like
+ * system: `null` once all are there, else what is wrong.
+ */
+function install(packages: string[], why: string): string | null {
+  const line = `${sudo}apt-get update && ${sudo}apt-get install -y ${packages.join(' ')}`
+  if (!existsSync('/usr/bin/apt-get')) return `${why}: install ${packages.join(', ')}`
+  if (!root) return `${why}. Install them: ${line}`
+  console.log(`==> installing Debian's ${packages.join(', ')} (${why}: ${line})`)
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
+  for (const args of [
+    ['update', '-qq'],
+    ['install', '-y', '-qq', ...packages],
+  ]) {
+    const step = spawnSync('apt-get', args, { stdio: 'inherit', env })
+    if (step.status !== 0) return `apt-get ${args.join(' ')} failed. Install them: ${line}`
+  }
+  return null
+}
+
 /** The browser the tests launch (tests/helpers/browser.ts): CHROMIUM_PATH or Debian's. */
 function chromium(): string | null {
   const path = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
   if (existsSync(path)) return null
-  const line = `${sudo}apt-get update && ${sudo}apt-get install -y chromium`
   if (process.env.CHROMIUM_PATH)
     return `CHROMIUM_PATH=${path} does not exist: point it at a Chromium`
-  if (!existsSync('/usr/bin/apt-get')) {
-    return `The browser tests need Chromium at ${path}: install it, or set CHROMIUM_PATH`
-  }
-  if (!root) return `The browser tests need Debian's chromium. Install it: ${line}`
-
-  console.log(`==> installing Debian's chromium for the browser tests (${line})`)
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
-  for (const args of [
-    ['update', '-qq'],
-    ['install', '-y', '-qq', 'chromium'],
-  ]) {
-    const step = spawnSync('apt-get', args, { stdio: 'inherit', env })
-    if (step.status !== 0) return `apt-get ${args.join(' ')} failed. Install chromium: ${line}`
-  }
+  const problem = install(['chromium'], 'The browser tests need Chromium')
+  if (problem) return problem
   return existsSync(path) ? null : `chromium installed, but ${path} is missing: set CHROMIUM_PATH`
+}
+
+/**
+ * The fault tests' tools: PgBouncer in front of a private PostgreSQL (tests/helpers/pgbouncer.ts)
+ * and libfaketime for a replica with a skewed clock (tests/helpers/replica.ts). Installed when
+ * possible; without them those tests are skipped, said here (never a failure).
+ */
+function faultTools() {
+  const missing = [
+    ...(pgbouncerBin() ? [] : ['pgbouncer']),
+    ...(existsSync(LIBFAKETIME) ? [] : ['faketime']),
+  ]
+  if (missing.length === 0) return
+  const problem = install(missing, 'The PgBouncer and clock-skew tests need them')
+  if (problem) console.warn(`\n${problem}\n(those tests are skipped without them)`)
 }
 
 function reachable(host: string, port: number) {
@@ -77,6 +103,7 @@ async function redis(): Promise<string | null> {
 
 const dbs = (process.env.DBS ?? 'sqlite,pg,mysql').split(',').map((s) => s.trim())
 const browser = chromium()
+faultTools()
 const databases = await Promise.all(
   dbs.filter((db): db is Dialect => db === 'pg' || db === 'mysql').map(database)
 )
