@@ -2,6 +2,7 @@ import type { Cursor } from '../core/cursor.js'
 import type { CheckpointTrail, ReplayItem } from '../checkpoints/index.js'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
 import { positionOf } from '../sink/read_path.js'
+import type { PrimedFollow } from '../sink/primed_follow.js'
 import type { SentEvent } from './reply.js'
 import { ReadSpan, type TracedRead } from '../telemetry/traces/index.js'
 
@@ -90,15 +91,22 @@ export function segmentItems(
   sink: Pick<LucidTokenStreamSink, 'replay' | 'segments'>,
   streamRunId: string,
   from: Cursor,
-  read: { until?: Cursor | null; appendedEnds?: boolean; signal?: AbortSignal }
+  read: {
+    until?: Cursor | null
+    appendedEnds?: boolean
+    signal?: AbortSignal
+    /** The follow's first reads, started early (`sink.prime`); released when not followed. */
+    primed?: PrimedFollow
+  }
 ): { items: AsyncIterable<ReplayItem>; live: boolean } {
-  const { until, signal } = read
+  const { until, signal, primed } = read
   if (!until) {
     return {
-      items: sink.segments(streamRunId, { after: from, signal, superseded: true }),
+      items: sink.segments(streamRunId, { after: from, signal, superseded: true, primed }),
       live: true,
     }
   }
+  primed?.release()
   const items = sink.replay(streamRunId, {
     after: from,
     until,

@@ -7,6 +7,7 @@ import { RUN_ID, type DeliveredFrame } from '../core/frames.js'
 import { InvalidRunIdError } from '../errors.js'
 import { DEFAULTS } from '../defaults.js'
 import { follow, type SegmentEnd } from './subscriber.js'
+import { PrimedFollow } from './primed_follow.js'
 import {
   beyondHead,
   replayStored,
@@ -108,15 +109,28 @@ export abstract class LucidSinkReads {
     options: Omit<SubscribeOptions, 'after'> & {
       after?: string | Cursor
       superseded?: boolean
+      primed?: PrimedFollow
     } = {}
   ): AsyncIterable<DeliveredFrame | SupersededFrame | SegmentEnd> {
     assertRunId(runId)
     const after = options.after
     const start = typeof after === 'object' ? after : parseCursor(after)
-    return follow(runId, start, this.#tail, this.#reads, this.#reading(options.signal), {
-      segments: true,
-      superseded: options.superseded,
-    })
+    const reading = this.#reading(options.signal)
+    const items = { segments: true, superseded: options.superseded }
+    return follow(runId, start, this.#tail, this.#reads, reading, items, options.primed)
+  }
+
+  /**
+   * Start the first reads of a follow of `runId` from `after` now (the stream's feed, the first
+   * page after the cursor), for a {@link segments} given it (`primed`) later: what a door's
+   * re-attach does before it rebuilds its translator, so its first event does not wait for a
+   * read of its own after that. Release what is not given to a follow (`release()`; it lets go
+   * on its own after a while too).
+   */
+  prime(runId: string, after: Cursor, signal?: AbortSignal): PrimedFollow {
+    assertRunId(runId)
+    const retry = { boundMs: this.options.outageBoundMs, signal }
+    return new PrimedFollow(runId, after, this.#tail, this.#reads, { ...this.#limits, retry })
   }
 
   /**

@@ -13,6 +13,7 @@ import {
   type SupersededFrame,
 } from './read_path.js'
 import { retryTransient } from './outage.js'
+import type { PrimedFollow } from './primed_follow.js'
 import { recordLiveReader } from '../telemetry/metrics/index.js'
 
 export type { SegmentEnd } from './read_path.js'
@@ -71,7 +72,8 @@ export async function* follow(
   tail: Tail,
   store: StreamReads,
   reading: Reading,
-  items: Omit<ItemOptions, 'appendedEnds'> = {}
+  items: Omit<ItemOptions, 'appendedEnds'> = {},
+  primed?: PrimedFollow
 ): AsyncGenerator<DeliveredFrame | SupersededFrame | SegmentEnd> {
   const segments = items.segments ?? false
   const { pageSize, pageBytes, signal } = reading
@@ -83,13 +85,16 @@ export async function* follow(
   // page is not a round trip of its own after them). Its frames are handed on once the feed is
   // ready: which partials this reader has no use for is what the feed has published by then. A
   // stream followed already starts from its feed; so does a reader from the start (a new run's
-  // door, before the run wrote anything: no read for nothing before its first event).
-  let early =
-    start.seq === 0 || tail.following(runId)
+  // door, before the run wrote anything: no read for nothing before its first event). A
+  // re-attach that primed them (`PrimedFollow`) started both while it rebuilt its translator.
+  const first = primed?.take(runId, start)
+  let early = first
+    ? first.page
+    : start.seq === 0 || tail.following(runId)
       ? null
       : readPage(store, runId, start, page, pageBytes, retry)
   early?.catch(() => {})
-  const feed = await retryTransient(() => tail.follow(runId), retry)
+  const feed = await (first?.feed ?? retryTransient(() => tail.follow(runId), retry))
   recordLiveReader(1)
   try {
     if (feed.missing) return

@@ -17,6 +17,7 @@ import {
   type TranslatorCheckpoint,
 } from '../translate/index.js'
 import type { DoorRun } from '../../store/door_runs.js'
+import type { PrimedFollow } from '../../sink/primed_follow.js'
 import type { ReadSpan } from '../../telemetry/traces/index.js'
 import type { DoorPosition } from './position.js'
 import { aguiTranslation, replayInto } from './translation.js'
@@ -62,12 +63,21 @@ export async function serveRun(
 ): Promise<AgUiReply> {
   const translator = runTranslator(deps, run)
   const identity = { threadId: run.threadId, runId: run.runId }
-  const joined = await join(deps, run, translator, identity, at, prelude, stream)
+  // A re-attach inside the run: its follow's first reads go while the translator is rebuilt.
+  const inside = at && 'cursor' in at && compareCursors(at.cursor, { seq: run.afterSeq }) > 0
+  const primed = inside ? deps.sink.prime(run.streamRunId, at.cursor, signal) : undefined
+  const joined = await join(deps, run, translator, identity, at, prelude, stream).catch(
+    (error: unknown) => {
+      primed?.release()
+      throw error
+    }
+  )
+  if (!joined?.from) primed?.release()
   if (!joined) return invalidCursor()
   return {
     kind: 'stream',
     streamRunId: run.streamRunId,
-    events: liveEvents(deps, run, translator, identity, joined, signal, until),
+    events: liveEvents(deps, run, translator, identity, joined, signal, until, primed),
   }
 }
 
@@ -78,7 +88,8 @@ async function* liveEvents(
   identity: Identity,
   joined: Joined,
   signal?: AbortSignal,
-  until?: Cursor
+  until?: Cursor,
+  primed?: PrimedFollow
 ): AsyncGenerator<SseItem> {
   yield* joined.items
   if (!joined.from) return
@@ -92,6 +103,7 @@ async function* liveEvents(
     until: stored,
     appendedEnds: parkedAt !== undefined,
     signal,
+    primed,
   })
   // What is served leaves checkpoints too: a later re-attach on this replica starts near.
   if (!live) {

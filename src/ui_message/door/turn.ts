@@ -67,12 +67,22 @@ export async function* turnChunks(
 ): AsyncGenerator<UiChunkItem> {
   const translator = new UiMessageTranslator(deps.options)
   const translation = uiMessageTranslation(translator)
-  if (deps.checkpoints && stream === undefined) stream = await deps.sink.head(streamRunId)
-  if (from.seq > 0 || from.offset !== undefined) {
-    await replaySilently(deps, translation, streamRunId, from, stream)
+  // A resume inside the turn: its follow's first reads go while the translator is rebuilt.
+  const resumes = from.seq > 0 || from.offset !== undefined
+  const primed = resumes && !read.until ? deps.sink.prime(streamRunId, from, signal) : undefined
+  try {
+    if (deps.checkpoints && stream === undefined) stream = await deps.sink.head(streamRunId)
+    if (resumes) await replaySilently(deps, translation, streamRunId, from, stream)
+  } catch (error) {
+    primed?.release()
+    throw error
   }
   yield { event: { type: 'start', messageId: streamRunId } }
-  const { items, live } = segmentItems(deps.sink, streamRunId, from, { signal, until: read.until })
+  const { items, live } = segmentItems(deps.sink, streamRunId, from, {
+    signal,
+    until: read.until,
+    primed,
+  })
   const served = (
     serving: UiMessageTranslator,
     start: Cursor,

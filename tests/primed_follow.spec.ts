@@ -1,0 +1,276 @@
+import { test } from '@japa/runner'
+import { randomUUID } from 'node:crypto'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { Database } from '@adonisjs/lucid/database'
+import { createRuntime } from '../src/runtime.js'
+import { createAgUiFetchHandler } from '../src/http/fetch_handler.js'
+import { createUiMessageFetchHandler } from '../src/http/ui_message_fetch_handler.js'
+import { sinkInternals } from '../src/sink/lucid_sink.js'
+import type { AgentRunner } from '../src/runner/contract.js'
+import { serveRuntime, toNode } from './helpers/fetch_node.js'
+import { DoorRunStore } from '../src/store/door_runs.js'
+import { tableNames } from '../src/store/schema.js'
+
+/**
+ * Issue 26, flat re-attach: a re-attach (AG-UI) or resume (useChat) at a cursor, on a replica
+ * that never served the run, starts its follow's first reads (the stream's feed, the page after
+ * the cursor) before it rebuilds its translator (`sink.prime`): the page after the cursor is
+ * read beside the silent replay up to it, not in a round trip of its own after it. Counted
+ * from the statements' start order (knex's `query` event), over HTTP on loopback.
+ */
+
+const ROWS = 60
+
+/** `check` until it passes (it throws until then), at most 10 s; what it resolved. */
+async function eventually<T>(check: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + 10_000
+  for (;;) {
+    try {
+      return await check()
+    } catch (error) {
+      if (Date.now() > deadline) throw error
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+  }
+}
+const gate = { held: Promise.resolve(), release: () => {} }
+
+/** A run of `ROWS` rows (text and step ends by turns), then open until the test lets it end. */
+const writer: AgentRunner = {
+  name: 'writer',
+  async start(ctx) {
+    for (let i = 0; i < ROWS / 2; i++) {
+      await ctx.writer.write({ t: 'text', v: `part ${i}. ` })
+      await ctx.writer.write({ t: 'event', event: { kind: 'step-finish' } })
+    }
+    await gate.held
+    return { status: 'finished' }
+  },
+  resume: async () => ({ status: 'finished' }),
+}
+
+const principal = (request: Request) => {
+  const user = request.headers.get('x-user')
+  return user ? { id: user } : null
+}
+
+function handlerOf(runtime: ReturnType<typeof createRuntime>) {
+  const agui = createAgUiFetchHandler(runtime.door, { basePath: '/agui', principal })
+  const chat = createUiMessageFetchHandler(runtime.uiMessage, { principal })
+  return (request: Request) =>
+    new URL(request.url).pathname.startsWith('/agui') ? agui(request) : chat(request)
+}
+
+/** A second replica on the same database: a runtime of its own, on its own port. */
+async function replica(db: Database) {
+  const runtime = createRuntime(db, { runner: writer })
+  const server = createServer(toNode(handlerOf(runtime)))
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    runtime,
+    close: async () => {
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+      await runtime.sink.shutdown()
+    },
+  }
+}
+
+/** The frames reads the database is sent from now on, each as the rows it reads (`between`). */
+function recordReads(db: Database) {
+  const reads: { from: number; to: number }[] = []
+  const clients = new Set([db.connection().getReadClient(), db.connection().getWriteClient()])
+  const listener = (query: { sql: string; bindings?: unknown[] }) => {
+    if (!/from .agent_stream_frames./i.test(query.sql) || !/ between /i.test(query.sql)) return
+    const numbers = (query.bindings ?? []).filter((b) => typeof b === 'number') as number[]
+    reads.push({ from: numbers.at(-2)!, to: numbers.at(-1)! })
+  }
+  for (const client of clients) client.on('query', listener)
+  return { reads, stop: () => clients.forEach((client) => client.off('query', listener)) }
+}
+
+/** Read an SSE response until a block with an `id:` (an event after the cursor). */
+async function firstIdentified(response: Response) {
+  const reader = response.body!.getReader()
+  const decoder = new TextDecoder()
+  let text = ''
+  for (;;) {
+    const { value, done } = await reader.read()
+    if (done) throw new Error('the stream ended before an event after the cursor')
+    text += decoder.decode(value, { stream: true })
+    const block = text.split('\n\n').find((b) => /(^|\n)id: /.test(b))
+    if (block) {
+      await reader.cancel().catch(() => {})
+      return block
+    }
+  }
+}
+
+test.group('A re-attach primes its follow (issue 26)', (group) => {
+  let served: Awaited<ReturnType<typeof serveRuntime>>
+  group.each.setup(async () => {
+    gate.held = new Promise<void>((resolve) => (gate.release = resolve))
+    served = await serveRuntime({ runner: writer }, (runtime) => handlerOf(runtime))
+    return async () => {
+      gate.release()
+      await served.close()
+    }
+  })
+
+  /** Start a run through `post`, and wait until its rows are stored; its stream's run id. */
+  async function started(post: () => Promise<Response>, streamRunId: () => Promise<string>) {
+    const response = await post()
+    void response.body?.cancel().catch(() => {})
+    const id = await eventually(streamRunId)
+    await eventually(async () => {
+      const head = await served.runtime.sink.head(id)
+      if (!head || head.lastSeq < ROWS) throw new Error('not stored yet')
+    })
+    return id
+  }
+
+  /** Re-attach through `path(cursor)` on a fresh replica; the reads it sent, in start order. */
+  async function reattach(cursor: number, path: (cursor: number) => string) {
+    const other = await replica(served.db)
+    const recorder = recordReads(served.db)
+    try {
+      const response = await fetch(`${other.url}${path(cursor)}`, {
+        headers: { 'x-user': 'alice', 'accept': 'text/event-stream' },
+      })
+      const block = await firstIdentified(response)
+      return { block, reads: recorder.reads, other }
+    } finally {
+      recorder.stop()
+      await other.close()
+    }
+  }
+
+  function assertPrimed(assert: any, reads: { from: number; to: number }[], cursor: number) {
+    const message = `frames reads, in order: ${JSON.stringify(reads)}`
+    // The silent replay reads up to the cursor; the follow's first page from it.
+    const replay = reads.findIndex((r) => r.from < cursor && r.to === cursor)
+    const page = reads.findIndex((r) => r.from === cursor && r.to > cursor)
+    assert.isAtLeast(replay, 0, message)
+    assert.isAtLeast(page, 0, message)
+    assert.isBelow(page, replay, message)
+  }
+
+  test('AG-UI: the page after the cursor is read before the replay up to it', async ({
+    assert,
+  }) => {
+    const runId = `run-${randomUUID()}`
+    const id = await started(
+      () =>
+        fetch(`${served.url}/agui`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-user': 'alice' },
+          body: JSON.stringify({
+            threadId: `thread-${randomUUID()}`,
+            runId,
+            messages: [{ id: `u-${randomUUID()}`, role: 'user', content: 'Go' }],
+            tools: [],
+            context: [],
+            state: {},
+            forwardedProps: {},
+          }),
+        }),
+      async () => runId
+    )
+    const cursor = 40
+    const { block, reads } = await reattach(cursor, (after) => `/agui/runs/${id}?after=${after}`)
+    assert.match(block, /(^|\n)id: 41(\n|$)/)
+    assertPrimed(assert, reads, cursor)
+  }).timeout(30_000)
+
+  test('useChat: the page after the cursor is read before the replay up to it', async ({
+    assert,
+  }) => {
+    const chatId = `chat-${randomUUID()}`
+    await started(
+      () =>
+        fetch(`${served.url}/chat`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-user': 'alice' },
+          body: JSON.stringify({
+            id: chatId,
+            trigger: 'submit-message',
+            messages: [
+              { id: `u-${randomUUID()}`, role: 'user', parts: [{ type: 'text', text: 'Go' }] },
+            ],
+          }),
+        }),
+      async () => {
+        const runs = new DoorRunStore(() => served.db.connection(), tableNames())
+        const latest = await runs.latest(chatId)
+        if (!latest) throw new Error('no run yet')
+        return latest.streamRunId
+      }
+    )
+    const cursor = 40
+    const { block, reads } = await reattach(
+      cursor,
+      (after) => `/chat/${chatId}/stream?after=${after}`
+    )
+    assert.match(block, /(^|\n)id: 41(\n|$)/)
+    assertPrimed(assert, reads, cursor)
+  }).timeout(30_000)
+
+  test('a prime nobody follows lets its feed go; one followed is the follow own', async ({
+    assert,
+  }) => {
+    const runId = `run-${randomUUID()}`
+    await started(
+      () =>
+        fetch(`${served.url}/agui`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-user': 'alice' },
+          body: JSON.stringify({
+            threadId: `thread-${randomUUID()}`,
+            runId,
+            messages: [{ id: `u-${randomUUID()}`, role: 'user', content: 'Go' }],
+            tools: [],
+            context: [],
+            state: {},
+            forwardedProps: {},
+          }),
+        }),
+      async () => runId
+    )
+    const other = await replica(served.db)
+    try {
+      const { sink } = other.runtime
+      const tail = sinkInternals(sink).tail
+      /** The first three cursors a follow from `after` (given `primed`, or none) yields. */
+      const firstThree = async (after: number, primed?: ReturnType<typeof sink.prime>) => {
+        const cursors: string[] = []
+        for await (const item of sink.segments(runId, { after: { seq: after }, primed })) {
+          cursors.push(item.cursor)
+          if (cursors.length === 3) break
+        }
+        return cursors
+      }
+      const unprimed = { 20: await firstThree(20), 30: await firstThree(30) }
+      await eventually(async () => assert.isFalse(tail.following(runId)))
+      // Released without a follow: the feed goes once it is ready.
+      const unused = sink.prime(runId, { seq: 10 })
+      assert.isTrue(tail.following(runId))
+      unused.release()
+      await eventually(async () => assert.isFalse(tail.following(runId)))
+      // A follow from another cursor does not take it (it reads for itself).
+      const other10 = sink.prime(runId, { seq: 10 })
+      assert.deepEqual(await firstThree(20, other10), unprimed[20])
+      assert.isTrue(tail.following(runId))
+      other10.release()
+      await eventually(async () => assert.isFalse(tail.following(runId)))
+      // Taken by the follow from its cursor: the same items as without it, its feed the follow's.
+      const taken = sink.prime(runId, { seq: 30 })
+      assert.deepEqual(await firstThree(30, taken), unprimed[30])
+      taken.release()
+      await eventually(async () => assert.isFalse(tail.following(runId)))
+    } finally {
+      await other.close()
+    }
+  }).timeout(30_000)
+})
