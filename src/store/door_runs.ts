@@ -93,9 +93,31 @@ export class DoorRunStore {
   async findWithStream(
     runId: string
   ): Promise<{ run: DoorRun; stream: StreamState | null } | null> {
+    const row = await this.#withStream().where(`${this.tables.aguiRuns}.run_id`, runId).first()
+    return row ? runWithStream(row) : null
+  }
+
+  /**
+   * The thread's newest run ({@link latest}) and its stream's row (`null`: none, purged), in
+   * one read: what a useChat resume needs before it checks the cursor.
+   */
+  async latestWithStream(
+    threadId: string
+  ): Promise<{ run: DoorRun; stream: StreamState | null } | null> {
+    const runs = this.tables.aguiRuns
+    const row = await this.#withStream()
+      .where(`${runs}.thread_id`, threadId)
+      .orderBy(`${runs}.created_at`, 'desc')
+      .orderBy(`${runs}.after_seq`, 'desc')
+      .first()
+    return row ? runWithStream(row) : null
+  }
+
+  /** Runs joined to their stream's row (its columns prefixed `s_`). */
+  #withStream() {
     const runs = this.tables.aguiRuns
     const streams = this.tables.streams
-    const row = await this.connect()
+    return this.connect()
       .from(runs)
       .leftJoin(streams, `${streams}.run_id`, `${runs}.stream_run_id`)
       .select(`${runs}.*`)
@@ -107,12 +129,6 @@ export class DoorRunStore {
         s_lease_expires_at: `${streams}.lease_expires_at`,
         s_created_at: `${streams}.created_at`,
       })
-      .where(`${runs}.run_id`, runId)
-      .first()
-    if (!row) return null
-    const stream: StreamState | null =
-      row.s_run_id === null || row.s_run_id === undefined ? null : toStreamState(row, 's_')
-    return { run: toRun(row), stream }
   }
 
   /** The thread's newest run (the one a new input continues or is refused by). */
@@ -283,4 +299,11 @@ export class DoorRunStore {
   async remove(runId: string) {
     await this.connect().from(this.tables.aguiRuns).where('run_id', runId).delete()
   }
+}
+
+/** A run read with its stream's row (`#withStream`). */
+function runWithStream(row: Record<string, any>): { run: DoorRun; stream: StreamState | null } {
+  const stream: StreamState | null =
+    row.s_run_id === null || row.s_run_id === undefined ? null : toStreamState(row, 's_')
+  return { run: toRun(row), stream }
 }

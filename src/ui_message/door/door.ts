@@ -28,7 +28,8 @@ import { applyPlan, planDecisions } from './decide.js'
 import { bodyFields, userMessage, userText, validateChatInput, type ChatInput } from './input.js'
 import type { UiChunkItem, UiDoorReply, UiMessageDoorOptions } from './reply.js'
 import { UI_MESSAGE_STATE } from './state_codec.js'
-import { turnChunks, type TurnRead } from './turn.js'
+import { resumeReads, turnChunks, type TurnRead } from './turn.js'
+import type { PrimedFollow } from '../../sink/primed_follow.js'
 import { chatMessages } from './messages.js'
 import { enqueueTurn } from './queued.js'
 import { recordReattach } from '../../telemetry/metrics/index.js'
@@ -225,22 +226,33 @@ export class UiMessageDoor extends DoorBase<UiMessageDoorOptions, string> {
     signal?: AbortSignal
   ): Promise<UiDoorReply> {
     if (!isRunId(chatId)) return noChat()
-    const latest = await this.runs.latest(chatId)
-    if (!latest) return { kind: 'none' }
+    // The chat's newest run with its stream's row: the cursor is checked against that row.
+    const found = await this.runs.latestWithStream(chatId)
+    if (!found) return { kind: 'none' }
+    const { run: latest, stream: row } = found
     if (!ownedBy(latest, principal)) return noChat()
     const stream = latest.streamRunId
+    // A resume inside the turn: the stored checkpoint its replay will want and its follow's
+    // first reads start now, beside the cursor's check (`resumeReads`).
+    const primed = resumeReads(this.deps, stream, after, row, signal)
     // The cursor checked, and whether a turn is active, read at once (one round trip, not two).
     // A turn is active when it streams, is parked, or decided and about to go on: after its
     // newest segment end the stream goes on or waits (the kernel's one verdict, one snapshot).
     const [checked, { verdict, after: now }] = await Promise.all([
-      checkedPosition(this.sink, stream, after, CURSORS),
+      checkedPosition(this.sink, stream, after, CURSORS, row ?? undefined),
       readAfterSegmentEnd(this.deps, stream),
-    ])
+    ]).catch((error: unknown) => {
+      primed?.release()
+      throw error
+    })
+    const active = now && (verdict === 'goes-on' || verdict === 'waits')
+    const from = 'kind' in checked ? null : (checked.position ?? START)
+    if (!active || !from || primed?.start.seq !== from.seq || primed.start.offset !== from.offset)
+      primed?.release()
     if ('kind' in checked) return checked
-    const from = checked.position ?? START
-    if (!now || (verdict !== 'goes-on' && verdict !== 'waits')) return { kind: 'none' }
+    if (!active) return { kind: 'none' }
     recordReattach('ui_message')
-    return this.#serve(stream, from, signal, now.stream)
+    return this.#serve(stream, from!, signal, now.stream, primed)
   }
 
   /**
@@ -262,13 +274,14 @@ export class UiMessageDoor extends DoorBase<UiMessageDoorOptions, string> {
     streamRunId: string,
     from: Cursor,
     signal?: AbortSignal,
-    stream?: StreamState | null
+    stream?: StreamState | null,
+    primed?: PrimedFollow
   ): UiDoorReply {
     return {
       kind: 'stream',
       streamRunId,
       from,
-      events: turnChunks(this.deps, streamRunId, from, signal, stream),
+      events: turnChunks(this.deps, streamRunId, from, signal, stream, {}, primed),
     }
   }
 

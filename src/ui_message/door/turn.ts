@@ -1,7 +1,8 @@
-import { formatCursor, type Cursor } from '../../core/cursor.js'
+import { formatCursor, parseCursor, type Cursor } from '../../core/cursor.js'
 import type { StreamFrame } from '../../core/frames.js'
 import {
   idOnLast,
+  prefetchSilently,
   replaySilently,
   segmentItems,
   servedTrail,
@@ -14,6 +15,7 @@ import {
 } from '../../door/index.js'
 import type { StreamState } from '../../store/rows.js'
 import type { ReadSpan } from '../../telemetry/traces/index.js'
+import type { PrimedFollow } from '../../sink/primed_follow.js'
 import { UiMessageTranslator, type UiChunk } from '../translate/index.js'
 import type { UiChunkItem, UiDoorDeps } from './reply.js'
 
@@ -63,13 +65,16 @@ export async function* turnChunks(
   from: Cursor,
   signal?: AbortSignal,
   stream?: StreamState | null,
-  read: TurnRead = {}
+  read: TurnRead = {},
+  /** The follow's first reads, started by the caller (`resumeReads`): else started here. */
+  started?: PrimedFollow
 ): AsyncGenerator<UiChunkItem> {
   const translator = new UiMessageTranslator(deps.options)
   const translation = uiMessageTranslation(translator)
   // A resume inside the turn: its follow's first reads go while the translator is rebuilt.
   const resumes = from.seq > 0 || from.offset !== undefined
-  const primed = resumes && !read.until ? deps.sink.prime(streamRunId, from, signal) : undefined
+  const primed =
+    started ?? (resumes && !read.until ? deps.sink.prime(streamRunId, from, signal) : undefined)
   try {
     if (deps.checkpoints && stream === undefined) stream = await deps.sink.head(streamRunId)
     if (resumes) await replaySilently(deps, translation, streamRunId, from, stream)
@@ -128,6 +133,33 @@ export async function* turnChunks(
     signal,
     { streamRunId, cursor: formatCursor(from), live }
   )
+}
+
+/**
+ * What a resume from `after` (the client's cursor, unchecked yet) reads besides its checks, started
+ * before them: the stored checkpoint its silent replay will want (`prefetchSilently`) and its
+ * follow's first reads (`sink.prime`, returned: the caller releases it unless it serves from
+ * `after`). Nothing for a cursor that does not parse (the check refuses it), the turn's start,
+ * or a stream with no row.
+ */
+export function resumeReads(
+  deps: UiDoorDeps,
+  streamRunId: string,
+  after: string | undefined,
+  stream: StreamState | null,
+  signal?: AbortSignal
+): PrimedFollow | undefined {
+  if (after === undefined || !stream) return undefined
+  let cursor: Cursor
+  try {
+    cursor = parseCursor(after)
+  } catch {
+    return undefined
+  }
+  if (cursor.seq === 0 && cursor.offset === undefined) return undefined
+  const translation = uiMessageTranslation(new UiMessageTranslator(deps.options))
+  prefetchSilently(deps, translation, streamRunId, cursor, stream)
+  return deps.sink.prime(streamRunId, cursor, signal)
 }
 
 /** How a Durable Streams read takes a turn (see {@link turnChunks}). */
