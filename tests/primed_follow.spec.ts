@@ -9,6 +9,7 @@ import { createUiMessageFetchHandler } from '../src/http/ui_message_fetch_handle
 import { sinkInternals } from '../src/sink/lucid_sink.js'
 import type { AgentRunner } from '../src/runner/contract.js'
 import { serveRuntime, toNode } from './helpers/fetch_node.js'
+import { postJson, readUntil, runInput } from './helpers/http.js'
 import { DoorRunStore } from '../src/store/door_runs.js'
 import { tableNames } from '../src/store/schema.js'
 
@@ -92,21 +93,20 @@ function recordReads(db: Database) {
 }
 
 /** Read an SSE response until a block with an `id:` (an event after the cursor). */
-async function firstIdentified(response: Response) {
-  const reader = response.body!.getReader()
-  const decoder = new TextDecoder()
-  let text = ''
-  for (;;) {
-    const { value, done } = await reader.read()
-    if (done) throw new Error('the stream ended before an event after the cursor')
-    text += decoder.decode(value, { stream: true })
-    const block = text.split('\n\n').find((b) => /(^|\n)id: /.test(b))
-    if (block) {
-      await reader.cancel().catch(() => {})
-      return block
-    }
-  }
-}
+const firstIdentified = (response: Response) =>
+  readUntil(response, (text) => text.split('\n\n').find((b) => /(^|\n)id: /.test(b)))
+
+/** Start an AG-UI run as alice. */
+const aguiStart = (url: string, runId: string) =>
+  postJson(
+    `${url}/agui`,
+    runInput(`thread-${randomUUID()}`, runId, {
+      tools: [],
+      context: [],
+      state: {},
+      forwardedProps: {},
+    })
+  )
 
 test.group('A re-attach primes its follow (issue 26)', (group) => {
   let served: Awaited<ReturnType<typeof serveRuntime>>
@@ -162,20 +162,7 @@ test.group('A re-attach primes its follow (issue 26)', (group) => {
   }) => {
     const runId = `run-${randomUUID()}`
     const id = await started(
-      () =>
-        fetch(`${served.url}/agui`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-user': 'alice' },
-          body: JSON.stringify({
-            threadId: `thread-${randomUUID()}`,
-            runId,
-            messages: [{ id: `u-${randomUUID()}`, role: 'user', content: 'Go' }],
-            tools: [],
-            context: [],
-            state: {},
-            forwardedProps: {},
-          }),
-        }),
+      () => aguiStart(served.url, runId),
       async () => runId
     )
     const cursor = 40
@@ -190,16 +177,12 @@ test.group('A re-attach primes its follow (issue 26)', (group) => {
     const chatId = `chat-${randomUUID()}`
     await started(
       () =>
-        fetch(`${served.url}/chat`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-user': 'alice' },
-          body: JSON.stringify({
-            id: chatId,
-            trigger: 'submit-message',
-            messages: [
-              { id: `u-${randomUUID()}`, role: 'user', parts: [{ type: 'text', text: 'Go' }] },
-            ],
-          }),
+        postJson(`${served.url}/chat`, {
+          id: chatId,
+          trigger: 'submit-message',
+          messages: [
+            { id: `u-${randomUUID()}`, role: 'user', parts: [{ type: 'text', text: 'Go' }] },
+          ],
         }),
       async () => {
         const runs = new DoorRunStore(() => served.db.connection(), tableNames())
@@ -222,20 +205,7 @@ test.group('A re-attach primes its follow (issue 26)', (group) => {
   }) => {
     const runId = `run-${randomUUID()}`
     await started(
-      () =>
-        fetch(`${served.url}/agui`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-user': 'alice' },
-          body: JSON.stringify({
-            threadId: `thread-${randomUUID()}`,
-            runId,
-            messages: [{ id: `u-${randomUUID()}`, role: 'user', content: 'Go' }],
-            tools: [],
-            context: [],
-            state: {},
-            forwardedProps: {},
-          }),
-        }),
+      () => aguiStart(served.url, runId),
       async () => runId
     )
     const other = await replica(served.db)

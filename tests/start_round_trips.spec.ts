@@ -7,6 +7,7 @@ import type { AgentRunner } from '../src/runner/contract.js'
 import { DIALECT } from './helpers/db.js'
 import { serveRuntime } from './helpers/fetch_node.js'
 import { newSecret } from './helpers/webhooks.js'
+import { readUntil } from './helpers/http.js'
 
 /**
  * Issue 26, a new run's start: `RUN_STARTED` (useChat: `start`) reaches the client after at most
@@ -67,21 +68,11 @@ function roundTrips(statements: Statement[]) {
 }
 
 /** Read a response's SSE body until its first `data:` line; returns that line's JSON. */
-async function firstEvent(response: Response) {
-  const reader = response.body!.getReader()
-  const decoder = new TextDecoder()
-  let text = ''
-  for (;;) {
-    const { value, done } = await reader.read()
-    if (done) throw new Error('the stream ended before any event')
-    text += decoder.decode(value, { stream: true })
+const firstEvent = (response: Response) =>
+  readUntil(response, (text) => {
     const line = text.split('\n').find((l) => l.startsWith('data:') && l.endsWith('}'))
-    if (line) {
-      void reader.cancel().catch(() => {})
-      return JSON.parse(line.slice(5))
-    }
-  }
-}
+    return line ? JSON.parse(line.slice(5)) : undefined
+  })
 
 /**
  * A runner that writes once the test lets it (`hold`, then `release`): the count ends at the

@@ -77,6 +77,26 @@ export async function readResponse(response: Response) {
 }
 
 /**
+ * Read a streaming response until `pick(text so far)` finds what it looks for; that, the body
+ * then cancelled (a live stream would go on). Throws when the body ends first.
+ */
+export async function readUntil<T>(response: Response, pick: (text: string) => T | undefined) {
+  const reader = response.body!.getReader()
+  const decoder = new TextDecoder()
+  let text = ''
+  for (;;) {
+    const { value, done } = await reader.read()
+    if (done) throw new Error('the stream ended before what was awaited')
+    text += decoder.decode(value, { stream: true })
+    const found = pick(text)
+    if (found !== undefined) {
+      void reader.cancel().catch(() => {})
+      return found
+    }
+  }
+}
+
+/**
  * A client of the routes under `base`: `request(method, path, body?, user?)` sends `body` as JSON
  * as `user` (the `x-user` principal of {@link serveApp}) and reads the answer whole.
  */
