@@ -63,7 +63,13 @@ export class LucidTokenStreamSink extends LucidSinkReads implements TokenStreamS
       clock: () => self.#clock.ready(),
     })
     const { reads, tail, store } = parts.internals
-    super({ resolved: parts.resolved, tables: parts.tables, reads, tail, dialect: store.dialect })
+    super({
+      resolved: parts.resolved,
+      tables: parts.tables,
+      reads,
+      tail,
+      dialect: () => store.dialect,
+    })
     self = this
     this.#park = options.park
     this.#continueLapsed = options.continueLapsed

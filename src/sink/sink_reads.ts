@@ -23,8 +23,11 @@ export interface SinkReadParts {
   tables: TableNames
   reads: StreamReads
   tail: Tail
-  /** The connection's dialect (a synchronous driver reads no page ahead). */
-  dialect: string
+  /**
+   * The connection's dialect (a synchronous driver reads no page ahead), asked when a replay
+   * needs it: asking opens the connection, which a sink nobody reads never does.
+   */
+  dialect: () => string
 }
 
 /**
@@ -39,7 +42,7 @@ export abstract class LucidSinkReads {
   readonly tables: TableNames
   #reads: StreamReads
   #tail: Tail
-  #sync: boolean
+  #dialect: () => string
   #stopped = false
 
   constructor(parts: SinkReadParts) {
@@ -47,7 +50,7 @@ export abstract class LucidSinkReads {
     this.tables = parts.tables
     this.#reads = parts.reads
     this.#tail = parts.tail
-    this.#sync = parts.dialect.includes('sqlite')
+    this.#dialect = parts.dialect
   }
 
   /** No read starts after this (a reader mid-replay starts none on a database about to close). */
@@ -197,7 +200,7 @@ export abstract class LucidSinkReads {
       ...this.#limits,
       firstPageSize: options.growing ? DEFAULTS.firstPageSize : undefined,
       // A synchronous driver (better-sqlite3) cannot overlap reads with anything.
-      prefetch: options.growing && !this.#sync,
+      prefetch: options.growing && !this.#dialect().includes('sqlite'),
       stopped: () => this.#stopped || options.signal?.aborted === true,
       appendedEnds: options.appendedEnds,
       superseded: options.superseded,
