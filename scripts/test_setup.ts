@@ -63,7 +63,8 @@ function chromium(): string | null {
 function faultTools() {
   const missing = [
     ...(pgbouncerBin() ? [] : ['pgbouncer']),
-    ...(existsSync(LIBFAKETIME) ? [] : ['faketime']),
+    // (The library's path is x86_64's; the package's command says it is installed anywhere.)
+    ...(existsSync(LIBFAKETIME) || existsSync('/usr/bin/faketime') ? [] : ['faketime']),
   ]
   if (missing.length === 0) return
   const problem = install(missing, 'The PgBouncer and clock-skew tests need them')

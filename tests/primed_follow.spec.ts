@@ -155,6 +155,12 @@ test.group('A re-attach primes its follow (issue 26)', (group) => {
     assert.isAtLeast(replay, 0, message)
     assert.isAtLeast(page, 0, message)
     assert.isBelow(page, replay, message)
+    // The follow served from that page: it read none of its own from the cursor.
+    assert.lengthOf(
+      reads.filter((r) => r.from === cursor),
+      1,
+      message
+    )
   }
 
   test('AG-UI: the page after the cursor is read before the replay up to it', async ({

@@ -43,9 +43,14 @@ export class PrimedFollow {
     this.start = start
     this.#tail = tail
     const page = Math.min(DEFAULTS.firstPageSize, reading.pageSize)
+    // A stream followed here already: its feed holds the recent rows (as a follow without a
+    // prime, no page is read ahead of it).
+    const followed = tail.following(runId)
     const feed = retryTransient(() => tail.follow(runId), reading.retry)
     const first =
-      start.seq === 0 ? null : readPage(store, runId, start, page, reading.pageBytes, reading.retry)
+      start.seq === 0 || followed
+        ? null
+        : readPage(store, runId, start, page, reading.pageBytes, reading.retry)
     feed.catch(() => {})
     first?.catch(() => {})
     this.#reads = { feed, page: first }

@@ -63,9 +63,12 @@ export async function serveRun(
 ): Promise<AgUiReply> {
   const translator = runTranslator(deps, run)
   const identity = { threadId: run.threadId, runId: run.runId }
-  // A re-attach inside the run: its follow's first reads go while the translator is rebuilt.
+  // A re-attach inside a run it follows (not a read up to `until`, not a stream that is not
+  // open: its segment ended, read from the store): the follow's first reads go while the
+  // translator is rebuilt.
+  const follows = !until && (stream === undefined || stream?.status === 'open')
   const inside = at && 'cursor' in at && compareCursors(at.cursor, { seq: run.afterSeq }) > 0
-  const primed = inside ? deps.sink.prime(run.streamRunId, at.cursor, signal) : undefined
+  const primed = follows && inside ? deps.sink.prime(run.streamRunId, at.cursor, signal) : undefined
   const joined = await join(deps, run, translator, identity, at, prelude, stream).catch(
     (error: unknown) => {
       primed?.release()
@@ -82,6 +85,24 @@ export async function serveRun(
 }
 
 async function* liveEvents(
+  deps: AgUiDeps,
+  run: DoorRun,
+  translator: FrameTranslator,
+  identity: Identity,
+  joined: Joined,
+  signal?: AbortSignal,
+  until?: Cursor,
+  primed?: PrimedFollow
+): AsyncGenerator<SseItem> {
+  // A reply left before its follow started lets the primed reads go (taken: nothing).
+  try {
+    yield* servedEvents(deps, run, translator, identity, joined, signal, until, primed)
+  } finally {
+    primed?.release()
+  }
+}
+
+async function* servedEvents(
   deps: AgUiDeps,
   run: DoorRun,
   translator: FrameTranslator,

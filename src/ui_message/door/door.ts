@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { UIMessage } from 'ai'
-import { parseCursor, START, type Cursor } from '../../core/cursor.js'
+import { compareCursors, parseCursor, START, type Cursor } from '../../core/cursor.js'
 import { isRunId } from '../../core/frames.js'
 import type { Principal } from '../../core/run.js'
 import {
@@ -247,12 +247,12 @@ export class UiMessageDoor extends DoorBase<UiMessageDoorOptions, string> {
     })
     const active = now && (verdict === 'goes-on' || verdict === 'waits')
     const from = 'kind' in checked ? null : (checked.position ?? START)
-    if (!active || !from || primed?.start.seq !== from.seq || primed.start.offset !== from.offset)
-      primed?.release()
+    const fits = primed && from && compareCursors(primed.start, from) === 0
+    if (!active || !fits) primed?.release()
     if ('kind' in checked) return checked
     if (!active) return { kind: 'none' }
     recordReattach('ui_message')
-    return this.#serve(stream, from!, signal, now.stream, primed)
+    return this.#serve(stream, from!, signal, now.stream, fits ? primed : undefined)
   }
 
   /**

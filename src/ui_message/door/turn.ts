@@ -70,18 +70,33 @@ export async function* turnChunks(
   started?: PrimedFollow
 ): AsyncGenerator<UiChunkItem> {
   const translator = new UiMessageTranslator(deps.options)
-  const translation = uiMessageTranslation(translator)
   // A resume inside the turn: its follow's first reads go while the translator is rebuilt.
   const resumes = from.seq > 0 || from.offset !== undefined
   const primed =
     started ?? (resumes && !read.until ? deps.sink.prime(streamRunId, from, signal) : undefined)
+  // Whatever ends the turn (a throw, a client that left before its follow started) lets the
+  // primed reads go (taken by the follow: nothing).
   try {
-    if (deps.checkpoints && stream === undefined) stream = await deps.sink.head(streamRunId)
-    if (resumes) await replaySilently(deps, translation, streamRunId, from, stream)
-  } catch (error) {
+    yield* servedTurn(deps, streamRunId, from, translator, signal, stream, read, primed)
+  } finally {
     primed?.release()
-    throw error
   }
+}
+
+async function* servedTurn(
+  deps: UiDoorDeps,
+  streamRunId: string,
+  from: Cursor,
+  translator: UiMessageTranslator,
+  signal: AbortSignal | undefined,
+  stream: StreamState | null | undefined,
+  read: TurnRead,
+  primed: PrimedFollow | undefined
+): AsyncGenerator<UiChunkItem> {
+  const translation = uiMessageTranslation(translator)
+  const resumes = from.seq > 0 || from.offset !== undefined
+  if (deps.checkpoints && stream === undefined) stream = await deps.sink.head(streamRunId)
+  if (resumes) await replaySilently(deps, translation, streamRunId, from, stream)
   yield { event: { type: 'start', messageId: streamRunId } }
   const { items, live } = segmentItems(deps.sink, streamRunId, from, {
     signal,
