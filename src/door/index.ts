@@ -22,6 +22,7 @@ export {
 export {
   idOnLast,
   segmentItems,
+  releasing,
   serveLoop,
   withoutIds,
   type ServeLoop,

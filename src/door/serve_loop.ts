@@ -117,3 +117,19 @@ export function segmentItems(
   })
   return { items, live: false }
 }
+
+/**
+ * `events`, then the primed reads (`sink.prime`) their follow did not take let go, whatever ends
+ * them (the last event, a throw, a client that left before the follow started); taken by the
+ * follow, nothing.
+ */
+export async function* releasing<T>(
+  events: AsyncIterable<T>,
+  primed: PrimedFollow | undefined
+): AsyncGenerator<T> {
+  try {
+    yield* events
+  } finally {
+    primed?.release()
+  }
+}

@@ -2,6 +2,7 @@ import { compareCursors, formatCursor, type Cursor } from '../../core/cursor.js'
 import {
   invalidCursor,
   prefetchSilently,
+  releasing,
   segmentItems,
   servedTrail,
   serveLoop,
@@ -80,29 +81,14 @@ export async function serveRun(
   return {
     kind: 'stream',
     streamRunId: run.streamRunId,
-    events: liveEvents(deps, run, translator, identity, joined, signal, until, primed),
+    events: releasing(
+      liveEvents(deps, run, translator, identity, joined, signal, until, primed),
+      primed
+    ),
   }
 }
 
 async function* liveEvents(
-  deps: AgUiDeps,
-  run: DoorRun,
-  translator: FrameTranslator,
-  identity: Identity,
-  joined: Joined,
-  signal?: AbortSignal,
-  until?: Cursor,
-  primed?: PrimedFollow
-): AsyncGenerator<SseItem> {
-  // A reply left before its follow started lets the primed reads go (taken: nothing).
-  try {
-    yield* servedEvents(deps, run, translator, identity, joined, signal, until, primed)
-  } finally {
-    primed?.release()
-  }
-}
-
-async function* servedEvents(
   deps: AgUiDeps,
   run: DoorRun,
   translator: FrameTranslator,

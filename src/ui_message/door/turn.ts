@@ -3,6 +3,7 @@ import type { StreamFrame } from '../../core/frames.js'
 import {
   idOnLast,
   prefetchSilently,
+  releasing,
   replaySilently,
   segmentItems,
   servedTrail,
@@ -74,13 +75,10 @@ export async function* turnChunks(
   const resumes = from.seq > 0 || from.offset !== undefined
   const primed =
     started ?? (resumes && !read.until ? deps.sink.prime(streamRunId, from, signal) : undefined)
-  // Whatever ends the turn (a throw, a client that left before its follow started) lets the
-  // primed reads go (taken by the follow: nothing).
-  try {
-    yield* servedTurn(deps, streamRunId, from, translator, signal, stream, read, primed)
-  } finally {
-    primed?.release()
-  }
+  yield* releasing(
+    servedTurn(deps, streamRunId, from, translator, signal, stream, read, primed),
+    primed
+  )
 }
 
 async function* servedTurn(
