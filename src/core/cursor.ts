@@ -15,6 +15,11 @@ export interface Cursor {
 
 export const START: Cursor = { seq: 0 }
 
+/** Whether `cursor` is the stream's start (nothing of it seen). */
+export function isStart(cursor: Cursor): boolean {
+  return cursor.seq === 0 && cursor.offset === undefined
+}
+
 const GRAMMAR = /^(0|[1-9][0-9]{0,14})(?:\.(0|[1-9][0-9]{0,14}))?$/
 
 /** Encode a cursor to its wire form. */

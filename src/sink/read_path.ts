@@ -1,5 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises'
-import { compareCursors, formatCursor, parseCursor, type Cursor } from '../core/cursor.js'
+import { compareCursors, formatCursor, isStart, parseCursor, type Cursor } from '../core/cursor.js'
 import { codePointStart } from '../core/text.js'
 import type { DeliveredFrame } from '../core/frames.js'
 import { deliveryFrame, rowToDelivery, type Delivery } from '../follow/feed.js'
@@ -272,7 +272,7 @@ export async function beyondHead(
   known: Pick<StreamHead, 'lastSeq' | 'status'> | undefined,
   retry: ReadRetry
 ): Promise<boolean> {
-  if (cursor.seq === 0 && cursor.offset === undefined) return false
+  if (isStart(cursor)) return false
   if (known && (cursor.seq !== known.lastSeq || known.status !== 'open')) {
     return cursor.seq > known.lastSeq
   }

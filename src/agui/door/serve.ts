@@ -1,4 +1,4 @@
-import { compareCursors, formatCursor, type Cursor } from '../../core/cursor.js'
+import { compareCursors, formatCursor, isStart, type Cursor } from '../../core/cursor.js'
 import {
   invalidCursor,
   prefetchSilently,
@@ -219,7 +219,7 @@ async function join(
     return { items: [...bare(opening), ...framed(closing, end, String(end))], from: null, bounds }
   }
   // Nothing before the stream's start to replay (a new run): the translator is as it starts.
-  if (cursor.seq > 0 || cursor.offset !== undefined) {
+  if (!isStart(cursor)) {
     await replayInto(deps, translator, streamRunId, cursor, stream)
   }
   // The client had the run's error: it gets its start and the error again.

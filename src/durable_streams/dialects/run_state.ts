@@ -1,4 +1,4 @@
-import { compareCursors, START, type Cursor } from '../../core/cursor.js'
+import { compareCursors, isStart, START, type Cursor } from '../../core/cursor.js'
 import { readAfterSegmentEnd, type SegmentEndVerdict } from '../../door/index.js'
 import type { Parking } from '../../parking/parking.js'
 import type { LucidTokenStreamSink } from '../../sink/lucid_sink.js'
@@ -51,7 +51,7 @@ export async function runHead(core: RunCore, streamRunId: string): Promise<Sourc
 /** Whether `cursor` is a position of the run's Durable Stream now: at or before its tail. */
 export async function runHas(core: RunCore, streamRunId: string, cursor: Cursor) {
   const head = await runHead(core, streamRunId)
-  if (!head) return cursor.seq === 0 && cursor.offset === undefined
+  if (!head) return isStart(cursor)
   return compareCursors(cursor, head.tail) <= 0
 }
 

@@ -1,4 +1,4 @@
-import { compareCursors, START, type Cursor } from '../../core/cursor.js'
+import { compareCursors, isStart, START, type Cursor } from '../../core/cursor.js'
 import type { UiMessageDoor } from '../../ui_message/door/index.js'
 import type { DurableSource, SourceBatch, SourceHead } from '../source.js'
 import { readAfterSegmentEnd } from '../../door/index.js'
@@ -35,7 +35,7 @@ export function uiSegmentSource(
     json: true,
     head,
     has: async (cursor) => {
-      if (cursor.seq === 0 && cursor.offset === undefined) return true
+      if (isStart(cursor)) return true
       const { tail } = await head()
       return compareCursors(cursor, from) >= 0 && compareCursors(cursor, tail) <= 0
     },

@@ -1,4 +1,4 @@
-import { formatCursor, parseCursor, type Cursor } from '../../core/cursor.js'
+import { formatCursor, isStart, parseCursor, type Cursor } from '../../core/cursor.js'
 import type { StreamFrame } from '../../core/frames.js'
 import {
   idOnLast,
@@ -72,7 +72,7 @@ export async function* turnChunks(
 ): AsyncGenerator<UiChunkItem> {
   const translator = new UiMessageTranslator(deps.options)
   // A resume inside the turn: its follow's first reads go while the translator is rebuilt.
-  const resumes = from.seq > 0 || from.offset !== undefined
+  const resumes = !isStart(from)
   const primed =
     started ?? (resumes && !read.until ? deps.sink.prime(streamRunId, from, signal) : undefined)
   yield* releasing(
@@ -92,9 +92,8 @@ async function* servedTurn(
   primed: PrimedFollow | undefined
 ): AsyncGenerator<UiChunkItem> {
   const translation = uiMessageTranslation(translator)
-  const resumes = from.seq > 0 || from.offset !== undefined
   if (deps.checkpoints && stream === undefined) stream = await deps.sink.head(streamRunId)
-  if (resumes) await replaySilently(deps, translation, streamRunId, from, stream)
+  if (!isStart(from)) await replaySilently(deps, translation, streamRunId, from, stream)
   yield { event: { type: 'start', messageId: streamRunId } }
   const { items, live } = segmentItems(deps.sink, streamRunId, from, {
     signal,
@@ -169,7 +168,7 @@ export function resumeReads(
   } catch {
     return undefined
   }
-  if (cursor.seq === 0 && cursor.offset === undefined) return undefined
+  if (isStart(cursor)) return undefined
   const translation = uiMessageTranslation(new UiMessageTranslator(deps.options))
   prefetchSilently(deps, translation, streamRunId, cursor, stream)
   return deps.sink.prime(streamRunId, cursor, signal)
