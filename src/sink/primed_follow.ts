@@ -1,7 +1,7 @@
 import type { Tail } from '../follow/tail.js'
 import type { Delivery, Feed } from '../follow/feed.js'
 import type { StreamReads } from '../store/stream_reads.js'
-import { compareCursors, type Cursor } from '../core/cursor.js'
+import { compareCursors, isStart, type Cursor } from '../core/cursor.js'
 import { DEFAULTS } from '../defaults.js'
 import { readPage, type ReadRetry } from './read_path.js'
 import { retryTransient } from './outage.js'
@@ -13,6 +13,31 @@ const UNTAKEN_MS = 10_000
 export interface FirstReads {
   feed: Promise<Feed>
   page: Promise<{ deliveries: Delivery[]; more: boolean }> | null
+}
+
+/**
+ * Start a follow's first reads of `runId` from `start`: the stream's feed (its row and last row,
+ * one statement) and, beside it, the reader's first page after the cursor. No page for a reader
+ * from the start (a new run's door: nothing to read yet) nor for a stream followed here already
+ * (its feed holds the recent rows). What `follow` starts with, now or earlier (a prime).
+ */
+export function firstReads(
+  runId: string,
+  start: Cursor,
+  tail: Tail,
+  store: StreamReads,
+  limits: { pageSize: number; pageBytes: number },
+  retry: ReadRetry
+): FirstReads {
+  const rows = Math.min(DEFAULTS.firstPageSize, limits.pageSize)
+  const page =
+    isStart(start) || tail.following(runId)
+      ? null
+      : readPage(store, runId, start, rows, limits.pageBytes, retry)
+  page?.catch(() => {})
+  const feed = retryTransient(() => tail.follow(runId), retry)
+  feed.catch(() => {})
+  return { feed, page }
 }
 
 /**
@@ -37,23 +62,13 @@ export class PrimedFollow {
     start: Cursor,
     tail: Tail,
     store: StreamReads,
-    reading: { pageSize: number; pageBytes: number; retry: ReadRetry }
+    limits: { pageSize: number; pageBytes: number },
+    retry: ReadRetry
   ) {
     this.runId = runId
     this.start = start
     this.#tail = tail
-    const page = Math.min(DEFAULTS.firstPageSize, reading.pageSize)
-    // A stream followed here already: its feed holds the recent rows (as a follow without a
-    // prime, no page is read ahead of it).
-    const followed = tail.following(runId)
-    const feed = retryTransient(() => tail.follow(runId), reading.retry)
-    const first =
-      start.seq === 0 || followed
-        ? null
-        : readPage(store, runId, start, page, reading.pageBytes, reading.retry)
-    feed.catch(() => {})
-    first?.catch(() => {})
-    this.#reads = { feed, page: first }
+    this.#reads = firstReads(runId, start, tail, store, limits, retry)
     this.#timer = setTimeout(() => this.release(), UNTAKEN_MS)
     this.#timer.unref()
   }

@@ -133,7 +133,7 @@ export abstract class LucidSinkReads {
   prime(runId: string, after: Cursor, signal?: AbortSignal): PrimedFollow {
     assertRunId(runId)
     const retry = { boundMs: this.options.outageBoundMs, signal }
-    return new PrimedFollow(runId, after, this.#tail, this.#reads, { ...this.#limits, retry })
+    return new PrimedFollow(runId, after, this.#tail, this.#reads, this.#limits, retry)
   }
 
   /**

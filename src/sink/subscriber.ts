@@ -12,8 +12,7 @@ import {
   type SegmentEnd,
   type SupersededFrame,
 } from './read_path.js'
-import { retryTransient } from './outage.js'
-import type { PrimedFollow } from './primed_follow.js'
+import { firstReads, type PrimedFollow } from './primed_follow.js'
 import { recordLiveReader } from '../telemetry/metrics/index.js'
 
 export type { SegmentEnd } from './read_path.js'
@@ -87,14 +86,11 @@ export async function* follow(
   // stream followed already starts from its feed; so does a reader from the start (a new run's
   // door, before the run wrote anything: no read for nothing before its first event). A
   // re-attach that primed them (`PrimedFollow`) started both while it rebuilt its translator.
-  const first = primed?.take(runId, start)
-  let early = first
-    ? first.page
-    : start.seq === 0 || tail.following(runId)
-      ? null
-      : readPage(store, runId, start, page, pageBytes, retry)
-  early?.catch(() => {})
-  const feed = await (first?.feed ?? retryTransient(() => tail.follow(runId), retry))
+  const first =
+    primed?.take(runId, start) ??
+    firstReads(runId, start, tail, store, { pageSize, pageBytes }, retry)
+  let early = first.page
+  const feed = await first.feed
   recordLiveReader(1)
   try {
     if (feed.missing) return
