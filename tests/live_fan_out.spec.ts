@@ -6,7 +6,7 @@ import type { AgentRunner } from '../src/runner/contract.js'
 import { createAgUiFetchHandler } from '../src/http/fetch_handler.js'
 import { createUiMessageFetchHandler } from '../src/http/ui_message_fetch_handler.js'
 import { serveRuntime } from './helpers/fetch_node.js'
-import { runInput } from './helpers/http.js'
+import { readUntil, runInput } from './helpers/http.js'
 
 /**
  * Both doors' shared live fan-out (issue 26, `src/door/live_hub.ts`): many viewers of one run
@@ -234,5 +234,78 @@ for (const door of ['agui', 'chat'] as const) {
       // a read per viewer.
       assert.isAtMost(many.liveReads, one.liveReads + 50, `${one.liveReads} -> ${many.liveReads}`)
     }).timeout(120_000)
+  })
+}
+
+/**
+ * A runner that writes `frames` rows (text, then a step's end, in turn: rows the sink does not
+ * coalesce), then keeps its stream open until `release`.
+ */
+function longOpenRunner(frames: number) {
+  let release!: () => void
+  const held = new Promise<void>((resolve) => (release = resolve))
+  const runner: AgentRunner = {
+    start: async (ctx) => {
+      for (let i = 0; i < frames / 2; i++) {
+        await ctx.writer.write({ t: 'text', v: `${marker(i)} ` })
+        await ctx.writer.write({ t: 'event', event: { kind: 'step-finish', usage: {} } })
+      }
+      await held
+      return { status: 'finished' }
+    },
+    resume: async () => ({ status: 'finished' }),
+  }
+  return { runner, release }
+}
+
+for (const door of ['agui', 'chat'] as const) {
+  test.group(`Live fan-out on the ${door} door: a viewer replaying a long run`, () => {
+    test('opens the shared fan-out only once it caught up with the tail: the stored rows are read once', async ({
+      assert,
+      cleanup,
+    }) => {
+      const frames = 2_000
+      const { runner, release } = longOpenRunner(frames)
+      const served = await serveDoor(runner, cleanup)
+      cleanup(release)
+      const threadId = `t-${randomUUID()}`
+      const runId = randomUUID()
+      const started = await fetch(`${served.url}/${door}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-user': 'alice' },
+        body: JSON.stringify(
+          door === 'agui'
+            ? runInput(threadId, runId)
+            : {
+                id: runId,
+                messages: [{ id: 'u0', role: 'user', parts: [{ type: 'text', text: 'go' }] }],
+                trigger: 'submit-message',
+              }
+        ),
+      })
+      const last = marker(frames / 2 - 1)
+      await readUntil(started, (text) => (text.includes(last) ? true : undefined))
+      // Where each read of the stream starts: the viewer's own from the run's start, then the
+      // fan-out's (opened by the viewer once it reads from this replica's feed, whose window
+      // holds the newest 512 rows), never one from near the start beside the viewer's.
+      const starts: number[] = []
+      const sink = served.runtime.sink
+      const segments = sink.segments.bind(sink)
+      sink.segments = ((id, options) => {
+        const after = options?.after
+        starts.push(typeof after === 'object' ? after.seq : Number(after ?? 0))
+        return segments(id, options)
+      }) as typeof sink.segments
+      cleanup(() => void (sink.segments = segments))
+      const path = door === 'agui' ? `/agui/runs/${runId}` : `/chat/${runId}/stream`
+      const replayed = await fetch(`${served.url}${path}`, { headers: { 'x-user': 'alice' } })
+      assert.equal(replayed.status, 200)
+      await readUntil(replayed, (text) => (text.includes(last) ? true : undefined))
+      assert.isAtLeast(starts.length, 1)
+      assert.isBelow(starts[0], 10, 'the viewer reads from the run start')
+      for (const start of starts.slice(1)) {
+        assert.isAtLeast(start, frames - 512, `a read beside the viewer's from seq ${start}`)
+      }
+    }).timeout(60_000)
   })
 }

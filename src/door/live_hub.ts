@@ -282,9 +282,11 @@ const VIEWING = new WeakMap<object, Map<string, number>>()
  * A live viewer's events from `from` on: its own loop (`own`, the door's serve loop with the
  * hand-off hook given) until it reaches a position its door's hub for `key` holds, then the
  * hub's; fallen behind the hub, a loop of its own again from where it is (`source`, a
- * translator replayed there), and so on. The first viewer to ask opens the hub (in the
- * background) at its position, its translator a copy of the viewer's (`snapshot`: the state
- * of the translator its loop serves from now).
+ * translator replayed there), and so on. The first viewer to ask once it caught up with the
+ * replica's tail (`caughtUp`: it reads from the replica's feed of the stream, not store pages)
+ * opens the hub (in the background) at its position, its translator a copy of the viewer's
+ * (`snapshot`: the state of the translator its loop serves from now). A viewer still replaying
+ * stored rows opens none: the hub would read and translate the same rows beside it.
  */
 export async function* servedLive<E>(
   door: object,
@@ -295,6 +297,7 @@ export async function* servedLive<E>(
     span: ReadSpan | null
   ) => AsyncIterable<SentEvent<E>>,
   snapshot: () => unknown,
+  caughtUp: (at: Cursor) => boolean,
   signal?: AbortSignal,
   /** What the viewer reads: its one span, over its own loops and the hub's steps alike. */
   read?: TracedRead
@@ -318,7 +321,7 @@ export async function* servedLive<E>(
       joining = { hub, n, at }
       return true
     }
-    if (!pending.has(key)) {
+    if (!pending.has(key) && caughtUp(at)) {
       pending.add(key)
       LiveHub.open(source, at, snapshot(), known, key, interest)
         .then((opened) => {

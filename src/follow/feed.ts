@@ -203,6 +203,14 @@ export class Feed {
     return this.endedAt !== null && cursor.seq >= this.endedAt && this.status !== 'open'
   }
 
+  /**
+   * Whether a reader at `cursor` is served from the window (its head read, the cursor not before
+   * the window's first delivery), not from the store.
+   */
+  holds(cursor: Cursor) {
+    return this.initialized && compareCursors(cursor, this.#windowStart) >= 0
+  }
+
   /** Deliveries held in the window. */
   get length() {
     return this.#window.length

@@ -1,3 +1,4 @@
+import type { Cursor } from '../core/cursor.js'
 import type { StreamFrame } from '../core/frames.js'
 import type { CommitResult } from '../store/append_plan.js'
 import type { StreamState } from '../store/rows.js'
@@ -131,6 +132,11 @@ export class Tail {
   #idleIfUnused() {
     const unused = () => this.#feeds.size === 0 && this.#holds === 0
     if (unused()) this.#notifiers.idle(unused)
+  }
+
+  /** Whether a reader of `runId` at `cursor` is served from this replica's feed (see `Feed.holds`). */
+  holds(runId: string, cursor: Cursor): boolean {
+    return this.#feeds.get(runId)?.holds(cursor) ?? false
   }
 
   /** Deliveries held in memory for a followed stream (bounded by `windowSize`). */

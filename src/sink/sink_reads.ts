@@ -137,6 +137,15 @@ export abstract class LucidSinkReads {
   }
 
   /**
+   * Whether a reader of the stream at `cursor` has caught up with this replica's tail: it is
+   * served from the replica's feed of the stream (held in memory), not from store pages. A door
+   * shares one live fan-out among such readers only (`src/door/live_hub.ts`).
+   */
+  caughtUp(runId: string, cursor: Cursor): boolean {
+    return this.#tail.holds(runId, cursor)
+  }
+
+  /**
    * Whether `cursor` is past the stream's stored head: after its last row, or inside its last
    * text row beyond the text stored. Every cursor a reader was given names a committed
    * position (persist, then publish), so such a cursor was never given by any replica. A

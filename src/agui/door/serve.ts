@@ -170,6 +170,7 @@ async function* liveEvents(
     source,
     (handOff, span) => servedFrom(translator, from, items, handOff, span),
     () => current.checkpoint(),
+    (at) => deps.sink.caughtUp(run.streamRunId, at),
     signal,
     { streamRunId: run.streamRunId, cursor: formatCursor(from), live }
   )

@@ -142,6 +142,7 @@ async function* servedTurn(
     source,
     (handOff, span) => served(translator, from, items, handOff, span),
     () => current.checkpoint(),
+    (at) => deps.sink.caughtUp(streamRunId, at),
     signal,
     { streamRunId, cursor: formatCursor(from), live }
   )
