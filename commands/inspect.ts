@@ -7,6 +7,7 @@ import { describeIssues, issuesOf } from '../src/errors.js'
 import type { ParkedItem } from '../src/parking/types.js'
 import { RUN_STATUSES, RunList, type RunSummary } from '../src/store/run_list.js'
 import type { StoredRow } from '../src/store/rows.js'
+import type { StoredPurgeRun } from '../src/store/purge_runs.js'
 import { sinkInternals } from '../src/sink/lucid_sink.js'
 import {
   inspectPurge,
@@ -102,17 +103,17 @@ export default class AgentStreamInspect extends BaseCommand {
       status: schedule?.started ? schedule.status() : null,
     })
     const { status, lastRun } = purge.schedule
+    const { lastManualRun } = purge
+    const dated = (run: StoredPurgeRun | null) =>
+      run && { ...run, startedAt: iso(run.startedAt), endedAt: iso(run.endedAt) }
     const shown = {
       ttlMs: purge.ttlMs,
       due: purge.due,
       oldestDueEndedAt: iso(purge.oldestDueEndedAt),
+      lastManualRun: dated(lastManualRun),
       schedule: {
         ...purge.schedule,
-        lastRun: lastRun && {
-          ...lastRun,
-          startedAt: iso(lastRun.startedAt),
-          endedAt: iso(lastRun.endedAt),
-        },
+        lastRun: dated(lastRun),
         status: status && {
           ...status,
           lastRunAt: iso(status.lastRunAt),
@@ -128,17 +129,21 @@ export default class AgentStreamInspect extends BaseCommand {
     table.row(['Oldest due ended', shown.oldestDueEndedAt ?? '-'])
     table.row(['Schedule', every === null ? 'none (config purge.every)' : `every ${every} ms`])
     table.row(['Batch size', String(purge.schedule.batchSize ?? 'default')])
-    // The last run any process stored (the schedule runs in the web processes).
-    table.row(['Last run', shown.schedule.lastRun?.startedAt ?? '-'])
-    if (lastRun) {
-      const { startedAt, endedAt } = lastRun
-      table.row(['Last purged', String(lastRun.purged ?? '-')])
+    // The last run any process stored (the schedule runs in the web processes), then the last
+    // purge run by hand.
+    const runRows = (label: string, run: StoredPurgeRun | null, at: string | null | undefined) => {
+      table.row([`${label} run`, at ?? '-'])
+      if (!run) return
+      const { startedAt, endedAt } = run
+      table.row([`${label} purged`, String(run.purged ?? '-')])
       table.row([
-        'Last duration',
+        `${label} duration`,
         endedAt === null ? '- (running, or its process stopped)' : `${endedAt - startedAt} ms`,
       ])
-      table.row(['Last error', lastRun.error ?? '-'])
+      table.row([`${label} error`, run.error ?? '-'])
     }
+    runRows('Last', lastRun, shown.schedule.lastRun?.startedAt)
+    runRows('Last manual', lastManualRun, shown.lastManualRun?.startedAt)
     // This process's schedule, where it runs (never in this command run from a shell).
     if (status) {
       table.row(['Running', String(status.running)])

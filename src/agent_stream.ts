@@ -17,6 +17,7 @@ import { DEFAULTS } from './defaults.js'
 import { isLockConflict } from './store/transient.js'
 import { ClockSkewError, StoreUnavailableError } from './errors.js'
 import { PurgeSchedule } from './sink/purge_schedule.js'
+import { recordedPurge } from './sink/purge_record.js'
 import { PurgeRuns } from './store/purge_runs.js'
 
 /**
@@ -71,6 +72,8 @@ export class AgentStream {
   #drain: () => Promise<void>
   #shutdown: Promise<void> | null = null
   #closing = new AbortController()
+  /** Where a background failure is told (a manual purge's record that failed, say). */
+  #onError: (error: unknown) => void
 
   constructor(
     db: Database,
@@ -84,6 +87,7 @@ export class AgentStream {
       onError: (error) => logBackground(logger, error),
       onInfo: (message) => logger?.info(message),
     })
+    this.#onError = (error) => logBackground(logger, error)
     this.sink = stack.sink
     this.driver = stack.driver
     this.parking = stack.parking
@@ -142,10 +146,17 @@ export class AgentStream {
 
   /**
    * Delete streams ended longer ago than the TTL (or `olderThanMs`) with everything they owned,
-   * `batchSize` streams per transaction. See `LucidTokenStreamSink.purge`.
+   * `batchSize` streams per transaction. See `LucidTokenStreamSink.purge`. Its start and end
+   * (streams purged, or its error) are stored as the last manual purge, which
+   * `agent-stream:inspect --purge` shows from any process; a dry run stores nothing.
    */
-  purge(options?: { olderThanMs?: number; dryRun?: boolean; batchSize?: number }) {
-    return this.sink.purge(options)
+  purge(options: { olderThanMs?: number; dryRun?: boolean; batchSize?: number } = {}) {
+    if (options.dryRun) return this.sink.purge(options)
+    return recordedPurge(
+      () => this.sink.purge(options),
+      new PurgeRuns(() => sinkInternals(this.sink).client, this.sink.tables, 'manual'),
+      this.#onError
+    )
   }
 
   /** Aborted once the shutdown ends open responses (the admin page's events route listens). */

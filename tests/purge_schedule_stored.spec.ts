@@ -1,6 +1,7 @@
 import { test } from '@japa/runner'
 import type { Database } from '@adonisjs/lucid/database'
 import AgentStreamInspect from '../commands/inspect.js'
+import AgentStreamPurge from '../commands/purge.js'
 import { inspectPurge } from '../src/inspection/index.js'
 import { PurgeSchedule } from '../src/sink/purge_schedule.js'
 import { sinkInternals } from '../src/sink/lucid_sink.js'
@@ -131,6 +132,65 @@ test.group('purge schedule: the last run, stored', () => {
     assert.isNotNull(next.lastRun!.endedAt)
     assert.lengthOf(await stack.db.from(T.purgeRuns), 1)
     await schedule.stop()
+  })
+
+  test('agent-stream:purge run by hand is stored as the last manual purge, beside the schedule run; a dry run stores nothing', async ({
+    assert,
+  }) => {
+    const config = { purge: { every: '1m' }, ttl: '1d' }
+    const web = await serveApp(config)
+    const db: Database = await web.app.container.make('lucid.db')
+    await resetTables(db)
+    await seedEnded(db, 'due', 4)
+    await web.app.start(() => {})
+    await web.agentStream.purgeSchedule!.runNow()
+    await seedEnded(db, 'later', 6)
+
+    const shell = await setupApp(config)
+    const ace = await shell.container.make('ace')
+    ace.ui.switchMode('raw')
+    const dry = await ace.create(AgentStreamPurge, ['--dry-run'])
+    await dry.exec()
+    dry.assertSucceeded()
+    assert.isNull((await inspect(shell)).lastManualRun, 'a dry run is not stored')
+
+    const purge = await ace.create(AgentStreamPurge, [])
+    await purge.exec()
+    purge.assertSucceeded()
+    const shown = await inspect(shell)
+    assert.equal(shown.lastManualRun.purged, 6)
+    assert.isNull(shown.lastManualRun.error)
+    assert.match(shown.lastManualRun.startedAt, ISO)
+    assert.match(shown.lastManualRun.endedAt, ISO)
+    // The schedule's last run is its own row, unchanged.
+    assert.equal(shown.schedule.lastRun.purged, 4)
+    const lines = await inspect(shell, false)
+    assert.include(lines, 'Last manual purged|6')
+    assert.include(lines, 'Last purged|4')
+    assert.lengthOf(await db.from(T.purgeRuns), 2)
+  })
+
+  test('a manual purge that fails is stored with its error, and still throws it', async ({
+    assert,
+  }) => {
+    const web = await serveApp({ ttl: '1d' })
+    const db: Database = await web.app.container.make('lucid.db')
+    await resetTables(db)
+    const sink = web.agentStream.sink
+    const purge = sink.purge.bind(sink)
+    sink.purge = async () => {
+      throw Object.assign(new Error('the database went away'), { code: 'E_X' })
+    }
+    try {
+      await assert.rejects(() => web.agentStream.purge(), /the database went away/)
+    } finally {
+      sink.purge = purge
+    }
+    const shown = await inspectPurge(sink, {})
+    assert.equal(shown.lastManualRun!.error, 'E_X: the database went away')
+    assert.isNull(shown.lastManualRun!.purged)
+    assert.isNotNull(shown.lastManualRun!.endedAt)
+    assert.isNull(shown.schedule.lastRun)
   })
 
   test('a schema migrated before the table: the schedule purges, inspect shows no stored run', async ({

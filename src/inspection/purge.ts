@@ -17,6 +17,11 @@ export interface InspectedPurge {
    * processes' run), null before the first or without the table. `status`: THIS process's
    * schedule, null where it does not run (an ace command: it runs in the web processes).
    */
+  /**
+   * The last purge run by hand (`agent-stream:purge`, `agentStream.purge()`; never a dry run)
+   * as stored, from any process; null before the first, or without the table.
+   */
+  lastManualRun: StoredPurgeRun | null
   schedule: {
     configured: boolean
     everyMs: number | null
@@ -41,11 +46,15 @@ export async function inspectPurge(
   const ttlMs = sink.options.ttlMs
   const client = sinkInternals(sink).client
   const { due, oldestEndedAt } = await countPurgeable(client, sink.tables, nowMs() - ttlMs)
-  const lastRun = await new PurgeRuns(() => client, sink.tables).last()
+  const [lastRun, lastManualRun] = await Promise.all([
+    new PurgeRuns(() => client, sink.tables, 'schedule').last(),
+    new PurgeRuns(() => client, sink.tables, 'manual').last(),
+  ])
   return {
     ttlMs,
     due,
     oldestDueEndedAt: oldestEndedAt,
+    lastManualRun,
     schedule: {
       configured: schedule.options !== undefined,
       everyMs: schedule.options?.everyMs ?? null,

@@ -1,6 +1,7 @@
 import type { PurgeOptions } from './purge.js'
-import type { StoredPurgeRun } from '../store/purge_runs.js'
-import { nowMs } from '../store/clock.js'
+import { purgeError, recordedPurge, type PurgeRunRecord } from './purge_record.js'
+
+export type { PurgeRunRecord } from './purge_record.js'
 
 /** The longest delay `setTimeout` takes (2^31 - 1 ms, about 24.8 days). */
 const MAX_TIMER_MS = 2_147_483_647
@@ -29,15 +30,6 @@ export interface PurgeScheduleStatus {
   totalPurged: number
   /** Epoch ms the next purge is due; null once stopped. */
   nextDueAt: number | null
-}
-
-/**
- * Where a schedule stores its runs, so every process sees the last one (`PurgeRuns`, the
- * `purgeRuns` table): told when a run starts and when it ends.
- */
-export interface PurgeRunRecord {
-  started(startedAt: number): Promise<void>
-  ended(run: StoredPurgeRun): Promise<void>
 }
 
 /**
@@ -117,42 +109,25 @@ export class PurgeSchedule {
     if (this.#timer) clearTimeout(this.#timer)
     this.#timer = null
     const started = Date.now()
-    // Stored in database time (`store/clock.ts`), as every time column: any process reads it.
-    const storedStart = nowMs()
     this.#status.running = true
     this.#status.lastRunAt = started
-    await this.#store((record) => record.started(storedStart))
     try {
-      const purged = await this.purge({
-        batchSize: this.options.batchSize,
-        signal: this.#abort.signal,
-      })
+      const purged = await recordedPurge(
+        () => this.purge({ batchSize: this.options.batchSize, signal: this.#abort.signal }),
+        this.record,
+        this.onError
+      )
       this.#status.lastPurged = purged
       this.#status.totalPurged += purged
       this.#status.lastError = null
     } catch (error) {
       this.#status.lastPurged = null
-      const { code, message } = error as { code?: unknown; message?: unknown }
-      this.#status.lastError = `${String(code ?? 'error')}: ${String(message ?? error)}`
+      this.#status.lastError = purgeError(error)
       this.onError(error)
     } finally {
       this.#status.running = false
       this.#status.lastDurationMs = Date.now() - started
-      const { lastPurged: purged, lastError: error } = this.#status
-      await this.#store((record) =>
-        record.ended({ startedAt: storedStart, endedAt: nowMs(), purged, error })
-      )
       this.#schedule()
-    }
-  }
-
-  /** Store through `record` (when given); a failure is reported, never thrown. */
-  async #store(write: (record: PurgeRunRecord) => Promise<void>) {
-    if (!this.record) return
-    try {
-      await write(this.record)
-    } catch (error) {
-      this.onError(error)
     }
   }
 

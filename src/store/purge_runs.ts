@@ -3,8 +3,14 @@ import type { TableNames } from './schema.js'
 import { isMissingTable } from './checkpoint_rows.js'
 import { affectedRows } from './sql.js'
 
-/** The key of the schedule's one row. */
-const SCHEDULE = 'purge'
+/**
+ * Whose purges a row keeps: the background schedule's (config `purge`) or the purges run by
+ * hand (`agent-stream:purge`, `agentStream.purge()`). One row each, the last run.
+ */
+export type PurgeRunKind = 'schedule' | 'manual'
+
+/** The row's key of each kind (the schedule's predates manual purges being stored). */
+const KEYS: Record<PurgeRunKind, string> = { schedule: 'purge', manual: 'manual' }
 
 /** The longest failure kept (characters): a sentence, not a dump. */
 const MAX_ERROR_CHARS = 1000
@@ -21,8 +27,9 @@ export interface StoredPurgeRun {
 }
 
 /**
- * The purge schedule's last run in the `purgeRuns` table (`createPurgeRunsTable`), through
- * Lucid: one row, written when a run starts and when it ends, read by any process. A schema
+ * The last purge of a kind (the schedule's, or one run by hand) in the `purgeRuns` table
+ * (`createPurgeRunsTable`), through Lucid: one row per kind, written when a run starts and when
+ * it ends, read by any process. A schema
  * migrated before the table has none: writes do nothing and `last()` is `null` (the schedule
  * purges all the same). Every other error is thrown.
  */
@@ -30,8 +37,13 @@ export class PurgeRuns {
   constructor(
     /** The Lucid client the tables live on (the sink's). */
     readonly client: () => QueryClientContract,
-    readonly tables: TableNames
+    readonly tables: TableNames,
+    readonly kind: PurgeRunKind = 'schedule'
   ) {}
+
+  get #key() {
+    return KEYS[this.kind]
+  }
 
   /** A run started at `startedAt`: the row says so (not ended, nothing purged yet). */
   async started(startedAt: number) {
@@ -40,7 +52,7 @@ export class PurgeRuns {
         .knexQuery()
         .table(this.tables.purgeRuns)
         .insert({
-          schedule: SCHEDULE,
+          schedule: this.#key,
           ...this.#columns({ startedAt, endedAt: null, purged: null, error: null }),
         })
         .onConflict('schedule')
@@ -57,7 +69,7 @@ export class PurgeRuns {
       const { started_at: startedAt, ...end } = this.#columns(run)
       const updated = await this.client()
         .from(this.tables.purgeRuns)
-        .where('schedule', SCHEDULE)
+        .where('schedule', this.#key)
         .where('started_at', startedAt)
         .update(end)
       if (affectedRows(updated) > 0) return
@@ -66,7 +78,7 @@ export class PurgeRuns {
       await this.client()
         .knexQuery()
         .table(this.tables.purgeRuns)
-        .insert({ schedule: SCHEDULE, ...this.#columns(run) })
+        .insert({ schedule: this.#key, ...this.#columns(run) })
         .onConflict('schedule')
         .ignore()
     })
@@ -77,7 +89,7 @@ export class PurgeRuns {
     try {
       const row = await this.client()
         .from(this.tables.purgeRuns)
-        .where('schedule', SCHEDULE)
+        .where('schedule', this.#key)
         .first()
       if (!row) return null
       return {
