@@ -15,7 +15,8 @@
  *   (`GET /chat/:chatId/stream?after=`);
  * - `agui.unserved_reattach_*` / `ui.unserved_resume_*`: the same on a replica warmed first on
  *   another run (the issue's "a replica that never served it", without the process's first
- *   request in the time).
+ *   request in the time); `*_lean_*`: the same through a raw socket instead of `fetch` (whose
+ *   own time, in this process, is a few milliseconds of it).
  *
  *   BENCH_DBS=sqlite,pg,mysql node --expose-gc --import=@poppinss/ts-exec bench/scale/reattach.ts
  *
@@ -23,6 +24,7 @@
  * else on stderr. Only APIs main had before issue 26 (createRuntime, the Fetch handlers).
  */
 import { createServer } from 'node:http'
+import net from 'node:net'
 import type { AddressInfo } from 'node:net'
 import type { Database } from '@adonisjs/lucid/database'
 import { createRuntime } from '../../src/runtime.js'
@@ -202,6 +204,42 @@ async function read(response: Response, done: (block: string) => boolean) {
   return blocks
 }
 
+/**
+ * A lean client's GET of `path`: a raw TCP socket sends it and reads the response as latin1 text
+ * until an SSE line `id: ` (the first event at or after the cursor: the prelude has none);
+ * milliseconds from the connect to then. Refused (not 200): an error.
+ */
+function leanFirstEvent(url: string, path: string): Promise<number> {
+  const { hostname, port } = new URL(url)
+  return new Promise((resolve, reject) => {
+    const start = performance.now()
+    const socket = net.connect(Number(port), hostname)
+    let text = ''
+    let body = -1
+    socket.setEncoding('latin1')
+    socket.on('connect', () => {
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: ${hostname}\r\nConnection: close\r\n\r\n`)
+    })
+    socket.on('data', (chunk: string) => {
+      text += chunk
+      if (body === -1) {
+        const end = text.indexOf('\r\n\r\n')
+        if (end === -1) return
+        if (!text.startsWith('HTTP/1.1 200')) {
+          socket.destroy()
+          return reject(new Error(`lean client: ${text.slice(0, text.indexOf('\r\n'))}`))
+        }
+        body = end + 4
+      }
+      if (/\nid: /.test(text.slice(body - 1))) {
+        resolve(performance.now() - start)
+        socket.destroy()
+      }
+    })
+    socket.on('error', reject)
+  })
+}
+
 /** An SSE block with an `id:` (an event at or after the cursor: the prelude has none). */
 const hasId = (block: string) => /(^|\n)id: /.test(block)
 
@@ -263,7 +301,20 @@ async function benchDb(dialect: string) {
           (after: number) => `/ui/chat/${id}/stream?after=${after}`,
           `/ui/chat/${warmId}/stream?after=3`,
         ],
+        // The same through a lean client (a raw socket, as the viewers bench uses): the time
+        // the replica takes, without `fetch`'s own (undici's, in this process, on these cores).
+        [
+          'agui.unserved_reattach_lean',
+          (after: number) => `/agui/runs/${id}?after=${after}`,
+          `/agui/runs/${warmId}?after=3`,
+        ],
+        [
+          'ui.unserved_resume_lean',
+          (after: number) => `/ui/chat/${id}/stream?after=${after}`,
+          `/ui/chat/${warmId}/stream?after=3`,
+        ],
       ] as const) {
+        const lean = metric.endsWith('_lean')
         const times: number[] = []
         for (let i = 0; i < SAMPLES; i++) {
           let after = 1 + Math.floor(Math.random() * (frames - 2))
@@ -273,12 +324,15 @@ async function benchDb(dialect: string) {
           if (warmPath) {
             for (let k = 0; k < 3; k++) await read(await fetch(`${http.url}${warmPath}`), hasId)
           }
-          const start = performance.now()
-          const response = await fetch(`${http.url}${path(after)}`)
-          if (response.status !== 200)
-            throw new Error(`${metric}: ${response.status} ${await response.text()}`)
-          await read(response, hasId)
-          times.push(performance.now() - start)
+          if (lean) times.push(await leanFirstEvent(http.url, path(after)))
+          else {
+            const start = performance.now()
+            const response = await fetch(`${http.url}${path(after)}`)
+            if (response.status !== 200)
+              throw new Error(`${metric}: ${response.status} ${await response.text()}`)
+            await read(response, hasId)
+            times.push(performance.now() - start)
+          }
           await fresh.runtime.sink.shutdown()
         }
         emit(`${metric}_p50_ms`, dialect, frames, percentile(times, 50), 'ms')
