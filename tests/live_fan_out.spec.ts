@@ -106,21 +106,11 @@ function countReads(db: Database) {
 
 const marker = (i: number) => `<${i}>`
 
-/**
- * One run in lockstep: `live` viewers attached before it talks, `late` more joining at step
- * `joinAt`; each step released once every viewer had the previous one, but the `paused` first
- * ones, which stop reading at step `pauseAt` (after they joined the fan-out) until the end.
- */
-async function lockstepRun(
-  door: 'agui' | 'chat',
-  served: { url: string; db: Database },
-  step: () => void,
-  steps: number,
-  counts: { live: number; late: number; joinAt: number; paused?: number; pauseAt?: number }
-) {
+/** A new run started through the door's POST (a new thread, or chat), as alice: its response. */
+function startRun(door: 'agui' | 'chat', url: string) {
   const threadId = `t-${randomUUID()}`
   const runId = randomUUID()
-  const start = fetch(`${served.url}/${door}`, {
+  const started = fetch(`${url}/${door}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-user': 'alice' },
     body: JSON.stringify(
@@ -133,7 +123,23 @@ async function lockstepRun(
           }
     ),
   })
-  const starter = await start
+  return { runId, started }
+}
+
+/**
+ * One run in lockstep: `live` viewers attached before it talks, `late` more joining at step
+ * `joinAt`; each step released once every viewer had the previous one, but the `paused` first
+ * ones, which stop reading at step `pauseAt` (after they joined the fan-out) until the end.
+ */
+async function lockstepRun(
+  door: 'agui' | 'chat',
+  served: { url: string; db: Database },
+  step: () => void,
+  steps: number,
+  counts: { live: number; late: number; joinAt: number; paused?: number; pauseAt?: number }
+) {
+  const { runId, started } = startRun(door, served.url)
+  const starter = await started
   const starterBody = starter.text()
   const path = door === 'agui' ? `/agui/runs/${runId}` : `/chat/${runId}/stream`
   const live: Viewer[] = []
@@ -268,23 +274,9 @@ for (const door of ['agui', 'chat'] as const) {
       const { runner, release } = longOpenRunner(frames)
       const served = await serveDoor(runner, cleanup)
       cleanup(release)
-      const threadId = `t-${randomUUID()}`
-      const runId = randomUUID()
-      const started = await fetch(`${served.url}/${door}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-user': 'alice' },
-        body: JSON.stringify(
-          door === 'agui'
-            ? runInput(threadId, runId)
-            : {
-                id: runId,
-                messages: [{ id: 'u0', role: 'user', parts: [{ type: 'text', text: 'go' }] }],
-                trigger: 'submit-message',
-              }
-        ),
-      })
+      const { runId, started } = startRun(door, served.url)
       const last = marker(frames / 2 - 1)
-      await readUntil(started, (text) => (text.includes(last) ? true : undefined))
+      await readUntil(await started, (text) => (text.includes(last) ? true : undefined))
       // Where each read of the stream starts: the viewer's own from the run's start, then the
       // fan-out's (opened by the viewer once it reads from this replica's feed, whose window
       // holds the newest 512 rows), never one from near the start beside the viewer's.

@@ -5,7 +5,8 @@
  * - `talking`: R talking runs x 10 SSE viewers each, 30 tokens/s: missing deliveries and
  *   write -> viewer p50/p99 (R = 50/100/200/400/800; QUICK: 50/100);
  * - `one run`: V viewers of one talking run: p99, the replica's database reads/s and its
- *   event-loop lag p99 (V = 1/100/1000/5000; QUICK: 1/100).
+ *   event-loop lag p99 (V = 1/100/1000/5000; QUICK: 1/100), and beside it the floor: one
+ *   event written to V raw sockets by a process doing nothing else (`socketFloor`).
  *
  * Only APIs main already had: createRuntime, the door's `reattach`, `serveAgUiEvents`, HTTP.
  * The replica's server listens with a backlog of 4096 (node's default is 511: a storm of
@@ -127,6 +128,69 @@ async function replica() {
     }
   })
   process.send!({ ready: true, port: (server.address() as { port: number }).port })
+}
+
+// ------------------------------------------------ the floor: raw socket writes (child process)
+/**
+ * What writing one event to every viewer costs with nothing else: a child process accepts raw
+ * TCP sockets and, on command, writes the same small SSE chunk (an HTTP/1.1 chunk, as a
+ * response's) to each, timing the loop; the viewers (this process) read and drop it. On
+ * loopback the kernel's receive path runs in the writer's syscall, so this is the least a
+ * replica pays per event for `n` viewers on this machine, before any work of its own.
+ */
+async function floorChild() {
+  const sockets: net.Socket[] = []
+  const server = net.createServer((socket) => {
+    socket.setNoDelay(true)
+    sockets.push(socket)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', 4096, resolve))
+  const event = 'id: 12345\ndata: {"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"a."}\n\n'
+  const chunk = Buffer.from(`${event.length.toString(16)}\r\n${event}\r\n`)
+  process.on('message', async (command: any) => {
+    if (command.op === 'count') return process.send!({ ok: true, sockets: sockets.length })
+    if (command.op === 'write') {
+      const rounds: number[] = []
+      for (let round = 0; round < command.rounds; round++) {
+        const start = performance.now()
+        for (const socket of sockets) socket.write(chunk)
+        rounds.push(performance.now() - start)
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+      return process.send!({ ok: true, rounds })
+    }
+    for (const socket of sockets) socket.destroy()
+    server.close()
+    process.exit(0)
+  })
+  process.send!({ ready: true, port: (server.address() as net.AddressInfo).port })
+}
+
+/** Milliseconds the floor child takes to write one event to each of `n` sockets (median of 9). */
+async function socketFloor(n: number) {
+  const child = fork(fileURLToPath(import.meta.url), ['floor'], {
+    execArgv: ['--import=@poppinss/ts-exec'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  })
+  const ready: any = await new Promise((resolve) => child.once('message', resolve))
+  const clients: net.Socket[] = []
+  for (let i = 0; i < n; i++) {
+    const socket = net.connect(ready.port, '127.0.0.1')
+    socket.on('data', () => {})
+    socket.on('error', () => {})
+    clients.push(socket)
+  }
+  for (let tries = 0; tries < 300; tries++) {
+    const { sockets } = await call(child, { op: 'count' })
+    if (sockets >= n) break
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  const { rounds } = await call(child, { op: 'write', rounds: 9 })
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  child.send({ op: 'exit' })
+  await exited
+  for (const socket of clients) socket.destroy()
+  return percentile(rounds, 50)
 }
 
 // ---------------------------------------------------------------- the viewers (this process)
@@ -377,9 +441,13 @@ async function main() {
       emit(db, "one run, the viewers' own cpu", viewers, label, r.viewersCpuPercent, '%')
       emit(db, 'one run replica reads/s', viewers, label, r.readsPerSecond, 'reads/s')
       emit(db, 'one run replica event-loop lag p99', viewers, label, r.lagP99Ms, 'ms')
+      // The floor beside it: one event written to as many raw sockets, nothing else.
+      const floor = await socketFloor(viewers)
+      emit(db, 'one run floor: one event to every viewer, raw sockets', viewers, label, floor, 'ms')
     }
   }
 }
 
 if (process.argv[2] === 'replica') await replica()
+else if (process.argv[2] === 'floor') await floorChild()
 else await main()
