@@ -72,8 +72,7 @@ export class AgentStream {
   #drain: () => Promise<void>
   #shutdown: Promise<void> | null = null
   #closing = new AbortController()
-  /** Where a background failure is told (a manual purge's record that failed, say). */
-  #onError: (error: unknown) => void
+  #logger: Logger | undefined
 
   constructor(
     db: Database,
@@ -87,7 +86,7 @@ export class AgentStream {
       onError: (error) => logBackground(logger, error),
       onInfo: (message) => logger?.info(message),
     })
-    this.#onError = (error) => logBackground(logger, error)
+    this.#logger = logger
     this.sink = stack.sink
     this.driver = stack.driver
     this.parking = stack.parking
@@ -155,7 +154,9 @@ export class AgentStream {
     return recordedPurge(
       () => this.sink.purge(options),
       new PurgeRuns(() => sinkInternals(this.sink).client, this.sink.tables, 'manual'),
-      this.#onError
+      // Not stored: the purge goes on (nothing retries the record).
+      (error) =>
+        this.#logger?.warn({ err: error }, 'agent-stream: the manual purge was not recorded')
     )
   }
 

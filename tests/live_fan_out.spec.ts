@@ -5,6 +5,7 @@ import type { Database } from '@adonisjs/lucid/database'
 import type { AgentRunner } from '../src/runner/contract.js'
 import { createAgUiFetchHandler } from '../src/http/fetch_handler.js'
 import { createUiMessageFetchHandler } from '../src/http/ui_message_fetch_handler.js'
+import { sinkInternals } from '../src/sink/lucid_sink.js'
 import { serveRuntime } from './helpers/fetch_node.js'
 import { readUntil, runInput } from './helpers/http.js'
 
@@ -245,23 +246,37 @@ for (const door of ['agui', 'chat'] as const) {
 
 /**
  * A runner that writes `frames` rows (text, then a step's end, in turn: rows the sink does not
- * coalesce), then keeps its stream open until `release`.
+ * coalesce), then, once `more` is called, one more text row, then keeps its stream open until
+ * `release`.
  */
 function longOpenRunner(frames: number) {
   let release!: () => void
   const held = new Promise<void>((resolve) => (release = resolve))
+  let more!: () => void
+  const next = new Promise<void>((resolve) => (more = resolve))
   const runner: AgentRunner = {
     start: async (ctx) => {
       for (let i = 0; i < frames / 2; i++) {
         await ctx.writer.write({ t: 'text', v: `${marker(i)} ` })
         await ctx.writer.write({ t: 'event', event: { kind: 'step-finish', usage: {} } })
       }
+      await next
+      await ctx.writer.write({ t: 'text', v: '<more> ' })
       await held
       return { status: 'finished' }
     },
     resume: async () => ({ status: 'finished' }),
   }
-  return { runner, release }
+  return { runner, release, more }
+}
+
+/** Resolves once `check` holds (polled), or fails after `ms`. */
+async function eventually(check: () => boolean, ms: number, what: string) {
+  const deadline = Date.now() + ms
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
 }
 
 for (const door of ['agui', 'chat'] as const) {
@@ -271,15 +286,22 @@ for (const door of ['agui', 'chat'] as const) {
       cleanup,
     }) => {
       const frames = 2_000
-      const { runner, release } = longOpenRunner(frames)
+      const { runner, release, more } = longOpenRunner(frames)
       const served = await serveDoor(runner, cleanup)
-      cleanup(release)
+      cleanup(() => {
+        more()
+        release()
+      })
       const { runId, started } = startRun(door, served.url)
       const last = marker(frames / 2 - 1)
       await readUntil(await started, (text) => (text.includes(last) ? true : undefined))
+      // The starter gone, this replica follows nothing: no fan-out of the run is left.
+      const { tail } = sinkInternals(served.runtime.sink)
+      await eventually(() => tail.followed === 0, 10_000, 'the starter let go of the run')
       // Where each read of the stream starts: the viewer's own from the run's start, then the
-      // fan-out's (opened by the viewer once it reads from this replica's feed, whose window
-      // holds the newest 512 rows), never one from near the start beside the viewer's.
+      // fan-out's, opened by the viewer once it reads from this replica's feed (begun at the
+      // stream's last row: the viewer reaches it after its replay), never one from near the
+      // start beside the viewer's.
       const starts: number[] = []
       const sink = served.runtime.sink
       const segments = sink.segments.bind(sink)
@@ -292,12 +314,19 @@ for (const door of ['agui', 'chat'] as const) {
       const path = door === 'agui' ? `/agui/runs/${runId}` : `/chat/${runId}/stream`
       const replayed = await fetch(`${served.url}${path}`, { headers: { 'x-user': 'alice' } })
       assert.equal(replayed.status, 200)
-      await readUntil(replayed, (text) => (text.includes(last) ? true : undefined))
-      assert.isAtLeast(starts.length, 1)
+      let body = ''
+      const reading = readUntil(replayed, (text) => {
+        body = text
+        return text.includes('<more>') ? true : undefined
+      })
+      await eventually(() => body.includes(last), 30_000, 'the replay reached the run end')
+      await eventually(() => starts.length === 2, 10_000, 'the fan-out opened at the tail')
       assert.isBelow(starts[0], 10, 'the viewer reads from the run start')
-      for (const start of starts.slice(1)) {
-        assert.isAtLeast(start, frames - 512, `a read beside the viewer's from seq ${start}`)
-      }
+      assert.isAtLeast(starts[1], frames - 1, `the fan-out opened at seq ${starts[1]}`)
+      // What comes next reaches the viewer through the fan-out: no read of its own.
+      more()
+      await reading
+      assert.lengthOf(starts, 2)
     }).timeout(60_000)
   })
 }

@@ -193,6 +193,20 @@ test.group('purge schedule: the last run, stored', () => {
     assert.isNull(shown.schedule.lastRun)
   })
 
+  test('a manual purge whose record cannot be written still purges and resolves with its count', async ({
+    assert,
+  }) => {
+    const web = await serveApp({ ttl: '1d' })
+    const db: Database = await web.app.container.make('lucid.db')
+    await resetTables(db)
+    await seedEnded(db, 'due', 3)
+    // A table the record's writes fail on (a column gone), not a missing one (that is quiet).
+    await db.connection().schema.alterTable(T.purgeRuns, (table) => table.dropColumn('purged'))
+    assert.equal(await web.agentStream.purge(), 3)
+    assert.lengthOf(await db.from(T.streams), 0)
+    assert.lengthOf(await db.from(T.purgeRuns), 0)
+  })
+
   test('a schema migrated before the table: the schedule purges, inspect shows no stored run', async ({
     assert,
   }) => {

@@ -283,10 +283,11 @@ const VIEWING = new WeakMap<object, Map<string, number>>()
  * hand-off hook given) until it reaches a position its door's hub for `key` holds, then the
  * hub's; fallen behind the hub, a loop of its own again from where it is (`source`, a
  * translator replayed there), and so on. The first viewer to ask once it caught up with the
- * replica's tail (`caughtUp`: it reads from the replica's feed of the stream, not store pages)
- * opens the hub (in the background) at its position, its translator a copy of the viewer's
- * (`snapshot`: the state of the translator its loop serves from now). A viewer still replaying
- * stored rows opens none: the hub would read and translate the same rows beside it.
+ * replica's tail (`caughtUp`: it reads from the replica's feed of the stream, not store pages),
+ * or while other viewers of the stream are on their own loops, opens the hub (in the
+ * background) at its position, its translator a copy of the viewer's (`snapshot`: the state of
+ * the translator its loop serves from now). A lone viewer still replaying stored rows opens
+ * none: the hub would only read and translate the same rows beside it.
  */
 export async function* servedLive<E>(
   door: object,
@@ -321,7 +322,9 @@ export async function* servedLive<E>(
       joining = { hub, n, at }
       return true
     }
-    if (!pending.has(key) && caughtUp(at)) {
+    // Opened by a viewer at the replica's tail, or by one of several viewers of the stream
+    // (their loops meet on it), never beside a lone viewer replaying stored rows.
+    if (!pending.has(key) && (caughtUp(at) || interest() > 1)) {
       pending.add(key)
       LiveHub.open(source, at, snapshot(), known, key, interest)
         .then((opened) => {

@@ -12,16 +12,16 @@ export interface InspectedPurge {
   due: number
   oldestDueEndedAt: number | null
   /**
+   * The last purge run by hand (`agent-stream:purge`, `agentStream.purge()`; never a dry run)
+   * as stored, from any process; null before the first, or without the table.
+   */
+  lastManualRun: StoredPurgeRun | null
+  /**
    * The background purge (config `purge`): `configured: false` without one. `lastRun`: the last
    * run any process stored (the database's `purgeRuns` row: an ace command sees the web
    * processes' run), null before the first or without the table. `status`: THIS process's
    * schedule, null where it does not run (an ace command: it runs in the web processes).
    */
-  /**
-   * The last purge run by hand (`agent-stream:purge`, `agentStream.purge()`; never a dry run)
-   * as stored, from any process; null before the first, or without the table.
-   */
-  lastManualRun: StoredPurgeRun | null
   schedule: {
     configured: boolean
     everyMs: number | null
