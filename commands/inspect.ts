@@ -67,7 +67,10 @@ export default class AgentStreamInspect extends BaseCommand {
   @flags.boolean({ description: 'Print one JSON object instead of tables' })
   declare json: boolean
 
-  @flags.boolean({ description: 'Show the purge: streams due now, the schedule, its last run' })
+  @flags.boolean({
+    description:
+      'Show the purge: streams due now, the schedule, its last run and the last manual purge',
+  })
   declare purge: boolean
 
   async run() {
@@ -92,8 +95,9 @@ export default class AgentStreamInspect extends BaseCommand {
   }
 
   /**
-   * `--purge`: what is due now, the schedule and its last run as stored (any process sees both),
-   * and, where it runs, this process's schedule (running, total purged, next due).
+   * `--purge`: what is due now, the schedule, its last run and the last purge run by hand as
+   * stored (any process sees them), and, where it runs, this process's schedule (running, total
+   * purged, next due).
    */
   async #purge() {
     const agentStream = await this.app.container.make('agentStream')

@@ -6,7 +6,9 @@ import string from '@adonisjs/core/helpers/string'
  * `node ace agent-stream:purge`: delete streams that ended longer ago than the configured TTL,
  * with everything they owned (frames, parks, approvals, question sets, door runs, checkpoints),
  * a batch of streams per transaction. Open streams, and parked runs' streams, are never touched.
- * Safe to run from cron on any replica.
+ * Safe to run from cron on any replica. Its start and end (streams purged, or its error) are
+ * stored as the last manual purge, which `agent-stream:inspect --purge` shows; `--dry-run`
+ * stores nothing.
  */
 export default class AgentStreamPurge extends BaseCommand {
   static commandName = 'agent-stream:purge'

@@ -16,7 +16,7 @@
  * - `agui.unserved_reattach_*` / `ui.unserved_resume_*`: the same on a replica warmed first on
  *   another run (the issue's "a replica that never served it", without the process's first
  *   request in the time); `*_lean_*`: the same through a raw socket instead of `fetch` (whose
- *   own time, in this process, is a few milliseconds of it).
+ *   own time, in this process, is about a millisecond of it).
  *
  *   BENCH_DBS=sqlite,pg,mysql node --expose-gc --import=@poppinss/ts-exec bench/scale/reattach.ts
  *

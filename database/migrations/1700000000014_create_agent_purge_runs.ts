@@ -1,7 +1,10 @@
 import { BaseSchema } from '@adonisjs/lucid/schema'
 import { createPurgeRunsTable, dropPurgeRunsTable } from '../../src/store/purge_runs_schema.js'
 
-/** The background purge's last run, in a migration of its own: every process reads it. */
+/**
+ * The purge's last runs (the schedule's, and one run by hand), in a migration of its own: every
+ * process reads them.
+ */
 export default class extends BaseSchema {
   async up() {
     createPurgeRunsTable(this.schema, this.db.dialect.name)

@@ -33,7 +33,8 @@ export interface InspectedPurge {
 
 /**
  * What is due (read from the database, the same rule as the purge: any process sees it), the
- * schedule's config and its last run as stored (any process sees it too), and, where it runs,
+ * schedule's config, its last run and the last purge run by hand as stored (any process sees
+ * them too), and, where it runs,
  * this process's schedule: its last run, streams purged, duration and next due.
  */
 export async function inspectPurge(

@@ -138,8 +138,8 @@ export abstract class LucidSinkReads {
 
   /**
    * Whether a reader of the stream at `cursor` has caught up with this replica's tail: it is
-   * served from the replica's feed of the stream (held in memory), not from store pages. A door
-   * shares one live fan-out among such readers only (`src/door/live_hub.ts`).
+   * served from the replica's feed of the stream (held in memory), not from store pages: where a
+   * lone live viewer opens its door's shared fan-out (`src/door/live_hub.ts`).
    */
   caughtUp(runId: string, cursor: Cursor): boolean {
     return this.#tail.holds(runId, cursor)

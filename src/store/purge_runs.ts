@@ -15,7 +15,7 @@ const KEYS: Record<PurgeRunKind, string> = { schedule: 'purge', manual: 'manual'
 /** The longest failure kept (characters): a sentence, not a dump. */
 const MAX_ERROR_CHARS = 1000
 
-/** The background purge's last run as stored (epoch ms of the database's clock). */
+/** A purge's last run as stored (epoch ms of the database's clock). */
 export interface StoredPurgeRun {
   startedAt: number
   /** `null` while it runs (or when the process running it died first). */

@@ -2,10 +2,11 @@ import type { Knex } from 'knex'
 import { DEFAULT_TABLES, type TableNames } from './schema.js'
 
 /**
- * Create the purge schedule's record (a migration of its own:
- * `database/migrations/1700000000014_create_agent_purge_runs.ts`): ONE row, the last run of the
- * background purge (config `purge`) that any replica started, so every process sees it
- * (`agent-stream:inspect --purge` from a shell). `schedule` is its key (`purge`); times are
+ * Create the purge's record (a migration of its own:
+ * `database/migrations/1700000000014_create_agent_purge_runs.ts`): ONE row per kind, the last
+ * run of the background purge (config `purge`) that any replica started and the last purge run
+ * by hand (`agent-stream:purge`), so every process sees them (`agent-stream:inspect --purge`
+ * from a shell). `schedule` is its key (`purge`, `manual`); times are
  * epoch milliseconds of the database's clock in `bigint` columns, as every table of the
  * package; `ended_at` is null while the run goes on, `purged` the streams it removed, `error`
  * its failure (`code: message`), null when it succeeded.

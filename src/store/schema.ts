@@ -35,7 +35,7 @@ export interface TableNames {
   dsSubscriptionLinks: string
   /** The webhook outbox: one row per lifecycle event and endpoint, until delivered or dead. */
   webhookDeliveries: string
-  /** The background purge's last run (config `purge`), one row any process reads. */
+  /** The purge's last runs: the schedule's (config `purge`) and one run by hand, a row each. */
   purgeRuns: string
 }
 
