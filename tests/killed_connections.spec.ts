@@ -1,6 +1,7 @@
 import { test } from '@japa/runner'
 import type { AgentRunner } from '../src/runner/contract.js'
 import type { DeliveredFrame } from '../src/core/frames.js'
+import { isTransientError } from '../src/store/transient.js'
 import { DIALECT, resetTables } from './helpers/db.js'
 import { canStartPrivateServer, privateServerFor, type PrivateServer } from './helpers/db_server.js'
 import { serveApp } from './helpers/http.js'
@@ -73,18 +74,17 @@ async function killer(server: PrivateServer) {
 
 /**
  * The test's own read after the killer stopped: a pooled connection killed by its last round is
- * learned dead only when used (the pool does not probe it). Read again on a fresh one; only the
- * connection-lost errors, a few times.
+ * learned dead only when used (the pool does not probe it), as a reset socket
+ * (`ECONNRESET`), a terminated connection or a killed one, whichever the driver saw first. Read
+ * again on a fresh one; only the errors the package itself retries (`isTransientError`), a few
+ * times.
  */
 async function afterKills<T>(read: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await read()
-    } catch (error: any) {
-      const lost =
-        ['PROTOCOL_CONNECTION_LOST', 'ER_CONNECTION_KILLED', '57P01'].includes(error?.code) ||
-        /Connection terminated/.test(String(error?.message))
-      if (!lost || attempt === 5) throw error
+    } catch (error) {
+      if (!isTransientError(error) || attempt === 5) throw error
     }
   }
 }
