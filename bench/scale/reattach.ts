@@ -288,33 +288,23 @@ async function benchDb(dialect: string) {
       // (a), (b) Fresh replicas, random cursors (a whole row: not text, whose cursors have offsets).
       // `fresh_*`: the replica's first request; `unserved_*`: a replica warmed on another run
       // first (its pools, clock and code warm), which never served this one.
-      for (const [metric, path, warmPath] of [
-        ['agui.fresh_reattach', (after: number) => `/agui/runs/${id}?after=${after}`, null],
-        ['ui.fresh_resume', (after: number) => `/ui/chat/${id}/stream?after=${after}`, null],
-        [
-          'agui.unserved_reattach',
-          (after: number) => `/agui/runs/${id}?after=${after}`,
-          `/agui/runs/${warmId}?after=3`,
-        ],
-        [
-          'ui.unserved_resume',
-          (after: number) => `/ui/chat/${id}/stream?after=${after}`,
-          `/ui/chat/${warmId}/stream?after=3`,
-        ],
+      const agui = (after: number) => `/agui/runs/${id}?after=${after}`
+      const ui = (after: number) => `/ui/chat/${id}/stream?after=${after}`
+      /** A metric, its path at a cursor, the warm-up path (none: fresh), the lean client. */
+      type Case = [string, (after: number) => string, string | null, boolean]
+      const unserved: Case[] = [
+        ['agui.unserved_reattach', agui, `/agui/runs/${warmId}?after=3`, false],
+        ['ui.unserved_resume', ui, `/ui/chat/${warmId}/stream?after=3`, false],
+      ]
+      const cases: Case[] = [
+        ['agui.fresh_reattach', agui, null, false],
+        ['ui.fresh_resume', ui, null, false],
+        ...unserved,
         // The same through a lean client (a raw socket, as the viewers bench uses): the time
         // the replica takes, without `fetch`'s own (undici's, in this process, on these cores).
-        [
-          'agui.unserved_reattach_lean',
-          (after: number) => `/agui/runs/${id}?after=${after}`,
-          `/agui/runs/${warmId}?after=3`,
-        ],
-        [
-          'ui.unserved_resume_lean',
-          (after: number) => `/ui/chat/${id}/stream?after=${after}`,
-          `/ui/chat/${warmId}/stream?after=3`,
-        ],
-      ] as const) {
-        const lean = metric.endsWith('_lean')
+        ...unserved.map(([name, at, warmUp]): Case => [`${name}_lean`, at, warmUp, true]),
+      ]
+      for (const [metric, path, warmPath, lean] of cases) {
         const times: number[] = []
         for (let i = 0; i < SAMPLES; i++) {
           let after = 1 + Math.floor(Math.random() * (frames - 2))

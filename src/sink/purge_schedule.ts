@@ -1,8 +1,6 @@
 import type { PurgeOptions } from './purge.js'
 import { purgeError, recordedPurge, type PurgeRunRecord } from './purge_record.js'
 
-export type { PurgeRunRecord } from './purge_record.js'
-
 /** The longest delay `setTimeout` takes (2^31 - 1 ms, about 24.8 days). */
 const MAX_TIMER_MS = 2_147_483_647
 
