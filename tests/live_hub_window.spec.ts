@@ -1,6 +1,6 @@
 import { test } from '@japa/runner'
 import fc from 'fast-check'
-import { jsonLength } from '../src/door/live_hub.js'
+import { jsonLength } from '../src/core/json_length.js'
 
 /**
  * The live fan-out's window counts its events' JSON length without making the JSON (issue 26:
@@ -51,5 +51,22 @@ test.group('Live fan-out window (tests/live_hub_window.spec.ts)', () => {
     const exact = JSON.stringify(event).length
     assert.isAtLeast(jsonLength(event), exact)
     assert.isAtMost(jsonLength(event), exact + 1)
+  })
+
+  test('a Map or a Set counts as the array of what it holds (a translator state kept in a checkpoint)', ({
+    assert,
+  }) => {
+    const asArrays = (_: string, value: unknown) =>
+      value instanceof Map || value instanceof Set ? [...value] : value
+    fc.assert(
+      fc.property(fc.array(fc.tuple(plainString, plainJson.value), { maxLength: 6 }), (entries) => {
+        const state = { open: new Map(entries), ids: new Set(entries.map(([key]) => key)) }
+        const exact = JSON.stringify(state, asArrays).length
+        const counted = jsonLength(state)
+        const slack = 3 + 2 * new Map(entries).size + containers(Object.fromEntries(entries))
+        return counted >= exact && counted - exact <= slack
+      })
+    )
+    assert.equal(jsonLength(new Map([['a', 1]])), JSON.stringify([['a', 1]]).length + 9)
   })
 })

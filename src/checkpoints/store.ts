@@ -1,3 +1,4 @@
+import { jsonLength } from '../core/json_length.js'
 import { DEFAULTS } from '../defaults.js'
 import { OversizeWarnings } from './oversize.js'
 import type { StoredCheckpoints } from './stored.js'
@@ -25,16 +26,14 @@ interface Stream<S> {
 }
 
 /**
- * What a kept state weighs: the UTF-8 bytes of its JSON (an estimate of the memory it holds; a
- * translator's state can grow with its run, a useChat turn's with its tool calls).
+ * What a kept state weighs: about the length of its JSON (`jsonLength`, Maps and Sets as the
+ * arrays of what they hold: an estimate of the memory it holds; a translator's state can grow
+ * with its run, a useChat turn's with its tool calls), counted without writing the JSON (a first
+ * replay keeps a checkpoint every `every` rows).
  */
 function stateBytes(state: unknown) {
   if (typeof state === 'string') return Buffer.byteLength(state, 'utf8')
-  // (Maps and sets, which JSON writes as `{}`, as the arrays of what they hold.)
-  const json = JSON.stringify(state, (_, value) =>
-    value instanceof Map || value instanceof Set ? [...value] : value
-  )
-  return Buffer.byteLength(json ?? '', 'utf8')
+  return jsonLength(state)
 }
 
 /** A checkpoint found: the row it follows, the state, and that row's fingerprint. */

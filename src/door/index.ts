@@ -22,7 +22,6 @@ export {
 export {
   idOnLast,
   segmentItems,
-  releasing,
   serveLoop,
   withoutIds,
   type ServeLoop,

@@ -1,4 +1,5 @@
 import { compareCursors, type Cursor } from '../core/cursor.js'
+import { jsonLength } from '../core/json_length.js'
 import type { SentEvent } from './reply.js'
 import { ReadSpan, type TracedRead } from '../telemetry/traces/index.js'
 
@@ -236,41 +237,6 @@ export class LiveHub<E> {
   }
 }
 
-/**
- * About the length of `value` as JSON (what `JSON.stringify(value).length` is, within a few
- * characters per value: numbers count 8, escapes are not counted), without making the string:
- * the hub's window bound needs a size, not the text (issue 26: a stringify per event
- * duplicated the encoder's work).
- */
-export function jsonLength(value: unknown): number {
-  switch (typeof value) {
-    case 'string':
-      return value.length + 2
-    case 'number':
-    case 'bigint':
-      return 8
-    case 'boolean':
-      return value ? 4 : 5
-    case 'object': {
-      if (value === null) return 4
-      let length = 2
-      if (Array.isArray(value)) {
-        for (const each of value) length += jsonLength(each) + 1
-        return length
-      }
-      for (const key in value) {
-        const each = (value as Record<string, unknown>)[key]
-        if (each !== undefined && typeof each !== 'function') {
-          length += key.length + 4 + jsonLength(each)
-        }
-      }
-      return length
-    }
-    default:
-      return 0
-  }
-}
-
 /** Each door's hubs (by its deps object), by the door's key of what is served. */
 const HUBS = new WeakMap<object, Map<string, LiveHub<any>>>()
 /** Hubs being opened (their replay under way), so a storm of viewers opens one. */
@@ -294,7 +260,7 @@ export async function* servedLive<E>(
   key: string,
   source: LiveSource<E>,
   own: (
-    handOff: (at: Cursor) => Promise<boolean>,
+    handOff: (at: Cursor) => boolean | Promise<boolean>,
     span: ReadSpan | null
   ) => AsyncIterable<SentEvent<E>>,
   snapshot: () => unknown,
@@ -314,14 +280,17 @@ export async function* servedLive<E>(
   const counts = viewing
   const interest = () => counts.get(key) ?? 0
   let joining: { hub: LiveHub<E>; n: number; at: Cursor } | null = null
-  const handOff = async (at: Cursor): Promise<boolean> => {
+  const joins = async (hub: LiveHub<E>, at: Cursor): Promise<boolean> => {
+    const n = await hub.after(at)
+    if (n === null) return false
+    joining = { hub, n, at }
+    return true
+  }
+  // Asked after every item a viewer's own loop serves: synchronous unless there is a hub to
+  // join (a replay's every item would otherwise wait a microtask for a `false`).
+  const handOff = (at: Cursor): boolean | Promise<boolean> => {
     const hub = known.get(key)
-    if (hub) {
-      const n = await hub.after(at)
-      if (n === null) return false
-      joining = { hub, n, at }
-      return true
-    }
+    if (hub) return joins(hub, at)
     // Opened by a viewer at the replica's tail, or by one of several viewers of the stream
     // (their loops meet on it), never beside a lone viewer replaying stored rows.
     if (!pending.has(key) && (caughtUp(at) || interest() > 1)) {

@@ -56,7 +56,8 @@ export async function* serveLoop<E>(loop: ServeLoop<E>): AsyncGenerator<SentEven
       const stepped = loop.step(item, at)
       const { events, ends } = stepped instanceof Promise ? await stepped : stepped
       trail?.after(item, at)
-      yield* loop.ids(events, at, item.cursor)
+      // (Each yielded, not `yield*` over the array: that wraps it in an async iterator.)
+      for (const sent of loop.ids(events, at, item.cursor)) yield sent
       if (ends) return
       if (loop.handOff) {
         const handed = loop.handOff(at)
@@ -116,20 +117,4 @@ export function segmentItems(
     signal,
   })
   return { items, live: false }
-}
-
-/**
- * `events`, then the primed reads (`sink.prime`) their follow did not take let go, whatever ends
- * them (the last event, a throw, a client that left before the follow started); taken by the
- * follow, nothing.
- */
-export async function* releasing<T>(
-  events: AsyncIterable<T>,
-  primed: PrimedFollow | undefined
-): AsyncGenerator<T> {
-  try {
-    yield* events
-  } finally {
-    primed?.release()
-  }
 }

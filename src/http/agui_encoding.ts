@@ -1,5 +1,6 @@
 import { EventEncoder, AGUI_MEDIA_TYPE } from '@ag-ui/encoder'
 import type { SseItem } from '../agui/door/index.js'
+import { forClient, type ClientProfile } from '../agui/compat/index.js'
 import { SSE_CONTENT_TYPE } from './stream_headers.js'
 import { sharedChunks } from './shared_chunks.js'
 
@@ -22,13 +23,22 @@ export function agUiContentType(protobuf: boolean) {
  * AG-UI events as wire chunks, for any transport: SSE (LF framing; the door's `id:` on every
  * event after the join prelude) or, when the client asked for exactly
  * `application/vnd.ag-ui.event+proto`, AG-UI's length-prefixed protobuf (`@ag-ui/encoder`).
+ * With a client's `profile`, each event is first mapped for it (`forClient`: one left out sends
+ * nothing, its id neither; one unchanged keeps its item, whose encoding is shared), in the same
+ * step: a replay's every event passes here, and a generator layer per step costs it.
  */
 export async function* agUiChunks(
   events: AsyncIterable<SseItem>,
-  protobuf: boolean
+  protobuf: boolean,
+  profile?: ClientProfile
 ): AsyncGenerator<Chunk> {
   const encoder = protobuf ? new EventEncoder({ accept: AGUI_MEDIA_TYPE }) : null
-  for await (const item of events) {
+  for await (let item of events) {
+    if (profile) {
+      const event = forClient(item.event, profile)
+      if (!event) continue
+      if (event !== item.event) item = { ...item, event }
+    }
     if (encoder) yield encoder.encodeBinary(item.event)
     // The encoder writes `data: <json>\n\n` (optional nulls dropped); the id goes first.
     else yield sse(item)

@@ -4,7 +4,6 @@ import {
   declaredProfile,
   CLIENT_VERSION_HEADER,
   DEFAULT_CLIENT_VERSION,
-  eventsForClient,
   type ClientProfile,
 } from '../agui/compat/index.js'
 import type { Refused } from '../door/reply.js'
@@ -64,7 +63,7 @@ export function agUiRouteTable(door: AgUiDoor, threads: ThreadList): DoorRouteTa
     if ('kind' in profile) return profile
     const protobuf = wantsProtobuf(request.accept)
     return streamAnswer(await reply(), (stream) => ({
-      chunks: agUiChunks(eventsForClient(stream.events, profile), protobuf),
+      chunks: agUiChunks(stream.events, protobuf, profile),
       ...(protobuf ? { contentType: agUiContentType(true) } : {}),
     }))
   }

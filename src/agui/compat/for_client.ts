@@ -1,4 +1,3 @@
-import type { SentEvent } from '../../door/reply.js'
 import type { AgUiEvent } from '../translate/index.js'
 import type { ClientProfile } from './profile.js'
 
@@ -29,20 +28,4 @@ export function forClient(event: AgUiEvent, profile: ClientProfile): AgUiEvent |
   if (outcome.type === 'success' && 'pendingToolCallIds' in outcome && !profile.pendingToolCallIds)
     return { ...event, outcome: { type: 'success' } }
   return event
-}
-
-/**
- * A door's events for a client of `profile`: each through {@link forClient}, its SSE `id:` kept
- * (a left-out event's id is not sent; a re-attach from any id sent is exactly as before). An
- * item whose event is unchanged is passed on as it is (its encoding is shared).
- */
-export async function* eventsForClient<E extends SentEvent<AgUiEvent>>(
-  items: AsyncIterable<E>,
-  profile: ClientProfile
-): AsyncGenerator<E> {
-  for await (const item of items) {
-    const event = forClient(item.event, profile)
-    if (event === item.event) yield item
-    else if (event) yield { ...item, event }
-  }
 }

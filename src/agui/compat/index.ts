@@ -9,4 +9,4 @@ export {
   DEFAULT_CLIENT_VERSION,
   type ClientProfile,
 } from './profile.js'
-export { eventsForClient, forClient } from './for_client.js'
+export { forClient } from './for_client.js'

@@ -2,7 +2,6 @@ import { compareCursors, formatCursor, isStart, type Cursor } from '../../core/c
 import {
   invalidCursor,
   prefetchSilently,
-  releasing,
   segmentItems,
   servedTrail,
   serveLoop,
@@ -81,13 +80,15 @@ export async function serveRun(
   return {
     kind: 'stream',
     streamRunId: run.streamRunId,
-    events: releasing(
-      liveEvents(deps, run, translator, identity, joined, signal, until, primed),
-      primed
-    ),
+    events: liveEvents(deps, run, translator, identity, joined, signal, until, primed),
   }
 }
 
+/**
+ * The reply's events: the join's, then the segment's (stored, or followed live through the
+ * door's fan-out); the primed reads (`sink.prime`) the follow did not take are let go however
+ * it ends (in this generator, not a wrapper: every replayed event passes each layer).
+ */
 async function* liveEvents(
   deps: AgUiDeps,
   run: DoorRun,
@@ -98,82 +99,86 @@ async function* liveEvents(
   until?: Cursor,
   primed?: PrimedFollow
 ): AsyncGenerator<SseItem> {
-  yield* joined.items
-  if (!joined.from) return
-  const { end, parkedAt } = joined.bounds
-  // A segment that ended is stored whole (a cancelled park through its end to the
-  // cancellation's): read from the store. One that is still written is followed live (or
-  // read up to `until`).
-  let stored: Cursor | null = end === null ? null : { seq: end }
-  if (until && (!stored || compareCursors(until, stored) < 0)) stored = until
-  const { items, live } = segmentItems(deps.sink, run.streamRunId, joined.from, {
-    until: stored,
-    appendedEnds: parkedAt !== undefined,
-    signal,
-    primed,
-  })
-  // What is served leaves checkpoints too: a later re-attach on this replica starts near.
-  if (!live) {
-    const translation = aguiTranslation(translator)
-    yield* serveLoop<AgUiEvent>({
-      items,
-      trail: servedTrail(deps, translation, run.streamRunId, joined.from, joined.stream, live),
-      step: (item, at) => eventsOf(deps, run, translator, identity, item, at, joined.bounds),
-      ids: (events, at, cursor) => framed(events, at.seq, cursor),
-      read: { streamRunId: run.streamRunId, cursor: formatCursor(joined.from), live },
+  try {
+    yield* joined.items
+    if (!joined.from) return
+    const { end, parkedAt } = joined.bounds
+    // A segment that ended is stored whole (a cancelled park through its end to the
+    // cancellation's): read from the store. One that is still written is followed live (or
+    // read up to `until`).
+    let stored: Cursor | null = end === null ? null : { seq: end }
+    if (until && (!stored || compareCursors(until, stored) < 0)) stored = until
+    const { items, live } = segmentItems(deps.sink, run.streamRunId, joined.from, {
+      until: stored,
+      appendedEnds: parkedAt !== undefined,
+      signal,
+      primed,
     })
-    return
+    // What is served leaves checkpoints too: a later re-attach on this replica starts near.
+    if (!live) {
+      const translation = aguiTranslation(translator)
+      yield* serveLoop<AgUiEvent>({
+        items,
+        trail: servedTrail(deps, translation, run.streamRunId, joined.from, joined.stream, live),
+        step: (item, at) => eventsOf(deps, run, translator, identity, item, at, joined.bounds),
+        ids: (events, at, cursor) => framed(events, at.seq, cursor),
+        read: { streamRunId: run.streamRunId, cursor: formatCursor(joined.from), live },
+      })
+      return
+    }
+    // Live: its own loop until it catches up with the door's shared fan-out of the run
+    // (`src/door/live_hub.ts`), then the hub's events; behind the hub again (a slow client), its
+    // own loop from where it is, with a translator replayed to there (as a re-attach's).
+    let current = translator
+    const source: LiveSource<AgUiEvent> = async (from, reading, handOff, seed, span) => {
+      const own = runTranslator(deps, run)
+      if (seed === undefined) {
+        await replayInto(deps, own, run.streamRunId, from, joined.stream)
+        if (own.failure) return null
+        // As a joining viewer's translator: opened for the run (its prelude is not sent).
+        own.open(identity)
+        current = own
+      } else own.restore(seed as TranslatorCheckpoint)
+      const followed = segmentItems(deps.sink, run.streamRunId, from, { signal: reading })
+      return servedFrom(own, from, followed.items, handOff, span)
+    }
+    const servedFrom = (
+      serving: FrameTranslator,
+      from: Cursor,
+      read: typeof items,
+      handOff: (at: Cursor) => boolean | Promise<boolean>,
+      span: ReadSpan | null
+    ) =>
+      serveLoop<AgUiEvent>({
+        items: read,
+        trail: servedTrail(
+          deps,
+          aguiTranslation(serving),
+          run.streamRunId,
+          from,
+          joined.stream,
+          true
+        ),
+        step: (item, at) => eventsOf(deps, run, serving, identity, item, at, joined.bounds),
+        ids: (events, at, cursor) => framed(events, at.seq, cursor),
+        span,
+        handOff,
+      })
+    const key = `${run.runId}\u0000${run.streamRunId}\u0000${run.afterSeq}`
+    const from = joined.from
+    yield* servedLive(
+      deps,
+      key,
+      source,
+      (handOff, span) => servedFrom(translator, from, items, handOff, span),
+      () => current.checkpoint(),
+      (at) => deps.sink.caughtUp(run.streamRunId, at),
+      signal,
+      { streamRunId: run.streamRunId, cursor: formatCursor(from), live }
+    )
+  } finally {
+    primed?.release()
   }
-  // Live: its own loop until it catches up with the door's shared fan-out of the run
-  // (`src/door/live_hub.ts`), then the hub's events; behind the hub again (a slow client), its
-  // own loop from where it is, with a translator replayed to there (as a re-attach's).
-  let current = translator
-  const source: LiveSource<AgUiEvent> = async (from, reading, handOff, seed, span) => {
-    const own = runTranslator(deps, run)
-    if (seed === undefined) {
-      await replayInto(deps, own, run.streamRunId, from, joined.stream)
-      if (own.failure) return null
-      // As a joining viewer's translator: opened for the run (its prelude is not sent).
-      own.open(identity)
-      current = own
-    } else own.restore(seed as TranslatorCheckpoint)
-    const followed = segmentItems(deps.sink, run.streamRunId, from, { signal: reading })
-    return servedFrom(own, from, followed.items, handOff, span)
-  }
-  const servedFrom = (
-    serving: FrameTranslator,
-    from: Cursor,
-    read: typeof items,
-    handOff: (at: Cursor) => boolean | Promise<boolean>,
-    span: ReadSpan | null
-  ) =>
-    serveLoop<AgUiEvent>({
-      items: read,
-      trail: servedTrail(
-        deps,
-        aguiTranslation(serving),
-        run.streamRunId,
-        from,
-        joined.stream,
-        true
-      ),
-      step: (item, at) => eventsOf(deps, run, serving, identity, item, at, joined.bounds),
-      ids: (events, at, cursor) => framed(events, at.seq, cursor),
-      span,
-      handOff,
-    })
-  const key = `${run.runId}\u0000${run.streamRunId}\u0000${run.afterSeq}`
-  const from = joined.from
-  yield* servedLive(
-    deps,
-    key,
-    source,
-    (handOff, span) => servedFrom(translator, from, items, handOff, span),
-    () => current.checkpoint(),
-    (at) => deps.sink.caughtUp(run.streamRunId, at),
-    signal,
-    { streamRunId: run.streamRunId, cursor: formatCursor(from), live }
-  )
 }
 
 const bare = (events: AgUiEvent[]): SseItem[] => withoutIds(events)

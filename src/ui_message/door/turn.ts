@@ -3,7 +3,6 @@ import type { StreamFrame } from '../../core/frames.js'
 import {
   idOnLast,
   prefetchSilently,
-  releasing,
   replaySilently,
   segmentItems,
   servedTrail,
@@ -75,10 +74,12 @@ export async function* turnChunks(
   const resumes = !isStart(from)
   const primed =
     started ?? (resumes && !read.until ? deps.sink.prime(streamRunId, from, signal) : undefined)
-  yield* releasing(
-    servedTurn(deps, streamRunId, from, translator, signal, stream, read, primed),
-    primed
-  )
+  // The primed reads the follow did not take let go however the turn ends.
+  try {
+    yield* servedTurn(deps, streamRunId, from, translator, signal, stream, read, primed)
+  } finally {
+    primed?.release()
+  }
 }
 
 async function* servedTurn(
