@@ -251,6 +251,67 @@ test.group('Stored checkpoints: AG-UI door', () => {
   }).timeout(60_000)
 })
 
+test.group('Stored checkpoints: one round trip (issue 26)', () => {
+  test('a re-attach reads the rows after the stored checkpoint beside it, not once it has it', async ({
+    assert,
+  }) => {
+    const stack = await setup()
+    const { id, run } = await longRun(stack, 26)
+    // A cursor just past a stored checkpoint that sits at or after the last multiple of the
+    // stored spacing (8) before the cursor: where the rows are read ahead from.
+    const seqs = (await storedOf(stack, id)).map((row: { seq: number | string }) => Number(row.seq))
+    const kept = seqs.find((seq) => seq >= 16 && seq % 8 < 6)
+    assert.exists(kept, JSON.stringify(seqs))
+    const cursor = kept! + 1
+    const from = Math.floor(cursor / 8) * 8
+    const fromStart = await served(
+      await stack
+        .newDoor({ checkpointEvery: 2, storedCheckpointEvery: 0 })
+        .reattach(run, String(cursor), null)
+    )
+    const fresh = stack.newDoor()
+    // The stored checkpoint's read answers only once the frames read from \`from\` started (or
+    // a second passed): read after it, as before, it would not have started by then.
+    const clients = new Set([
+      stack.db.connection().getReadClient(),
+      stack.db.connection().getWriteClient(),
+    ])
+    let started!: () => void
+    const framesRead = new Promise<void>((resolve) => (started = resolve))
+    const listener = (query: { sql: string; bindings?: unknown[] }) => {
+      if (!/from .agent_stream_frames./i.test(query.sql) || !/ between /i.test(query.sql)) return
+      const numbers = (query.bindings ?? []).filter((b) => typeof b === 'number') as number[]
+      // (A read after row `from - 1` starts at that row: `readPage`.)
+      if (numbers.at(-2) === from - 1) started()
+    }
+    for (const client of clients) client.on('query', listener)
+    const rows = (
+      fresh as unknown as { deps: { checkpoints: { stored: StoredCheckpoints<unknown> } } }
+    ).deps.checkpoints.stored.rows
+    const nearest = rows.nearest.bind(rows)
+    let readBeside: boolean | null = null
+    rows.nearest = async (...args) => {
+      const found = await nearest(...args)
+      readBeside = await Promise.race([
+        framesRead.then(() => true),
+        new Promise<boolean>((resolve) => setTimeout(resolve, 1_000, false)),
+      ])
+      return found
+    }
+    try {
+      stack.reads.rows = 0
+      const got = await served(await fresh.reattach(run, String(cursor), null))
+      assert.deepEqual(got, fromStart)
+      assert.isTrue(readBeside)
+      // Only the rows from there were read: the stored checkpoint served.
+      assert.isAtMost(stack.reads.rows, cursor - from + 1)
+    } finally {
+      for (const client of clients) client.off('query', listener)
+      await fresh.checkpointWrites()
+    }
+  }).timeout(60_000)
+})
+
 test.group('Stored checkpoints: useChat door', () => {
   async function chunksFrom(deps: UiDoorDeps, id: string, from: Cursor) {
     const out: UiChunkItem[] = []

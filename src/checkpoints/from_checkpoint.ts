@@ -1,4 +1,4 @@
-import { parseCursor, type Cursor } from '../core/cursor.js'
+import { formatCursor, parseCursor, type Cursor } from '../core/cursor.js'
 import type { DeliveredFrame } from '../core/frames.js'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
 import type { SegmentEnd, SupersededFrame } from '../sink/read_path.js'
@@ -39,20 +39,90 @@ function readsStored(
   return stored.on && (!found || last - found.seq >= stored.every)
 }
 
+/** Rows read ahead, held at most per door's checkpoints (one not asked for goes with the oldest). */
+const AHEAD = 64
+
+/**
+ * The rows a {@link replayFromCheckpoint} to `until` reads after a stored checkpoint, read
+ * ahead of it from where that checkpoint usually is (see {@link prefetchCheckpoint}): its first
+ * page asked for at once, the rest read as the replay goes.
+ */
+interface RowsAhead {
+  /** The row it reads from. */
+  from: number
+  items: AsyncIterator<ReplayItem>
+  first: Promise<IteratorResult<ReplayItem>>
+}
+
+/** Each door's rows read ahead (by its checkpoints), by key and cursor. */
+const READ_AHEAD = new WeakMap<object, Map<string, RowsAhead>>()
+
+const aheadKey = (key: string, until: Cursor) => `${formatCursor(until)}\n${key}`
+
+/** Let go of rows read ahead that no replay took (their read ends; a failure is nobody's). */
+function drop(ahead: RowsAhead) {
+  ahead.items.return?.(undefined)?.catch(() => {})
+}
+
 /**
  * Start reading the stored checkpoint a {@link replayFromCheckpoint} to `until` with these
- * checkpoints and key would read, if it would (a re-attach, while it reads what else it needs).
+ * checkpoints and key would read, if it would (a re-attach, while it reads what else it needs),
+ * and the rows it would then read: from the last multiple of the stored spacing at or before
+ * `until`, where a replay leaves the stored one it finds (the first checkpoint it keeps at or
+ * past each multiple). Found there, the replay takes those rows: the checkpoint and the rows
+ * after it in one round trip, not two; found before it (a cursor just past a multiple, before
+ * the checkpoint kept there), they are dropped and the rows read after it as before.
  */
 export function prefetchCheckpoint<S>(
-  checkpoints: TranslatorCheckpoints<S> | undefined,
-  key: string,
+  replay: Pick<CheckpointedReplay<S>, 'sink' | 'checkpoints' | 'key' | 'read'>,
+  streamRunId: string,
   until: Cursor
 ) {
+  const { checkpoints, key } = replay
   const stored = checkpoints?.stored
   if (!stored) return
   const last = lastWholeRow(until)
   // (`nearest` in memory moves the stream to the most recently used end: it is about to be.)
-  if (readsStored(stored, checkpoints.nearest(key, last), last)) stored.prefetch(key, last)
+  const found = checkpoints.nearest(key, last)
+  if (!readsStored(stored, found, last)) return
+  stored.prefetch(key, last)
+  const from = Math.floor(last / stored.every) * stored.every
+  if (from <= (found?.seq ?? 0)) return
+  let held = READ_AHEAD.get(checkpoints)
+  if (!held) READ_AHEAD.set(checkpoints, (held = new Map()))
+  const at = aheadKey(key, until)
+  if (held.has(at)) return
+  if (held.size >= AHEAD) {
+    const [oldest, ahead] = held.entries().next().value!
+    held.delete(oldest)
+    drop(ahead)
+  }
+  const items = replay.sink
+    .replay(streamRunId, { ...replay.read, after: { seq: from - 1 }, until })
+    [Symbol.asyncIterator]()
+  const first = items.next()
+  first.catch(() => {})
+  held.set(at, { from, items, first })
+}
+
+/** The rows read ahead for `key` and `until`, if any (taken: a second replay reads its own). */
+function takeAhead(checkpoints: object | undefined, key: string, until: Cursor) {
+  const held = checkpoints ? READ_AHEAD.get(checkpoints) : undefined
+  const at = aheadKey(key, until)
+  const ahead = held?.get(at)
+  if (ahead) held!.delete(at)
+  return ahead ?? null
+}
+
+/** Rows read ahead, from row `seq` on (those before it skipped). */
+async function* aheadFrom(ahead: RowsAhead, seq: number): AsyncGenerator<ReplayItem> {
+  try {
+    for (let next = await ahead.first; !next.done; next = await ahead.items.next()) {
+      if (parseCursor(next.value.cursor).seq >= seq) yield next.value
+    }
+  } finally {
+    drop(ahead)
+  }
 }
 
 /**
@@ -79,6 +149,7 @@ export async function replayFromCheckpoint<S>(
   let found = checkpoints?.nearest(key, last) ?? null
   let fromStore = false
   const stored = useStored ? checkpoints?.stored : null
+  const ahead = useStored ? takeAhead(checkpoints, key, until) : null
   if (stored && readsStored(stored, found, last)) {
     const far = await stored.nearest(key, last)
     if (far && (!found || far.seq > found.seq)) {
@@ -86,11 +157,16 @@ export async function replayFromCheckpoint<S>(
       fromStore = true
     }
   }
-  const items = replay.sink.replay(streamRunId, {
-    ...replay.read,
-    after: found ? { seq: found.seq - 1 } : undefined,
-    until,
-  })
+  // The rows read ahead serve when they start at or before the checkpoint's row.
+  const served = ahead && found && found.seq >= ahead.from ? aheadFrom(ahead, found.seq) : null
+  if (ahead && !served) drop(ahead)
+  const items =
+    served ??
+    replay.sink.replay(streamRunId, {
+      ...replay.read,
+      after: found ? { seq: found.seq - 1 } : undefined,
+      until,
+    })
   const trail = checkpoints ? new CheckpointTrail(checkpoints, key, translator) : null
   let pending = found
   for await (const item of items) {

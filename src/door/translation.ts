@@ -73,18 +73,23 @@ export async function replaySilently<S>(
 
 /**
  * Start reading the stored checkpoint a {@link replaySilently} to `until` would read (when it
- * would: none near in memory), so a re-attach reads it while it reads the rest it needs.
+ * would: none near in memory), and the rows after where it usually is, so a re-attach reads
+ * them while it reads the rest it needs (`prefetchCheckpoint`).
  */
 export function prefetchSilently<S>(
-  deps: Pick<TranslationDeps<S>, 'checkpoints'>,
-  translation: Pick<Translation<S>, 'shape'>,
+  deps: TranslationDeps<S>,
+  translation: Pick<Translation<S>, 'shape' | 'read'>,
   streamRunId: string,
   until: Cursor,
   stream: { createdAt: number } | null | undefined
 ) {
   if (!deps.checkpoints) return
   const key = translationKey(streamRunId, stream, translation.shape)
-  prefetchCheckpoint(deps.checkpoints, key, until)
+  prefetchCheckpoint(
+    { sink: deps.sink, checkpoints: deps.checkpoints, key, read: translation.read },
+    streamRunId,
+    until
+  )
 }
 
 /**
