@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Database } from '@adonisjs/lucid/database'
-import { createRuntime } from '../src/runtime.js'
+import { createRuntime, type RuntimeOptions } from '../src/runtime.js'
 import { createAgUiFetchHandler } from '../src/http/fetch_handler.js'
 import { createUiMessageFetchHandler } from '../src/http/ui_message_fetch_handler.js'
 import { sinkInternals } from '../src/sink/lucid_sink.js'
@@ -12,6 +12,7 @@ import { serveRuntime, toNode } from './helpers/fetch_node.js'
 import { postJson, readUntil, runInput } from './helpers/http.js'
 import { DoorRunStore } from '../src/store/door_runs.js'
 import { tableNames } from '../src/store/schema.js'
+import type { StoredCheckpoints } from '../src/checkpoints/index.js'
 
 /**
  * Issue 26, flat re-attach: a re-attach (AG-UI) or resume (useChat) at a cursor, on a replica
@@ -64,8 +65,8 @@ function handlerOf(runtime: ReturnType<typeof createRuntime>) {
 }
 
 /** A second replica on the same database: a runtime of its own, on its own port. */
-async function replica(db: Database) {
-  const runtime = createRuntime(db, { runner: writer })
+async function replica(db: Database, options: Omit<RuntimeOptions, 'runner'> = {}) {
+  const runtime = createRuntime(db, { ...options, runner: writer })
   const server = createServer(toNode(handlerOf(runtime)))
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   return {
@@ -204,6 +205,132 @@ test.group('A re-attach primes its follow (issue 26)', (group) => {
     )
     assert.match(block, /(^|\n)id: 41(\n|$)/)
     assertPrimed(assert, reads, cursor)
+  }).timeout(30_000)
+
+  /**
+   * A re-attach through `path(cursor)` on a fresh replica, at a cursor just past a stored
+   * checkpoint (spacing 8): whether the rows after it were read from the last multiple of 8
+   * before the cursor while the stored checkpoint's read was out (its answer is held until that
+   * read starts, or a second passed: read once it had it, as before, they would not have
+   * started), and the first event after the cursor.
+   */
+  async function readAhead(
+    assert: { equal(actual: unknown, expected: unknown): void },
+    path: (cursor: number) => string,
+    streamRunId: string,
+    doorOf: (runtime: ReturnType<typeof createRuntime>) => object
+  ) {
+    const spacing = { agui: { checkpointEvery: 2, storedCheckpointEvery: 8 } }
+    // A replica serves the run whole: it stores checkpoints every 8 rows (read until they are).
+    const warm = await replica(served.db, spacing)
+    const stored = () =>
+      served.db.connection().from('agent_stream_checkpoints').where('run_id', streamRunId)
+    let seqs: number[] = []
+    try {
+      const whole = await fetch(`${warm.url}${path(0)}`, { headers: { 'x-user': 'alice' } })
+      assert.equal(whole.status, 200)
+      void whole.body!.pipeTo(new WritableStream()).catch(() => {})
+      seqs = await eventually(async () => {
+        const found = (await stored()).map((row: { seq: number | string }) => Number(row.seq))
+        if (!found.some((seq) => seq >= 40)) throw new Error(`stored so far: ${found}`)
+        return found
+      })
+      await warm.runtime.door.checkpointWrites()
+      await warm.runtime.uiMessage.checkpointWrites()
+    } finally {
+      await warm.close()
+    }
+    seqs = (await stored()).map((row: { seq: number | string }) => Number(row.seq))
+    const kept = [...new Set(seqs)].find((seq) => seq >= 16 && seq % 8 < 6 && seq < ROWS - 2)
+    if (kept === undefined) throw new Error(`no stored checkpoint to re-attach past: ${seqs}`)
+    const cursor = kept + 1
+    const from = Math.floor(cursor / 8) * 8
+    const fresh = await replica(served.db, spacing)
+    const clients = new Set([
+      served.db.connection().getReadClient(),
+      served.db.connection().getWriteClient(),
+    ])
+    let started!: () => void
+    const framesRead = new Promise<void>((resolve) => (started = resolve))
+    const listener = (query: { sql: string; bindings?: unknown[] }) => {
+      if (!/from .agent_stream_frames./i.test(query.sql) || !/ between /i.test(query.sql)) return
+      const numbers = (query.bindings ?? []).filter((b) => typeof b === 'number') as number[]
+      // (A read after row `from - 1` starts at that row.)
+      if (numbers.at(-2) === from - 1) started()
+    }
+    for (const client of clients) client.on('query', listener)
+    const door = doorOf(fresh.runtime) as {
+      deps: { checkpoints: { stored: StoredCheckpoints<unknown> } }
+    }
+    const rows = door.deps.checkpoints.stored.rows
+    const nearest = rows.nearest.bind(rows)
+    let beside: boolean | null = null
+    rows.nearest = async (...args) => {
+      const found = await nearest(...args)
+      beside = await Promise.race([
+        framesRead.then(() => true),
+        new Promise<boolean>((resolve) => setTimeout(resolve, 1_000, false)),
+      ])
+      return found
+    }
+    try {
+      const response = await fetch(`${fresh.url}${path(cursor)}`, {
+        headers: { 'x-user': 'alice', 'accept': 'text/event-stream' },
+      })
+      const block = await firstIdentified(response)
+      return { beside, block, cursor }
+    } finally {
+      for (const client of clients) client.off('query', listener)
+      await fresh.close()
+    }
+  }
+
+  test('AG-UI: the rows after a stored checkpoint are read beside it, not once it has it', async ({
+    assert,
+  }) => {
+    const runId = `run-${randomUUID()}`
+    await started(
+      () => aguiStart(served.url, runId),
+      async () => runId
+    )
+    const { beside, block, cursor } = await readAhead(
+      assert,
+      (after) => (after ? `/agui/runs/${runId}?after=${after}` : `/agui/runs/${runId}`),
+      runId,
+      (runtime) => runtime.door
+    )
+    assert.match(block, new RegExp(`(^|\\n)id: ${cursor + 1}(\\n|$)`))
+    assert.isTrue(beside)
+  }).timeout(30_000)
+
+  test('useChat: the rows after a stored checkpoint are read beside it, not once it has it', async ({
+    assert,
+  }) => {
+    const chatId = `chat-${randomUUID()}`
+    const streamRunId = await started(
+      () =>
+        postJson(`${served.url}/chat`, {
+          id: chatId,
+          trigger: 'submit-message',
+          messages: [
+            { id: `u-${randomUUID()}`, role: 'user', parts: [{ type: 'text', text: 'Go' }] },
+          ],
+        }),
+      async () => {
+        const runs = new DoorRunStore(() => served.db.connection(), tableNames())
+        const latest = await runs.latest(chatId)
+        if (!latest) throw new Error('no run yet')
+        return latest.streamRunId
+      }
+    )
+    const { beside, block, cursor } = await readAhead(
+      assert,
+      (after) => `/chat/${chatId}/stream?after=${after}`,
+      streamRunId,
+      (runtime) => runtime.uiMessage
+    )
+    assert.match(block, new RegExp(`(^|\\n)id: ${cursor + 1}(\\n|$)`))
+    assert.isTrue(beside)
   }).timeout(30_000)
 
   test('a prime nobody follows lets its feed go; one followed is the follow own', async ({

@@ -41,6 +41,11 @@ function readsStored(
 
 /** Rows read ahead, held at most per door's checkpoints (one not asked for goes with the oldest). */
 const AHEAD = 64
+/**
+ * How long rows read ahead serve, in milliseconds: the re-attach that read them takes them at
+ * once; one that never did (refused, its client gone) leaves them to no later one.
+ */
+const AHEAD_MS = 1_000
 
 /**
  * The rows a {@link replayFromCheckpoint} to `until` reads after a stored checkpoint, read
@@ -50,6 +55,8 @@ const AHEAD = 64
 interface RowsAhead {
   /** The row it reads from. */
   from: number
+  /** When its read started (`Date.now()`). */
+  started: number
   items: AsyncIterator<ReplayItem>
   first: Promise<IteratorResult<ReplayItem>>
 }
@@ -102,16 +109,19 @@ export function prefetchCheckpoint<S>(
     [Symbol.asyncIterator]()
   const first = items.next()
   first.catch(() => {})
-  held.set(at, { from, items, first })
+  held.set(at, { from, started: Date.now(), items, first })
 }
 
-/** The rows read ahead for `key` and `until`, if any (taken: a second replay reads its own). */
+/** The rows read ahead for `key` and `until` lately, if any (taken: a second replay reads its own). */
 function takeAhead(checkpoints: object | undefined, key: string, until: Cursor) {
   const held = checkpoints ? READ_AHEAD.get(checkpoints) : undefined
   const at = aheadKey(key, until)
   const ahead = held?.get(at)
-  if (ahead) held!.delete(at)
-  return ahead ?? null
+  if (!ahead) return null
+  held!.delete(at)
+  if (Date.now() - ahead.started <= AHEAD_MS) return ahead
+  drop(ahead)
+  return null
 }
 
 /** Rows read ahead, from row `seq` on (those before it skipped). */
