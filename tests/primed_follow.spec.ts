@@ -250,13 +250,13 @@ test.group('A re-attach primes its follow (issue 26)', (group) => {
       served.db.connection().getReadClient(),
       served.db.connection().getWriteClient(),
     ])
-    let started!: () => void
-    const framesRead = new Promise<void>((resolve) => (started = resolve))
+    let readStarted!: () => void
+    const framesRead = new Promise<void>((resolve) => (readStarted = resolve))
     const listener = (query: { sql: string; bindings?: unknown[] }) => {
       if (!/from .agent_stream_frames./i.test(query.sql) || !/ between /i.test(query.sql)) return
       const numbers = (query.bindings ?? []).filter((b) => typeof b === 'number') as number[]
       // (A read after row `from - 1` starts at that row.)
-      if (numbers.at(-2) === from - 1) started()
+      if (numbers.at(-2) === from - 1) readStarted()
     }
     for (const client of clients) client.on('query', listener)
     const door = doorOf(fresh.runtime) as {
