@@ -1,4 +1,5 @@
 import { DEFAULTS } from '../defaults.js'
+import { Wake } from '../core/wake.js'
 import { SSE_CONTENT_TYPE, STREAM_HEADERS } from './stream_headers.js'
 
 /** Options of {@link streamResponse}. */
@@ -131,20 +132,22 @@ function byteStream(
    */
   async function take(batch: (string | Uint8Array)[]): Promise<boolean> {
     let bytes = 0
-    let turn: Promise<typeof TURN> | null = null
+    let turn: Wake<typeof TURN> | null = null
     while (bytes < BATCH_BYTES) {
       const pending = held ?? chunks.next()
       held = null
       let next: IteratorResult<string | Uint8Array> | typeof TURN
       if (batch.length === 0) next = await pending
       else {
-        turn ??= new Promise((resolve) => setImmediate(resolve, TURN))
-        next = await Promise.race([pending, turn])
+        if (!turn) {
+          const ends = (turn = new Wake<typeof TURN>())
+          setImmediate(() => ends.fire(TURN))
+        }
+        next = await turn.race(pending)
       }
       if (next === TURN) {
         // Not ready in this turn: the next pull takes it (its failure, if it fails, then).
         held = pending
-        pending.catch(() => {})
         return false
       }
       if (next.done) return true

@@ -1,6 +1,7 @@
 import type { UIMessage, UIMessageChunk } from 'ai'
 import type { StreamFrame } from '../../core/frames.js'
 import { userMessageOf } from '../../core/user_message.js'
+import { Wake } from '../../core/wake.js'
 import type { SettledItem } from '../../parking/types.js'
 import type { AgentRunner, RunContext, RunOutcome } from '../../runner/contract.js'
 import {
@@ -178,13 +179,12 @@ export function uiMessageStreamAgent(options: UiMessageStreamAgentOptions): Agen
       })
       chunks = readerOf(source)
       // A stop ends the read at once, whether or not the producer heeds its signal.
-      const stopped = new Promise<IteratorResult<UIMessageChunk>>((resolve) => {
-        const done = () => resolve({ done: true, value: undefined })
-        if (abort.signal.aborted) done()
-        abort.signal.addEventListener('abort', done, { once: true })
-      })
+      const stopped = new Wake<IteratorResult<UIMessageChunk>>()
+      const done = () => stopped.fire({ done: true, value: undefined })
+      if (abort.signal.aborted) done()
+      abort.signal.addEventListener('abort', done, { once: true })
       while (!abort.signal.aborted) {
-        const next = await Promise.race([chunks.next(), stopped])
+        const next = await stopped.race(chunks.next())
         if (next.done) break
         for (const frame of reader.push(next.value)) await ctx.writer.write(frame)
       }
