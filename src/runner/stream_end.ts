@@ -1,3 +1,4 @@
+import { Wake } from '../core/wake.js'
 import { sinkInternals, type LucidTokenStreamSink } from '../sink/lucid_sink.js'
 
 /**
@@ -12,12 +13,13 @@ export async function waitForEnd(
 ): Promise<boolean> {
   const tail = sinkInternals(sink).tail
   const feed = await tail.follow(streamRunId)
-  let timer: NodeJS.Timeout | undefined
-  const up = new Promise<'up'>((resolve) => (timer = setTimeout(() => resolve('up'), waitMs)))
+  // Raced at every change of the stream (a `Wake`: no reaction left on it per change).
+  const up = new Wake<'up'>()
+  const timer = setTimeout(() => up.fire('up'), waitMs)
   try {
     for (;;) {
       if (feed.gone || feed.lost || feed.closed || feed.status !== 'open') return true
-      if ((await Promise.race([feed.changed(), up])) === 'up') return false
+      if ((await up.race(feed.changed())) === 'up') return false
     }
   } finally {
     clearTimeout(timer)
