@@ -77,9 +77,9 @@ test.group('Byte budgets: store pages', () => {
     const { sink } = await setupSink({ pageSize: 5000, readerBytes: 300, windowBytes: 200 }, false)
     const budgets: number[] = []
     const page = sinkInternals(sink).reads.page.bind(sinkInternals(sink).reads)
-    sinkInternals(sink).reads.page = async (run, fromSeq, limit, maxBytes) => {
+    sinkInternals(sink).reads.page = async (run, fromSeq, limit, maxBytes, options) => {
       budgets.push(maxBytes)
-      const read = await page(run, fromSeq, limit, maxBytes)
+      const read = await page(run, fromSeq, limit, maxBytes, options)
       const held = read.rows.slice(2).reduce((sum, row) => sum + bytesOf(row.body), 0)
       assert.isAtMost(held, maxBytes)
       return read
@@ -163,9 +163,9 @@ test.group('Byte budgets: the shared feed window', () => {
     const writer = await other.open(id)
     const budgets: number[] = []
     const page = sinkInternals(sink).reads.page.bind(sinkInternals(sink).reads)
-    sinkInternals(sink).reads.page = async (run, fromSeq, limit, maxBytes) => {
+    sinkInternals(sink).reads.page = async (run, fromSeq, limit, maxBytes, options) => {
       budgets.push(maxBytes)
-      return page(run, fromSeq, limit, maxBytes)
+      return page(run, fromSeq, limit, maxBytes, options)
     }
     const reader = collect(sink.subscribe(id))
     await sinkInternals(sink).tail.follow(id)

@@ -83,9 +83,9 @@ test.group('Long reads let the event loop turn', () => {
     await seedStream(db, id, 2000, false)
     const limits: number[] = []
     const page = sinkInternals(sink).reads.page.bind(sinkInternals(sink).reads)
-    sinkInternals(sink).reads.page = (run, fromSeq, limit, maxBytes) => {
+    sinkInternals(sink).reads.page = (run, fromSeq, limit, maxBytes, options) => {
       limits.push(limit)
-      return page(run, fromSeq, limit, maxBytes)
+      return page(run, fromSeq, limit, maxBytes, options)
     }
     for (const read of [() => sink.subscribe(id), () => sink.replay(id, { growing: true })]) {
       limits.length = 0

@@ -249,7 +249,9 @@ export async function* storedRows(
   const to = options.toSeq ?? Number.POSITIVE_INFINITY
   while (from <= to) {
     const limit = Math.min(options.pageSize, to - from + 1)
-    const { rows, more } = await store.page(runId, from, limit, options.pageBytes)
+    const { rows, more } = await store.page(runId, from, limit, options.pageBytes, {
+      createdAt: true,
+    })
     if (rows.length > 0) yield rows
     if (!more || rows.length === 0) return
     from = rows.at(-1)!.seq + 1

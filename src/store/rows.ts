@@ -22,7 +22,8 @@ export interface StoredRow {
   superseded: boolean
   /**
    * When the row was inserted (epoch milliseconds; a coalesced text row: its first text), when
-   * the read brought it (`StreamStore.page`): for tools that place rows in time (the timeline).
+   * the read asked for it (`StreamReads.page` with `createdAt`, as `storedRows` does): for tools
+   * that place rows in time (the timeline).
    */
   createdAt?: number
 }

@@ -46,12 +46,14 @@ export class StreamReads {
    * a page keeps), so a read never brings more bodies than it may keep. For {@link page} and
    * {@link pages}, which add the rows to read.
    */
-  #sizedRows(small: number) {
+  #sizedRows(small: number, createdAt = false) {
     // (Capped to a 32-bit integer: SQL compares it with a size.)
     const cap = Math.min(Math.floor(small), 2 ** 31 - 1)
-    return this.client
+    const query = this.client
       .from(this.tables.frames)
-      .select('seq', 'kind', 'component_id', 'superseded', 'created_at')
+      .select('seq', 'kind', 'component_id', 'superseded')
+    if (createdAt) query.select('created_at')
+    return query
       .select(this.client.knexRawQuery('octet_length(body) as size'))
       .select(
         this.client.knexRawQuery('case when octet_length(body) <= ? then body end as body', [cap])
@@ -97,10 +99,17 @@ export class StreamReads {
    * on the primary key (an open-ended range on a freshly filled table led PostgreSQL to scan and
    * sort the whole rest of the run).
    */
-  async page(runId: string, fromSeq: number, limit: number, maxBytes: number): Promise<StreamPage> {
+  async page(
+    runId: string,
+    fromSeq: number,
+    limit: number,
+    maxBytes: number,
+    /** Each row's `createdAt` too (tools that place rows in time); readers have no use for it. */
+    { createdAt = false }: { createdAt?: boolean } = {}
+  ): Promise<StreamPage> {
     // Seqs start at 1: from 0 a page would be one row short of `limit` and say no more follow.
     fromSeq = Math.max(1, fromSeq)
-    const found: SizedRow[] = await this.#sizedRows(maxBytes / limit)
+    const found: SizedRow[] = await this.#sizedRows(maxBytes / limit, createdAt)
       .select(this.#revColumn(runId))
       .where('run_id', runId)
       .whereBetween('seq', [fromSeq, fromSeq + limit - 1])
