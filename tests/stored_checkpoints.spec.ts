@@ -11,6 +11,7 @@ import { turnChunks } from '../src/ui_message/door/turn.js'
 import { dropCheckpointsTable } from '../src/store/schema.js'
 import {
   checkpointKey,
+  prefetchCheckpoint,
   QUEUED,
   StoredCheckpoints,
   type CheckpointRowStore,
@@ -310,6 +311,35 @@ test.group('Stored checkpoints: one round trip (issue 26)', () => {
       await fresh.checkpointWrites()
     }
   }).timeout(60_000)
+})
+
+test.group('Stored checkpoints: rows read ahead', () => {
+  test('rows read ahead that no re-attach takes are let go within a second', async ({ assert }) => {
+    const stack = await setup()
+    const { id, last } = await longRun(stack, 12)
+    const checkpoints = doorCheckpoints(stack.sink, UI_MESSAGE_STATE, SPACING)
+    let reads = 0
+    let released = 0
+    const sink = {
+      replay: (runId: string, options: object) =>
+        (async function* () {
+          reads++
+          try {
+            yield* stack.sink.replay(runId, options)
+          } finally {
+            released++
+          }
+        })(),
+    } as unknown as typeof stack.sink
+    const key = checkpointKey(id, (await stack.sink.head(id))!.createdAt, {})
+    prefetchCheckpoint({ sink, checkpoints, key, read: {} }, id, { seq: last - 1 })
+    assert.equal(reads, 1)
+    assert.equal(released, 0)
+    // Nobody took them: the read ends, its page not held.
+    await new Promise((resolve) => setTimeout(resolve, 1_300))
+    assert.equal(released, 1)
+    await checkpoints.stored!.settled()
+  }).timeout(10_000)
 })
 
 test.group('Stored checkpoints: useChat door', () => {

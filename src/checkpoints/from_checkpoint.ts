@@ -43,7 +43,8 @@ function readsStored(
 const AHEAD = 64
 /**
  * How long rows read ahead serve, in milliseconds: the re-attach that read them takes them at
- * once; one that never did (refused, its client gone) leaves them to no later one.
+ * once; one that never did (refused, its client gone) leaves them to no later one, and they are
+ * let go then.
  */
 const AHEAD_MS = 1_000
 
@@ -109,7 +110,15 @@ export function prefetchCheckpoint<S>(
     [Symbol.asyncIterator]()
   const first = items.next()
   first.catch(() => {})
-  held.set(at, { from, started: Date.now(), items, first })
+  const ahead = { from, started: Date.now(), items, first }
+  held.set(at, ahead)
+  // Not taken in time: let go (its page is not held for a re-attach that never came).
+  const replica = held
+  setTimeout(() => {
+    if (replica.get(at) !== ahead) return
+    replica.delete(at)
+    drop(ahead)
+  }, AHEAD_MS).unref()
 }
 
 /** The rows read ahead for `key` and `until` lately, if any (taken: a second replay reads its own). */
