@@ -321,11 +321,11 @@ test.group('Stored checkpoints: rows read ahead', () => {
     let reads = 0
     let released = 0
     const sink = {
-      replay: (runId: string, options: object) =>
+      replay: (streamRunId: string, options: object) =>
         (async function* () {
           reads++
           try {
-            yield* stack.sink.replay(runId, options)
+            yield* stack.sink.replay(streamRunId, options)
           } finally {
             released++
           }
