@@ -12,6 +12,11 @@ import { serveRuntime, toNode } from './helpers/fetch_node.js'
 import { postJson, readUntil, runInput } from './helpers/http.js'
 import { DoorRunStore } from '../src/store/door_runs.js'
 import { tableNames } from '../src/store/schema.js'
+import {
+  checkpointHeldUntilRead,
+  watchFramesReads,
+  type FramesRead,
+} from './helpers/frames_reads.js'
 import type { StoredCheckpoints } from '../src/checkpoints/index.js'
 
 /**
@@ -82,15 +87,9 @@ async function replica(db: Database, options: Omit<RuntimeOptions, 'runner'> = {
 
 /** The frames reads the database is sent from now on, each as the rows it reads (`between`). */
 function recordReads(db: Database) {
-  const reads: { from: number; to: number }[] = []
-  const clients = new Set([db.connection().getReadClient(), db.connection().getWriteClient()])
-  const listener = (query: { sql: string; bindings?: unknown[] }) => {
-    if (!/from .agent_stream_frames./i.test(query.sql) || !/ between /i.test(query.sql)) return
-    const numbers = (query.bindings ?? []).filter((b) => typeof b === 'number') as number[]
-    reads.push({ from: numbers.at(-2)!, to: numbers.at(-1)! })
-  }
-  for (const client of clients) client.on('query', listener)
-  return { reads, stop: () => clients.forEach((client) => client.off('query', listener)) }
+  const reads: FramesRead[] = []
+  const stop = watchFramesReads(db, (read) => reads.push(read))
+  return { reads, stop }
 }
 
 /** Read an SSE response until a block with an `id:` (an event after the cursor). */
@@ -131,6 +130,25 @@ test.group('A re-attach primes its follow (issue 26)', (group) => {
     })
     return id
   }
+
+  /** A useChat start of chat `chatId` as alice, and how to find its stream (for `started`). */
+  const chatStart = (chatId: string) =>
+    [
+      () =>
+        postJson(`${served.url}/chat`, {
+          id: chatId,
+          trigger: 'submit-message',
+          messages: [
+            { id: `u-${randomUUID()}`, role: 'user', parts: [{ type: 'text', text: 'Go' }] },
+          ],
+        }),
+      async () => {
+        const runs = new DoorRunStore(() => served.db.connection(), tableNames())
+        const latest = await runs.latest(chatId)
+        if (!latest) throw new Error('no run yet')
+        return latest.streamRunId
+      },
+    ] as const
 
   /** Re-attach through `path(cursor)` on a fresh replica; the reads it sent, in start order. */
   async function reattach(cursor: number, path: (cursor: number) => string) {
@@ -182,22 +200,7 @@ test.group('A re-attach primes its follow (issue 26)', (group) => {
     assert,
   }) => {
     const chatId = `chat-${randomUUID()}`
-    await started(
-      () =>
-        postJson(`${served.url}/chat`, {
-          id: chatId,
-          trigger: 'submit-message',
-          messages: [
-            { id: `u-${randomUUID()}`, role: 'user', parts: [{ type: 'text', text: 'Go' }] },
-          ],
-        }),
-      async () => {
-        const runs = new DoorRunStore(() => served.db.connection(), tableNames())
-        const latest = await runs.latest(chatId)
-        if (!latest) throw new Error('no run yet')
-        return latest.streamRunId
-      }
-    )
+    await started(...chatStart(chatId))
     const cursor = 40
     const { block, reads } = await reattach(
       cursor,
@@ -246,41 +249,18 @@ test.group('A re-attach primes its follow (issue 26)', (group) => {
     const cursor = kept + 1
     const from = Math.floor(cursor / 8) * 8
     const fresh = await replica(served.db, spacing)
-    const clients = new Set([
-      served.db.connection().getReadClient(),
-      served.db.connection().getWriteClient(),
-    ])
-    let readStarted!: () => void
-    const framesRead = new Promise<void>((resolve) => (readStarted = resolve))
-    const listener = (query: { sql: string; bindings?: unknown[] }) => {
-      if (!/from .agent_stream_frames./i.test(query.sql) || !/ between /i.test(query.sql)) return
-      const numbers = (query.bindings ?? []).filter((b) => typeof b === 'number') as number[]
-      // (A read after row `from - 1` starts at that row.)
-      if (numbers.at(-2) === from - 1) readStarted()
-    }
-    for (const client of clients) client.on('query', listener)
     const door = doorOf(fresh.runtime) as {
       deps: { checkpoints: { stored: StoredCheckpoints<unknown> } }
     }
-    const rows = door.deps.checkpoints.stored.rows
-    const nearest = rows.nearest.bind(rows)
-    let beside: boolean | null = null
-    rows.nearest = async (...args) => {
-      const found = await nearest(...args)
-      beside = await Promise.race([
-        framesRead.then(() => true),
-        new Promise<boolean>((resolve) => setTimeout(resolve, 1_000, false)),
-      ])
-      return found
-    }
+    const held = checkpointHeldUntilRead(served.db, door.deps.checkpoints.stored.rows, from - 1)
     try {
       const response = await fetch(`${fresh.url}${path(cursor)}`, {
         headers: { 'x-user': 'alice', 'accept': 'text/event-stream' },
       })
       const block = await firstIdentified(response)
-      return { beside, block, cursor }
+      return { beside: held.beside(), block, cursor }
     } finally {
-      for (const client of clients) client.off('query', listener)
+      held.stop()
       await fresh.close()
     }
   }
@@ -307,22 +287,7 @@ test.group('A re-attach primes its follow (issue 26)', (group) => {
     assert,
   }) => {
     const chatId = `chat-${randomUUID()}`
-    const streamRunId = await started(
-      () =>
-        postJson(`${served.url}/chat`, {
-          id: chatId,
-          trigger: 'submit-message',
-          messages: [
-            { id: `u-${randomUUID()}`, role: 'user', parts: [{ type: 'text', text: 'Go' }] },
-          ],
-        }),
-      async () => {
-        const runs = new DoorRunStore(() => served.db.connection(), tableNames())
-        const latest = await runs.latest(chatId)
-        if (!latest) throw new Error('no run yet')
-        return latest.streamRunId
-      }
-    )
+    const streamRunId = await started(...chatStart(chatId))
     const { beside, block, cursor } = await readAhead(
       assert,
       (after) => `/chat/${chatId}/stream?after=${after}`,

@@ -20,6 +20,7 @@ import { sinkInternals } from '../src/sink/lucid_sink.js'
 import { CheckpointRows } from '../src/store/checkpoint_rows.js'
 import { setupRunner } from './helpers/parking.js'
 import { runId } from './helpers/sink.js'
+import { checkpointHeldUntilRead } from './helpers/frames_reads.js'
 
 /**
  * Stored translator checkpoints (the `checkpoints` table): a door that never served a stream (a
@@ -271,43 +272,21 @@ test.group('Stored checkpoints: one round trip (issue 26)', () => {
         .reattach(run, String(cursor), null)
     )
     const fresh = stack.newDoor()
-    // The stored checkpoint's read answers only once the frames read from \`from\` started (or
+    // The stored checkpoint's read answers only once the frames read from `from` started (or
     // a second passed): read after it, as before, it would not have started by then.
-    const clients = new Set([
-      stack.db.connection().getReadClient(),
-      stack.db.connection().getWriteClient(),
-    ])
-    let started!: () => void
-    const framesRead = new Promise<void>((resolve) => (started = resolve))
-    const listener = (query: { sql: string; bindings?: unknown[] }) => {
-      if (!/from .agent_stream_frames./i.test(query.sql) || !/ between /i.test(query.sql)) return
-      const numbers = (query.bindings ?? []).filter((b) => typeof b === 'number') as number[]
-      // (A read after row `from - 1` starts at that row: `readPage`.)
-      if (numbers.at(-2) === from - 1) started()
-    }
-    for (const client of clients) client.on('query', listener)
     const rows = (
       fresh as unknown as { deps: { checkpoints: { stored: StoredCheckpoints<unknown> } } }
     ).deps.checkpoints.stored.rows
-    const nearest = rows.nearest.bind(rows)
-    let readBeside: boolean | null = null
-    rows.nearest = async (...args) => {
-      const found = await nearest(...args)
-      readBeside = await Promise.race([
-        framesRead.then(() => true),
-        new Promise<boolean>((resolve) => setTimeout(resolve, 1_000, false)),
-      ])
-      return found
-    }
+    const held = checkpointHeldUntilRead(stack.db, rows, from - 1)
     try {
       stack.reads.rows = 0
       const got = await served(await fresh.reattach(run, String(cursor), null))
       assert.deepEqual(got, fromStart)
-      assert.isTrue(readBeside)
+      assert.isTrue(held.beside())
       // Only the rows from there were read: the stored checkpoint served.
       assert.isAtMost(stack.reads.rows, cursor - from + 1)
     } finally {
-      for (const client of clients) client.off('query', listener)
+      held.stop()
       await fresh.checkpointWrites()
     }
   }).timeout(60_000)
