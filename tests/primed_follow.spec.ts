@@ -1,4 +1,5 @@
 import { test } from '@japa/runner'
+import type { Assert } from '@japa/assert'
 import { randomUUID } from 'node:crypto'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -212,13 +213,13 @@ test.group('A re-attach primes its follow (issue 26)', (group) => {
 
   /**
    * A re-attach through `path(cursor)` on a fresh replica, at a cursor just past a stored
-   * checkpoint (spacing 8): whether the rows after it were read from the last multiple of 8
-   * before the cursor while the stored checkpoint's read was out (its answer is held until that
-   * read starts, or a second passed: read once it had it, as before, they would not have
-   * started), and the first event after the cursor.
+   * checkpoint (spacing 8), asserted: its first event is the one after the cursor, and the rows
+   * after the checkpoint were read from the last multiple of 8 before the cursor while the
+   * stored checkpoint's read was out (its answer is held until that read starts, or a second
+   * passed: read once it had it, as before, they would not have started).
    */
   async function readAhead(
-    assert: { equal(actual: unknown, expected: unknown): void },
+    assert: Assert,
     path: (cursor: number) => string,
     streamRunId: string,
     doorOf: (runtime: ReturnType<typeof createRuntime>) => object
@@ -258,7 +259,9 @@ test.group('A re-attach primes its follow (issue 26)', (group) => {
         headers: { 'x-user': 'alice', 'accept': 'text/event-stream' },
       })
       const block = await firstIdentified(response)
-      return { beside: held.beside(), block, cursor }
+      // The first event after the cursor, its rows read beside the stored checkpoint.
+      assert.match(block, new RegExp(`(^|\\n)id: ${cursor + 1}(\\n|$)`))
+      assert.isTrue(held.beside())
     } finally {
       held.stop()
       await fresh.close()
@@ -273,14 +276,12 @@ test.group('A re-attach primes its follow (issue 26)', (group) => {
       () => aguiStart(served.url, runId),
       async () => runId
     )
-    const { beside, block, cursor } = await readAhead(
+    await readAhead(
       assert,
       (after) => (after ? `/agui/runs/${runId}?after=${after}` : `/agui/runs/${runId}`),
       runId,
       (runtime) => runtime.door
     )
-    assert.match(block, new RegExp(`(^|\\n)id: ${cursor + 1}(\\n|$)`))
-    assert.isTrue(beside)
   }).timeout(30_000)
 
   test('useChat: the rows after a stored checkpoint are read beside it, not once it has it', async ({
@@ -288,14 +289,12 @@ test.group('A re-attach primes its follow (issue 26)', (group) => {
   }) => {
     const chatId = `chat-${randomUUID()}`
     const streamRunId = await started(...chatStart(chatId))
-    const { beside, block, cursor } = await readAhead(
+    await readAhead(
       assert,
       (after) => `/chat/${chatId}/stream?after=${after}`,
       streamRunId,
       (runtime) => runtime.uiMessage
     )
-    assert.match(block, new RegExp(`(^|\\n)id: ${cursor + 1}(\\n|$)`))
-    assert.isTrue(beside)
   }).timeout(30_000)
 
   test('a prime nobody follows lets its feed go; one followed is the follow own', async ({

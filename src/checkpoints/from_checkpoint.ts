@@ -1,7 +1,7 @@
-import { formatCursor, parseCursor, type Cursor } from '../core/cursor.js'
+import { formatCursor, type Cursor } from '../core/cursor.js'
 import type { DeliveredFrame } from '../core/frames.js'
 import type { LucidTokenStreamSink } from '../sink/lucid_sink.js'
-import type { SegmentEnd, SupersededFrame } from '../sink/read_path.js'
+import { positionOf, type SegmentEnd, type SupersededFrame } from '../sink/read_path.js'
 import { rowFingerprint, type Checkpointable, type TranslatorCheckpoints } from './store.js'
 import { CheckpointTrail } from './trail.js'
 import type { StoredCheckpoints } from './stored.js'
@@ -42,8 +42,8 @@ function readsStored(
 /** Rows read ahead, held at most per door's checkpoints (one not asked for goes with the oldest). */
 const AHEAD = 64
 /**
- * How long rows read ahead serve, in milliseconds: the re-attach that read them takes them at
- * once; one that never did (refused, its client gone) leaves them to no later one, and they are
+ * How long rows read ahead are held, in milliseconds: the re-attach that read them takes them
+ * at once; one that never did (refused, its client gone) leaves them to no later one: they are
  * let go then.
  */
 const AHEAD_MS = 1_000
@@ -56,8 +56,6 @@ const AHEAD_MS = 1_000
 interface RowsAhead {
   /** The row it reads from. */
   from: number
-  /** When its read started (`Date.now()`). */
-  started: number
   items: AsyncIterator<ReplayItem>
   first: Promise<IteratorResult<ReplayItem>>
 }
@@ -110,7 +108,7 @@ export function prefetchCheckpoint<S>(
     [Symbol.asyncIterator]()
   const first = items.next()
   first.catch(() => {})
-  const ahead = { from, started: Date.now(), items, first }
+  const ahead = { from, items, first }
   held.set(at, ahead)
   // Not taken in time: let go (its page is not held for a re-attach that never came).
   const replica = held
@@ -121,23 +119,20 @@ export function prefetchCheckpoint<S>(
   }, AHEAD_MS).unref()
 }
 
-/** The rows read ahead for `key` and `until` lately, if any (taken: a second replay reads its own). */
+/** The rows read ahead for `key` and `until`, if held (taken: a second replay reads its own). */
 function takeAhead(checkpoints: object | undefined, key: string, until: Cursor) {
   const held = checkpoints ? READ_AHEAD.get(checkpoints) : undefined
   const at = aheadKey(key, until)
   const ahead = held?.get(at)
-  if (!ahead) return null
-  held!.delete(at)
-  if (Date.now() - ahead.started <= AHEAD_MS) return ahead
-  drop(ahead)
-  return null
+  if (ahead) held!.delete(at)
+  return ahead ?? null
 }
 
 /** Rows read ahead, from row `seq` on (those before it skipped). */
 async function* aheadFrom(ahead: RowsAhead, seq: number): AsyncGenerator<ReplayItem> {
   try {
     for (let next = await ahead.first; !next.done; next = await ahead.items.next()) {
-      if (parseCursor(next.value.cursor).seq >= seq) yield next.value
+      if (positionOf(next.value).seq >= seq) yield next.value
     }
   } finally {
     drop(ahead)
@@ -189,7 +184,7 @@ export async function replayFromCheckpoint<S>(
   const trail = checkpoints ? new CheckpointTrail(checkpoints, key, translator) : null
   let pending = found
   for await (const item of items) {
-    const at = parseCursor(item.cursor)
+    const at = positionOf(item)
     if (pending) {
       // The checkpoint's own row, as stored now: served from only when it is the same row.
       if (at.seq !== pending.seq || rowFingerprint(item) !== pending.row) break
